@@ -1,0 +1,3 @@
+from cachelint.cli import main
+
+main()

@@ -1,0 +1,152 @@
+"""Where a request is normalized: input files -> recorded exchanges -> canonical prompts.
+
+An input file is either a bare request body or a recorded exchange as the proxy writes it:
+
+    {"request": {"method": "POST", "path": "/v1/messages?beta=true", "headers": {...}, "body": {...}},
+     "response": {"status": 200, "headers": {...}, "body": {...} or "<raw SSE text>"}}
+
+`request` may also be the bare body itself. The provider is taken from the path when there is one, else
+from the body's shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cachelint.errors import CachelintError
+from cachelint.prompt import anthropic, openai
+from cachelint.prompt.model import Block, Prompt, Provider
+from cachelint.prompt.usage import Usage, from_response_body
+from cachelint.tokens import TokenCounter, counter_for
+
+_ANTHROPIC_ONLY_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
+_OPENAI_ROLES = {"system", "developer", "tool", "function"}
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One recorded request (and its response, when recorded)."""
+
+    body: dict[str, Any]
+    path: str | None = None
+    headers: dict[str, str] | None = None
+    response_body: Any = None
+    response_status: int | None = None
+
+
+@dataclass(slots=True)
+class LoadedRequest:
+    prompt: Prompt
+    usage: Usage | None
+    exchange: Exchange
+
+
+def _is_request_body(value: Any) -> bool:
+    return isinstance(value, dict) and ("messages" in value or "input" in value)
+
+
+def exchange_from_json(data: Any, source: str = "input") -> Exchange:
+    """A bare request body or a recorded exchange."""
+    if _is_request_body(data):
+        return Exchange(body=data)
+    if isinstance(data, dict) and isinstance(data.get("request"), dict):
+        request = data["request"]
+        body = request.get("body", request if _is_request_body(request) else None)
+        if isinstance(body, str):
+            try:
+                body = json.loads(body)
+            except ValueError:
+                raise CachelintError(f"{source}: the recorded request body is not JSON") from None
+        if not _is_request_body(body):
+            raise CachelintError(f"{source}: the recorded request is no known request shape")
+        response = data.get("response") if isinstance(data.get("response"), dict) else {}
+        headers = request.get("headers")
+        return Exchange(
+            body=body,
+            path=request.get("path") or request.get("url"),
+            headers={str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else None,
+            response_body=response.get("body"),
+            response_status=response.get("status") if isinstance(response.get("status"), int) else None,
+        )
+    kind = type(data).__name__ if not isinstance(data, dict) else "object"
+    raise CachelintError(
+        f"{source}: no known request shape (a JSON {kind}; expected an Anthropic Messages, OpenAI Chat "
+        "Completions or Responses body, or a recorded exchange with \"request\")"
+    )
+
+
+def read_json(path: str | Path) -> Any:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CachelintError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CachelintError(f"{path}: is a directory, not a JSON file") from None
+    except UnicodeDecodeError:
+        raise CachelintError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CachelintError(f"{path}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CachelintError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def detect_provider(body: dict[str, Any], path: str | None = None) -> Provider:
+    if path:
+        route = path.split("?", 1)[0].rstrip("/")
+        if route.endswith("/chat/completions"):
+            return "openai-chat"
+        if route.endswith("/responses"):
+            return "openai-responses"
+        if route.endswith("/messages") or route.endswith("/messages/count_tokens"):
+            return "anthropic"
+    if "messages" not in body:
+        return "openai-responses"
+    model = str(body.get("model", "")).lower()
+    if "system" in body or "anthropic_version" in body or "cache_control" in body or model.startswith("claude"):
+        return "anthropic"
+    for msg in body.get("messages") or []:
+        if not isinstance(msg, dict):
+            continue
+        if msg.get("role") in _OPENAI_ROLES or "tool_calls" in msg:
+            return "openai-chat"
+        content = msg.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in _ANTHROPIC_ONLY_BLOCKS for b in content
+        ):
+            return "anthropic"
+    return "openai-chat"
+
+
+def build_prompt(exchange: Exchange, counter: TokenCounter | None = None, tokenizer_path: str | None = None) -> Prompt:
+    """Adapt a request body to the canonical model and count each block's tokens."""
+    body = exchange.body
+    provider = detect_provider(body, exchange.path)
+    if provider == "anthropic":
+        blocks = anthropic.blocks(body)
+        params = anthropic.key_params(body, exchange.headers)
+        top = anthropic.top_level_cache_control(body)
+    elif provider == "openai-chat":
+        blocks, params, top = openai.chat_blocks(body), openai.chat_key_params(body), None
+    else:
+        blocks, params, top = openai.responses_blocks(body), openai.responses_key_params(body), None
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    counter = counter or counter_for(provider, model, tokenizer_path)
+    counted = [_with_tokens(b, counter) for b in blocks]
+    return Prompt(provider, model, params, counted, body, counter.name, top)
+
+
+def _with_tokens(block: Block, counter: TokenCounter) -> Block:
+    return replace(block, tokens=counter.count(block.text))
+
+
+def load_request(path: str | Path, tokenizer_path: str | None = None) -> LoadedRequest:
+    exchange = exchange_from_json(read_json(path), str(path))
+    prompt = build_prompt(exchange, tokenizer_path=tokenizer_path)
+    usage = from_response_body(prompt.provider, exchange.response_body) if exchange.response_body else None
+    return LoadedRequest(prompt, usage, exchange)

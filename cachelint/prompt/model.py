@@ -1,0 +1,98 @@
+"""The canonical prompt model: a provider request as the ordered blocks of its cacheable prefix.
+
+Every part of cachelint that reasons about reuse (the diff, the simulators, the proxy, the replay, the
+dynamic rules) works on this model, never on raw provider JSON:
+
+    provider request body  --adapter-->  Prompt(model, key params, [Block, ...])  --tokens-->  counts
+
+A Block is one unit of the prefix in the order the provider builds it (tools, then the output schema, then
+the system prompt, then the conversation). It keeps a JSON Pointer back into the original body so every
+finding can name the exact place. `cache_control` markers are recorded but are not content: moving a
+breakpoint does not change the prefix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Provider = Literal["anthropic", "openai-chat", "openai-responses"]
+Section = Literal["tools", "schema", "system", "messages"]
+
+# Provider prefix order. A change in an earlier section invalidates everything after it.
+SECTION_ORDER: dict[str, int] = {"tools": 0, "schema": 1, "system": 2, "messages": 3}
+
+
+def canonical_text(value: Any) -> str:
+    """The text a block contributes: strings as they are, structures as compact JSON in their own key order.
+
+    Key order is kept on purpose: providers hash bytes, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are
+    different prefixes.
+    """
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One unit of the cached prefix."""
+
+    section: Section
+    kind: str  # tool, response_format, text, image, document, tool_use, tool_result, thinking, tool_call, ...
+    pointer: str  # RFC 6901 pointer into the original body
+    value: Any  # the JSON value at `pointer`, with cache_control markers removed
+    role: str | None = None  # message role for conversation blocks
+    message: int | None = None  # index of the message (or input item) the block belongs to
+    shape: Literal["string", "block"] = "block"  # content sent as a bare string or as a typed block
+    cache_control: dict[str, Any] | None = None
+    tokens: int = 0
+
+    @property
+    def text(self) -> str:
+        return canonical_text(self.value)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What must be equal for two blocks to be the same prefix bytes."""
+        return (self.section, self.kind, self.role, self.shape, self.text)
+
+    @property
+    def name(self) -> str | None:
+        """A tool's name, for tool blocks."""
+        if self.kind == "tool" and isinstance(self.value, dict):
+            name = self.value.get("name")
+            if name is None and isinstance(self.value.get("function"), dict):
+                name = self.value["function"].get("name")
+            return name if isinstance(name, str) else None
+        return None
+
+
+@dataclass(slots=True)
+class Prompt:
+    """A request as the provider's cache sees it."""
+
+    provider: Provider
+    model: str | None
+    params: dict[str, Any]  # request parameters that are part of the cache key (canonical JSON values)
+    blocks: list[Block]
+    body: Any = field(repr=False, default=None)
+    tokenizer: str = ""  # name of the token counter that filled Block.tokens
+    top_level_cache_control: dict[str, Any] | None = None
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(b.tokens for b in self.blocks)
+
+    def section_blocks(self, section: Section) -> list[Block]:
+        return [b for b in self.blocks if b.section == section]
+
+    def tokens_before_section(self, section: Section) -> int:
+        """Tokens in every section that comes before `section` in the provider's prefix order."""
+        limit = SECTION_ORDER[section]
+        return sum(b.tokens for b in self.blocks if SECTION_ORDER[b.section] < limit)
+
+    def breakpoints(self) -> list[int]:
+        """Indexes of blocks that carry an explicit cache_control marker."""
+        return [i for i, b in enumerate(self.blocks) if b.cache_control is not None]
