@@ -1,0 +1,289 @@
+"""Where a break is explained: how AFTER's cached prefix relates to BEFORE's, as the provider sees it.
+
+The cause is decided in the provider's prefix order: model, then cache-key parameters, then tools (and the
+output schema), then the system prompt, then the messages. The first difference wins; everything after it
+is prefilled again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from cachelint.codes import rule_for_detail
+from cachelint.diff.classify import json_key_order, volatile_kind, whitespace_only
+from cachelint.diff.locate import common_prefix_items, common_prefix_length, first_difference
+from cachelint.prompt.model import SECTION_ORDER, Block, Prompt
+from cachelint.tokens import TokenCounter
+
+CAUSES = ("none", "model_changed", "params_changed", "tools_changed", "system_changed", "messages_changed")
+_SECTION_CAUSE = {
+    "tools": "tools_changed",
+    "schema": "params_changed",
+    "system": "system_changed",
+    "messages": "messages_changed",
+}
+# The first section a parameter change invalidates (None: the whole prefix). From Anthropic's "what
+# invalidates the cache" table; thinking is model-specific there (older models keep tools and system).
+PARAM_SCOPE: dict[str, str | None] = {
+    "tool_choice": "messages",
+    "thinking": "messages",
+    "output_config": "messages",
+    "speed": "system",
+}
+EXCERPT = 40
+
+
+@dataclass(slots=True)
+class Break:
+    cause: str
+    detail: str | None = None
+    rule: str | None = None
+    pointer: str | None = None
+    char: int | None = None
+    before: str = ""
+    after: str = ""
+    common_prefix_tokens: int = 0
+    before_prompt_tokens: int = 0
+    after_prompt_tokens: int = 0
+    value_kind: str | None = None  # for volatile_value: timestamp, date, time, uuid, number, hex, random
+    section: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reprefilled_tokens(self) -> int:
+        """Tokens of BEFORE's prompt after the divergence that AFTER must prefill again (wasted prefill)."""
+        if self.cause == "none":
+            return 0
+        shared_tail = min(self.before_prompt_tokens, self.after_prompt_tokens)
+        return max(0, shared_tail - self.common_prefix_tokens)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cause": self.cause,
+            "detail": self.detail,
+            "rule": self.rule,
+            "location": {"pointer": self.pointer, "char": self.char},
+            "before": self.before,
+            "after": self.after,
+            "common_prefix_tokens": self.common_prefix_tokens,
+            "before_prompt_tokens": self.before_prompt_tokens,
+            "after_prompt_tokens": self.after_prompt_tokens,
+            "reprefilled_tokens": self.reprefilled_tokens,
+            "value_kind": self.value_kind,
+            "section": self.section,
+            **self.extra,
+        }
+
+
+def excerpt(text: str, at: int, width: int = EXCERPT) -> str:
+    start, end = max(0, at - width), min(len(text), at + width)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def _shown(value: Any) -> str:
+    return "(absent)" if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _common_tokens(before: Block, after: Block, counter: TokenCounter) -> int:
+    """Tokens shared at the start of two differing blocks of the same kind (0 if they differ in kind)."""
+    if before.key[:4] != after.key[:4]:
+        return 0
+    at = common_prefix_length(before.text, after.text)
+    if at == 0:
+        return 0
+    return common_prefix_items(counter.encode(before.text), counter.encode(after.text))
+
+
+def _message_groups(blocks: list[Block]) -> list[tuple[int | None, tuple[Any, ...]]]:
+    groups: list[tuple[int | None, list[Any]]] = []
+    for b in blocks:
+        if b.section != "messages":
+            continue
+        if groups and groups[-1][0] == b.message:
+            groups[-1][1].append(b.key)
+        else:
+            groups.append((b.message, [b.key]))
+    return [(m, tuple(keys)) for m, keys in groups]
+
+
+def _message_pointer(block: Block) -> str:
+    return "/".join(block.pointer.split("/")[:3])
+
+
+def _text_detail(before: Block, after: Block) -> tuple[str | None, str | None]:
+    """(detail, value kind) for two versions of one block, or (None, None) for a plain edit."""
+    if before.kind == after.kind and before.role == after.role and before.text == after.text:
+        return "content_shape", None
+    if before.kind != after.kind or before.role != after.role:
+        return None, None
+    if whitespace_only(before.text, after.text):
+        return "whitespace", None
+    if json_key_order(before.text, after.text):
+        return "json_key_order", None
+    kind = volatile_kind(before.text, after.text)
+    if kind:
+        return "volatile_value", kind
+    return None, None
+
+
+class _Explainer:
+    def __init__(self, before: Prompt, after: Prompt, counter: TokenCounter) -> None:
+        self.b, self.a, self.counter = before, after, counter
+
+    def result(self, cause: str, **kw: Any) -> Break:
+        detail = kw.get("detail")
+        kw.setdefault("rule", rule_for_detail(cause, detail))
+        return Break(
+            cause,
+            before_prompt_tokens=self.b.prompt_tokens,
+            after_prompt_tokens=self.a.prompt_tokens,
+            **kw,
+        )
+
+    def explain(self) -> Break:
+        if self.b.model != self.a.model:
+            found = first_difference(self.b.model or "", self.a.model or "", "/model")
+            return self.result(
+                "model_changed",
+                detail="model",
+                pointer="/model",
+                char=found[1] if found else None,
+                before=_shown(self.b.model),
+                after=_shown(self.a.model),
+            )
+        block_break = self.compare_blocks()
+        param = self.changed_param()
+        if param is not None:
+            name, scope = param
+            limit = self.a.tokens_before_section(scope) if scope else 0  # type: ignore[arg-type]
+            common = min(limit, block_break.common_prefix_tokens)
+            is_header = name == "anthropic-beta"
+            return self.result(
+                "params_changed",
+                detail=name,
+                pointer=None if is_header else "/" + name.replace(".", "/"),
+                before=_shown(self.b.params.get(name)),
+                after=_shown(self.a.params.get(name)),
+                common_prefix_tokens=common,
+                section=scope,
+                extra={"header": name} if is_header else {},
+            )
+        return block_break
+
+    def changed_param(self) -> tuple[str, str | None] | None:
+        names = list(self.b.params) + [n for n in self.a.params if n not in self.b.params]
+        for name in names:
+            if _shown(self.b.params.get(name)) != _shown(self.a.params.get(name)):
+                return name, PARAM_SCOPE.get(name) if self.a.provider == "anthropic" else None
+        return None
+
+    def compare_blocks(self) -> Break:
+        bb, ab = self.b.blocks, self.a.blocks
+        i = common_prefix_items([b.key for b in bb], [a.key for a in ab])
+        shared = sum(b.tokens for b in bb[:i])
+        if i == len(bb):  # AFTER extends BEFORE (or equals it)
+            return self.result("none", common_prefix_tokens=shared, rule=None)
+        if i == len(ab):  # AFTER is a strict prefix of BEFORE: later blocks were dropped
+            missing = bb[i]
+            detail = {"tools": "tool_removed", "messages": "message_removed"}.get(missing.section, "text_edited")
+            return self.result(
+                _SECTION_CAUSE[missing.section],
+                detail=detail,
+                pointer=_message_pointer(missing) if missing.section == "messages" else missing.pointer,
+                before=excerpt(missing.text, 0),
+                after="(absent)",
+                common_prefix_tokens=shared,
+                section=missing.section,
+            )
+        b, a = bb[i], ab[i]
+        section = min(b.section, a.section, key=SECTION_ORDER.__getitem__)
+        if section == "tools":
+            found = self.tools_change(shared)
+            if found is not None:
+                return found
+        if section == "messages" and b.section == a.section == "messages":
+            found = self.history_change(b, a, shared)
+            if found is not None:
+                return found
+        return self.block_change(b, a, section, shared)
+
+    def block_change(self, b: Block, a: Block, section: str, shared: int) -> Break:
+        detail, kind = _text_detail(b, a) if b.section == a.section else (None, None)
+        if detail is None:
+            detail = {"tools": "tool_edited", "schema": "response_format", "system": "text_edited"}.get(
+                section, "message_edited"
+            )
+        found = first_difference(b.value, a.value, a.pointer) if detail != "content_shape" else None
+        at = common_prefix_length(b.text, a.text)
+        return self.result(
+            _SECTION_CAUSE[section],
+            detail=detail,
+            value_kind=kind,
+            pointer=found[0] if found else a.pointer,
+            char=found[1] if found else None,
+            before=excerpt(b.text, at),
+            after=excerpt(a.text, at),
+            common_prefix_tokens=shared + _common_tokens(b, a, self.counter),
+            section=section,
+        )
+
+    def tools_change(self, shared: int) -> Break | None:
+        btools, atools = self.b.section_blocks("tools"), self.a.section_blocks("tools")
+        bnames, anames = [t.name for t in btools], [t.name for t in atools]
+        if bnames == anames:
+            return None  # same tools in the same order: one definition changed
+        if sorted(map(str, bnames)) == sorted(map(str, anames)):
+            detail = "tools_reordered"
+        elif set(bnames) - set(anames):
+            detail = "tool_removed"
+        else:
+            detail = "tool_added"
+        first = common_prefix_items(bnames, anames)
+        return self.result(
+            "tools_changed",
+            detail=detail,
+            pointer=atools[first].pointer if first < len(atools) else "/tools",
+            before="tools: " + ", ".join(map(str, bnames)),
+            after="tools: " + ", ".join(map(str, anames)),
+            common_prefix_tokens=shared,
+            section="tools",
+            extra={
+                "tools_added": [n for n in anames if n not in bnames],
+                "tools_removed": [n for n in bnames if n not in anames],
+            },
+        )
+
+    def history_change(self, b: Block, a: Block, shared: int) -> Break | None:
+        """Messages dropped from the history (truncation, removal, or compaction into a summary)."""
+        bm, am = _message_groups(self.b.blocks), _message_groups(self.a.blocks)
+        bkeys, akeys = [keys for _, keys in bm], [keys for _, keys in am]
+        k = common_prefix_items(bkeys, akeys)
+        if k >= len(bkeys) or k >= len(akeys):
+            return None
+        for dropped in range(1, len(bkeys) - k):
+            tail = bkeys[k + dropped :]
+            replaced = dropped >= 2 and akeys[k + 1 : k + 1 + len(tail)] == tail
+            if akeys[k : k + len(tail)] == tail or replaced:
+                if replaced or k == 0:
+                    detail = "history_truncated"
+                else:
+                    detail = "message_removed"
+                pointer = _message_pointer(a)
+                return self.result(
+                    "messages_changed",
+                    detail=detail,
+                    pointer=pointer,
+                    before=excerpt(b.text, 0),
+                    after=excerpt(a.text, 0),
+                    common_prefix_tokens=shared,
+                    section="messages",
+                    extra={"messages_dropped": dropped, "first_dropped_message": bm[k][0]},
+                )
+        return None
+
+
+def explain(before: Prompt, after: Prompt, counter: TokenCounter) -> Break:
+    """Why AFTER's prefix does (cause "none") or does not extend BEFORE's, and what it costs."""
+    return _Explainer(before, after, counter).explain()
