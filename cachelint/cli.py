@@ -1,0 +1,183 @@
+"""The `cachelint` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+
+from cachelint import __version__
+from cachelint.errors import CachelintError
+
+FORMATS = click.Choice(["text", "json"])
+
+
+def _stdout() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", "-V", prog_name="cachelint")
+def cli() -> None:
+    """Make LLM prompt caching visible and correct.
+
+    Providers and engines reuse KV state only for an exact token prefix. cachelint explains why a prefix
+    broke (diff), what the KV cache of a model costs (kv), and shows both on a recorded session (demo).
+    """
+
+
+@cli.command()
+@click.argument("before", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("after", type=click.Path(dir_okay=False, allow_dash=False))
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
+@click.option("--tokenizer", type=click.Path(file_okay=False), help="Local Hugging Face model dir: exact tokens and chat template.")
+def diff(before: str, after: str, fmt: str, tokenizer: str | None) -> None:
+    """Explain how AFTER's cached prefix relates to BEFORE's.
+
+    BEFORE and AFTER are request bodies (Anthropic Messages, OpenAI Chat Completions or Responses) or
+    recorded exchanges ({"request": ..., "response": ...}). Exit code 0 whether or not the prefix broke.
+
+    \b
+    Example:
+      cachelint diff turn3.json turn4.json
+      cachelint diff turn3.json turn4.json --format json
+    """
+    from cachelint.diff import explain
+    from cachelint.diff.render import describe, fix, render_text
+    from cachelint.prompt import load_request
+    from cachelint.prompt.usage import estimate_error
+
+    b = load_request(before, tokenizer_path=tokenizer)
+    a = load_request(after, tokenizer_path=tokenizer)
+    if b.prompt.provider != a.prompt.provider:
+        raise CachelintError(f"BEFORE is an {b.prompt.provider} request and AFTER an {a.prompt.provider} request; compare requests to one API")
+    from cachelint.tokens import counter_for
+
+    counter = counter_for(a.prompt.provider, a.prompt.model, tokenizer)
+    brk = explain(b.prompt, a.prompt, counter)
+    if tokenizer:
+        _exact_tokens(brk, b.prompt, a.prompt, counter)
+    if fmt == "json":
+        data = brk.to_json()
+        data["explanation"] = describe(brk)
+        data["fix"] = fix(brk)
+        data["provider"] = a.prompt.provider
+        data["tokenizer"] = a.prompt.tokenizer
+        data["token_estimate"] = {
+            "before": estimate_error(b.prompt.prompt_tokens, b.usage),
+            "after": estimate_error(a.prompt.prompt_tokens, a.usage),
+        }
+        _print_json(data)
+        return
+    console = _stdout()
+    render_text(brk, console)
+    for label, loaded in (("BEFORE", b), ("AFTER", a)):
+        err = estimate_error(loaded.prompt.prompt_tokens, loaded.usage)
+        if err:
+            console.print(
+                f"  tokens   {label}: estimated {err['estimated_prompt_tokens']:,}, provider reported "
+                f"{err['reported_prompt_tokens']:,} ({err['error_pct']:+.1f}%, {loaded.prompt.tokenizer})",
+                style="dim",
+            )
+
+
+def _exact_tokens(brk, before, after, counter) -> None:
+    """Replace estimated token numbers by the engine's own: both prompts rendered with the chat template."""
+    from cachelint.diff.locate import common_prefix_items
+    from cachelint.prompt.chat import to_chat
+
+    ids_b = counter.chat_ids(*to_chat(before))
+    ids_a = counter.chat_ids(*to_chat(after))
+    brk.before_prompt_tokens, brk.after_prompt_tokens = len(ids_b), len(ids_a)
+    brk.common_prefix_tokens = common_prefix_items(ids_b, ids_a)
+    brk.extra["token_source"] = "chat_template"
+
+
+@cli.command()
+@click.argument("model")
+@click.option("--kv-dtype", type=click.Choice(["auto", "bf16", "fp16", "fp8", "fp32"]), default="auto", show_default=True, help="KV cache dtype (auto: the model's dtype).")
+@click.option("--weight-dtype", type=click.Choice(["auto", "bf16", "fp16", "fp8", "fp32", "int4"]), default="auto", show_default=True, help="Weights dtype for the memory budget (auto: from the config's dtype and quantization).")
+@click.option("--gpu-memory", "gpu_memory", metavar="SIZE", help="GPU memory, e.g. 24GiB, 24GB, 80G or bytes.")
+@click.option("--gpu-util", type=click.FloatRange(0.01, 1.0), default=0.9, show_default=True, help="Fraction of GPU memory the engine may use (vLLM's --gpu-memory-utilization).")
+@click.option("--session-tokens", type=click.IntRange(min=1), help="Tokens per session, for the concurrency cliff.")
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
+def kv(model: str, kv_dtype: str, weight_dtype: str, gpu_memory: str | None, gpu_util: float, session_tokens: int | None, fmt: str) -> None:
+    """The simulated KV-cache cost of MODEL, per token, per session and per GPU.
+
+    MODEL is a local config.json or model dir, a bundled config (works offline; see the list below), or a
+    Hugging Face id (fetched through transformers' AutoConfig).
+
+    \b
+    Example:
+      cachelint kv Qwen/Qwen3-4B --kv-dtype fp8
+      cachelint kv Qwen/Qwen3-4B --kv-dtype fp8 --weight-dtype fp8 --gpu-memory 24GiB --session-tokens 22800
+    """
+    from cachelint.kv import capacity, model_kv_cost
+    from cachelint.kv.units import parse_size
+
+    memory = parse_size(gpu_memory) if gpu_memory else None
+    cost = model_kv_cost(model, kv_dtype=kv_dtype, weight_dtype=weight_dtype)
+    report = capacity(cost, memory, session_tokens, gpu_util)
+    if fmt == "json":
+        _print_json(report)
+        return
+    _render_kv(report, _stdout())
+
+
+def _render_kv(r: dict[str, Any], console: Console) -> None:
+    from cachelint.kv.units import human_bytes
+
+    console.print(f"[bold]{r['model']}[/]  ({r['attention']}, {r['layers']} layers: " + ", ".join(f"{n} {k}" for k, n in r["layer_types"].items() if n) + ")")
+    console.print(f"  KV per token      {r['bytes_per_token']:,} B ({human_bytes(r['bytes_per_token'])})   "
+                  f"= {'2 x ' if r['attention'] != 'mla' else ''}{r['layer_types']['full']} layers x {r['kv_heads']} kv heads x {r['head_dim']} head dim x {r['dtype_bytes']:g} B")
+    if r["per_sequence_fixed_bytes"]:
+        console.print(f"  fixed per session {human_bytes(r['per_sequence_fixed_bytes'])}")
+    for note in r["notes"]:
+        console.print(f"  [dim]{note}[/]")
+    if "session_bytes" in r:
+        console.print(f"  one session       {r['session_tokens']:,} tokens -> {human_bytes(r['session_bytes'])}")
+    if "kv_budget_bytes" in r:
+        console.print(f"  GPU               {human_bytes(r['gpu_memory_bytes'])} x {r['gpu_utilization']:g} - weights {human_bytes(r['weights_bytes'])} "
+                      f"= KV budget {human_bytes(r['kv_budget_bytes'])}")
+        console.print(f"  tokens in cache   {r['max_tokens_in_cache']:,}")
+    if "max_concurrent_sessions" in r:
+        console.print(f"  [bold]sessions at once  {r['max_concurrent_sessions']:,}[/] of {r['session_tokens']:,} tokens (the concurrency cliff)")
+
+
+@cli.command()
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
+def demo(fmt: str) -> None:
+    """Show what cachelint is for, offline, on a bundled recorded agent session."""
+    from cachelint.demo import run_demo
+
+    run_demo(fmt, _stdout())
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="cachelint", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("cachelint: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+    except CachelintError as exc:
+        click.echo(f"cachelint: error: {exc}", err=True)
+        sys.exit(2)
+    except (KeyboardInterrupt, BrokenPipeError):
+        sys.exit(130)
+    except Exception as exc:  # a bug: one line, not a traceback, unless asked
+        if os.environ.get("CACHELINT_DEBUG"):
+            raise
+        click.echo(f"cachelint: internal error: {type(exc).__name__}: {exc} (set CACHELINT_DEBUG=1 for a traceback)", err=True)
+        sys.exit(2)
+    sys.exit(0)

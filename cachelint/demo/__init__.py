@@ -1,0 +1,103 @@
+"""`cachelint demo`: what cachelint is for, in under a minute, offline.
+
+A bundled six-turn Claude Code-shaped session (examples/make_demo_session.py generates it) whose turn 4
+breaks the cache: the app stamps the current minute into the system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from cachelint.diff import explain
+from cachelint.diff.render import describe, fix, render_text
+from cachelint.kv import model_kv_cost
+from cachelint.kv.units import human_bytes
+from cachelint.pricing import wasted_prefill_usd
+from cachelint.prompt import build_prompt, exchange_from_json
+from cachelint.tokens import counter_for
+
+KV_MODEL = "Qwen/Qwen3-4B"
+
+
+def session_files() -> list[Any]:
+    data = resources.files("cachelint.demo").joinpath("data")
+    return sorted((f for f in data.iterdir() if f.name.startswith("turn-")), key=lambda f: int(f.name[5:-5]))
+
+
+def analyse() -> dict[str, Any]:
+    prompts = []
+    for f in session_files():
+        exchange = exchange_from_json(json.loads(f.read_text()), f.name)
+        prompts.append(build_prompt(exchange))
+    counter = counter_for(prompts[0].provider, prompts[0].model)
+    turns, breaks = [], []
+    for n, prompt in enumerate(prompts, start=1):
+        brk = explain(prompts[n - 2], prompt, counter) if n > 1 else None
+        turns.append({
+            "turn": n,
+            "messages": len(prompt.body["messages"]),
+            "prompt_tokens": prompt.prompt_tokens,
+            "shared_with_previous": brk.common_prefix_tokens if brk else 0,
+            "cause": brk.cause if brk else None,
+            "reprefilled_tokens": brk.reprefilled_tokens if brk else 0,
+        })
+        if brk and brk.cause != "none":
+            breaks.append((n, brk))
+    kv = model_kv_cost(KV_MODEL, kv_dtype="fp8")
+    wasted = sum(b.reprefilled_tokens for _, b in breaks)
+    last = prompts[-1].prompt_tokens
+    return {
+        "session": "Claude Code-shaped agent session, Anthropic Messages API, model " + str(prompts[0].model),
+        "tokenizer": prompts[0].tokenizer,
+        "turns": turns,
+        "breaks": [{"turn": n, **b.to_json(), "explanation": describe(b), "fix": fix(b)} for n, b in breaks],
+        "_break_objects": breaks,
+        "wasted_prefill_tokens": wasted,
+        "wasted_usd": round(wasted_prefill_usd(wasted, prompts[0].model), 6),
+        "kv": {
+            "model": kv.model,
+            "kv_dtype": "fp8",
+            "bytes_per_token": kv.bytes_per_token,
+            "session_tokens": last,
+            "session_bytes": kv.session_bytes(last),
+            "reprefilled_kv_bytes": kv.bytes_per_token * wasted,
+        },
+    }
+
+
+def run_demo(fmt: str, console: Console) -> None:
+    result = analyse()
+    breaks = result.pop("_break_objects")
+    if fmt == "json":
+        console.print_json(json.dumps(result))
+        return
+    console.rule("[bold]cachelint demo")
+    console.print(f"{result['session']}; tokens counted with {result['tokenizer']}.\n")
+    table = Table(title="Each turn against the one before", title_justify="left")
+    for col, justify in (("turn", "right"), ("msgs", "right"), ("tokens", "right"),
+                         ("shared", "right"), ("cause", "left"), ("re-prefilled", "right")):
+        table.add_column(col, justify=justify, no_wrap=True)
+    for t in result["turns"]:
+        cause = t["cause"] or "(first turn)"
+        style = "bold red" if t["cause"] not in (None, "none") else ""
+        table.add_row(str(t["turn"]), str(t["messages"]), f"{t['prompt_tokens']:,}", f"{t['shared_with_previous']:,}",
+                      f"[{style}]{cause}[/]" if style else cause, f"{t['reprefilled_tokens']:,}")
+    console.print(table)
+    for n, brk in breaks:
+        console.print(f"\n[bold]Turn {n}[/] (cachelint diff turn-{n - 1}.json turn-{n}.json):")
+        render_text(brk, console, f"turn {n - 1}", f"turn {n}")
+    kv = result["kv"]
+    console.print("\n[bold]What it costs[/]")
+    console.print(f"  API: {result['wasted_prefill_tokens']:,} tokens written to cache again instead of read: "
+                  f"${result['wasted_usd']:.4f} per break at {result['session'].split()[-1]} prices; "
+                  "a clock that ticks every minute breaks the prefix up to 60 times an hour.")
+    console.print(f"  Self-hosted: {kv['model']} with an FP8 KV cache holds {kv['bytes_per_token']:,} B per token; "
+                  f"this session's {kv['session_tokens']:,} tokens are {human_bytes(kv['session_bytes'])} of KV, and the "
+                  f"break recomputed {human_bytes(kv['reprefilled_kv_bytes'])} of it.")
+    console.print("\nTry: [bold]cachelint diff[/] BEFORE.json AFTER.json   "
+                  "[bold]cachelint kv[/] Qwen/Qwen3-4B --kv-dtype fp8 --gpu-memory 24GiB --session-tokens 22800")
