@@ -15,6 +15,7 @@ from cachelint.codes import rule_for_detail
 from cachelint.diff.classify import json_key_order, volatile_kind, whitespace_only
 from cachelint.diff.locate import common_prefix_items, common_prefix_length, first_difference
 from cachelint.prompt.model import SECTION_ORDER, Block, Prompt
+from cachelint.prompt.pointer import resolve
 from cachelint.tokens import TokenCounter
 
 CAUSES = ("none", "model_changed", "params_changed", "tools_changed", "system_changed", "messages_changed")
@@ -112,17 +113,32 @@ def _message_pointer(block: Block) -> str:
     return "/".join(block.pointer.split("/")[:3])
 
 
+def _deepest_strings(before: Block, after: Block) -> tuple[str, str]:
+    """The innermost pair of differing strings (e.g. a tool call's arguments), else the block texts."""
+    if isinstance(before.value, (dict, list)) and isinstance(after.value, (dict, list)):
+        found = first_difference(before.value, after.value, "")
+        if found is not None:
+            try:
+                b_node, a_node = resolve(before.value, found[0]), resolve(after.value, found[0])
+            except (KeyError, IndexError):
+                return before.text, after.text
+            if isinstance(b_node, str) and isinstance(a_node, str):
+                return b_node, a_node
+    return before.text, after.text
+
+
 def _text_detail(before: Block, after: Block) -> tuple[str | None, str | None]:
     """(detail, value kind) for two versions of one block, or (None, None) for a plain edit."""
     if before.kind == after.kind and before.role == after.role and before.text == after.text:
         return "content_shape", None
     if before.kind != after.kind or before.role != after.role:
         return None, None
-    if whitespace_only(before.text, after.text):
+    inner_b, inner_a = _deepest_strings(before, after)
+    if whitespace_only(before.text, after.text) or whitespace_only(inner_b, inner_a):
         return "whitespace", None
-    if json_key_order(before.text, after.text):
+    if json_key_order(before.text, after.text) or json_key_order(inner_b, inner_a):
         return "json_key_order", None
-    kind = volatile_kind(before.text, after.text)
+    kind = volatile_kind(inner_b, inner_a)
     if kind:
         return "volatile_value", kind
     return None, None
@@ -241,10 +257,15 @@ class _Explainer:
         else:
             detail = "tool_added"
         first = common_prefix_items(bnames, anames)
+        pointer, char = (atools[first].pointer if first < len(atools) else "/tools"), None
+        if detail != "tools_reordered" and len(btools) == len(atools):  # a member renamed or swapped
+            found = first_difference(btools[first].value, atools[first].value, atools[first].pointer)
+            pointer, char = found if found else (pointer, None)
         return self.result(
             "tools_changed",
             detail=detail,
-            pointer=atools[first].pointer if first < len(atools) else "/tools",
+            pointer=pointer,
+            char=char,
             before="tools: " + ", ".join(map(str, bnames)),
             after="tools: " + ", ".join(map(str, anames)),
             common_prefix_tokens=shared,
