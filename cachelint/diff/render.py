@@ -9,6 +9,10 @@ from cachelint.codes import NAMES
 from cachelint.diff.explain import Break
 from cachelint.diff.locate import common_prefix_length
 
+_KIND_WORDS = {
+    "timestamp": "timestamp", "date": "date", "time": "time of day", "uuid": "UUID",
+    "number": "number (a counter, id or clock)", "hex": "hex token", "random": "random token",
+}
 _SECTION_WORDS = {"tools": "tool definitions", "schema": "output schema", "system": "system prompt", "messages": "conversation"}
 
 
@@ -23,7 +27,7 @@ def describe(brk: Break) -> str:
     if brk.cause == "params_changed":
         return f"The cache-key parameter {d} changed ({brk.before} -> {brk.after}) between turns."
     return {
-        "volatile_value": f"A {brk.value_kind or 'volatile'} value changed in place in the {where}.",
+        "volatile_value": f"A {_KIND_WORDS.get(brk.value_kind or '', 'volatile value')} changed in place in the {where}.",
         "tools_reordered": "The same tools were sent in a different order.",
         "tool_added": f"The tool list changed: added {', '.join(brk.extra.get('tools_added', [])) or 'a tool'}.",
         "tool_removed": f"The tool list changed: removed {', '.join(brk.extra.get('tools_removed', [])) or 'a tool'}.",
