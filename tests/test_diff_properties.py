@@ -12,7 +12,7 @@ from cachelint.prompt.pointer import join, resolve
 from cachelint.tokens import counter_for
 
 BODIES = {"anthropic": anthropic_body, "openai-chat": openai_chat_body, "openai-responses": openai_responses_body}
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(__import__("os").environ.get("CACHELINT_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 text = st.text(min_size=0, max_size=200)
 
 

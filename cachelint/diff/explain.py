@@ -176,10 +176,12 @@ class _Explainer:
             limit = self.a.tokens_before_section(scope) if scope else 0  # type: ignore[arg-type]
             common = min(limit, block_break.common_prefix_tokens)
             is_header = name == "anthropic-beta"
+            pointer, char = (None, None) if is_header else self.param_location(name)
             return self.result(
                 "params_changed",
                 detail=name,
-                pointer=None if is_header else "/" + name.replace(".", "/"),
+                pointer=pointer,
+                char=char,
                 before=_shown(self.b.params.get(name)),
                 after=_shown(self.a.params.get(name)),
                 common_prefix_tokens=common,
@@ -187,6 +189,14 @@ class _Explainer:
                 extra={"header": name} if is_header else {},
             )
         return block_break
+
+    def param_location(self, name: str) -> tuple[str, int | None]:
+        base = "/" + name.replace(".", "/")
+        try:
+            found = first_difference(resolve(self.b.body, base), resolve(self.a.body, base), base)
+        except (KeyError, IndexError, TypeError):
+            return base, None
+        return found if found else (base, None)
 
     def changed_param(self) -> tuple[str, str | None] | None:
         names = list(self.b.params) + [n for n in self.a.params if n not in self.b.params]
