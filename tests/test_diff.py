@@ -65,7 +65,7 @@ def test_tool_choice_change_keeps_tools_and_system_on_anthropic():
     before["tool_choice"] = {"type": "auto"}
     after["tool_choice"] = {"type": "any"}
     brk, b, _ = diff(before, after)
-    assert (brk.cause, brk.detail, brk.rule, brk.pointer) == ("params_changed", "tool_choice", "CL401", "/tool_choice")
+    assert (brk.cause, brk.detail, brk.rule, brk.pointer) == ("params_changed", "tool_choice", "CL401", "/tool_choice/type")
     # Anthropic: tool_choice invalidates the messages cache only
     assert brk.common_prefix_tokens == b.tokens_before_section("messages") > 0
     assert_wasted(brk, b)
