@@ -39,3 +39,16 @@ def test_data_files_ship(wheel):
 def test_console_script(wheel):
     entry_points = next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))
     assert "cachelint = cachelint.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_every_source_module_is_in_the_wheel(wheel):
+    names = set(wheel.namelist())
+    sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "cachelint").rglob("*.py")}
+    sources |= {"cachelint/rules/" + p.relative_to(ROOT / "rules").as_posix() for p in (ROOT / "rules").rglob("*.py")}
+    assert sources <= names, sorted(sources - names)
+
+
+def test_rules_install_as_cachelint_rules():
+    from cachelint.rules import NAMES
+
+    assert NAMES["CL101"] == "volatile-value-in-prefix"

@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from cachelint.codes import rule_for_detail
 from cachelint.diff.classify import json_key_order, volatile_kind, whitespace_only
 from cachelint.diff.locate import common_prefix_items, common_prefix_length, first_difference
 from cachelint.prompt.model import SECTION_ORDER, Block, Prompt
@@ -34,6 +33,27 @@ PARAM_SCOPE: dict[str, str | None] = {
     "speed": "system",
 }
 EXCERPT = 40
+
+# The catalog rule that names the mistake behind a detail. Details not listed (text_edited, tool_edited, ...)
+# are changes cachelint cannot attribute to a known mistake.
+_DETAIL_RULES = {
+    "volatile_value": "CL101",
+    "json_key_order": "CL102",
+    "tools_reordered": "CL201",
+    "tool_added": "CL202",
+    "tool_removed": "CL202",
+    "history_truncated": "CL301",
+    "message_removed": "CL301",
+    "message_edited": "CL301",
+}
+
+
+def rule_for_detail(cause: str, detail: str | None) -> str | None:
+    if cause in ("model_changed", "params_changed"):
+        return "CL401"
+    if cause == "messages_changed" and detail in ("content_shape", "whitespace"):
+        return "CL301"  # an earlier message re-serialized differently is rewritten history
+    return _DETAIL_RULES.get(detail or "")
 
 
 @dataclass(slots=True)

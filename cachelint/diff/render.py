@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from cachelint.codes import NAMES
+from cachelint.rules import NAMES
 from cachelint.diff.explain import Break
 from cachelint.diff.locate import common_prefix_length
 
