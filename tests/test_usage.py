@@ -68,3 +68,15 @@ def test_estimate_error_against_recorded_usage(tmp_path):
     assert err["estimated_prompt_tokens"] == loaded.prompt.prompt_tokens
     assert err["error_tokens"] == loaded.prompt.prompt_tokens - 2562
     assert err["error_pct"] == round(100 * (loaded.prompt.prompt_tokens - 2562) / 2562, 1)
+
+
+def test_usage_fed_byte_by_byte_equals_the_unstreamed_response():
+    from cachelint.prompt.usage import StreamUsage
+
+    parser, stream = SSEParser(), StreamUsage("anthropic")
+    for byte in ANTHROPIC_SSE.encode():
+        for event in parser.feed(bytes([byte])):
+            stream.add(event)
+    unstreamed = {"type": "message", "usage": {"input_tokens": 12, "cache_creation_input_tokens": 310, "cache_read_input_tokens": 2240,
+                                               "cache_creation": {"ephemeral_5m_input_tokens": 310, "ephemeral_1h_input_tokens": 0}, "output_tokens": 57}}
+    assert stream.usage == from_response_body("anthropic", unstreamed)

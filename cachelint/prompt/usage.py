@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from cachelint.sse import parse_events
+from cachelint.sse import Event, parse_events
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,40 +85,46 @@ def from_openai(usage: dict[str, Any]) -> Usage | None:
     )
 
 
-def _merge_anthropic_stream(events) -> Usage | None:
-    merged: dict[str, Any] = {}
-    for event in events:
-        try:
-            data = json.loads(event.data)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
-        if data.get("type") == "message_start" and isinstance(data.get("message"), dict):
-            merged.update(data["message"].get("usage") or {})
-        elif data.get("type") == "message_delta" and isinstance(data.get("usage"), dict):
-            merged.update({k: v for k, v in data["usage"].items() if v is not None})
-    return from_anthropic(merged) if merged else None
+def _event_json(event: Event) -> dict[str, Any] | None:
+    if event.data.strip() == "[DONE]":
+        return None
+    try:
+        data = json.loads(event.data)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
-def _openai_stream(events) -> Usage | None:
-    found = None
-    for event in events:
-        if event.data.strip() == "[DONE]":
-            continue
-        try:
-            data = json.loads(event.data)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
+class StreamUsage:
+    """Usage read from a provider's SSE events as they arrive (the proxy feeds it chunk by chunk)."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self._anthropic: dict[str, Any] = {}
+        self._openai: Usage | None = None
+
+    def add(self, event: Event) -> None:
+        data = _event_json(event)
+        if data is None:
+            return
+        kind = str(data.get("type", ""))
+        if self.provider == "anthropic":
+            if kind == "message_start" and isinstance(data.get("message"), dict):
+                self._anthropic.update(data["message"].get("usage") or {})
+            elif kind == "message_delta" and isinstance(data.get("usage"), dict):  # the last value of a field wins
+                self._anthropic.update({k: v for k, v in data["usage"].items() if v is not None})
+            return
         if isinstance(data.get("usage"), dict):  # Chat: the final chunk
-            found = from_openai(data["usage"]) or found
+            self._openai = from_openai(data["usage"]) or self._openai
         response = data.get("response")
-        if str(data.get("type", "")).startswith("response.") and isinstance(response, dict):
-            if isinstance(response.get("usage"), dict):  # Responses: response.completed / incomplete / failed
-                found = from_openai(response["usage"]) or found
-    return found
+        if kind.startswith("response.") and isinstance(response, dict) and isinstance(response.get("usage"), dict):
+            self._openai = from_openai(response["usage"]) or self._openai  # response.completed / incomplete
+
+    @property
+    def usage(self) -> Usage | None:
+        if self.provider == "anthropic":
+            return from_anthropic(self._anthropic) if self._anthropic else None
+        return self._openai
 
 
 def from_response_body(provider: str, body: Any) -> Usage | None:
@@ -131,8 +137,10 @@ def from_response_body(provider: str, body: Any) -> Usage | None:
                 return from_response_body(provider, json.loads(stripped))
             except ValueError:
                 return None
-        events = parse_events(text)
-        return _merge_anthropic_stream(events) if provider == "anthropic" else _openai_stream(events)
+        stream = StreamUsage(provider)
+        for event in parse_events(text):
+            stream.add(event)
+        return stream.usage
     if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
         return None
     return from_anthropic(body["usage"]) if provider == "anthropic" else from_openai(body["usage"])
