@@ -1,0 +1,1 @@
+"""`cachelint check`: the static analyzer for code that breaks prompt caching."""
