@@ -1,0 +1,85 @@
+"""Anthropic cache breakpoints a call sends (cache_control markers in prefix order), where statically known."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.values import string_value
+
+ORDER = ("tools", "system", "messages")
+
+
+@dataclass(slots=True)
+class Marker:
+    node: cst.Dict  # the block that carries cache_control
+    value: cst.BaseExpression  # the cache_control value
+    arg: str
+    ttl: str | None  # "5m", "1h", or None for the default
+
+
+def literal(ctx, expr, depth: int = 0):
+    """Follow a name to its single module- or function-level literal value."""
+    if isinstance(expr, cst.Name) and depth < 3:
+        values = [v for _, v in ctx.assigned_values(expr) if v is not None]
+        if len(values) == 1:
+            return literal(ctx, values[0], depth + 1)
+    return expr
+
+
+def markers(ctx, site) -> list[Marker]:
+    found: list[Marker] = []
+    for arg in ORDER:
+        _collect(ctx, literal(ctx, site.arg(arg)), arg, found, 0)
+    return found
+
+
+def _collect(ctx, expr, arg: str, found: list[Marker], depth: int) -> None:
+    if expr is None or depth > 6:
+        return
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        for element in expr.elements:
+            _collect(ctx, literal(ctx, element.value), arg, found, depth + 1)
+    elif isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement) and string_value(element.key) == "cache_control":
+                found.append(Marker(expr, element.value, arg, _ttl(element.value)))
+            elif isinstance(element, cst.DictElement) and string_value(element.key) == "content":
+                _collect(ctx, literal(ctx, element.value), arg, found, depth + 1)
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        _collect(ctx, literal(ctx, expr.left), arg, found, depth + 1)
+        _collect(ctx, literal(ctx, expr.right), arg, found, depth + 1)
+
+
+def _ttl(value) -> str | None:
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and string_value(element.key) == "ttl":
+                return string_value(element.value)
+    return None
+
+
+def static_text(ctx, expr, depth: int = 0) -> str | None:
+    """All text of a fully static structure (strings, lists, dicts of constants), or None if any part is dynamic."""
+    expr = literal(ctx, expr)
+    if depth > 8 or expr is None:
+        return None
+    value = string_value(expr)
+    if value is not None:
+        return value
+    if isinstance(expr, (cst.Integer, cst.Float)) or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")):
+        return expr.value if isinstance(expr, cst.Name) else ctx.code(expr)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        parts = [static_text(ctx, e.value, depth + 1) for e in expr.elements]
+        return None if any(p is None for p in parts) else " ".join(parts)  # type: ignore[arg-type]
+    if isinstance(expr, cst.Dict):
+        parts = []
+        for e in expr.elements:
+            if not isinstance(e, cst.DictElement):
+                return None
+            if string_value(e.key) == "cache_control":
+                continue
+            parts += [static_text(ctx, e.key, depth + 1), static_text(ctx, e.value, depth + 1)]
+        return None if any(p is None for p in parts) else " ".join(parts)  # type: ignore[arg-type]
+    return None

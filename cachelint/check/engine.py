@@ -1,0 +1,121 @@
+"""Linting a source, a file, or a tree: parse once, run the rules, apply suppressions, collect findings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from cachelint.check import suppress
+from cachelint.check.analysis import Analysis, Options
+from cachelint.check.finding import Finding
+from cachelint.check.module import ModuleContext
+from cachelint.check.registry import all_rules
+from cachelint.rules import RULE_META
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+ALL_CODES = frozenset(RULE_META)
+
+
+@dataclass(slots=True)
+class LintResult:
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+    from_cache: int = 0
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 (a BOM is allowed); anything else is the caller's CL999."""
+    return data.decode("utf-8-sig")
+
+
+def _unanalyzable(filename: str, message: str, row: int = 1, column: int = 1) -> Finding:
+    meta = RULE_META["CL999"]
+    return Finding("CL999", meta.name, message, "error", filename, row, column, row, column)
+
+
+def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_CODES, options: Options | None = None) -> list[Finding]:
+    """All findings for one file's source; a file that cannot be analysed gives one CL999 finding."""
+    if isinstance(source, bytes):
+        if len(source) > MAX_FILE_BYTES:
+            return [_unanalyzable(filename, f"file is too large to analyze ({len(source):,} bytes; the limit is {MAX_FILE_BYTES:,})")]
+        try:
+            source = decode(source)
+        except UnicodeDecodeError as exc:
+            return [_unanalyzable(filename, f"file is not valid UTF-8 (byte {exc.start})")]
+    if "\x00" in source:
+        return [_unanalyzable(filename, "file contains NUL bytes")]
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return [_unanalyzable(filename, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
+    except (RecursionError, MemoryError):
+        return [_unanalyzable(filename, "file is too deeply nested to analyze")]
+    if not _mentions_llm(source, options):
+        return []  # no SDK in sight: skip the metadata, the costly part
+    try:
+        ctx = ModuleContext(source, filename, module)
+        return _run_rules(ctx, codes, options)
+    except RecursionError:
+        return [_unanalyzable(filename, "file is too deeply nested to analyze")]
+
+
+def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | None) -> list[Finding]:
+    analysis = Analysis(ctx, options)
+    if not analysis.sites:
+        return []
+    suppressions = suppress.parse(ctx.source)
+    findings: dict[tuple, Finding] = {}
+    for rule_class in all_rules():
+        if rule_class.code not in codes:
+            continue
+        meta = rule_class.meta()
+        for report in rule_class().check(analysis):
+            span = ctx.span(report.node)
+            statement_row = ctx.span(ctx.statement_of(report.node)).row
+            if suppressions.covers(meta.code, (span.row, statement_row)):
+                continue
+            finding = Finding(
+                meta.code, meta.name, report.message, report.severity or meta.severity, ctx.filename,
+                span.row, span.column, span.end_row, span.end_column, report.fix,
+            )
+            findings.setdefault((finding.code, finding.row, finding.column), finding)
+    return sorted(findings.values(), key=lambda f: (f.row, f.column, f.code))
+
+
+def _mentions_llm(source: str, options: Options | None) -> bool:
+    words = {"anthropic", "openai", "litellm"}
+    if options is not None:
+        words |= {name.split(".")[0] for name in options.call_patterns}
+    return any(word in source for word in words)
+
+
+def lint_file(path: Path, display: str, codes: frozenset[str], options: Options | None) -> list[Finding]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [_unanalyzable(display, f"cannot read file: {exc.strerror}")]
+    return lint_source(data, display, codes, options)
+
+
+def _lint_one(job: tuple[str, str, frozenset[str], Options | None]) -> list[Finding]:
+    path, display, codes, options = job
+    return lint_file(Path(path), display, codes, options)
+
+
+def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], processes: int) -> Iterable[list[Finding]]:
+    """Findings for each job, in order; in parallel processes when there is enough work."""
+    if processes > 1 and len(jobs) >= 2 * processes:
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            yield from pool.map(_lint_one, jobs, chunksize=max(1, len(jobs) // (processes * 8)))
+    else:
+        for job in jobs:
+            yield _lint_one(job)
+
+
+def default_processes() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))

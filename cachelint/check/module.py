@@ -1,0 +1,201 @@
+"""A parsed module with the libcst metadata the analysis needs: positions, qualified names, scopes, parents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+from libcst._metadata_dependent import LazyValue
+from libcst.metadata import (
+    Assignment,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+LOOPS = (cst.For, cst.While)
+SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    row: int
+    column: int  # 1-based, in code points
+    end_row: int
+    end_column: int
+
+
+def _resolved(value):
+    return value() if isinstance(value, LazyValue) else value
+
+
+class ModuleContext:
+    """One file: its syntax tree and the questions rules ask about it."""
+
+    def __init__(self, source: str, filename: str, module: cst.Module | None = None) -> None:
+        self.source = source
+        self.filename = filename
+        self.wrapper = MetadataWrapper(module if module is not None else cst.parse_module(source), unsafe_skip_copy=True)
+        self.module = self.wrapper.module
+        meta = self.wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider])
+        self._positions = meta[PositionProvider]
+        self._qnames = meta[QualifiedNameProvider]
+        self._scopes = meta[ScopeProvider]
+        self._parents = meta[ParentNodeProvider]
+
+    # --- positions and text ----------------------------------------------------------------------------------
+
+    def span(self, node: cst.CSTNode) -> Span:
+        r = self._positions[node]
+        return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    # --- names ---------------------------------------------------------------------------------------------
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        found = _resolved(self._qnames.get(node)) or set()
+        return {q.name for q in found}
+
+    def qualified_name_in(self, node: cst.CSTNode, names: set[str] | frozenset[str]) -> str | None:
+        for name in self.qualified_names(node):
+            if name in names:
+                return name
+        return None
+
+    # --- tree navigation -------------------------------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self._parents.get(node)
+        while current is not None:
+            yield current
+            current = self._parents.get(current)
+
+    def enclosing(self, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, kinds):
+                return ancestor
+        return None
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return self.enclosing(node, (cst.FunctionDef,))  # type: ignore[return-value]
+
+    def loops_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """Loops that contain `node`, innermost first, stopping at the enclosing function."""
+        found = []
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, SCOPES):
+                break
+            if isinstance(ancestor, LOOPS):
+                found.append(ancestor)
+        return found
+
+    def contains(self, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+        return any(a is outer for a in self.ancestors(node))
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement (simple or compound) that holds `node`."""
+        for ancestor in [node, *self.ancestors(node)]:
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return ancestor
+        return node
+
+    # --- bindings --------------------------------------------------------------------------------------------
+
+    def assignments(self, name: cst.Name) -> list[Assignment]:
+        scope = self._scopes.get(name)
+        if scope is None:
+            return []
+        try:
+            return [a for a in scope[name.value] if isinstance(a, Assignment)]
+        except Exception:
+            return []
+
+    def assigned_values(self, name: cst.Name) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression | None]]:
+        """(binding node, assigned value or None) for every binding of `name` visible where it is used."""
+        for assignment in self.assignments(name):
+            node = assignment.node
+            parent = self.parent(node)
+            if isinstance(parent, cst.AssignTarget):
+                assign = self.parent(parent)
+                if isinstance(assign, cst.Assign):
+                    yield node, assign.value
+                    continue
+            if isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.value is not None:
+                yield node, parent.value
+                continue
+            if isinstance(parent, cst.NamedExpr):
+                yield node, parent.value
+                continue
+            yield node, None
+
+    def scope_of(self, node: cst.CSTNode):
+        return self._scopes.get(node)
+
+    @cached_property
+    def functions(self) -> dict[str, list[cst.FunctionDef]]:
+        """Module-level functions and methods by name ("f" and "Class.m")."""
+        found: dict[str, list[cst.FunctionDef]] = {}
+
+        class Collect(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.classes: list[str] = []
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                self.classes.append(node.name.value)
+
+            def leave_ClassDef(self, node: cst.ClassDef) -> None:
+                self.classes.pop()
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                key = ".".join([*self.classes[-1:], node.name.value])
+                found.setdefault(key, []).append(node)
+                return True
+
+        self.module.visit(Collect())
+        return found
+
+    def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        values: list[cst.BaseExpression] = []
+
+        class Collect(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is function
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Return(self, node: cst.Return) -> None:
+                if node.value is not None:
+                    values.append(node.value)
+
+        function.visit(Collect())
+        return values
+
+    def nodes(self, kind: type) -> list:
+        """Every node of one kind, in source order (computed once per module)."""
+        return self._index.get(kind, [])
+
+    @cached_property
+    def _index(self) -> dict[type, list[cst.CSTNode]]:
+        index: dict[type, list[cst.CSTNode]] = {}
+
+        class Collect(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                index.setdefault(type(node), []).append(node)
+                return True
+
+        self.module.visit(Collect())
+        return index

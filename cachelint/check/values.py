@@ -1,0 +1,523 @@
+"""A bounded, explainable data flow: where the values of a call's prefix arguments come from.
+
+For each prefix argument of an LLM call site (system, tools, messages, instructions, input, ...) the walker
+follows the expression back through assignments, f-strings, `.format`, `%`, `+`, `str.join`, list and
+dict literals, `append` / `extend` / `insert` and same-module functions, and records facts about the
+leaves: a volatile call, an unsorted `json.dumps`, an iteration over an unordered source, a per-request
+parameter. Rules turn facts into findings. The walk is bounded in depth and never leaves the module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from cachelint.check.callsites import CallSite
+from cachelint.check.module import ModuleContext
+
+MAX_DEPTH = 10
+
+# qualified name -> (how the value changes, label)
+VOLATILE_CALLS: dict[str, str] = {
+    **{f"datetime.datetime.{n}": "call" for n in ("now", "utcnow", "today", "fromtimestamp")},
+    "datetime.date.today": "day",
+    **{f"time.{n}": "call" for n in ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "ctime", "asctime", "localtime", "gmtime")},
+    "time.strftime": "call",
+    **{f"uuid.{n}": "call" for n in ("uuid1", "uuid4", "uuid6", "uuid7")},
+    **{f"random.{n}": "call" for n in ("random", "randint", "randrange", "choice", "choices", "sample", "uniform", "getrandbits", "randbytes", "gauss")},
+    **{f"secrets.{n}": "call" for n in ("token_hex", "token_urlsafe", "token_bytes", "randbelow", "choice", "randbits")},
+    "os.urandom": "call",
+    "os.getpid": "process",
+    "os.getppid": "process",
+    "threading.get_ident": "call",
+    **{f"arrow.{n}": "call" for n in ("now", "utcnow")},
+    **{f"pendulum.{n}": "call" for n in ("now", "today", "yesterday", "tomorrow")},
+    "pendulum.today": "day",
+    **{f"pandas.Timestamp.{n}": "call" for n in ("now", "today", "utcnow")},
+    "pandas.Timestamp.today": "call",
+    "os.path.getmtime": "file",
+    "os.path.getctime": "file",
+    "os.path.getatime": "call",
+}
+VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
+UNORDERED_CALLS = {
+    "os.listdir": "os.listdir()",
+    "os.scandir": "os.scandir()",
+    "os.walk": "os.walk()",
+    "glob.glob": "glob.glob()",
+    "glob.iglob": "glob.iglob()",
+    "builtins.set": "a set",
+    "builtins.frozenset": "a set",
+}
+UNORDERED_METHODS = {"iterdir": "Path.iterdir()", "glob": "Path.glob()", "rglob": "Path.rglob()", "list_tools": "list_tools()"}
+STRING_BUILDERS = {"builtins.str", "builtins.repr", "textwrap.dedent", "textwrap.indent", "inspect.cleandoc", "builtins.list", "builtins.tuple"}
+ORDERING = {"builtins.sorted"}
+GRANULARITY_WORDS = {
+    "call": "changes on every call",
+    "second": "changes every second",
+    "minute": "changes every minute",
+    "hour": "changes every hour",
+    "day": "changes every day",
+    "month": "changes every month",
+    "file": "changes whenever the file changes",
+    "process": "differs per process",
+    "turn": "changes every turn",
+}
+_COARSE = {"day", "month", "process"}
+ARG_WORDS = {
+    "system": "system prompt",
+    "tools": "tool definitions",
+    "messages": "earlier messages",
+    "instructions": "instructions",
+    "input": "earlier input items",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """Where in the request a value ends up."""
+
+    arg: str
+    prefix: bool = True  # False: the newest turn (not reused yet)
+    cache_block: cst.Dict | None = None  # the enclosing content block that carries cache_control, if any
+    role: str | None = None  # the role of the enclosing message dict, when it is a literal
+
+    @property
+    def words(self) -> str:
+        if self.role in ("system", "developer") and self.arg in ("messages", "input"):
+            return "system prompt"
+        return ARG_WORDS[self.arg]
+
+
+@dataclass(slots=True)
+class Fact:
+    kind: str  # volatile | unsorted_json | dict_repr | unordered | param | counter
+    node: cst.CSTNode
+    landing: Landing
+    label: str  # what the value is, in the user's words: "datetime.now()", "os.listdir()"
+    granularity: str = "call"
+    when: str = "per call"  # per call | per conversation | per process
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def severe(self) -> bool:
+        """Changes within a conversation, not just between processes or days."""
+        return self.when != "per process" and self.granularity not in _COARSE
+
+
+def strftime_granularity(fmt: str) -> str:
+    if re.search(r"%[SfXcTsr]", fmt):
+        return "second"
+    if "%M" in fmt or "%R" in fmt:
+        return "minute"
+    if re.search(r"%[HIpk]", fmt):
+        return "hour"
+    if re.search(r"%[dajxDFeuwAU]", fmt):
+        return "day"
+    if re.search(r"%[mbBYyhG]", fmt):
+        return "month"
+    return "call"
+
+
+def string_value(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class ValueWalker:
+    def __init__(self, ctx: ModuleContext, site: CallSite, volatile_extra: dict[str, str] | None = None) -> None:
+        self.ctx = ctx
+        self.site = site
+        self.volatile = {**VOLATILE_CALLS, **(volatile_extra or {})}
+        self.facts: list[Fact] = []
+        self._seen: set[tuple[int, str, bool]] = set()
+        self._site_function = ctx.enclosing_function(site.node)
+        self._site_loops = ctx.loops_around(site.node)
+
+    # --- entry points ----------------------------------------------------------------------------------------
+
+    def walk_argument(self, name: str) -> list[Fact]:
+        expr = self.site.arg(name)
+        if expr is None:
+            return []
+        start = len(self.facts)
+        newest_last = name in ("messages", "input")
+        if name == "input" and string_value(expr) is None and not isinstance(expr, (cst.List, cst.Name, cst.BinaryOperation)):
+            return []
+        self.walk(expr, Landing(name, prefix=True), 0, newest_last=newest_last)
+        return self.facts[start:]
+
+    # --- the walk ---------------------------------------------------------------------------------------------
+
+    def walk(self, expr: cst.BaseExpression | None, landing: Landing, depth: int, newest_last: bool = False, ordered: bool = False) -> None:
+        if expr is None or depth > MAX_DEPTH:
+            return
+        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)), ordered)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        d = depth + 1
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
+            return
+        if isinstance(expr, cst.ConcatenatedString):
+            self.walk(expr.left, landing, d)
+            self.walk(expr.right, landing, d)
+        elif isinstance(expr, cst.FormattedString):
+            for part in expr.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.walk(part.expression, landing, d)
+        elif isinstance(expr, cst.BinaryOperation):
+            if newest_last and isinstance(expr.operator, cst.Add):
+                self.walk(expr.left, landing, d)  # list + [newest]: the right side holds the newest turn
+                self.walk(expr.right, landing, d, newest_last=True)
+            else:
+                self.walk(expr.left, landing, d)
+                self.walk(expr.right, landing, d)
+        elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            if isinstance(expr, cst.Set):
+                self._fact("unordered", expr, landing, "a set literal", ordered=ordered)
+            elements = list(expr.elements)
+            for i, element in enumerate(elements):
+                newest = newest_last and i == len(elements) - 1 and not isinstance(element, cst.StarredElement)
+                self.walk(element.value, replace(landing, prefix=landing.prefix and not newest), d)
+        elif isinstance(expr, cst.Dict):
+            block = expr if any(_key_is(e, "cache_control") for e in expr.elements) else landing.cache_block
+            role = next((string_value(e.value) for e in expr.elements if _key_is(e, "role")), None) or landing.role
+            inner = replace(landing, cache_block=block, role=role)
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    if _key_is(element, "cache_control"):
+                        continue
+                    self.walk(element.value, inner, d)
+                else:
+                    self.walk(element.value, inner, d)
+        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            self._comprehension(expr, landing, d, ordered)
+        elif isinstance(expr, cst.IfExp):
+            self.walk(expr.body, landing, d, newest_last, ordered)
+            self.walk(expr.orelse, landing, d, newest_last, ordered)
+        elif isinstance(expr, cst.Await):
+            self.walk(expr.expression, landing, d, newest_last, ordered)
+        elif isinstance(expr, cst.Call):
+            self._call(expr, landing, d, newest_last, ordered)
+        elif isinstance(expr, cst.Name):
+            self._name(expr, landing, d, newest_last, ordered)
+        elif isinstance(expr, cst.Attribute):
+            self._attribute(expr, landing, d, ordered)
+        elif isinstance(expr, cst.Subscript):
+            self.walk(expr.value, landing, d)
+        elif isinstance(expr, cst.NamedExpr):
+            self.walk(expr.value, landing, d, newest_last, ordered)
+
+    def _comprehension(self, expr, landing: Landing, d: int, ordered: bool) -> None:
+        comp = expr.for_in
+        while comp is not None:
+            self._iterable(comp.iter, landing, d, ordered)
+            if comp.ifs:
+                self._fact("filtered", expr, landing, "a filtered comprehension", ordered=ordered)
+            comp = comp.inner_for_in
+        if isinstance(expr, cst.DictComp):
+            self.walk(expr.value, landing, d)
+        else:
+            self.walk(expr.elt, landing, d)
+
+    def _iterable(self, iterable: cst.BaseExpression, landing: Landing, d: int, ordered: bool) -> None:
+        label = self._unordered_source(iterable)
+        if label:
+            self._fact("unordered", iterable, landing, label, ordered=ordered)
+        self.walk(iterable, landing, d, ordered=ordered)
+
+    def _unordered_source(self, expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, (cst.Set, cst.SetComp)):
+            return "a set"
+        if isinstance(expr, cst.Call):
+            name = self.ctx.qualified_name_in(expr.func, set(UNORDERED_CALLS))
+            if name:
+                return UNORDERED_CALLS[name]
+            if isinstance(expr.func, cst.Attribute):
+                attr = expr.func.attr.value
+                if attr in UNORDERED_METHODS and not self.ctx.qualified_name_in(expr.func, {"glob.glob"}):
+                    return UNORDERED_METHODS[attr]
+                if attr in ("values", "items", "keys") and self._runtime_dict(expr.func.value):
+                    return f"{self.ctx.code(expr.func.value)}.{attr}() (a dict filled at run time)"
+        if isinstance(expr, cst.Await):
+            return self._unordered_source(expr.expression)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, (cst.Call, cst.Await, cst.Name)):
+            return self._unordered_source(expr.value)  # (await session.list_tools()).tools, listed.tools
+        if isinstance(expr, cst.Name):
+            for _, value in self.ctx.assigned_values(expr):
+                if value is not None and not isinstance(value, cst.Name):
+                    found = self._unordered_source(value)
+                    if found:
+                        return found
+        return None
+
+    def _runtime_dict(self, expr: cst.BaseExpression) -> bool:
+        """A dict whose insertion order depends on run-time registration (decorators, imports, plugins)."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        target = self.ctx.code(expr)
+        for node in self.ctx.nodes(cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Subscript) and self.ctx.code(t.target.value) == target:
+                    if self.ctx.enclosing_function(node) is not None:
+                        return True
+        return False
+
+    def _call(self, call: cst.Call, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
+        func = call.func
+        name = self.ctx.qualified_name_in(func, set(self.volatile))
+        if name:
+            self._fact("volatile", call, landing, f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()", self.volatile[name])
+            return
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            inner = func.value
+            refined = self._volatile_method(call, attr, inner)
+            if refined:
+                root, granularity = refined
+                self._fact("volatile", call, landing, f"{self.ctx.code(root)}.{attr}()", granularity)
+                return
+            if attr == "format" and string_value(inner) is not None:
+                for arg in call.args:
+                    self.walk(arg.value, landing, d)
+                return
+            if attr == "join":
+                for arg in call.args[:1]:
+                    self._iterable(arg.value, landing, d, ordered)
+                return
+            if attr in ("strip", "lstrip", "rstrip", "upper", "lower", "replace", "encode", "decode", "title", "capitalize"):
+                self.walk(inner, landing, d)
+                return
+        if self.ctx.qualified_name_in(func, {"json.dumps", "json.dump"}):
+            self._json_dumps(call, landing, d)
+            return
+        if self.ctx.qualified_name_in(func, ORDERING):
+            for arg in call.args[:1]:
+                self.walk(arg.value, landing, d, ordered=True)
+            return
+        builder = self.ctx.qualified_name_in(func, STRING_BUILDERS)
+        if builder:
+            for arg in call.args[:1]:
+                if builder in ("builtins.str", "builtins.repr") and self._is_runtime_dict(arg.value):
+                    self._fact("dict_repr", call, landing, f"{builder.split('.')[-1]}() of a dict")
+                if builder in ("builtins.list", "builtins.tuple"):
+                    self._iterable(arg.value, landing, d, ordered)
+                else:
+                    self.walk(arg.value, landing, d, ordered=ordered)
+            return
+        for function in self._same_module_functions(call):
+            for value in self.ctx.returns_of(function):
+                self.walk(value, landing, d, newest_last, ordered)
+
+    def _volatile_method(self, call: cst.Call, attr: str, inner: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
+        """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call."""
+        if not isinstance(inner, cst.Call):
+            return None
+        name = self.ctx.qualified_name_in(inner.func, set(self.volatile))
+        if not name:
+            return None
+        base = self.volatile[name]
+        if attr == "strftime" and call.args:
+            fmt = string_value(call.args[0].value)
+            return inner, strftime_granularity(fmt) if fmt is not None else base
+        if attr == "date":
+            return inner, "day"
+        if attr in ("isoformat", "timestamp", "ctime", "hex", "__str__"):
+            return inner, base
+        return None
+
+    def _json_dumps(self, call: cst.Call, landing: Landing, d: int) -> None:
+        sort_keys = next((a for a in call.args if a.keyword is not None and a.keyword.value == "sort_keys"), None)
+        value = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if (sort_keys is None or _is_false(sort_keys.value)) and value is not None and self._is_runtime_dict(value):
+            self._fact("unsorted_json", call, landing, "json.dumps() without sort_keys=True")
+        if value is not None:
+            self.walk(value, landing, d)
+
+    def _is_runtime_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A dict built at run time (its key order depends on code paths or data), not a literal of constants."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.DictComp):
+            return True
+        if isinstance(expr, cst.Dict):
+            return any(isinstance(e, cst.StarredDictElement) for e in expr.elements)
+        if isinstance(expr, cst.Call):
+            if self.ctx.qualified_name_in(expr.func, {"builtins.dict", "collections.OrderedDict"}):
+                return True
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("model_dump", "dict", "to_dict", "asdict", "__dict__", "json"):
+                return True
+            if self.ctx.qualified_name_in(expr.func, {"dataclasses.asdict", "vars"}):
+                return True
+            return False
+        if isinstance(expr, cst.Name):
+            for binding, value in self.ctx.assigned_values(expr):
+                if isinstance(binding, cst.Param):
+                    annotation = binding.annotation.annotation if binding.annotation else None
+                    if annotation is not None and self.ctx.code(annotation).startswith(("dict", "Dict", "Mapping")):
+                        return True
+                if value is not None and self._is_runtime_dict(value, depth + 1):
+                    return True
+                if isinstance(value, cst.Dict) and self._mutated_dict(expr):
+                    return True
+        return False
+
+    def _mutated_dict(self, name: cst.Name) -> bool:
+        for node in self.ctx.nodes(cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and t.target.value.value == name.value:
+                    if self.ctx.scope_of(t.target.value) is self.ctx.scope_of(name):
+                        return True
+        return False
+
+    def _same_module_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        func = call.func
+        key = None
+        if isinstance(func, cst.Name):
+            key = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            cls = self.ctx.enclosing(call, (cst.ClassDef,))
+            key = f"{cls.name.value}.{func.attr.value}" if isinstance(cls, cst.ClassDef) else None
+        return self.ctx.functions.get(key or "", []) if key else []
+
+    def _name(self, name: cst.Name, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
+        for binding, value in self.ctx.assigned_values(name):
+            parent = self.ctx.parent(binding)
+            if isinstance(binding, cst.Param):
+                function = self.ctx.enclosing_function(binding)
+                if function is not None and function is self._site_function:
+                    self._fact("param", name, landing, binding.name.value)
+                continue
+            if isinstance(parent, cst.AugAssign):
+                self._fact("counter", name, landing, f"{name.value} (incremented with {self.ctx.code(parent.operator).strip()})", "turn")
+                continue
+            loop = parent if isinstance(parent, (cst.For, cst.CompFor)) else None
+            if loop is None and isinstance(parent, (cst.Tuple, cst.List)):
+                grand = self.ctx.parent(self.ctx.parent(binding) or binding)
+                loop = grand if isinstance(grand, (cst.For, cst.CompFor)) else None
+            if loop is not None:
+                self._loop_variable(name, loop, landing, d, ordered)
+                continue
+            if value is not None:
+                self.walk(value, landing, d, newest_last, ordered)
+        if landing.arg in ("messages", "input", "tools", "system"):
+            self._list_mutations(name, landing, d, ordered)
+
+    def _loop_variable(self, name: cst.Name, loop, landing: Landing, d: int, ordered: bool) -> None:
+        iterable = loop.iter
+        if isinstance(iterable, cst.Call) and self.ctx.qualified_name_in(iterable.func, {"builtins.enumerate", "builtins.range", "itertools.count"}):
+            if isinstance(loop, cst.For) and any(l is loop for l in self._site_loops):
+                self._fact("counter", name, landing, f"the loop counter {name.value}", "turn")
+                return
+            if isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" and iterable.args:
+                iterable = iterable.args[0].value
+        label = self._unordered_source(iterable)
+        if label:
+            self._fact("unordered", iterable, landing, label, ordered=ordered)
+        self.walk(iterable, landing, d, ordered=ordered)
+
+    def _list_mutations(self, name: cst.Name, landing: Landing, d: int, ordered: bool) -> None:
+        scope = self.ctx.scope_of(name)
+        for call in self.ctx.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name.value):
+                continue
+            if self.ctx.scope_of(func.value) is not scope or func.attr.value not in ("append", "extend", "insert"):
+                continue
+            if landing.arg in ("messages", "input"):
+                continue  # appended turns are rendered once and then kept: stable history
+            if landing.arg == "tools" and self.ctx.enclosing(call, (cst.If,)) is not None and self._inside_site_function(call):
+                self._fact("filtered", call, landing, f"{name.value}.{func.attr.value}() under a condition")
+            values = call.args[1:] if func.attr.value == "insert" else call.args
+            for arg in values[:1]:
+                if func.attr.value == "extend":
+                    self._iterable(arg.value, landing, d, ordered)
+                else:
+                    self.walk(arg.value, landing, d)
+
+    def _inside_site_function(self, node: cst.CSTNode) -> bool:
+        return self._site_function is not None and self.ctx.contains(self._site_function, node)
+
+    def _attribute(self, attr: cst.Attribute, landing: Landing, d: int, ordered: bool) -> None:
+        if attr.attr.value in VOLATILE_ATTRIBUTES:
+            self._fact("volatile", attr, landing, f".{attr.attr.value}", VOLATILE_ATTRIBUTES[attr.attr.value])
+            return
+        if isinstance(attr.value, cst.Name) and attr.value.value in ("self", "cls"):
+            cls = self.ctx.enclosing(attr, (cst.ClassDef,))
+            if isinstance(cls, cst.ClassDef):
+                self._self_attribute(cls, attr, landing, d, ordered)
+            return
+        if isinstance(attr.value, cst.Call):
+            self.walk(attr.value, landing, d)
+
+    def _self_attribute(self, cls: cst.ClassDef, attr: cst.Attribute, landing: Landing, d: int, ordered: bool) -> None:
+        wanted = attr.attr.value
+        for node in _walk_nodes(cls, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" and target.attr.value == wanted:
+                    if isinstance(node, cst.AugAssign):
+                        self._fact("counter", attr, landing, f"self.{wanted} (incremented with {self.ctx.code(node.operator).strip()})", "turn")
+                    elif node.value is not None:
+                        self.walk(node.value, landing, d, ordered=ordered)
+        for stmt in cls.body.body:  # class attributes
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == wanted for t in small.targets):
+                        self.walk(small.value, landing, d, ordered=ordered)
+
+    # --- facts ------------------------------------------------------------------------------------------------
+
+    def _fact(self, kind: str, node: cst.CSTNode, landing: Landing, label: str, granularity: str = "call", ordered: bool = False) -> None:
+        if kind == "unordered" and ordered:
+            return
+        when = self._when(node)
+        if granularity == "process":
+            when = "per process"
+        self.facts.append(Fact(kind, node, landing, label, granularity, when))
+
+    def _when(self, node: cst.CSTNode) -> str:
+        function = self.ctx.enclosing_function(node)
+        if function is None:
+            return "per process"
+        if any(_is_cache_decorator(self.ctx, dec) for dec in function.decorators):
+            return "per process"
+        if function is self._site_function and self._site_loops:
+            loop = self._site_loops[-1]  # the outermost loop around the call
+            if not self.ctx.contains(loop, node):
+                return "per conversation"
+        return "per call"
+
+
+def _walk_nodes(root: cst.CSTNode, kinds: tuple[type, ...]) -> list:
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kinds):
+                found.append(node)
+            return True
+
+    root.visit(Collect())
+    return found
+
+
+def _key_is(element: cst.BaseDictElement, key: str) -> bool:
+    return isinstance(element, cst.DictElement) and string_value(element.key) == key
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value in ("False", "None")
+
+
+def _is_cache_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> bool:
+    target = decorator.decorator
+    target = target.func if isinstance(target, cst.Call) else target
+    return bool(ctx.qualified_name_in(target, {"functools.lru_cache", "functools.cache", "functools.cached_property"}))

@@ -1,0 +1,169 @@
+"""CL101 volatile-value-in-prefix."""
+
+from __future__ import annotations
+
+from cachelint.check.values import GRANULARITY_WORDS
+from cachelint.rules.base import Invalid, Report, Rule
+
+
+class VolatileValueInPrefix(Rule):
+    code = "CL101"
+    what = """
+Finds a time, date, UUID, random number, process id, counter or file timestamp that reaches the cached
+prefix of an LLM request: the tools, the system prompt, the instructions, or messages before the newest
+turn. It follows the value through assignments, f-strings, `.format`, `%`, `+`, `str.join`, list and dict
+literals and functions of the same module, and says how often the value changes and whether it is computed
+per call, per conversation or once per process.
+"""
+    why = """
+Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
+changes every token after it: the whole rest of the prompt is prefilled again (and billed as fresh input or
+a cache write) on every call. A date in the newest user message is fine: that turn is not reused yet, and
+once sent it stays the same in the history.
+"""
+    example = """
+from datetime import datetime
+import anthropic
+
+client = anthropic.Anthropic()
+
+def answer(question: str):
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=1024,
+        system=f"You are a helpful assistant. Current time: {datetime.now():%H:%M:%S}.",
+        messages=[{"role": "user", "content": question}],
+    )
+"""
+    instead = """
+from datetime import datetime
+import anthropic
+
+client = anthropic.Anthropic()
+SYSTEM = "You are a helpful assistant."
+
+def answer(question: str):
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=1024,
+        system=SYSTEM,
+        messages=[{"role": "user", "content": f"(Current time: {datetime.now():%H:%M:%S}) {question}"}],
+    )
+"""
+    fix_safety = "none (moving a value changes what the model sees; do it by hand)."
+    options = "`volatile-functions`: more qualified names that return volatile values (e.g. `myapp.clock.now`)."
+
+    VALID = [
+        # the newest user turn is not reused yet
+        """
+import anthropic, datetime
+client = anthropic.Anthropic()
+def ask(q):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system="Be brief.",
+        messages=[{"role": "user", "content": f"{datetime.datetime.now()}: {q}"}])
+""",
+        # computed, but not sent
+        """
+import openai, time
+client = openai.OpenAI()
+def ask(q):
+    started = time.time()
+    r = client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}])
+    print(time.time() - started)
+    return r
+""",
+        # no LLM client: not our business
+        """
+from datetime import datetime
+def log(x):
+    print(f"{datetime.now()} {x}")
+""",
+        # a user message appended once and kept is stable history
+        """
+from openai import OpenAI
+from datetime import date
+client = OpenAI()
+messages = [{"role": "system", "content": "You are a travel agent."}]
+while True:
+    messages.append({"role": "user", "content": f"Today is {date.today()}. " + input()})
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages)
+    messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+""",
+    ]
+    INVALID = [
+        Invalid("""
+from datetime import datetime
+import anthropic
+client = anthropic.Anthropic()
+def ask(q):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=100,
+        system=f"You are helpful. Now: {datetime.now().isoformat()}",
+        messages=[{"role": "user", "content": q}])
+""", line=7, message="changes on every call"),
+        Invalid("""
+import uuid
+from openai import OpenAI
+client = OpenAI()
+def run(task):
+    request_id = str(uuid.uuid4())
+    system = "Request " + request_id + ". You are a careful planner."
+    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system}, {"role": "user", "content": task}])
+""", line=6, message="system prompt"),
+        # module level: once per process, a warning
+        Invalid("""
+import time
+from openai import OpenAI
+client = OpenAI()
+INSTRUCTIONS = "You review code. Session started at %d." % time.time()
+def review(diff):
+    return client.responses.create(model="gpt-5", instructions=INSTRUCTIONS, input=diff)
+""", line=5, message="once per process"),
+        # a helper of the same module builds the prompt
+        Invalid("""
+import anthropic
+from datetime import datetime
+client = anthropic.Anthropic()
+def build_system():
+    stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
+    return "\\n".join(["You are Acme's support bot.", f"Local time: {stamp}"])
+def chat(history):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system=build_system(), messages=history)
+""", line=6, message="every minute"),
+        # a turn counter in the system prompt of an agent loop
+        Invalid("""
+import anthropic
+client = anthropic.Anthropic()
+messages = []
+for turn in range(10):
+    messages.append({"role": "user", "content": input()})
+    r = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system=f"Turn {turn} of the session. Be concise.", messages=messages)
+""", line=7, message="loop counter"),
+        # rebuilt history with timestamps re-rendered each call
+        Invalid("""
+import openai, time
+client = openai.OpenAI()
+def reply(history, question):
+    messages = [{"role": "system", "content": f"Clock: {time.time()}"}, {"role": "user", "content": question}]
+    return client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+""", line=5),
+        # self.client set in __init__, value from a method
+        Invalid("""
+import random
+from anthropic import AsyncAnthropic
+class Agent:
+    def __init__(self):
+        self.client = AsyncAnthropic()
+        self.seed = random.randint(0, 10**6)
+    async def step(self, messages):
+        return await self.client.messages.create(model="claude-opus-4-5", max_tokens=256, system=f"Seed {self.seed}. Follow the plan.", messages=messages)
+""", line=7),
+    ]
+
+    def check(self, analysis):
+        for site, fact in analysis.facts({"volatile", "counter"}):
+            where = fact.landing.words
+            changes = GRANULARITY_WORDS.get(fact.granularity, "changes")
+            when = {"per call": "is computed on every call", "per conversation": "is computed once per conversation",
+                    "per process": "is computed once per process (it still differs between processes and restarts)"}[fact.when]
+            message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: it {changes} and {when}"
+            yield Report(fact.node, message, severity="error" if fact.severe else "warning")

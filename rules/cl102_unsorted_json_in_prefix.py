@@ -1,0 +1,102 @@
+"""CL102 unsorted-json-in-prefix."""
+
+from __future__ import annotations
+
+from cachelint.check.fixes import add_keyword
+from cachelint.rules.base import Invalid, Report, Rule
+
+
+class UnsortedJsonInPrefix(Rule):
+    code = "CL102"
+    what = """
+Finds `json.dumps` (or `str()` / `repr()`) of a dict built at run time that reaches the cached prefix
+without `sort_keys=True`.
+"""
+    why = """
+A dict's key order is its insertion order, which depends on the code path that filled it (a database row,
+a merged config, a `jsonb` round trip). The same data serialized in another key order is a different
+prefix, so everything after it is prefilled again.
+"""
+    example = """
+import json
+from openai import OpenAI
+
+client = OpenAI()
+
+def ask(profile: dict, question: str):
+    system = "You are a concierge. Guest profile: " + json.dumps(profile)
+    return client.chat.completions.create(model="gpt-4o", messages=[
+        {"role": "system", "content": system}, {"role": "user", "content": question}])
+"""
+    instead = """
+    system = "You are a concierge. Guest profile: " + json.dumps(profile, sort_keys=True)
+"""
+    fix_safety = "safe: adds `sort_keys=True` to `json.dumps` (the JSON means the same)."
+
+    VALID = [
+        """
+import json
+from openai import OpenAI
+client = OpenAI()
+def ask(profile: dict, q):
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": json.dumps(profile, sort_keys=True)}, {"role": "user", "content": q}])
+""",
+        # a literal of constants has one fixed order
+        """
+import json
+from openai import OpenAI
+client = OpenAI()
+RULES = json.dumps({"tone": "formal", "language": "en"})
+def ask(q):
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": RULES}, {"role": "user", "content": q}])
+""",
+        # in the newest turn it does not matter
+        """
+import json, anthropic
+client = anthropic.Anthropic()
+def ask(data: dict):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Summarize.", messages=[{"role": "user", "content": json.dumps(data)}])
+""",
+    ]
+    INVALID = [
+        Invalid("""
+import json
+from openai import OpenAI
+client = OpenAI()
+def ask(profile: dict, q):
+    system = "Profile: " + json.dumps(profile, indent=2)
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": q}])
+""", line=6, fixed="""
+import json
+from openai import OpenAI
+client = OpenAI()
+def ask(profile: dict, q):
+    system = "Profile: " + json.dumps(profile, indent=2, sort_keys=True)
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": q}])
+"""),
+        Invalid("""
+import json, anthropic
+client = anthropic.Anthropic()
+def run(user):
+    context = {k: v for k, v in user.items() if v}
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": json.dumps(context)}], messages=[{"role": "user", "content": "hi"}])
+""", line=6),
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+def ask(settings, q):
+    merged = dict(settings)
+    return client.responses.create(model="gpt-5", instructions="Settings: " + str(merged), input=q)
+""", line=6, message="str()"),
+    ]
+
+    def check(self, analysis):
+        for site, fact in analysis.facts({"unsorted_json", "dict_repr"}):
+            where = fact.landing.words
+            if fact.kind == "unsorted_json":
+                fix = add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
+                message = f"`json.dumps()` of a dict built at run time reaches the {where} of {analysis.describe_site(site)} without `sort_keys=True`: its key order can change between requests"
+            else:
+                fix = None
+                message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
+            yield Report(fact.node, message, fix=fix)

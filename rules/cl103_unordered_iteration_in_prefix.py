@@ -1,0 +1,84 @@
+"""CL103 unordered-iteration-in-prefix."""
+
+from __future__ import annotations
+
+from cachelint.check.fixes import wrap
+from cachelint.rules.base import Invalid, Report, Rule
+
+SORTABLE = ("a set", "a set literal", "os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Path.glob()", "Path.rglob()")
+
+
+class UnorderedIterationInPrefix(Rule):
+    code = "CL103"
+    what = """
+Finds prefix text (system prompt, instructions, earlier messages) built by iterating a source without a
+defined order: a set, `os.listdir`, `os.scandir`, `glob`, `Path.iterdir|glob|rglob`, or a dict filled at
+run time, without `sorted()`.
+"""
+    why = """
+Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file
+system's order. The same items joined in another order are another prefix, so the cache misses across
+processes and machines even though nothing changed.
+"""
+    example = """
+import os
+import anthropic
+
+client = anthropic.Anthropic()
+
+def ask(q):
+    notes = "\\n".join(open(f"notes/{name}").read() for name in os.listdir("notes"))
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=512,
+                                  system="Project notes:\\n" + notes, messages=[{"role": "user", "content": q}])
+"""
+    instead = """
+    notes = "\\n".join(open(f"notes/{name}").read() for name in sorted(os.listdir("notes")))
+"""
+    fix_safety = "safe for sets of strings and directory listings: wraps the source in `sorted()`; none for other sources."
+
+    VALID = [
+        """
+import os, anthropic
+client = anthropic.Anthropic()
+def ask(q):
+    docs = "\\n".join(sorted(os.listdir("docs")))
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Docs: " + docs, messages=[{"role": "user", "content": q}])
+""",
+        """
+from openai import OpenAI
+client = OpenAI()
+TAGS = ["a", "b"]
+def ask(q):
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": ", ".join(TAGS)}, {"role": "user", "content": q}])
+""",
+    ]
+    INVALID = [
+        Invalid("""
+import os, anthropic
+client = anthropic.Anthropic()
+def ask(q):
+    docs = "\\n".join(os.listdir("docs"))
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Docs: " + docs, messages=[{"role": "user", "content": q}])
+""", line=5, fixed="""
+import os, anthropic
+client = anthropic.Anthropic()
+def ask(q):
+    docs = "\\n".join(sorted(os.listdir("docs")))
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Docs: " + docs, messages=[{"role": "user", "content": q}])
+"""),
+        Invalid("""
+from pathlib import Path
+from openai import OpenAI
+client = OpenAI()
+def ask(q, skills: set[str]):
+    listing = ", ".join({s.lower() for s in skills})
+    files = [p.read_text() for p in Path("prompts").glob("*.md")]
+    return client.responses.create(model="gpt-5", instructions="Skills: " + listing + "\\n".join(files), input=q)
+""", line=6),
+    ]
+
+    def check(self, analysis):
+        for site, fact in analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input")):
+            message = f"{fact.label} is iterated in no defined order into the {fact.landing.words} of {analysis.describe_site(site)}; sort it"
+            fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE else None
+            yield Report(fact.node, message, fix=fix)

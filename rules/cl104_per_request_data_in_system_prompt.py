@@ -1,0 +1,120 @@
+"""CL104 per-request-data-in-system-prompt."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from cachelint.check.values import Landing, ValueWalker, string_value
+from cachelint.rules.base import Invalid, Report, Rule
+
+MIN_STATIC_CHARS = 80
+
+
+class PerRequestDataInSystemPrompt(Rule):
+    code = "CL104"
+    what = """
+Finds per-user or per-request data (a parameter of the function that makes the request) placed in the
+system prompt or instructions *ahead of* the static instructions.
+"""
+    why = """
+The static instructions are the part every user shares. Put a user's name in front of them and no two users
+share a prefix: each conversation writes its own copy of the same instructions to the cache, and the first
+request of every conversation pays full price.
+"""
+    example = """
+def answer(user_name: str, question: str):
+    system = f"The user is {user_name}.\\n{LONG_INSTRUCTIONS}"
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system,
+                                  messages=[{"role": "user", "content": question}])
+"""
+    instead = """
+def answer(user_name: str, question: str):
+    system = f"{LONG_INSTRUCTIONS}\\nThe user is {user_name}."  # or put it in the user message
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system,
+                                  messages=[{"role": "user", "content": question}])
+"""
+    fix_safety = "none (the order of instructions can change behaviour; move it by hand)."
+
+    VALID = [
+        """
+from anthropic import Anthropic
+client = Anthropic()
+INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+def answer(user_name, question):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"{INSTRUCTIONS}\\nThe user is {user_name}.", messages=[{"role": "user", "content": question}])
+""",
+    ]
+    INVALID = [
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+def answer(user_name, question):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{INSTRUCTIONS}", messages=[{"role": "user", "content": question}])
+""", line=6, message="user_name"),
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+def review(repo_name, diff):
+    instructions = "Repository: " + repo_name + ". You are a meticulous reviewer. Point out correctness bugs first, then security problems, then style."
+    return client.responses.create(model="gpt-5", instructions=instructions, input=diff)
+""", line=5),
+    ]
+
+    def check(self, analysis):
+        for site in analysis.sites:
+            for arg in ("system", "instructions"):
+                expr = _resolve_once(analysis.ctx, site.arg(arg))
+                if expr is None:
+                    continue
+                parts = _parts(expr)
+                for i, part in enumerate(parts):
+                    if _static_length(analysis.ctx, part) is not None:
+                        continue
+                    walker = ValueWalker(analysis.ctx, site)
+                    walker.walk(part.expression if isinstance(part, cst.FormattedStringExpression) else part, Landing(arg), 0)
+                    params = [f for f in walker.facts if f.kind == "param"]
+                    if not params:
+                        continue
+                    later = sum(_static_length(analysis.ctx, p) or 0 for p in parts[i + 1 :])
+                    if later >= MIN_STATIC_CHARS:
+                        yield Report(part, f"per-request value `{params[0].label}` comes before {later} characters of static "
+                                     f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
+                                     "move it after the static text (or into the user message) so all requests share the prefix")
+                    break
+
+
+def _resolve_once(ctx, expr):
+    if isinstance(expr, cst.Name):
+        values = [v for _, v in ctx.assigned_values(expr) if v is not None]
+        return values[0] if len(values) == 1 else None
+    return expr
+
+
+def _parts(expr) -> list:
+    if isinstance(expr, cst.FormattedString):
+        return list(expr.parts)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _parts(expr.left) + _parts(expr.right)
+    if isinstance(expr, cst.ConcatenatedString):
+        return _parts(expr.left) + _parts(expr.right)
+    return [expr]
+
+
+def _static_length(ctx, part) -> int | None:
+    """Length of a constant part (literal text or a module-level string constant), None if dynamic."""
+    if isinstance(part, cst.FormattedStringText):
+        return len(part.value)
+    if isinstance(part, cst.FormattedStringExpression):
+        return _static_length(ctx, part.expression)
+    value = string_value(part)
+    if value is not None:
+        return len(value)
+    if isinstance(part, cst.Name):
+        bindings = list(ctx.assigned_values(part))
+        if len(bindings) == 1 and bindings[0][1] is not None and ctx.enclosing_function(bindings[0][0]) is None:
+            return _static_length(ctx, bindings[0][1])
+    if isinstance(part, (cst.FormattedString, cst.BinaryOperation, cst.ConcatenatedString)):
+        lengths = [_static_length(ctx, p) for p in _parts(part)]
+        return None if any(n is None for n in lengths) else sum(lengths)  # type: ignore[misc]
+    return None

@@ -1,0 +1,102 @@
+"""CL201 unordered-tools."""
+
+from __future__ import annotations
+
+from cachelint.check.fixes import wrap
+from cachelint.rules.base import Invalid, Report, Rule
+
+SORTABLE = ("os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Path.glob()", "Path.rglob()")
+
+
+class UnorderedTools(Rule):
+    code = "CL201"
+    what = """
+Finds a `tools=` list built from a source without a defined order: a set, the values of a dict filled at run
+time (a registry populated by decorators or plugins), a directory listing, or an MCP server's
+`list_tools()` result, without sorting.
+"""
+    why = """
+Tools come first in the cached prefix. The same tools in another order invalidate the tools, the system
+prompt and every message after them: nothing of the request is read from cache. Registration and
+reconnection order varies between runs (many agent frameworks hit this with MCP servers).
+"""
+    example = """
+from anthropic import Anthropic
+
+client = Anthropic()
+TOOLS = {}
+
+def tool(fn):
+    TOOLS[fn.__name__] = {"name": fn.__name__, "description": fn.__doc__, "input_schema": {"type": "object"}}
+    return fn
+
+def run(messages):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=list(TOOLS.values()), messages=messages)
+"""
+    instead = """
+def run(messages):
+    tools = sorted(TOOLS.values(), key=lambda t: t["name"])
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=tools, messages=messages)
+"""
+    fix_safety = "safe for directory listings (wraps them in `sorted()`); none for tool objects, which need a key."
+
+    VALID = [
+        """
+from anthropic import Anthropic
+client = Anthropic()
+TOOLS = [{"name": "a", "input_schema": {}}, {"name": "b", "input_schema": {}}]
+def run(messages):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=messages)
+""",
+        """
+from anthropic import Anthropic
+client = Anthropic()
+REGISTRY = {}
+def register(fn):
+    REGISTRY[fn.__name__] = {"name": fn.__name__}
+    return fn
+def run(messages):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=sorted(REGISTRY.values(), key=lambda t: t["name"]), messages=messages)
+""",
+    ]
+    INVALID = [
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+REGISTRY = {}
+def register(fn):
+    REGISTRY[fn.__name__] = {"name": fn.__name__}
+    return fn
+def run(messages):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=list(REGISTRY.values()), messages=messages)
+""", line=9, message="dict filled at run time"),
+        Invalid("""
+from openai import AsyncOpenAI
+client = AsyncOpenAI()
+async def run(session, messages):
+    listed = await session.list_tools()
+    tools = [{"type": "function", "function": {"name": t.name, "parameters": t.inputSchema}} for t in listed.tools]
+    return await client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
+""", line=6, message="list_tools()"),
+        Invalid("""
+import glob, json
+from openai import OpenAI
+client = OpenAI()
+def run(messages):
+    tools = [json.load(open(path)) for path in glob.glob("tools/*.json")]
+    return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
+""", line=6, fixed="""
+import glob, json
+from openai import OpenAI
+client = OpenAI()
+def run(messages):
+    tools = [json.load(open(path)) for path in sorted(glob.glob("tools/*.json"))]
+    return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
+"""),
+    ]
+
+    def check(self, analysis):
+        for site, fact in analysis.facts({"unordered"}, args=("tools",)):
+            message = f"the tools of {analysis.describe_site(site)} come from {fact.label} in no defined order; sort them by name"
+            fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE else None
+            yield Report(fact.node, message, fix=fix)
