@@ -234,7 +234,13 @@ def rule(code: str | None, show_all: bool, fmt: str) -> None:
         raise click.UsageError("give a rule code or --all")
     rules = list(all_rules()) if show_all else [find_rule(code)]  # type: ignore[arg-type]
     if rules == [None]:
-        raise CachelintError(f"unknown rule {code!r} (see `cachelint rule --all`)")
+        from cachelint.rules import RULE_META
+
+        meta = RULE_META.get(str(code).upper())
+        if meta is None:
+            raise CachelintError(f"unknown rule {code!r} (see `cachelint rule --all`)")
+        click.echo(f"## {meta.code} {meta.name}\n\n{meta.summary}\n")  # a code without a rule class (CL999)
+        return
     if fmt == "json":
         data = [_rule_json(r) for r in rules]
         _print_json(data if show_all else data[0])
