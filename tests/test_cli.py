@@ -129,3 +129,5 @@ def test_demo_shows_the_break_and_its_cost():
     causes = [t["cause"] for t in data["turns"]]
     assert causes == [None, "none", "none", "system_changed", "none", "none"]
     assert data["breaks"][0]["turn"] == 4 and data["wasted_prefill_tokens"] == data["breaks"][0]["reprefilled_tokens"] > 0
+    assert [f["code"] for f in data["lint"]["findings"]] == ["CL101", "CL102", "CL301", "CL201"]
+    assert "Before it ships" in out.stdout

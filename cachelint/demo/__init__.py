@@ -70,9 +70,19 @@ def analyse() -> dict[str, Any]:
     }
 
 
+def lint_example() -> list:
+    """Findings of `cachelint check` on the bundled example app."""
+    from cachelint.check.engine import lint_source
+
+    source = resources.files("cachelint.demo").joinpath("data", "support_bot.py").read_text()
+    return lint_source(source, "support_bot.py")
+
+
 def run_demo(fmt: str, console: Console) -> None:
     result = analyse()
     breaks = result.pop("_break_objects")
+    findings = lint_example()
+    result["lint"] = {"file": "support_bot.py", "findings": [f.to_json() for f in findings]}
     if fmt == "json":
         console.print_json(json.dumps(result))
         return
@@ -99,5 +109,8 @@ def run_demo(fmt: str, console: Console) -> None:
     console.print(f"  Self-hosted: {kv['model']} with an FP8 KV cache holds {kv['bytes_per_token']:,} B per token; "
                   f"this session's {kv['session_tokens']:,} tokens are {human_bytes(kv['session_bytes'])} of KV, and the "
                   f"break recomputed {human_bytes(kv['reprefilled_kv_bytes'])} of it.")
-    console.print("\nTry: [bold]cachelint diff[/] BEFORE.json AFTER.json   "
+    console.print(f"\n[bold]Before it ships[/]: cachelint check on the example app support_bot.py finds {len(findings)} mistakes")
+    for f in findings:
+        console.print(f"  support_bot.py:{f.row}:{f.column}  [cyan]{f.code}[/] {f.name}: {f.message}")
+    console.print("\nTry: [bold]cachelint check[/] your_app/   [bold]cachelint diff[/] BEFORE.json AFTER.json   "
                   "[bold]cachelint kv[/] Qwen/Qwen3-4B --kv-dtype fp8 --gpu-memory 24GiB --session-tokens 22800")
