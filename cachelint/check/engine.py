@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -87,11 +88,16 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
     return sorted(findings.values(), key=lambda f: (f.row, f.column, f.code))
 
 
+_SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
+
+
 def _mentions_llm(source: str, options: Options | None) -> bool:
-    words = {"anthropic", "openai", "litellm"}
-    if options is not None:
-        words |= {name.split(".")[0] for name in options.call_patterns}
-    return any(word in source for word in words)
+    """Whether the module imports an LLM SDK (or a configured call pattern's module): only then can the
+    analysis resolve a call site, so only then is the costly scope and name metadata computed."""
+    if _SDK_IMPORT.search(source):
+        return True
+    roots = {name.split(".")[0] for name in options.call_patterns} if options is not None else set()
+    return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
 def lint_file(path: Path, display: str, codes: frozenset[str], options: Options | None) -> list[Finding]:

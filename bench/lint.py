@@ -1,0 +1,104 @@
+"""Benchmark `cachelint check` against its floor: libcst parsing the same files.
+
+Usage: python bench/lint.py [PATH ...] [--repeat N]
+Default tree: the installed sources of openai, anthropic, libcst, rich, mitmproxy (those present), plus
+cachelint's own examples. Prints a table, then one line with the headline ratios. Medians of N runs,
+measured in this run (these machines are noisy: compare within one run only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import libcst as cst
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("openai", "anthropic", "libcst", "rich", "mitmproxy")
+
+
+def default_paths() -> list[Path]:
+    paths = []
+    for name in PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec and spec.submodule_search_locations:
+            paths.append(Path(list(spec.submodule_search_locations)[0]))
+    return paths + [ROOT / "examples", ROOT / "cachelint" / "demo" / "data"]
+
+
+def python_files(paths: list[Path]) -> list[Path]:
+    files = []
+    for p in paths:
+        files += [p] if p.is_file() else sorted(p.rglob("*.py"))
+    return files
+
+
+def parse_floor(files: list[Path]) -> float:
+    start = time.perf_counter()
+    for f in files:
+        try:
+            cst.parse_module(f.read_bytes().decode("utf-8-sig"))
+        except Exception:
+            pass
+    return time.perf_counter() - start
+
+
+def check(tree: Path, jobs: int, cache: bool) -> float:
+    args = [sys.executable, "-m", "cachelint", "check", str(tree), "--exit-zero", "--output-format", "concise", "--jobs", str(jobs)]
+    if not cache:
+        args.append("--no-cache")
+    start = time.perf_counter()
+    subprocess.run(args, cwd=tree, capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    sources = args.paths or default_paths()
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        for i, src in enumerate(sources):
+            dest = tree / f"{i}-{src.name}"
+            shutil.copytree(src, dest) if src.is_dir() else shutil.copy(src, dest)
+        files = python_files([tree])
+        lines = sum(f.read_bytes().count(b"\n") for f in files)
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
+        startup = median([check(empty, 1, False) for _ in range(args.repeat)])
+        floor = median([parse_floor(files) for _ in range(args.repeat)])
+        cold1 = median([check(tree, 1, False) for _ in range(args.repeat)])
+        cold2 = median([check(tree, 2, False) for _ in range(args.repeat)])
+        check(tree, 1, True)  # fill the cache
+        warm = median([check(tree, 1, True) for _ in range(args.repeat)])
+    rows = [
+        ("libcst parse (floor, in process)", floor),
+        ("cachelint start-up (empty dir)", startup),
+        ("cachelint check cold, 1 process", cold1),
+        ("cachelint check cold, 2 processes", cold2),
+        ("cachelint check warm (cache), 1 process", warm),
+    ]
+    print(f"{len(files)} files, {lines:,} lines, from: {', '.join(s.name for s in sources)}; median of {args.repeat}")
+    for name, seconds in rows:
+        print(f"  {name:<44} {seconds:8.2f} s")
+    cold_net = cold1 - startup
+    print(f"headline: cold/parse {cold_net / floor:.2f}x (target <= 1.5x, start-up excluded), "
+          f"warm/cold {warm / cold1:.0%} (target <= 10%), 2 vs 1 processes {cold1 / cold2:.2f}x (target >= 1.6x)")
+
+
+if __name__ == "__main__":
+    main()
