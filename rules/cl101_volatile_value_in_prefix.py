@@ -163,7 +163,11 @@ class Agent:
         for site, fact in analysis.facts({"volatile", "counter"}):
             where = fact.landing.words
             changes = GRANULARITY_WORDS.get(fact.granularity, "changes")
-            when = {"per call": "is computed on every call", "per conversation": "is computed once per conversation",
-                    "per process": "is computed once per process (it still differs between processes and restarts)"}[fact.when]
-            message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: it {changes} and {when}"
+            if fact.when == "per process":
+                detail = "it is computed once per process, so the prefix differs between processes, workers and restarts"
+            elif fact.when == "per conversation":
+                detail = f"it {changes} and is computed once per conversation, so no two conversations share the prefix"
+            else:
+                detail = f"it {changes} and is computed on every call"
+            message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: {detail}"
             yield Report(fact.node, message, severity="error" if fact.severe else "warning")

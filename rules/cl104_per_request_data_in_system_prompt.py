@@ -63,8 +63,7 @@ def review(repo_name, diff):
 
     def check(self, analysis):
         for site in analysis.sites:
-            for arg in ("system", "instructions"):
-                expr = _resolve_once(analysis.ctx, site.arg(arg))
+            for arg, expr in _system_texts(analysis.ctx, site):
                 if expr is None:
                     continue
                 parts = _parts(expr)
@@ -82,6 +81,22 @@ def review(repo_name, diff):
                                      f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
                                      "move it after the static text (or into the user message) so all requests share the prefix")
                     break
+
+
+def _system_texts(ctx, site):
+    """(argument, expression) for the system prompt: system=, instructions=, or a leading system message."""
+    for arg in ("system", "instructions"):
+        yield arg, _resolve_once(ctx, site.arg(arg))
+    for arg in ("messages", "input"):
+        messages = _resolve_once(ctx, site.arg(arg))
+        if isinstance(messages, cst.BinaryOperation):
+            messages = _resolve_once(ctx, messages.left)
+        if isinstance(messages, cst.List) and messages.elements:
+            first = _resolve_once(ctx, messages.elements[0].value)
+            if isinstance(first, cst.Dict):
+                fields = {string_value(e.key): e.value for e in first.elements if isinstance(e, cst.DictElement)}
+                if string_value(fields.get("role")) in ("system", "developer"):
+                    yield "system", _resolve_once(ctx, fields.get("content"))
 
 
 def _resolve_once(ctx, expr):

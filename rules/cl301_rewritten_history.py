@@ -117,22 +117,27 @@ def loop(messages, reminder):
 
 def _rewrites(ctx, region, target: str):
     """(node, description) for statements in `region` that rewrite the list named `target`."""
+    nodes = _all(region)
     names = {target}
-    for node in _all(region):
-        if isinstance(node, cst.For) and ctx.code(node.iter) == target and isinstance(node.target, cst.Name):
-            names.add(node.target.value)  # for m in messages: m["content"] = ...
-    for node in _all(region):
+    changed = True
+    while changed:  # for m in history[:-2]: for block in m["content"]: block[...] = ...
+        changed = False
+        for node in nodes:
+            if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value not in names:
+                if _root(ctx, node.iter) in names:
+                    names.add(node.target.value)
+                    changed = True
+    for node in nodes:
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 tgt = t.target
-                if ctx.code(tgt) == target and isinstance(node.value, cst.Subscript) and ctx.code(node.value.value) == target:
-                    if _slice_starts_late(node.value):
-                        yield node, "truncates"
-                elif isinstance(tgt, cst.Subscript) and _root(ctx, tgt) in names:
+                if ctx.code(tgt) == target and _has_late_slice(ctx, node.value, target):
+                    yield node, "truncates"
+                elif isinstance(tgt, cst.Subscript) and _root(ctx, tgt) in names and not _is_marker_or_newest(ctx, tgt, target):
                     yield node, "edits an earlier message of"
         elif isinstance(node, cst.Del):
             for t in _targets(node.target):
-                if isinstance(t, cst.Subscript) and _root(ctx, t) in names:
+                if isinstance(t, cst.Subscript) and _root(ctx, t) in names and not _is_marker_or_newest(ctx, t, target):
                     yield node, "deletes messages from"
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target:
             method = node.func.attr.value
@@ -142,6 +147,24 @@ def _rewrites(ctx, region, target: str):
                 yield node, "inserts a message into the middle of"
             elif method in ("sort", "reverse", "remove", "clear"):
                 yield node, {"sort": "re-orders", "reverse": "re-orders", "remove": "removes a message from", "clear": "clears"}[method]
+
+
+def _has_late_slice(ctx, value, target: str) -> bool:
+    """history[-20:] or [history[0]] + history[-20:] anywhere in the new value."""
+    return any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _slice_starts_late(n) for n in _all(value))
+
+
+def _is_marker_or_newest(ctx, sub: cst.Subscript, target: str) -> bool:
+    """Moving a cache_control marker is no rewrite; neither is editing the newest message (history[-1])."""
+    keys = []
+    node = sub
+    while isinstance(node, cst.Subscript):
+        index = node.slice[0].slice
+        keys.append(ctx.code(index.value) if isinstance(index, cst.Index) else ":")
+        node = node.value
+    if any(k.strip("'\"") == "cache_control" for k in keys):
+        return True
+    return ctx.code(node) == target and keys and keys[-1] == "-1"
 
 
 def _slice_starts_late(sub: cst.Subscript) -> bool:

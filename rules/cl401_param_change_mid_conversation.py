@@ -6,7 +6,12 @@ import libcst as cst
 
 from cachelint.rules.base import Invalid, Report, Rule
 
-PARAMS = ("model", "tool_choice", "thinking", "extra_headers", "betas", "reasoning_effort", "reasoning")
+# the cache-key parameters of each API (tool_choice is not part of OpenAI's prefix)
+PARAMS = {
+    "anthropic": ("model", "tool_choice", "thinking", "extra_headers", "betas"),
+    "openai-chat": ("model", "reasoning_effort", "prompt_cache_key", "extra_headers"),
+    "openai-responses": ("model", "reasoning", "prompt_cache_key", "extra_headers"),
+}
 
 
 class ParamChangeMidConversation(Rule):
@@ -68,16 +73,43 @@ def agent(messages):
             loops = ctx.loops_around(site.node)
             if not loops:
                 continue
-            for name in PARAMS:
+            loop = loops[-1]
+            for name in PARAMS.get(site.api, ()):
                 expr = site.arg(name)
                 if expr is None:
                     continue
-                if isinstance(expr, cst.IfExp):
-                    yield Report(expr, f"`{name}` of {analysis.describe_site(site)} is chosen per turn inside the conversation loop; it is part of the cache key")
-                elif isinstance(expr, cst.Name):
-                    for binding, value in ctx.assigned_values(expr):
-                        if value is None or isinstance(value, (cst.SimpleString, cst.Integer)) and len(list(ctx.assigned_values(expr))) == 1:
-                            continue
-                        if ctx.contains(loops[-1], binding):
-                            yield Report(ctx.statement_of(binding), f"`{name}` of {analysis.describe_site(site)} is assigned inside the conversation loop, so it can change between turns; it is part of the cache key")
-                            break
+                found = self._changing(ctx, expr, loop)
+                if found is not None:
+                    node, how = found
+                    yield Report(node, f"`{name}` of {analysis.describe_site(site)} {how}, so it can change between turns of the conversation; it is part of the cache key")
+
+    def _changing(self, ctx, expr, loop):
+        """(node, how) when the value of `expr` is chosen anew inside `loop`."""
+        for node in _all(expr):
+            if isinstance(node, cst.IfExp):
+                return node, "is chosen per turn with a conditional expression"
+        if isinstance(expr, cst.Name):
+            bindings = list(ctx.assigned_values(expr))
+            for binding, value in bindings:
+                if value is None or (isinstance(value, (cst.SimpleString, cst.Integer)) and len(bindings) == 1):
+                    continue
+                if ctx.contains(loop, binding):
+                    return ctx.statement_of(binding), "is assigned inside the conversation loop"
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                for name in [n for n in _all(arg.value) if isinstance(n, cst.Name)]:
+                    if any(ctx.contains(loop, b) and not isinstance(b, cst.Param) for b, _ in ctx.assigned_values(name)):
+                        return arg.value, f"is computed from `{name.value}`, which changes inside the conversation loop"
+        return None
+
+
+def _all(root):
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node):
+            found.append(node)
+            return True
+
+    root.visit(Collect())
+    return found

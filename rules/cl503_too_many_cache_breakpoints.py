@@ -74,10 +74,6 @@ def run(messages):
 
     def check(self, analysis):
         ctx = analysis.ctx
-        removes = any(
-            isinstance(c.func, cst.Attribute) and c.func.attr.value == "pop" and c.args and string_value(c.args[0].value) == "cache_control"
-            for c in ctx.nodes(cst.Call)
-        ) or any(string_value(s.slice[0].slice.value) == "cache_control" for d in ctx.nodes(cst.Del) for s in [d.target] if isinstance(s, cst.Subscript) and isinstance(s.slice[0].slice, cst.Index))
         for site in analysis.sites:
             if site.api != "anthropic":
                 continue
@@ -85,11 +81,44 @@ def run(messages):
             if count > LIMIT:
                 yield Report(site.node, f"{analysis.describe_site(site)} sends {count} cache breakpoints; the API accepts at most {LIMIT} and rejects the request")
             loops = ctx.loops_around(site.node)
-            if not loops or removes:
+            if not loops or _removes_markers(ctx, loops[-1]):
                 continue
-            for assign in ctx.nodes(cst.Assign):
-                for target in assign.targets:
-                    t = target.target
-                    if isinstance(t, cst.Subscript) and isinstance(t.slice[0].slice, cst.Index) and string_value(t.slice[0].slice.value) == "cache_control" and ctx.contains(loops[-1], assign):
-                        yield Report(assign, f"a cache breakpoint is added to a message on every turn of the loop around {analysis.describe_site(site)} and never removed: "
-                                     f"the markers accumulate in the history and the API rejects the request past {LIMIT}")
+            for node in _nodes(loops[-1]):
+                if _adds_marker(ctx, node):
+                    yield Report(node, f"a cache breakpoint is added to a message on every turn of the loop around {analysis.describe_site(site)} and never removed: "
+                                 f"the markers accumulate in the history and the API rejects the request past {LIMIT}")
+
+
+def _adds_marker(ctx, node) -> bool:
+    """x[...]["cache_control"] = ... or history.append({... "cache_control": ...})."""
+    if isinstance(node, cst.Assign):
+        return any(_marker_subscript(t.target) for t in node.targets)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert"):
+        return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in _nodes(a.value))
+    return False
+
+
+def _removes_markers(ctx, region) -> bool:
+    for node in _nodes(region):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" and node.args:
+            if string_value(node.args[0].value) == "cache_control":
+                return True
+        if isinstance(node, cst.Del) and _marker_subscript(node.target):
+            return True
+    return False
+
+
+def _marker_subscript(target) -> bool:
+    return isinstance(target, cst.Subscript) and isinstance(target.slice[0].slice, cst.Index) and string_value(target.slice[0].slice.value) == "cache_control"
+
+
+def _nodes(root):
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node):
+            found.append(node)
+            return True
+
+    root.visit(Collect())
+    return found

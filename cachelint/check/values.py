@@ -17,7 +17,7 @@ import libcst as cst
 from cachelint.check.callsites import CallSite
 from cachelint.check.module import ModuleContext
 
-MAX_DEPTH = 10
+MAX_DEPTH = 24
 
 # qualified name -> (how the value changes, label)
 VOLATILE_CALLS: dict[str, str] = {
@@ -138,6 +138,7 @@ class ValueWalker:
         self.facts: list[Fact] = []
         self._seen: set[tuple[int, str, bool]] = set()
         self._site_function = ctx.enclosing_function(site.node)
+        self._params_only = 0
         self._site_loops = ctx.loops_around(site.node)
 
     # --- entry points ----------------------------------------------------------------------------------------
@@ -166,19 +167,21 @@ class ValueWalker:
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
             return
         if isinstance(expr, cst.ConcatenatedString):
-            self.walk(expr.left, landing, d)
-            self.walk(expr.right, landing, d)
+            for part in _concatenated(expr):  # "a" "b" f"{c}": one level, however long
+                self.walk(part, landing, depth)
         elif isinstance(expr, cst.FormattedString):
             for part in expr.parts:
                 if isinstance(part, cst.FormattedStringExpression):
+                    if self._is_runtime_dict(part.expression):
+                        self._fact("dict_repr", part.expression, landing, "a dict interpolated into an f-string")
                     self.walk(part.expression, landing, d)
         elif isinstance(expr, cst.BinaryOperation):
-            if newest_last and isinstance(expr.operator, cst.Add):
-                self.walk(expr.left, landing, d)  # list + [newest]: the right side holds the newest turn
-                self.walk(expr.right, landing, d, newest_last=True)
-            else:
-                self.walk(expr.left, landing, d)
-                self.walk(expr.right, landing, d)
+            operands = _operands(expr) if isinstance(expr.operator, cst.Add) else [expr.left, expr.right]
+            for i, operand in enumerate(operands):  # a + b + c: one level; list + [newest]: the last holds the newest turn
+                self.walk(operand, landing, depth if len(operands) > 2 else d, newest_last=newest_last and i == len(operands) - 1)
+        elif isinstance(expr, cst.BooleanOperation):
+            self.walk(expr.left, landing, d, newest_last, ordered)
+            self.walk(expr.right, landing, d, newest_last, ordered)
         elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
             if isinstance(expr, cst.Set):
                 self._fact("unordered", expr, landing, "a set literal", ordered=ordered)
@@ -231,7 +234,7 @@ class ValueWalker:
         label = self._unordered_source(iterable)
         if label:
             self._fact("unordered", iterable, landing, label, ordered=ordered)
-        self.walk(iterable, landing, d, ordered=ordered)
+        self.walk(iterable, landing, d, ordered=ordered or bool(label))  # reported here, not again at its source
 
     def _unordered_source(self, expr: cst.BaseExpression) -> str | None:
         if isinstance(expr, (cst.Set, cst.SetComp)):
@@ -312,9 +315,31 @@ class ValueWalker:
                 else:
                     self.walk(arg.value, landing, d, ordered=ordered)
             return
-        for function in self._same_module_functions(call):
+        if self.ctx.qualified_name_in(func, PURE_BUILTINS):
+            for arg in call.args:
+                self.walk(arg.value, landing, d)
+            return
+        functions = self._same_module_functions(call)
+        for function in functions:
             for value in self.ctx.returns_of(function):
                 self.walk(value, landing, d, newest_last, ordered)
+        if self._built_by_local_class(call):
+            chain = _call_chain(call)
+            for link in chain:  # Builder(x).with_section(y).build(): every argument lands
+                for arg in link.args:
+                    self.walk(arg.value, landing, d)
+            head = chain[-1].func
+            if isinstance(head, cst.Attribute):
+                self.walk(head.value, landing, d)  # builder.build(): what the builder was made of
+            return
+        self._params_only += 1  # an unknown call (or a helper's arguments): the result depends on per-request data
+        try:
+            for arg in call.args:
+                self.walk(arg.value, landing, d)
+            if isinstance(func, cst.Attribute):
+                self.walk(func.value, landing, d)
+        finally:
+            self._params_only -= 1
 
     def _volatile_method(self, call: cst.Call, attr: str, inner: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
         """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call."""
@@ -336,10 +361,23 @@ class ValueWalker:
     def _json_dumps(self, call: cst.Call, landing: Landing, d: int) -> None:
         sort_keys = next((a for a in call.args if a.keyword is not None and a.keyword.value == "sort_keys"), None)
         value = call.args[0].value if call.args and call.args[0].keyword is None else None
-        if (sort_keys is None or _is_false(sort_keys.value)) and value is not None and self._is_runtime_dict(value):
+        if (sort_keys is None or _is_false(sort_keys.value)) and value is not None and self._may_hold_runtime_dict(value):
             self._fact("unsorted_json", call, landing, "json.dumps() without sort_keys=True")
         if value is not None:
             self.walk(value, landing, d)
+
+    def _may_hold_runtime_dict(self, expr: cst.BaseExpression) -> bool:
+        """Not provably free of run-time dicts: anything but literals of constants (json.dumps' fix is harmless)."""
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
+            return False
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
+            return self._is_runtime_dict(expr) or any(self._may_hold_runtime_dict(e.value) for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            values = [v for _, v in self.ctx.assigned_values(expr)]
+            if values and all(v is not None and isinstance(v, (cst.Dict, cst.List, cst.Tuple, cst.SimpleString, cst.Integer)) for v in values):
+                return any(self._may_hold_runtime_dict(v) for v in values) or self._mutated_dict(expr)  # type: ignore[arg-type]
+            return True
+        return True
 
     def _is_runtime_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """A dict built at run time (its key order depends on code paths or data), not a literal of constants."""
@@ -356,7 +394,7 @@ class ValueWalker:
                 return True
             if self.ctx.qualified_name_in(expr.func, {"dataclasses.asdict", "vars"}):
                 return True
-            return False
+            return any(self._is_runtime_dict(v, depth + 1) for f in self._same_module_functions(expr) for v in self.ctx.returns_of(f))
         if isinstance(expr, cst.Name):
             for binding, value in self.ctx.assigned_values(expr):
                 if isinstance(binding, cst.Param):
@@ -367,6 +405,8 @@ class ValueWalker:
                     return True
                 if isinstance(value, cst.Dict) and self._mutated_dict(expr):
                     return True
+                if isinstance(binding, cst.Name) and isinstance(value, cst.Dict) and not value.elements:
+                    return True  # d = {} then filled
         return False
 
     def _mutated_dict(self, name: cst.Name) -> bool:
@@ -376,6 +416,25 @@ class ValueWalker:
                     if self.ctx.scope_of(t.target.value) is self.ctx.scope_of(name):
                         return True
         return False
+
+    def _built_by_local_class(self, call: cst.Call) -> bool:
+        """recv.method(...) where recv is (a name bound to) a chain starting at a class of this module."""
+        chain = _call_chain(call)
+        root = chain[-1].func if chain else None
+        if isinstance(root, cst.Name) and root.value in self._local_classes:
+            return True
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        while isinstance(receiver, cst.Attribute):
+            receiver = receiver.value
+        if isinstance(receiver, cst.Name):
+            for _, value in self.ctx.assigned_values(receiver):
+                if isinstance(value, cst.Call) and self._built_by_local_class(value):
+                    return True
+        return False
+
+    @property
+    def _local_classes(self) -> set[str]:
+        return {c.name.value for c in self.ctx.nodes(cst.ClassDef)}
 
     def _same_module_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
         func = call.func
@@ -396,7 +455,10 @@ class ValueWalker:
                     self._fact("param", name, landing, binding.name.value)
                 continue
             if isinstance(parent, cst.AugAssign):
-                self._fact("counter", name, landing, f"{name.value} (incremented with {self.ctx.code(parent.operator).strip()})", "turn")
+                if isinstance(parent.value, (cst.Integer, cst.Float)):
+                    self._fact("counter", name, landing, f"{name.value} (incremented with {self.ctx.code(parent.operator).strip()})", "turn")
+                else:
+                    self.walk(parent.value, landing, d)  # text += f"...": follow what is appended
                 continue
             loop = parent if isinstance(parent, (cst.For, cst.CompFor)) else None
             if loop is None and isinstance(parent, (cst.Tuple, cst.List)):
@@ -449,6 +511,11 @@ class ValueWalker:
         if attr.attr.value in VOLATILE_ATTRIBUTES:
             self._fact("volatile", attr, landing, f".{attr.attr.value}", VOLATILE_ATTRIBUTES[attr.attr.value])
             return
+        if isinstance(attr.value, cst.Name) and attr.value.value not in ("self", "cls"):
+            for binding, _ in self.ctx.assigned_values(attr.value):
+                if isinstance(binding, cst.Param) and self.ctx.enclosing_function(binding) is self._site_function:
+                    self._fact("param", attr, landing, self.ctx.code(attr))
+                    return
         if isinstance(attr.value, cst.Name) and attr.value.value in ("self", "cls"):
             cls = self.ctx.enclosing(attr, (cst.ClassDef,))
             if isinstance(cls, cst.ClassDef):
@@ -463,8 +530,10 @@ class ValueWalker:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" and target.attr.value == wanted:
-                    if isinstance(node, cst.AugAssign):
+                    if isinstance(node, cst.AugAssign) and isinstance(node.value, (cst.Integer, cst.Float)):
                         self._fact("counter", attr, landing, f"self.{wanted} (incremented with {self.ctx.code(node.operator).strip()})", "turn")
+                    elif isinstance(node, cst.AugAssign):
+                        self.walk(node.value, landing, d, ordered=ordered)
                     elif node.value is not None:
                         self.walk(node.value, landing, d, ordered=ordered)
         for stmt in cls.body.body:  # class attributes
@@ -477,6 +546,8 @@ class ValueWalker:
 
     def _fact(self, kind: str, node: cst.CSTNode, landing: Landing, label: str, granularity: str = "call", ordered: bool = False) -> None:
         if kind == "unordered" and ordered:
+            return
+        if self._params_only and kind != "param":
             return
         when = self._when(node)
         if granularity == "process":
@@ -494,6 +565,42 @@ class ValueWalker:
             if not self.ctx.contains(loop, node):
                 return "per conversation"
         return "per call"
+
+
+PURE_BUILTINS = {f"builtins.{n}" for n in ("int", "float", "round", "abs", "min", "max", "format", "bool", "divmod", "hex", "oct")}
+
+
+def _concatenated(node: cst.ConcatenatedString) -> list[cst.BaseExpression]:
+    parts: list[cst.BaseExpression] = []
+    stack: list[cst.BaseExpression] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.ConcatenatedString):
+            stack += [current.right, current.left]
+        else:
+            parts.append(current)
+    return parts
+
+
+def _operands(node: cst.BinaryOperation) -> list[cst.BaseExpression]:
+    """a + b + c as [a, b, c] (left-nested chains of one operator)."""
+    operands: list[cst.BaseExpression] = []
+    current: cst.BaseExpression = node
+    while isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Add) and not current.lpar:
+        operands.append(current.right)
+        current = current.left
+    operands.append(current)
+    return operands[::-1]
+
+
+def _call_chain(call: cst.Call) -> list[cst.Call]:
+    """x.a(1).b(2) -> [b-call, a-call] (outermost first)."""
+    chain = []
+    current: cst.BaseExpression = call
+    while isinstance(current, cst.Call):
+        chain.append(current)
+        current = current.func.value if isinstance(current.func, cst.Attribute) else None  # type: ignore[assignment]
+    return chain
 
 
 def _walk_nodes(root: cst.CSTNode, kinds: tuple[type, ...]) -> list:
