@@ -34,8 +34,23 @@ CACHEDIR_TAG = (
 
 
 def cache_key(config: Any) -> str:
-    """The cache key for a `cachelint.check.config.Config`: cachelint's version and the config fingerprint."""
-    return f"{__version__}:{config.fingerprint()}"
+    """The cache key for a `cachelint.check.config.Config`: cachelint's version, its analyzer code (so an
+    upgrade or a development edit never serves stale results) and the config fingerprint."""
+    return f"{__version__}:{_code_fingerprint()}:{config.fingerprint()}"
+
+
+def _code_fingerprint() -> str:
+    """Size and mtime of every module of the analyzer and the rules: cheap stats, no reads."""
+    import cachelint.check as check
+    import cachelint.rules as rules
+
+    digest = hashlib.sha256()
+    for package in (check, rules):
+        for directory in package.__path__:
+            for path in sorted(Path(directory).glob("*.py")):
+                stat = path.stat()
+                digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
 
 
 def _sha256(content: bytes) -> str:

@@ -172,6 +172,8 @@ class ValueWalker:
         elif isinstance(expr, cst.FormattedString):
             for part in expr.parts:
                 if isinstance(part, cst.FormattedStringExpression):
+                    if part.format_spec and self._formatted_volatile(part, landing):
+                        continue
                     if self._is_runtime_dict(part.expression):
                         self._fact("dict_repr", part.expression, landing, "a dict interpolated into an f-string")
                     self.walk(part.expression, landing, d)
@@ -340,6 +342,19 @@ class ValueWalker:
                 self.walk(func.value, landing, d)
         finally:
             self._params_only -= 1
+
+    def _formatted_volatile(self, part: cst.FormattedStringExpression, landing: Landing) -> bool:
+        """f"{datetime.now():%Y-%m-%d}" changes daily: the format spec sets the granularity."""
+        call = part.expression
+        if not isinstance(call, cst.Call):
+            return False
+        name = self.ctx.qualified_name_in(call.func, set(self.volatile))
+        if not name or not name.startswith(("datetime.", "pendulum.", "arrow.", "pandas.")):
+            return False
+        fmt = "".join(p.value for p in part.format_spec or () if isinstance(p, cst.FormattedStringText))
+        label = f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()"
+        self._fact("volatile", call, landing, label, strftime_granularity(fmt) if fmt else self.volatile[name])
+        return True
 
     def _volatile_method(self, call: cst.Call, attr: str, inner: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
         """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call."""
