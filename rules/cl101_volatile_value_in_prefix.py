@@ -161,6 +161,8 @@ class Agent:
 
     def check(self, analysis):
         for site, fact in analysis.facts({"volatile", "counter"}):
+            if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
+                continue  # a turn rendered once per conversation and then kept is stable history
             where = fact.landing.words
             changes = GRANULARITY_WORDS.get(fact.granularity, "changes")
             if fact.when == "per process":

@@ -129,6 +129,8 @@ def _static_length(ctx, part) -> int | None:
         bindings = list(ctx.assigned_values(part))
         if len(bindings) == 1 and bindings[0][1] is not None and ctx.enclosing_function(bindings[0][0]) is None:
             return _static_length(ctx, bindings[0][1])
+    if isinstance(part, cst.BinaryOperation) and not isinstance(part.operator, cst.Add):
+        return None
     if isinstance(part, (cst.FormattedString, cst.BinaryOperation, cst.ConcatenatedString)):
         lengths = [_static_length(ctx, p) for p in _parts(part)]
         return None if any(n is None for n in lengths) else sum(lengths)  # type: ignore[misc]

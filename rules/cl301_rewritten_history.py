@@ -102,17 +102,58 @@ def loop(messages, reminder):
         ctx = analysis.ctx
         for site in analysis.sites:
             history = site.arg("messages") or site.arg("input")
-            if not isinstance(history, (cst.Name, cst.Attribute)):
+            if not isinstance(history, (cst.Name, cst.Attribute, cst.Subscript)):
+                continue  # messages, self.messages, state["messages"]
+            for region, target in _conversation_regions(ctx, site, history):
+                for node, what in _rewrites(ctx, region, target):
+                    yield Report(node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
+                                 "earlier messages are the cached prefix: keep history append-only")
+
+
+def _conversation_regions(ctx, site, history):
+    """(region, name of the history there) for every place where the history outlives one request."""
+    region = _conversation_region(ctx, site, history)
+    if region is not None:
+        yield region, ctx.code(history)
+    function = ctx.enclosing_function(site.node)
+    if isinstance(history, cst.Name) and function is not None:  # act(agent, transcript) called from a loop
+        params = list(function.params.params)
+        index = next((i for i, p in enumerate(params) if p.name.value == history.value), None)
+        if index is None:
+            return
+        method = ctx.enclosing(function, (cst.ClassDef,)) is not None
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if name != function.name.value or ctx.contains(function, call):
                 continue
-            target = ctx.code(history)
-            persistent = isinstance(history, cst.Attribute) and ctx.code(history.value) == "self"
-            loops = ctx.loops_around(site.node)
-            if not persistent and not loops:
-                continue
-            region = ctx.enclosing(site.node, (cst.ClassDef,)) if persistent else loops[-1]
-            for node, what in _rewrites(ctx, region, target):
-                yield Report(node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
-                             "earlier messages are the cached prefix: keep history append-only")
+            for position, arg in enumerate(call.args):
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                if keyword == history.value or (keyword is None and position == index - (1 if method else 0)):
+                    loops = ctx.loops_around(call)
+                    caller = loops[-1] if loops else ctx.enclosing_function(call)
+                    if caller is not None and isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+                        yield caller, ctx.code(arg.value)
+
+
+def _conversation_region(ctx, site, history):
+    """Where the history outlives one request, so rewriting it breaks the next request's prefix:
+    a loop around the call, the class of `self.messages`, the module of `st.session_state.messages`, or the
+    function that receives the history (`state["messages"]`, a `messages` parameter) and sends it."""
+    loops = ctx.loops_around(site.node)
+    if loops:
+        return loops[-1]
+    function = ctx.enclosing_function(site.node)
+    if isinstance(history, cst.Attribute):
+        if ctx.code(history.value) == "self":
+            return ctx.enclosing(site.node, (cst.ClassDef,))
+        return ctx.module
+    if isinstance(history, cst.Subscript):
+        return ctx.module  # state["messages"]: the same state, wherever the module updates it
+    if isinstance(history, cst.Name) and function is not None:
+        if any(isinstance(b, cst.Param) for b, _ in ctx.assigned_values(history)):
+            return function
+    return None
 
 
 def _rewrites(ctx, region, target: str):

@@ -20,7 +20,8 @@ import pytest
 from cachelint.check.engine import lint_source
 
 CORPUS = Path(__file__).parent / "corpus"
-FILES = sorted(CORPUS.glob("*.py"))
+HOLDOUT = Path(__file__).parent / "holdout"  # written later by a reviewer who saw only the rule docs
+FILES = sorted(CORPUS.glob("*.py")) + sorted(HOLDOUT.glob("*.py"))
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>CL\d{3}(?:\s*,\s*CL\d{3})*)\s*$")
 
 # code -> Counter(tp=, miss=, false=), filled by the per-file tests, printed at the end of the module
@@ -63,7 +64,7 @@ def _count(rows: dict[str, Counter], hits: set, misses: set, false: set) -> None
 
 
 def test_corpus_is_present_and_marked():
-    assert 12 <= len(FILES) <= 20
+    assert len(FILES) >= 30
     for path in FILES:
         source = path.read_text()
         assert 30 <= len(source.splitlines()) <= 120, path.name

@@ -104,7 +104,7 @@ class Fact:
     @property
     def severe(self) -> bool:
         """Changes within a conversation, not just between processes or days."""
-        return self.when != "per process" and self.granularity not in _COARSE
+        return self.when == "per call" and self.granularity not in _COARSE
 
 
 def strftime_granularity(fmt: str) -> str:
@@ -151,6 +151,8 @@ class ValueWalker:
         newest_last = name in ("messages", "input")
         if name == "input" and string_value(expr) is None and not isinstance(expr, (cst.List, cst.Name, cst.BinaryOperation)):
             return []
+        if name == "input" and self.site.arg("previous_response_id") is not None:
+            return []  # the earlier turns live on the server; everything sent here is new
         self.walk(expr, Landing(name, prefix=True), 0, newest_last=newest_last)
         return self.facts[start:]
 
@@ -289,9 +291,11 @@ class ValueWalker:
                 root, granularity = refined
                 self._fact("volatile", call, landing, f"{self.ctx.code(root)}.{attr}()", granularity)
                 return
-            if attr == "format" and string_value(inner) is not None:
-                for arg in call.args:
+            if attr in ("format", "format_map", "substitute", "safe_substitute"):
+                for arg in call.args:  # TEMPLATE.format(now=...), Template(...).substitute(...)
                     self.walk(arg.value, landing, d)
+                if string_value(inner) is None:
+                    self.walk(inner, landing, d)
                 return
             if attr == "join":
                 for arg in call.args[:1]:
@@ -385,8 +389,8 @@ class ValueWalker:
         """Not provably free of run-time dicts: anything but literals of constants (json.dumps' fix is harmless)."""
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
             return False
-        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
-            return self._is_runtime_dict(expr) or any(self._may_hold_runtime_dict(e.value) for e in expr.elements)
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):  # a literal's own key order is fixed
+            return self._is_runtime_dict(expr) or any(self._is_runtime_dict(e.value) for e in expr.elements)
         if isinstance(expr, cst.Name):
             values = [v for _, v in self.ctx.assigned_values(expr)]
             if values and all(v is not None and isinstance(v, (cst.Dict, cst.List, cst.Tuple, cst.SimpleString, cst.Integer)) for v in values):
@@ -483,7 +487,9 @@ class ValueWalker:
                 self._loop_variable(name, loop, landing, d, ordered)
                 continue
             if value is not None:
-                self.walk(value, landing, d, newest_last, ordered)
+                # messages = [system]; messages.append(turn): the literal's last element is not the newest turn
+                grows = newest_last and isinstance(value, cst.List) and self._appended(name)
+                self.walk(value, landing, d, newest_last and not grows, ordered)
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
 
@@ -498,7 +504,15 @@ class ValueWalker:
         label = self._unordered_source(iterable)
         if label:
             self._fact("unordered", iterable, landing, label, ordered=ordered)
-        self.walk(iterable, landing, d, ordered=ordered)
+        self.walk(iterable, landing, d, ordered=ordered or bool(label))
+
+    def _appended(self, name: cst.Name) -> bool:
+        scope = self.ctx.scope_of(name)
+        return any(
+            isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) and c.func.value.value == name.value
+            and c.func.attr.value in ("append", "extend", "insert") and self.ctx.scope_of(c.func.value) is scope
+            for c in self.ctx.nodes(cst.Call)
+        )
 
     def _list_mutations(self, name: cst.Name, landing: Landing, d: int, ordered: bool) -> None:
         scope = self.ctx.scope_of(name)
@@ -601,7 +615,7 @@ def _operands(node: cst.BinaryOperation) -> list[cst.BaseExpression]:
     """a + b + c as [a, b, c] (left-nested chains of one operator)."""
     operands: list[cst.BaseExpression] = []
     current: cst.BaseExpression = node
-    while isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Add) and not current.lpar:
+    while isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Add) and (current is node or not current.lpar):
         operands.append(current.right)
         current = current.left
     operands.append(current)
