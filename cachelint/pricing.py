@@ -1,35 +1,304 @@
-"""Input prices and cache multipliers, as data (providers.md, Anthropic's pricing table).
+"""Token prices as data: a bundled, dated table for Anthropic and OpenAI models, or LiteLLM's price file.
 
-Prices are USD per million input tokens. Cache writes cost 1.25x (5 minutes) or 2x (1 hour) the base input
-price on Anthropic; reads cost 0.1x.
+All prices are USD per million tokens (MTok): input (uncached), cache write 5 minutes, cache write 1 hour, cache
+read, output. `PRICES` below is the only place they are written down; each row names its source.
+
+- Anthropic (providers.md §1.7, Anthropic's prompt-caching docs, latest stored copy, after 2026-06-29): a 5-minute
+  write costs 1.25x the input price, a 1-hour write 2x, a read 0.1x (0.025x on Fable/Mythos 5.1). Output prices
+  are not in the fact sheet: they are Anthropic's list prices (5x input in every current family) as quoted in
+  public price tables.
+- OpenAI (providers.md §2.1, OpenAI's caching cookbook: gpt-4o, gpt-4.1, gpt-5-nano, gpt-5.2 input and cached
+  prices): no cache-write fee before GPT-5.6, so both write columns equal the input price. The other rows and the
+  output prices are OpenAI's list prices as quoted in public price tables.
+- Not modelled: long-context surcharges (over 200k input tokens), Batch and priority tiers, data residency.
+
+`cost(model, usage)` prices a `cachelint.prompt.usage.Usage` (or a simulator `Prediction.to_usage()`): uncached
+input = prompt - read - written (Anthropic's `input_tokens`; for OpenAI GPT-5.6+ the written tokens are assumed
+to be part of `prompt_tokens`, as the cached ones are, which OpenAI does not state).
+
+`load_litellm_prices(path)` reads LiteLLM's `model_prices_and_context_window.json` (keys per model:
+`input_cost_per_token`, `output_cost_per_token`, `cache_creation_input_token_cost`, `cache_read_input_token_cost`,
+optionally `cache_creation_input_token_cost_above_1hr`) into a table that replaces the bundled one. A Claude row
+without the 1-hour key is priced at 2x input for 1-hour writes, not at the 5-minute rate.
 """
 
 from __future__ import annotations
 
-ANTHROPIC_WRITE_5M = 1.25
-ANTHROPIC_WRITE_1H = 2.0
-ANTHROPIC_READ = 0.1
+import datetime as _dt
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-# model-name prefix -> base input price per MTok
-ANTHROPIC_BASE_PRICES = {
-    "claude-opus-4": 5.0,  # Opus 4.5 - 4.8 (Opus 4 / 4.1 were 15.0; not distinguished here)
-    "claude-opus-5": 5.0,
-    "claude-sonnet-5": 2.0,
-    "claude-sonnet-4": 3.0,
-    "claude-haiku-4": 1.0,
-    "claude-3-5-haiku": 0.8,
-}
+from cachelint.errors import CachelintError
+from cachelint.prompt.usage import Usage
+from cachelint.simulate.models import match_model, normalize_model
+
+PRICES_AS_OF = "2026-11-29"
+MTOK = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per MTok for one model (or model-name prefix)."""
+
+    model: str
+    provider: str  # "anthropic" | "openai" | LiteLLM's provider name
+    input: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+    output: float
+    source: str = ""
+
+    @property
+    def read_multiplier(self) -> float:
+        return self.cache_read / self.input if self.input else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What one request cost, in USD."""
+
+    input: float
+    cache_write: float
+    cache_read: float
+    output: float
+
+    @property
+    def total(self) -> float:
+        return self.input + self.cache_write + self.cache_read + self.output
+
+    def to_json(self) -> dict[str, float]:
+        return {"input": self.input, "cache_write": self.cache_write, "cache_read": self.cache_read,
+                "output": self.output, "total": self.total}
+
+
+_A17 = "providers.md §1.7 (Anthropic prompt-caching docs, latest copy); output: Anthropic list price"
+_A_OLD = "Anthropic list prices (older models, not in the latest docs' example); multipliers per §1.7"
+_A_FABLE = "input/output: third-party quotes of Anthropic list prices [unconfirmed]; multipliers per §1.7"
+_O21 = "providers.md §2.1 (OpenAI caching cookbook: input, cached); output: OpenAI list price"
+_O_LIST = "OpenAI list prices as quoted in public price tables (2025); no cache-write fee before GPT-5.6"
+
+
+def _anthropic(prefix: str, input_: float, output: float, source: str, read_multiplier: float = 0.1) -> Price:
+    return Price(prefix, "anthropic", input_, round(input_ * 1.25, 6), round(input_ * 2.0, 6),
+                 round(input_ * read_multiplier, 6), output, source)
+
+
+def _openai(prefix: str, input_: float, cached: float, output: float, source: str) -> Price:
+    return Price(prefix, "openai", input_, input_, input_, cached, output, source)
+
+
+# THE price table: model-name prefix -> USD per MTok. The longest matching prefix wins (dated snapshots and
+# `-latest` aliases match their family; another version number does not).
+PRICES: tuple[Price, ...] = (
+    _anthropic("claude-fable-5-1", 10.0, 50.0, _A_FABLE + "; reads 0.025x (§1.7 latest copy)", 0.025),
+    _anthropic("claude-mythos-5-1", 10.0, 50.0, _A_FABLE + "; reads 0.025x (§1.7 latest copy)", 0.025),
+    _anthropic("claude-fable-5", 10.0, 50.0, _A_FABLE),
+    _anthropic("claude-mythos-5", 10.0, 50.0, _A_FABLE),
+    _anthropic("claude-opus-5", 5.0, 25.0, _A17),
+    _anthropic("claude-opus-4-8", 5.0, 25.0, _A17),
+    _anthropic("claude-opus-4-7", 5.0, 25.0, _A17),
+    _anthropic("claude-opus-4-6", 5.0, 25.0, _A17),
+    _anthropic("claude-opus-4-5", 5.0, 25.0, _A17),
+    _anthropic("claude-opus-4-1", 15.0, 75.0, _A_OLD),
+    _anthropic("claude-opus-4", 15.0, 75.0, _A_OLD),
+    # Sonnet 5: $2 in the latest docs copy; third-party code calls it an introductory price until 2026-08-31
+    # ($3 / $15 after). Kept as the docs say; override with a LiteLLM file if your invoices differ.
+    _anthropic("claude-sonnet-5", 2.0, 10.0, _A17 + "; intro-price conflict noted"),
+    _anthropic("claude-sonnet-4-6", 3.0, 15.0, _A17),
+    _anthropic("claude-sonnet-4-5", 3.0, 15.0, _A17),
+    _anthropic("claude-sonnet-4", 3.0, 15.0, _A17),
+    _anthropic("claude-3-7-sonnet", 3.0, 15.0, _A_OLD),
+    _anthropic("claude-haiku-4-5", 1.0, 5.0, _A17),
+    _anthropic("claude-3-5-haiku", 0.8, 4.0, _A17),
+    _anthropic("claude-3-haiku", 0.25, 1.25, _A_OLD),
+    _openai("gpt-4o", 2.5, 1.25, 10.0, _O21),
+    _openai("gpt-4o-mini", 0.15, 0.075, 0.6, _O_LIST),
+    _openai("gpt-4.1", 2.0, 0.5, 8.0, _O21),
+    _openai("gpt-4.1-mini", 0.4, 0.1, 1.6, _O_LIST),
+    _openai("gpt-4.1-nano", 0.1, 0.025, 0.4, _O_LIST),
+    _openai("gpt-5", 1.25, 0.125, 10.0, _O_LIST),
+    _openai("gpt-5-codex", 1.25, 0.125, 10.0, _O_LIST),
+    _openai("gpt-5-mini", 0.25, 0.025, 2.0, _O_LIST),
+    _openai("gpt-5-nano", 0.05, 0.005, 0.4, _O21),
+    _openai("gpt-5.1", 1.25, 0.125, 10.0, _O_LIST),
+    _openai("gpt-5.2", 1.75, 0.175, 14.0, _O21),
+    _openai("o1", 15.0, 7.5, 60.0, _O_LIST),
+    _openai("o3", 2.0, 0.5, 8.0, _O_LIST),
+    _openai("o4-mini", 1.1, 0.275, 4.4, _O_LIST),
+)
+
+
+class PriceTable:
+    """Prices by model name: an exact name first, then the longest table prefix, then `fallback`."""
+
+    def __init__(self, prices: Iterable[Price], *, source: str, as_of: str, fallback: PriceTable | None = None) -> None:
+        self.source = source
+        self.as_of = as_of
+        self.fallback = fallback
+        self.exact: dict[str, Price] = {}
+        self.by_name: dict[str, Price] = {}
+        self._memo: dict[str, Price | None] = {}
+        for price in prices:
+            self.exact.setdefault(price.model.lower(), price)
+            self.by_name.setdefault(normalize_model(price.model), price)
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+    def lookup(self, model: str | None) -> Price | None:
+        if model:
+            raw = model.strip().lower()
+            if raw not in self._memo:
+                found = self.exact.get(raw) or self.by_name.get(normalize_model(raw))
+                if found is None:
+                    prefix = match_model(raw, self.by_name)
+                    found = self.by_name[prefix] if prefix else None
+                self._memo[raw] = found
+            if self._memo[raw] is not None:
+                return self._memo[raw]
+        return self.fallback.lookup(model) if self.fallback else None
+
+    def price(self, model: str | None) -> Price:
+        found = self.lookup(model)
+        if found is None:
+            raise CachelintError(f"no price for model {model!r} in {self.source} (as of {self.as_of}); "
+                                 "pass a LiteLLM price file")
+        return found
+
+    def cost(self, model: str | None, usage: Usage) -> Cost:
+        return price_usage(self.price(model), usage)
+
+
+BUNDLED = PriceTable(PRICES, source="cachelint's bundled price table", as_of=PRICES_AS_OF)
+
+
+def price_usage(price: Price, usage: Usage) -> Cost:
+    """Price one request's usage. Unsplit writes are 5-minute writes (Anthropic's default TTL)."""
+    w5, w1 = usage.cache_write_5m_tokens, usage.cache_write_1h_tokens
+    if w5 is None and w1 is None:
+        w5, w1 = usage.cache_write_tokens, 0
+    w5, w1 = w5 or 0, w1 or 0
+    w5 += max(usage.cache_write_tokens - w5 - w1, 0)
+    uncached = max(usage.prompt_tokens - usage.cache_read_tokens - w5 - w1, 0)
+    return Cost(
+        input=uncached * price.input / MTOK,
+        cache_write=(w5 * price.cache_write_5m + w1 * price.cache_write_1h) / MTOK,
+        cache_read=usage.cache_read_tokens * price.cache_read / MTOK,
+        output=(usage.output_tokens or 0) * price.output / MTOK,
+    )
+
+
+def lookup(model: str | None, table: PriceTable | None = None) -> Price | None:
+    return (table or BUNDLED).lookup(model)
+
+
+def cost(model: str | None, usage: Usage, table: PriceTable | None = None) -> Cost:
+    """What `usage` cost at `model`'s prices; CachelintError for a model the table does not know."""
+    return (table or BUNDLED).cost(model, usage)
+
+
+# --- LiteLLM's price file ---------------------------------------------------------------------------------------
+
+_LITELLM_FIELDS = (
+    "input_cost_per_token", "output_cost_per_token", "cache_creation_input_token_cost",
+    "cache_read_input_token_cost", "cache_creation_input_token_cost_above_1hr",
+)
+_CANONICAL_PROVIDERS = ("anthropic", "openai", "text-completion-openai")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CachelintError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CachelintError(f"{path}: is a directory, not a JSON file") from None
+    except UnicodeDecodeError:
+        raise CachelintError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CachelintError(f"{path}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CachelintError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def _per_token(path: Path, model: str, spec: dict[str, Any], name: str) -> float | None:
+    value = spec.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise CachelintError(f"{path}: {model}: {name} is {value!r}, not a non-negative number")
+    return float(value) * MTOK
+
+
+def load_litellm_prices(path: str | Path, *, fallback: PriceTable | None = None) -> PriceTable:
+    """A price table from LiteLLM's `model_prices_and_context_window.json` (per-token USD), usable in place of
+    `BUNDLED` (pass `fallback=BUNDLED` to keep the bundled rows for models the file lacks). Rows without both an
+    input and an output price (images, embeddings, `sample_spec`) are skipped; a malformed file or price raises
+    CachelintError."""
+    path = Path(path)
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        raise CachelintError(f"{path}: not a LiteLLM price file (expected a JSON object of models, got a {kind})")
+    prices: list[Price] = []
+    for model, spec in data.items():
+        if model == "sample_spec" or not isinstance(spec, dict):
+            continue
+        costs = {name: _per_token(path, model, spec, name) for name in _LITELLM_FIELDS}
+        input_, output = costs["input_cost_per_token"], costs["output_cost_per_token"]
+        if input_ is None or output is None:
+            continue
+        provider = spec.get("litellm_provider") if isinstance(spec.get("litellm_provider"), str) else ""
+        claude = provider == "anthropic" or "claude" in model.lower()
+        write_5m = costs["cache_creation_input_token_cost"]
+        if write_5m is None:
+            write_5m = input_ * 1.25 if claude else input_
+        write_1h = costs["cache_creation_input_token_cost_above_1hr"]
+        if write_1h is None:
+            write_1h = input_ * 2.0 if claude else write_5m
+        read = costs["cache_read_input_token_cost"]
+        if read is None:
+            read = input_ * 0.1 if claude else input_
+        provider = provider or ("anthropic" if claude else "")
+        prices.append(Price(model, provider, input_, write_5m, write_1h, read, output, f"LiteLLM {path.name}"))
+    if not prices:
+        raise CachelintError(
+            f"{path}: no model with input_cost_per_token and output_cost_per_token: not a LiteLLM price file"
+        )
+    # the provider's own row wins over a router's copy of the same model name
+    prices.sort(key=lambda p: p.provider not in _CANONICAL_PROVIDERS)
+    try:
+        as_of = _dt.datetime.fromtimestamp(path.stat().st_mtime, _dt.UTC).date().isoformat()
+    except OSError:
+        as_of = "unknown"
+    return PriceTable(prices, source=f"LiteLLM price file {path}", as_of=as_of, fallback=fallback)
+
+
+# --- kept for `cachelint demo` ---------------------------------------------------------------------------------
+
+_DEFAULT_CLAUDE = "claude-sonnet-4"  # unknown Claude models are priced as Sonnet 4
+
+
+def _claude_price(model: str | None) -> Price:
+    found = BUNDLED.lookup(model)
+    if found is None or found.provider != "anthropic":
+        found = BUNDLED.price(_DEFAULT_CLAUDE)
+    return found
 
 
 def anthropic_base_price(model: str | None) -> float:
-    """Base input price for a Claude model (falls back to Sonnet 4's)."""
-    name = (model or "").lower()
-    for prefix, price in ANTHROPIC_BASE_PRICES.items():
-        if name.startswith(prefix):
-            return price
-    return 3.0
+    """Base input price (USD/MTok) for a Claude model (falls back to Sonnet 4's)."""
+    return _claude_price(model).input
 
 
 def wasted_prefill_usd(tokens: int, model: str | None) -> float:
     """What re-prefilling `tokens` costs over reading them from cache: a 5-minute write instead of a read."""
-    return tokens * anthropic_base_price(model) * (ANTHROPIC_WRITE_5M - ANTHROPIC_READ) / 1_000_000
+    price = _claude_price(model)
+    return tokens * (price.cache_write_5m - price.cache_read) / MTOK

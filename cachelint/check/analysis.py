@@ -16,20 +16,11 @@ from cachelint.check.module import ModuleContext
 from cachelint.check.values import Fact, ValueWalker
 
 PREFIX_ARGS = ("tools", "system", "instructions", "messages", "input")
-ANTHROPIC_MINIMUMS = [  # model-name prefix -> minimum cacheable prompt length (providers.md, latest copy)
-    ("claude-opus-4-8", 1024), ("claude-opus-4-7", 2048), ("claude-opus-4-6", 4096), ("claude-opus-4-5", 4096),
-    ("claude-opus-5", 512), ("claude-fable", 512), ("claude-mythos", 512), ("claude-sonnet-5", 1024),
-    ("claude-sonnet-4", 1024), ("claude-opus-4", 1024), ("claude-haiku-4", 4096), ("claude-3-5-haiku", 2048),
-    ("claude-3-haiku", 2048),
-]
-
-
 def anthropic_minimum(model: str | None) -> int:
-    name = (model or "").lower()
-    for prefix, minimum in ANTHROPIC_MINIMUMS:
-        if name.startswith(prefix):
-            return minimum
-    return 1024
+    """The model's minimum cacheable prompt length (one dated table: cachelint.simulate.models)."""
+    from cachelint.simulate.models import anthropic_minimum as minimum
+
+    return minimum(model)
 
 
 @dataclass(slots=True)

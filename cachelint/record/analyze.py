@@ -1,0 +1,224 @@
+"""From a captured exchange to a stored row: usage, the break against the session's previous request, the
+provider cache simulator's prediction, the KV cost, money, and the dynamic rules.
+
+The proxy calls `Recorder.record` from a worker thread, never from mitmproxy's event loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from cachelint.diff import explain
+from cachelint.errors import CachelintError
+from cachelint.prompt.load import build_prompt, exchange_from_json
+from cachelint.prompt.model import Prompt
+from cachelint.prompt.usage import Usage, estimate_error, from_response_body
+from cachelint.record.exchange import Captured, route_provider
+from cachelint.record.secrets import clean_headers, clean_url
+from cachelint.record.sessions import Sessions, SessionState
+from cachelint.record.store import Row, Store
+from cachelint.rules import NAMES
+from cachelint.tokens import counter_for
+
+DEFAULT_KV_MODEL = "Qwen/Qwen3-8B"
+BREAKPOINT_LIMIT = 4
+
+
+@dataclass(slots=True)
+class Totals:
+    """Live numbers per session, for the dashboard and the metrics endpoint."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    wasted_prefill_tokens: int = 0
+    cost: float = 0.0
+    wasted_cost: float = 0.0
+    errors: int = 0
+    last_break: dict[str, Any] | None = None
+    model: str | None = None
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+@dataclass(slots=True)
+class RecorderOptions:
+    store_bodies: bool = True  # False: hashes, token counts and excerpts only
+    kv_model: str = DEFAULT_KV_MODEL
+    prices: Any = None  # a price table from cachelint.pricing, or None for the bundled one
+
+
+class Recorder:
+    def __init__(self, store: Store | None, options: RecorderOptions | None = None) -> None:
+        self.store = store
+        self.options = options or RecorderOptions()
+        self.sessions = Sessions()
+        self.totals: dict[str, Totals] = {}
+        self._simulators: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+        self._kv = None
+
+    # --- the pipeline -----------------------------------------------------------------------------------------
+
+    def record(self, captured: Captured) -> Row:
+        with self._lock:
+            row = self._analyze(captured)
+            if self.store is not None:
+                self.store.add(row)
+            self._update_totals(row)
+            return row
+
+    def _analyze(self, captured: Captured) -> Row:
+        headers = clean_headers(captured.request_headers)
+        body = captured.request_json()
+        response_text = captured.response_text()
+        row = Row(
+            session="unrecognized",
+            seq=0,
+            started_at=captured.started_at,
+            method=captured.method,
+            url=clean_url(captured.url),
+            status=captured.status,
+            error=captured.error,
+            ttft=(captured.first_byte_at - captured.started_at) if captured.first_byte_at else None,
+            duration=(captured.ended_at - captured.started_at) if captured.ended_at else None,
+            request_headers=headers,
+            response_headers=clean_headers(captured.response_headers),
+            streamed=captured.streamed,
+            request_sha256=hashlib.sha256(captured.request_body).hexdigest(),
+        )
+        if self.options.store_bodies:
+            row.request_body = json.dumps(body, ensure_ascii=False) if body is not None else captured.request_body.decode("utf-8", "replace")
+            row.response_body = response_text
+        provider = route_provider(captured.path)
+        if body is None or provider is None:
+            row.error = row.error or "request body is not JSON"
+            return row
+        try:
+            prompt = build_prompt(exchange_from_json({"request": {"path": captured.path, "headers": headers, "body": body}}))
+        except CachelintError as exc:
+            row.error = row.error or str(exc)
+            return row
+        usage = from_response_body(prompt.provider, response_text) if response_text and (captured.status or 0) < 400 else None
+        if usage is None and captured.status and captured.status < 400 and not row.error:
+            row.error = "no usage in the response"
+        session = self.sessions.assign(prompt, headers, body)
+        self._fill(row, prompt, usage, session, captured)
+        session.last, session.last_usage = prompt, usage
+        return row
+
+    def _fill(self, row: Row, prompt: Prompt, usage: Usage | None, session: SessionState, captured: Captured) -> None:
+        session.requests += 1
+        row.session, row.seq = session.id, session.requests
+        row.provider, row.model = prompt.provider, prompt.model
+        row.estimated_prompt_tokens, row.tokenizer = prompt.prompt_tokens, prompt.tokenizer
+        if usage is not None:
+            row.prompt_tokens, row.cache_read_tokens = usage.prompt_tokens, usage.cache_read_tokens
+            row.cache_write_tokens, row.output_tokens = usage.cache_write_tokens, usage.output_tokens
+            row.cache_write_5m_tokens, row.cache_write_1h_tokens = usage.cache_write_5m_tokens, usage.cache_write_1h_tokens
+            row.hit_rate = round(usage.hit_rate, 4)
+        brk = None
+        if session.last is not None:
+            brk = explain(session.last, prompt, counter_for(prompt.provider, prompt.model))
+            data = brk.to_json()
+            estimate = estimate_error(prompt.prompt_tokens, usage)
+            if estimate:
+                data["token_estimate"] = estimate
+            row.brk = data
+            row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage)
+        row.prediction, row.mismatch = self._simulate(prompt, usage, captured)
+        row.kv_model, row.kv_bytes, row.wasted_kv_bytes = self._kv_cost(usage.prompt_tokens if usage else prompt.prompt_tokens, row.wasted_prefill_tokens)
+        row.cost, row.wasted_cost = self._money(prompt.model, usage, row.wasted_prefill_tokens)
+        row.findings = dynamic_findings(prompt, brk)
+
+    @staticmethod
+    def _wasted(brk, usage: Usage | None, previous: Usage | None) -> int:
+        """Re-prefilled tokens: from the provider's numbers when both turns report usage
+        (min(previous prompt, this prompt) - cache reads), else the diff's estimate."""
+        if usage is not None and isinstance(previous, Usage):
+            observed = max(0, min(previous.prompt_tokens, usage.prompt_tokens) - usage.cache_read_tokens)
+            return observed if brk.cause != "none" or observed > 0 else 0
+        return brk.reprefilled_tokens
+
+    def _simulate(self, prompt: Prompt, usage: Usage | None, captured: Captured) -> tuple[dict[str, Any] | None, str | None]:
+        from cachelint.simulate import explain_mismatch, simulator_for
+
+        key = (prompt.provider, prompt.model or "")
+        simulator = self._simulators.get(key)
+        if simulator is None:
+            simulator = self._simulators[key] = simulator_for(prompt.provider)
+        try:
+            prediction = simulator.record(prompt, at=captured.started_at, response_started_at=captured.first_byte_at, usage=usage)
+            mismatch = explain_mismatch(prediction, usage) if usage is not None else None
+        except Exception as exc:  # a simulator bug must never lose the exchange
+            return {"error": f"{type(exc).__name__}: {exc}"}, None
+        return prediction.to_json(), mismatch
+
+    def _kv_cost(self, tokens: int, wasted: int) -> tuple[str, int, int]:
+        if self._kv is None:
+            from cachelint.kv import model_kv_cost
+
+            self._kv = model_kv_cost(self.options.kv_model)
+        return self._kv.model, self._kv.session_bytes(tokens), self._kv.bytes_per_token * wasted
+
+    def _money(self, model: str | None, usage: Usage | None, wasted: int) -> tuple[float | None, float | None]:
+        from cachelint import pricing
+
+        if usage is None:
+            return None, None
+        try:
+            total = round(pricing.cost(model, usage, self.options.prices).total, 8)
+        except (AttributeError, TypeError, KeyError, CachelintError):
+            total = None
+        return total, round(pricing.wasted_prefill_usd(wasted, model), 8)
+
+    def _update_totals(self, row: Row) -> None:
+        t = self.totals.setdefault(row.session, Totals())
+        t.requests += 1
+        t.model = row.model
+        t.prompt_tokens += row.prompt_tokens or 0
+        t.cache_read_tokens += row.cache_read_tokens or 0
+        t.cache_write_tokens += row.cache_write_tokens or 0
+        t.output_tokens += row.output_tokens or 0
+        t.wasted_prefill_tokens += row.wasted_prefill_tokens or 0
+        t.cost += row.cost or 0.0
+        t.wasted_cost += row.wasted_cost or 0.0
+        t.errors += 1 if row.error or (row.status or 0) >= 400 else 0
+        if row.brk and row.brk.get("cause") != "none":
+            t.last_break = {"seq": row.seq, **{k: row.brk.get(k) for k in ("cause", "detail", "rule", "location")}}
+
+
+def dynamic_findings(prompt: Prompt, brk) -> list[dict[str, Any]]:
+    """The catalog's rules that can be judged on a recorded request."""
+    findings = []
+    breakpoints = prompt.breakpoints()
+    count = len(breakpoints) + (1 if prompt.top_level_cache_control else 0)
+    if prompt.provider == "anthropic" and count > BREAKPOINT_LIMIT:
+        findings.append(_finding("CL503", f"{count} cache breakpoints; the API accepts at most {BREAKPOINT_LIMIT}"))
+    if prompt.provider == "anthropic" and breakpoints:
+        from cachelint.check.analysis import anthropic_minimum
+
+        minimum = anthropic_minimum(prompt.model)
+        first = breakpoints[0]
+        tokens = sum(b.tokens for b in prompt.blocks[: first + 1])
+        if tokens < minimum:
+            findings.append(_finding("CL504", f"the prefix up to the first breakpoint ({prompt.blocks[first].pointer}) is about {tokens} tokens, below the minimum of {minimum}"))
+    if brk is not None and brk.cause != "none":
+        if brk.rule:
+            findings.append(_finding(brk.rule, f"{brk.cause}/{brk.detail} at {brk.pointer}"))
+        changed = next((b for b in prompt.blocks if brk.pointer and brk.pointer.startswith(b.pointer)), None)
+        if changed is not None and changed.cache_control is not None and changed.section != "messages":
+            findings.append(_finding("CL502", f"the breakpoint at {changed.pointer} sits on a block that changed since the previous request"))
+    return findings
+
+
+def _finding(code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "name": NAMES.get(code, ""), "message": message}

@@ -1,0 +1,40 @@
+"""The store: schema version, one commit per exchange, damaged files set aside; credentials never kept."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from cachelint.errors import CachelintError
+from cachelint.record.secrets import clean_headers, clean_url
+from cachelint.record.store import SCHEMA_VERSION, Row, Store
+
+
+def test_rows_round_trip_and_schema_version(tmp_path):
+    store = Store(tmp_path / "db.sqlite")
+    row = Row(session="s/m", seq=1, started_at=1.5, model="m", request_headers={"anthropic-version": "2023-06-01"},
+              brk={"cause": "none"}, findings=[{"code": "CL101"}], prompt_tokens=10)
+    store.add(row)
+    [back] = list(Store(tmp_path / "db.sqlite", readonly=True).rows())
+    assert (back.session, back.seq, back.brk, back.findings, back.prompt_tokens) == ("s/m", 1, {"cause": "none"}, [{"code": "CL101"}], 10)
+    version = sqlite3.connect(tmp_path / "db.sqlite").execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert int(version) == SCHEMA_VERSION
+
+
+def test_a_damaged_file_is_set_aside_not_deleted(tmp_path):
+    path = tmp_path / "db.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    store = Store(path)
+    assert store.recovered_from.exists() and store.recovered_from.read_bytes().startswith(b"this is not a database")
+    store.add(Row(session="s", seq=1, started_at=0.0))
+    assert store.count() == 1
+    with pytest.raises(CachelintError, match="not a readable cachelint store"):
+        Store(store.recovered_from, readonly=True)
+
+
+def test_credentials_are_dropped_from_headers_and_urls():
+    headers = [("X-Api-Key", "sk-1"), ("Authorization", "Bearer sk-2"), ("Cookie", "a=b"), ("OpenAI-Organization", "org-1"),
+               ("OpenAI-Project", "proj-1"), ("api-key", "azure"), ("anthropic-version", "2023-06-01"), ("x-goog-api-key", "g")]
+    assert clean_headers(headers) == {"anthropic-version": "2023-06-01"}
+    assert clean_url("https://user:pw@host/v1/chat/completions?key=abc&x=1") == "https://host/v1/chat/completions?key=%5Bredacted%5D&x=1"

@@ -1,0 +1,1389 @@
+"""A local stand-in for the Anthropic and OpenAI APIs, for tests of `cachelint proxy`.
+
+The real `anthropic` / `openai` SDK clients talk to it (directly or through the proxy) over plain HTTP/1.1:
+
+    with Upstream(event_delay=0.01) as up:
+        client = anthropic.Anthropic(base_url=up.url, api_key="x", max_retries=0)
+        client.messages.create(...)
+        up.requests[-1].json, up.responses[-1].raw, up.responses[-1].usage
+
+Routes (anything else: 404 with the provider's error JSON):
+
+- ``POST /v1/messages`` (with or without ``?beta=true``): Anthropic Messages, JSON or SSE (``"stream": true``).
+- ``POST /v1/messages/count_tokens``: ``{"input_tokens": N}`` (Claude Code calls it through a gateway).
+- ``POST /v1/chat/completions``: OpenAI Chat Completions, JSON or SSE.
+- ``POST /v1/responses``: OpenAI Responses, JSON or SSE.
+
+A body that is not JSON, not an object, or misses a required field gets a 400 in the provider's shape:
+Anthropic ``{"type":"error","error":{"type":"invalid_request_error","message":...},"request_id":...}``,
+OpenAI ``{"error":{"message":...,"type":"invalid_request_error","param":...,"code":...}}``.
+
+Tokens
+------
+Deterministic, no tokenizer: a prompt is cut into *pieces* and each piece is UTF-8 encoded and cut into
+4-byte tokens, so a piece of ``b`` bytes is ``ceil(b / 4)`` tokens (``estimate_tokens``). Pieces:
+
+- Anthropic: every tool definition, every system block and every message content block (a plain string
+  ``system`` or ``content`` is one text block). A text block counts its ``text``; any other block (and a
+  tool) counts its canonical JSON with ``cache_control`` removed. No per-message overhead.
+- OpenAI Chat: every tool, the ``response_format``, every message's string content or each content part
+  (text parts count their ``text``, others their canonical JSON), and an assistant's ``tool_calls``.
+- OpenAI Responses: every tool, ``text.format``, ``instructions``, and the ``input`` string or items (message
+  content string or parts as above; other items such as ``function_call_output`` as canonical JSON).
+
+Canonical JSON is ``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))`` with the key order as
+sent: like the real services, reordering keys changes the prefix. Output tokens: ``ceil(len(reply)/4)``.
+
+Prompt cache (kept per model and per cache key; ``clear_cache()`` empties it)
+------------------------------------------------------------------------------
+- Anthropic, as documented: the prefix is tools -> system -> messages. Entries are written only at
+  breakpoints (``cache_control`` on a block, or a top-level ``cache_control`` that lands on the last
+  cacheable block), each under a cumulative SHA-256 of the blocks up to it (canonical JSON of each block,
+  with its section, message index and role, ``cache_control`` removed). A breakpoint reads the newest
+  entry an earlier request wrote, looking back at most ``anthropic_lookback`` (20) positions from itself
+  (a run of consecutive ``tool_use`` or ``tool_result`` blocks is one position). The cache key is the
+  model plus the set of ``anthropic-beta`` values; ``tool_choice``, ``thinking``, ``output_config``,
+  ``output_format`` and ``context_management`` are folded into the hash where the messages start and
+  ``speed`` where the system starts (the invalidation table). Usage: ``cache_read_input_tokens`` = A, the
+  tokens up to the longest hit; 1h writes = B - A (B: the last 1h breakpoint after A), 5m writes = C - B
+  (C: the last breakpoint); ``input_tokens`` = total - max(A, C). So total = input + writes + reads.
+  Breakpoints below ``anthropic_min_tokens`` (default 0, real models 1024-4096) write nothing. TTL 5m/1h
+  from the request start, refreshed on a read (``clock`` is injectable). More than 4 breakpoints, an
+  unknown TTL, or a 1h breakpoint after a 5m one -> 400, as the API does.
+- OpenAI (Chat and Responses, separate caches): automatic. The longest common token prefix with an earlier
+  request of the same model, ``prompt_cache_key`` and reasoning effort, floored to 1024 + k*128, and only
+  for prompts of at least 1024 tokens, is ``cached_tokens``. Entries idle longer than ``openai_ttl``
+  (600 s) are dropped.
+
+Faults
+------
+Per instance (``Upstream(fault="gzip")``, the ``fault`` attribute, a callable ``RecordedRequest -> str | None``),
+per request (header ``x-upstream-fault: status=429``), or queued for the next requests
+(``queue_faults("status=529", None)``); the header wins over the queue, the queue over the instance.
+Several faults are joined with commas (``"drip,gzip"``). Names:
+
+- ``status=NNN``: that status with the provider's error body (429 rate_limit_error + ``retry-after``,
+  500 api_error / server_error, 529 overloaded_error, ...); for a stream too, before any event.
+- ``status=500-nobody``: a 500 with no body at all (``content-length: 0``).
+- ``invalid-json``: 200 and a truncated JSON body (a stream: the first event's data is truncated).
+- ``close-midstream``: about half of the SSE events (or half of a JSON body), then the connection is closed.
+- ``error-midstream``: half of the events, then the provider's in-stream error event, then the end.
+- ``drip`` or ``drip=SECONDS``: the body goes out one byte per chunk (optional delay between bytes).
+- ``no-usage``: no usage anywhere (no ``usage`` key in JSON, none in the events, no include_usage chunk).
+- ``big`` or ``big=BYTES``: the reply text is ``big_size`` (default 4 MiB) bytes, ignoring max tokens.
+- ``gzip`` (``content-encoding: gzip`` when the client's ``accept-encoding`` allows it) or ``gzip=force``
+  (always). Streams are compressed incrementally (a sync flush per event). Without this fault the
+  server never compresses.
+
+Records
+-------
+``requests[i]`` (``RecordedRequest``) and ``responses[i]`` (``RecordedResponse``) share the index ``i``;
+a response record is appended before its first byte is written and every byte is recorded before it is
+sent, so once a client has a response its record is complete.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import http
+import itertools
+import json
+import re
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+__all__ = [
+    "FAULTS",
+    "RecordedRequest",
+    "RecordedResponse",
+    "Upstream",
+    "canonical",
+    "estimate_tokens",
+]
+
+FAULTS = (
+    "status",
+    "invalid-json",
+    "close-midstream",
+    "error-midstream",
+    "drip",
+    "no-usage",
+    "big",
+    "gzip",
+)
+
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+ANTHROPIC_MESSAGE_PARAMS = ("tool_choice", "thinking", "output_config", "output_format", "context_management")
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+ANTHROPIC_ERROR_MESSAGES = {429: "Number of request tokens has exceeded your per-minute rate limit", 529: "Overloaded"}
+
+
+def canonical(obj: Any) -> str:
+    """Compact JSON with the key order as sent (the identity of a block or tool)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def estimate_tokens(text: str) -> int:
+    """ceil(UTF-8 bytes / 4)."""
+    return -(-len(text.encode("utf-8")) // 4)
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------------------
+# records
+
+
+@dataclass
+class RecordedRequest:
+    index: int
+    method: str
+    path: str  # with the query string
+    headers: dict[str, str]  # lower-case names; repeated headers joined with ", "
+    raw_headers: list[tuple[str, str]]  # as received, in order
+    body: bytes
+    json: Any = None  # the parsed body, or None when it is not JSON
+    fault: str | None = None  # the fault spec in effect for this request
+    received_at: float = 0.0  # time.monotonic()
+
+    @property
+    def route(self) -> str:
+        return urlsplit(self.path).path
+
+    @property
+    def query(self) -> str:
+        return urlsplit(self.path).query
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+@dataclass
+class RecordedResponse:
+    index: int
+    status: int = 0
+    reason: str = ""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    content: bytearray = field(default_factory=bytearray)  # the entity before content-encoding
+    body: bytearray = field(default_factory=bytearray)  # as sent: after content-encoding, without chunk framing
+    raw: bytearray = field(default_factory=bytearray)  # every byte written to the socket, head included
+    chunks: list[bytes] = field(default_factory=list)  # the body pieces as written (after content-encoding)
+    chunk_times: list[float] = field(default_factory=list)  # time.monotonic() of each piece
+    stream: bool = False  # an SSE response
+    chunked: bool = False  # Transfer-Encoding: chunked
+    complete: bool = False  # the whole response went out
+    aborted: bool = False  # the server closed the connection mid-response (close-midstream)
+    client_gone: bool = False  # the client went away while we were writing
+    fault: str | None = None
+    usage: dict[str, Any] | None = None  # the usage object the server computed (also when not sent)
+    events: list[dict[str, Any]] = field(default_factory=list)  # the SSE events planned: {"event", "data"}
+
+    def header(self, name: str) -> str | None:
+        values = [v for k, v in self.headers if k.lower() == name.lower()]
+        return ", ".join(values) if values else None
+
+    @property
+    def text(self) -> str:
+        return bytes(self.content).decode("utf-8", "replace")
+
+    @property
+    def json(self) -> Any:
+        try:
+            return json.loads(bytes(self.content))
+        except ValueError:
+            return None
+
+
+# --------------------------------------------------------------------------------------------------------
+# faults
+
+
+@dataclass
+class _Faults:
+    spec: str | None = None
+    status: int | None = None
+    nobody: bool = False
+    invalid_json: bool = False
+    close_midstream: bool = False
+    error_midstream: bool = False
+    drip: bool = False
+    drip_delay: float | None = None
+    no_usage: bool = False
+    big: bool = False
+    big_size: int | None = None
+    gzip: bool = False
+    gzip_force: bool = False
+
+
+def parse_faults(spec: str | None) -> _Faults:
+    """Parse ``"status=429,gzip"``; raises ValueError on an unknown name or a bad value."""
+    faults = _Faults(spec=spec or None)
+    if not spec:
+        return faults
+    for item in spec.split(","):
+        item = item.strip()
+        if not item or item.lower() == "none":
+            continue
+        name, _, value = item.partition("=")
+        name, value = name.strip().lower(), value.strip()
+        if name == "status":
+            match = re.fullmatch(r"(\d{3})(-nobody)?", value)
+            if not match:
+                raise ValueError(
+                    f"bad status fault {item!r}: use status=429, status=500, status=529 or status=500-nobody"
+                )
+            faults.status, faults.nobody = int(match.group(1)), bool(match.group(2))
+        elif name == "invalid-json" and not value:
+            faults.invalid_json = True
+        elif name == "close-midstream" and not value:
+            faults.close_midstream = True
+        elif name == "error-midstream" and not value:
+            faults.error_midstream = True
+        elif name == "drip":
+            faults.drip, faults.drip_delay = True, float(value) if value else None
+        elif name == "no-usage" and not value:
+            faults.no_usage = True
+        elif name == "big":
+            faults.big, faults.big_size = True, int(value) if value else None
+        elif name == "gzip" and value in ("", "force"):
+            faults.gzip, faults.gzip_force = True, value == "force"
+        else:
+            raise ValueError(f"unknown upstream fault {item!r}; known: {', '.join(FAULTS)}")
+    return faults
+
+
+def _accepts_gzip(accept_encoding: str | None) -> bool:
+    for item in (accept_encoding or "").split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() in ("gzip", "x-gzip", "*"):
+            q = re.search(r"q\s*=\s*([0-9.]+)", params)
+            if not q or float(q.group(1)) > 0:
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------------------
+# errors raised while reading a request
+
+
+class _BadRequest(Exception):
+    def __init__(self, message: str, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message, self.param, self.code = message, param, code
+
+
+# --------------------------------------------------------------------------------------------------------
+# prompt models
+
+
+@dataclass
+class _ABlock:
+    key: str
+    tokens: int
+    cache_control: Any
+    kind: str
+    cacheable: bool
+
+
+def _text_blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return content
+    return []
+
+
+def _strip_cc(block: Any) -> tuple[Any, Any]:
+    """The block without cache_control, and its cache_control (also one nested in tool_result content)."""
+    if not isinstance(block, dict):
+        return block, None
+    cc = block.get("cache_control")
+    out = {k: v for k, v in block.items() if k != "cache_control"}
+    if out.get("type") == "tool_result" and isinstance(out.get("content"), list):
+        inner = []
+        for sub in out["content"]:
+            sub, sub_cc = _strip_cc(sub)
+            inner.append(sub)
+            cc = cc or sub_cc
+        out["content"] = inner
+    return out, cc
+
+
+def _block_tokens(block: Any) -> int:
+    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        return estimate_tokens(block["text"])
+    return estimate_tokens(canonical(block))
+
+
+def _anthropic_layout(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The prompt in prefix order: ("mix", data) markers and ("block", _ABlock) entries."""
+    out: list[tuple[str, Any]] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        stripped, cc = _strip_cc(tool)
+        out.append(
+            (
+                "block",
+                _ABlock(canonical(["tools", i, stripped]), estimate_tokens(canonical(stripped)), cc, "tool", True),
+            )
+        )
+    out.append(("mix", ["speed", body.get("speed")]))
+    for i, block in enumerate(_text_blocks(body.get("system"))):
+        stripped, cc = _strip_cc(block)
+        out.append(
+            (
+                "block",
+                _ABlock(canonical(["system", i, stripped]), _block_tokens(stripped), cc, "text", _cacheable(stripped)),
+            )
+        )
+    out.append(("mix", ["params", {k: body.get(k) for k in ANTHROPIC_MESSAGE_PARAMS}]))
+    for m, message in enumerate(body.get("messages") or []):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(_text_blocks(content)):
+            stripped, cc = _strip_cc(block)
+            kind = stripped.get("type", "") if isinstance(stripped, dict) else ""
+            key = canonical(["messages", m, role, j, stripped])
+            out.append(("block", _ABlock(key, _block_tokens(stripped), cc, kind, _cacheable(stripped))))
+    return out
+
+
+def _cacheable(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") in ("thinking", "redacted_thinking"):
+        return False
+    return not (block.get("type") == "text" and not block.get("text"))
+
+
+def _pieces_from_content(tag: tuple, content: Any) -> list[tuple[tuple, bytes]]:
+    if isinstance(content, str):
+        return [(tag + (0,), content.encode("utf-8"))]
+    pieces = []
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            if (
+                isinstance(part, dict)
+                and isinstance(part.get("text"), str)
+                and part.get("type")
+                in (
+                    "text",
+                    "input_text",
+                    "output_text",
+                )
+            ):
+                text = part["text"]
+            else:
+                text = canonical(part)
+            pieces.append((tag + (j,), text.encode("utf-8")))
+    return pieces
+
+
+def _chat_pieces(body: dict[str, Any]) -> list[tuple[tuple, bytes]]:
+    pieces: list[tuple[tuple, bytes]] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        pieces.append((("tool", i), canonical(tool).encode("utf-8")))
+    if body.get("response_format") is not None:
+        pieces.append((("response_format",), canonical(body["response_format"]).encode("utf-8")))
+    for i, message in enumerate(body.get("messages") or []):
+        tag = ("message", i, message.get("role"), message.get("name"), message.get("tool_call_id"))
+        pieces += _pieces_from_content(tag, message.get("content"))
+        for key in ("tool_calls", "function_call"):
+            if message.get(key):
+                pieces.append((tag + (key,), canonical(message[key]).encode("utf-8")))
+    return pieces
+
+
+def _responses_pieces(body: dict[str, Any]) -> list[tuple[tuple, bytes]]:
+    pieces: list[tuple[tuple, bytes]] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        pieces.append((("tool", i), canonical(tool).encode("utf-8")))
+    text_format = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+    if text_format is not None:
+        pieces.append((("text.format",), canonical(text_format).encode("utf-8")))
+    for section in ("instructions", "input"):
+        value = body.get(section)
+        if isinstance(value, str):
+            pieces.append(((section, 0, "user" if section == "input" else "developer"), value.encode("utf-8")))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict) and "content" in item and item.get("type", "message") == "message":
+                    pieces += _pieces_from_content((section, i, item.get("role")), item.get("content"))
+                else:
+                    pieces.append(((section, i, "item"), canonical(item).encode("utf-8")))
+    return pieces
+
+
+def _pieces_tokens(pieces: list[tuple[tuple, bytes]]) -> int:
+    return sum(-(-len(b) // 4) for _, b in pieces)
+
+
+def _common_prefix_tokens(a: list[tuple[tuple, bytes]], b: list[tuple[tuple, bytes]]) -> int:
+    tokens = 0
+    for (tag_a, bytes_a), (tag_b, bytes_b) in zip(a, b):
+        if tag_a == tag_b and bytes_a == bytes_b:
+            tokens += -(-len(bytes_a) // 4)
+            continue
+        if tag_a == tag_b:
+            n = 0
+            limit = min(len(bytes_a), len(bytes_b))
+            while n < limit and bytes_a[n] == bytes_b[n]:
+                n += 1
+            tokens += n // 4
+        break
+    return tokens
+
+
+def _last_user_text(messages: Any) -> str:
+    if isinstance(messages, str):
+        return messages
+    if not isinstance(messages, list):
+        return ""
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role", "user") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            return " ".join(texts)
+        return ""
+    return ""
+
+
+def _split_text(text: str) -> list[str]:
+    """Deltas: words (with their leading space), or 16 KiB slices of a long text."""
+    if len(text) > 4096:
+        return [text[i : i + 16384] for i in range(0, len(text), 16384)]
+    return re.findall(r"\s*\S+\s*$|\s*\S+", text) or ([text] if text else [])
+
+
+def _truncate_tokens(text: str, max_tokens: int) -> str:
+    return text.encode("utf-8")[: max(0, max_tokens) * 4].decode("utf-8", "ignore")
+
+
+# --------------------------------------------------------------------------------------------------------
+# the HTTP side
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    upstream: Upstream
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    timeout = 60
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.upstream._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.upstream._track(self.connection, add=False)
+
+    def _dispatch(self) -> None:
+        self.server.upstream._handle(self)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _dispatch
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Responder:
+    """Writes one response and records every byte before it is sent."""
+
+    def __init__(self, handler: _Handler, record: RecordedResponse, *, gzip_on: bool, drip: bool, drip_delay: float):
+        self.handler, self.record = handler, record
+        self.gzip_on, self.drip, self.drip_delay = gzip_on, drip, drip_delay
+        self._compressor = zlib.compressobj(6, zlib.DEFLATED, 31) if gzip_on else None
+
+    def _write(self, data: bytes) -> None:
+        self.record.raw += data
+        try:
+            self.handler.wfile.write(data)
+            self.handler.wfile.flush()
+        except OSError:
+            self.record.client_gone = True
+            self.handler.close_connection = True
+            raise
+
+    def start(self, status: int, headers: list[tuple[str, str]], *, length: int | None) -> None:
+        headers = list(headers)
+        if self.gzip_on:
+            headers.append(("content-encoding", "gzip"))
+            headers.append(("vary", "accept-encoding"))
+        if length is None:
+            headers.append(("transfer-encoding", "chunked"))
+            self.record.chunked = True
+        else:
+            headers.append(("content-length", str(length)))
+        if self.handler.close_connection:
+            headers.append(("connection", "close"))
+        try:
+            reason = http.HTTPStatus(status).phrase
+        except ValueError:
+            reason = {529: "Site Overloaded"}.get(status, "Unknown")
+        self.record.status, self.record.reason, self.record.headers = status, reason, headers
+        head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
+        self._write(head.encode("latin-1"))
+
+    def _emit(self, data: bytes) -> None:
+        if not data:
+            return
+        pieces: Iterable[bytes] = (data[i : i + 1] for i in range(len(data))) if self.drip else (data,)
+        for piece in pieces:
+            self.record.body += piece
+            self.record.chunks.append(piece)
+            self.record.chunk_times.append(time.monotonic())
+            self._write(b"%x\r\n%s\r\n" % (len(piece), piece) if self.record.chunked else piece)
+            if self.drip and self.drip_delay:
+                time.sleep(self.drip_delay)
+
+    def write(self, content: bytes) -> None:
+        """One piece of a streamed entity (an SSE event): compressed with a sync flush when gzip is on."""
+        self.record.content += content
+        if self._compressor is not None:
+            content = self._compressor.compress(content) + self._compressor.flush(zlib.Z_SYNC_FLUSH)
+        self._emit(content)
+
+    def end(self) -> None:
+        if self._compressor is not None:
+            self._emit(self._compressor.flush(zlib.Z_FINISH))
+            self._compressor = None
+        self.record.complete = True
+        if self.record.chunked:
+            self._write(b"0\r\n\r\n")
+
+    def send_full(self, status: int, headers: list[tuple[str, str]], content: bytes, *, cut: bool = False) -> None:
+        """A whole (non-streamed) body; with ``cut`` only half of it goes out before the connection closes."""
+        encoded = gzip.compress(content, mtime=0) if self.gzip_on else content
+        self._compressor = None
+        self.record.content += content
+        chunked = self.drip and bool(encoded)
+        self.start(status, headers, length=None if chunked else len(encoded))
+        if cut:
+            self._emit(encoded[: len(encoded) // 2])
+            self.abort()
+            return
+        self._emit(encoded)
+        self.record.complete = True
+        if chunked:
+            self._write(b"0\r\n\r\n")
+
+    def abort(self) -> None:
+        self.record.aborted, self.record.complete = True, False
+        self.handler.close_connection = True
+        try:
+            self.handler.wfile.flush()
+            self.handler.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------------------------------------
+# the server
+
+
+class Upstream:
+    """A threaded HTTP/1.1 server on 127.0.0.1 that answers like the Anthropic and OpenAI APIs.
+
+    Args:
+        event_delay: seconds between SSE events.
+        fault: a fault spec for every request (see the module doc), or a callable that returns one per request.
+        big_size: bytes of reply text for the ``big`` fault.
+        drip_delay: seconds between bytes for the ``drip`` fault.
+        retry_after: the ``retry-after`` value sent with a 429.
+        reply: the reply text, or a callable ``(api, body) -> str`` with api one of "anthropic", "openai-chat",
+            "openai-responses"; default
+            ``"ok: " + the first 8 words of the last user message`` (``"ok"`` when there are none).
+        anthropic_min_tokens: the minimum cacheable prefix; an int, or a callable ``model -> int``.
+        anthropic_lookback: positions a breakpoint looks back for an entry.
+        openai_min_tokens, openai_step: cached_tokens = 0 or openai_min_tokens + k * openai_step.
+        openai_ttl: seconds an OpenAI prefix stays cached after its last use.
+        clock: the time source for cache expiry (default time.monotonic).
+        created: the base of the deterministic ``created`` timestamps (created + request index).
+    """
+
+    def __init__(
+        self,
+        *,
+        event_delay: float = 0.0,
+        fault: str | Callable[[RecordedRequest], str | None] | None = None,
+        big_size: int = 4 * 1024 * 1024,
+        drip_delay: float = 0.0,
+        retry_after: str = "1",
+        reply: str | Callable[[str, dict[str, Any]], str] | None = None,
+        anthropic_min_tokens: int | Callable[[str], int] = 0,
+        anthropic_lookback: int = 20,
+        openai_min_tokens: int = 1024,
+        openai_step: int = 128,
+        openai_ttl: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+        created: int = 1_700_000_000,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ):
+        if isinstance(fault, str):
+            parse_faults(fault)
+        self.event_delay, self.fault, self.big_size, self.drip_delay = event_delay, fault, big_size, drip_delay
+        self.retry_after, self.reply = retry_after, reply
+        self.anthropic_min_tokens, self.anthropic_lookback = anthropic_min_tokens, anthropic_lookback
+        self.openai_min_tokens, self.openai_step, self.openai_ttl = openai_min_tokens, openai_step, openai_ttl
+        self.clock, self.created = clock, created
+        self.host, self._port = host, port
+        self.requests: list[RecordedRequest] = []
+        self.responses: list[RecordedResponse] = []
+        self._queue: list[str | None] = []
+        self._lock = threading.RLock()
+        self._anthropic_cache: dict[str, tuple[float, float]] = {}  # hash -> (expires_at, ttl seconds)
+        self._openai_cache: dict[tuple, list[list[Any]]] = {}  # scope -> [[pieces, last_used], ...]
+        self._connections: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle ------------------------------------------------------------------------------------------
+
+    def start(self) -> Upstream:
+        if self._server is not None:
+            return self
+        server = _Server((self.host, self._port), _Handler)
+        server.upstream = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.name = f"upstream:{self.port}"
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the upstream is not running")
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    # state ---------------------------------------------------------------------------------------------
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        return self.requests[-1]
+
+    @property
+    def last_response(self) -> RecordedResponse:
+        return self.responses[-1]
+
+    def queue_faults(self, *specs: str | None) -> None:
+        """The next len(specs) requests get these faults, in order (None: no fault)."""
+        for spec in specs:
+            parse_faults(spec)
+        with self._lock:
+            self._queue.extend(specs)
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._anthropic_cache.clear()
+            self._openai_cache.clear()
+
+    def reset(self) -> None:
+        """Forget records, queued faults and the cache; ids start again at 1."""
+        with self._lock:
+            self.requests.clear()
+            self.responses.clear()
+            self._queue.clear()
+        self.clear_cache()
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._connections.add if add else self._connections.discard)(conn)
+
+    # request handling ------------------------------------------------------------------------------------
+
+    def _read_body(self, h: _Handler) -> bytes:
+        if "chunked" in (h.headers.get("transfer-encoding") or "").lower():
+            data = bytearray()
+            while True:
+                size = int(h.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while h.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(data)
+                data += h.rfile.read(size)
+                h.rfile.readline()
+        length = int(h.headers.get("content-length") or 0)
+        return h.rfile.read(length) if length else b""
+
+    def _handle(self, h: _Handler) -> None:
+        body = self._read_body(h)
+        raw_headers = list(h.headers.items())
+        headers: dict[str, str] = {}
+        for k, v in raw_headers:
+            headers[k.lower()] = f"{headers[k.lower()]}, {v}" if k.lower() in headers else v
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        with self._lock:
+            index = len(self.requests)
+            split = urlsplit(h.path)  # origin-form, or absolute-form from a forward proxy
+            path = (split.path or "/") + (f"?{split.query}" if split.query else "")
+            request = RecordedRequest(
+                index, h.command, path, headers, raw_headers, body, parsed, None, time.monotonic()
+            )
+            spec: str | None
+            if "x-upstream-fault" in headers:
+                spec = headers["x-upstream-fault"]
+            elif self._queue:
+                spec = self._queue.pop(0)
+            else:
+                spec = self.fault(request) if callable(self.fault) else self.fault
+            request.fault = spec
+            record = RecordedResponse(index, fault=spec)
+            self.requests.append(request)
+            self.responses.append(record)
+        route = request.route.rstrip("/")
+        provider = self._provider(route, headers)
+        try:
+            faults = parse_faults(spec)
+        except ValueError as exc:
+            faults = _Faults()
+            responder = _Responder(h, record, gzip_on=False, drip=False, drip_delay=0)
+            self._send_error(responder, provider, index, 400, str(exc))
+            return
+        gzip_on = faults.gzip and (faults.gzip_force or _accepts_gzip(headers.get("accept-encoding")))
+        drip_delay = faults.drip_delay if faults.drip_delay is not None else self.drip_delay
+        responder = _Responder(h, record, gzip_on=gzip_on, drip=faults.drip, drip_delay=drip_delay)
+        try:
+            self._route(h, responder, request, route, provider, faults)
+        except OSError:
+            record.client_gone = True
+            h.close_connection = True
+
+    @staticmethod
+    def _provider(route: str, headers: dict[str, str]) -> str:
+        if route.startswith("/v1/messages"):
+            return "anthropic"
+        if route.startswith(("/v1/chat", "/v1/responses")):
+            return "openai"
+        return "anthropic" if "anthropic-version" in headers or "x-api-key" in headers else "openai"
+
+    def _route(
+        self, h: _Handler, out: _Responder, req: RecordedRequest, route: str, provider: str, faults: _Faults
+    ) -> None:
+        api = {
+            "/v1/messages": "messages",
+            "/v1/messages/count_tokens": "count_tokens",
+            "/v1/chat/completions": "chat",
+            "/v1/responses": "responses",
+        }.get(route)
+        if api is None or h.command != "POST":
+            message = "Not Found" if provider == "anthropic" else f"Invalid URL ({h.command} {req.route})"
+            self._send_error(out, provider, req.index, 404, message)
+            return
+        try:
+            body = self._validate(api, req)
+        except _BadRequest as exc:
+            self._send_error(out, provider, req.index, 400, exc.message, exc.param, exc.code)
+            return
+        if faults.status is not None:
+            if faults.nobody:
+                out.send_full(faults.status, self._headers(provider, req.index, None), b"")
+            else:
+                self._send_error(out, provider, req.index, faults.status, None)
+            return
+        try:
+            if api == "count_tokens":
+                total = sum(e.tokens for kind, e in _anthropic_layout(body) if kind == "block")
+                self._send_json(out, provider, req.index, {"input_tokens": total}, faults)
+            elif api == "messages":
+                self._messages(out, req, body, faults)
+            elif api == "chat":
+                self._chat(out, req, body, faults)
+            else:
+                self._responses(out, req, body, faults)
+        except _BadRequest as exc:
+            self._send_error(out, provider, req.index, 400, exc.message, exc.param, exc.code)
+
+    # validation ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _validate(api: str, req: RecordedRequest) -> dict[str, Any]:
+        if req.json is None:
+            if api in ("messages", "count_tokens"):
+                raise _BadRequest("There was an error parsing the body of your request: invalid JSON")
+            raise _BadRequest(
+                "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+                "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+            )
+        body = req.json
+        if not isinstance(body, dict):
+            raise _BadRequest("request body: Input should be an object")
+        required = {
+            "messages": ("model", "max_tokens", "messages"),
+            "count_tokens": ("model", "messages"),
+            "chat": ("model", "messages"),
+            "responses": ("model",),
+        }[api]
+        for name in required:
+            if name not in body:
+                if api in ("messages", "count_tokens"):
+                    raise _BadRequest(f"{name}: Field required")
+                raise _BadRequest(f"Missing required parameter: '{name}'.", name, "missing_required_parameter")
+        if not isinstance(body["model"], str):
+            raise _BadRequest("model: Input should be a valid string", "model", "invalid_type")
+        if api == "messages" and (not isinstance(body["max_tokens"], int) or body["max_tokens"] < 0):
+            raise _BadRequest("max_tokens: Input should be a valid integer")
+        if "messages" in required:
+            messages = body["messages"]
+            if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m for m in messages):
+                raise _BadRequest("messages: Input should be a valid list of messages", "messages", "invalid_type")
+            if not messages and api != "count_tokens":
+                if api == "messages":
+                    raise _BadRequest("messages: at least one message is required")
+                raise _BadRequest(
+                    "Invalid 'messages': empty array. Expected an array with minimum length 1.",
+                    "messages",
+                    "empty_array",
+                )
+        for name in ("tools", "system") if api in ("messages", "count_tokens") else ("tools",):
+            if name in body and not isinstance(body[name], (list, str) if name == "system" else list):
+                raise _BadRequest(f"{name}: Input should be a valid list", name, "invalid_type")
+        return body
+
+    # responses ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _headers(provider: str, index: int, content_type: str | None) -> list[tuple[str, str]]:
+        headers = [("date", formatdate(usegmt=True))]
+        if content_type:
+            headers.append(("content-type", content_type))
+        if provider == "anthropic":
+            headers.append(("request-id", f"req_{index + 1:06d}"))
+        else:
+            headers += [
+                ("x-request-id", f"req_{index + 1:06d}"),
+                ("openai-version", "2020-10-01"),
+                ("openai-processing-ms", "1"),
+            ]
+        headers.append(("server", "cachelint-upstream"))
+        if content_type and content_type.startswith("text/event-stream"):
+            headers.append(("cache-control", "no-cache"))
+        return headers
+
+    def _send_error(
+        self,
+        out: _Responder,
+        provider: str,
+        index: int,
+        status: int,
+        message: str | None,
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        headers = self._headers(provider, index, "application/json")
+        if status == 429:
+            headers.append(("retry-after", self.retry_after))
+        if provider == "anthropic":
+            kind = ANTHROPIC_ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+            text = message or ANTHROPIC_ERROR_MESSAGES.get(status, "Internal server error")
+            payload: dict[str, Any] = {
+                "type": "error",
+                "error": {"type": kind, "message": text},
+                "request_id": f"req_{index + 1:06d}",
+            }
+        else:
+            if status == 429:
+                kind, code = "requests", code or "rate_limit_exceeded"
+                text = message or "Rate limit reached for requests. Please try again in 1s."
+            elif status >= 500:
+                kind = "server_error"
+                text = message or "The server had an error while processing your request. Sorry about that!"
+            else:
+                kind, text = "invalid_request_error", message or "Invalid request"
+            payload = {"error": {"message": text, "type": kind, "param": param, "code": code}}
+        out.send_full(status, headers, _dump(payload))
+
+    def _send_json(self, out: _Responder, provider: str, index: int, payload: dict[str, Any], faults: _Faults) -> None:
+        content = _dump(payload)
+        if faults.invalid_json:
+            content = content[: max(1, len(content) // 2)]
+        out.send_full(200, self._headers(provider, index, "application/json"), content, cut=faults.close_midstream)
+
+    def _send_stream(
+        self,
+        out: _Responder,
+        provider: str,
+        index: int,
+        events: list[tuple[str | None, Any]],
+        faults: _Faults,
+        error_event: tuple[str | None, Any],
+    ) -> None:
+        """events: (event name or None, data: a JSON-able object or a raw string)."""
+        record = out.record
+        record.stream = True
+        record.events = [{"event": name, "data": data} for name, data in events]
+        if faults.error_midstream:
+            events = events[: max(1, len(events) // 2)] + [error_event]
+        cut = max(2, len(events) // 2) if faults.close_midstream else None
+        out.start(200, self._headers(provider, index, "text/event-stream; charset=utf-8"), length=None)
+        for i, (name, data) in enumerate(events):
+            if cut is not None and i == cut:
+                out.abort()
+                return
+            if i and self.event_delay:
+                time.sleep(self.event_delay)
+            payload = data if isinstance(data, str) else _dump(data).decode("utf-8")
+            if faults.invalid_json and i == 0:
+                payload = payload[: max(1, len(payload) // 2)]
+            text = (f"event: {name}\n" if name else "") + f"data: {payload}\n\n"
+            out.write(text.encode("utf-8"))
+        out.end()
+
+    def _reply_text(self, api: str, body: dict[str, Any], user_text: str, faults: _Faults) -> str:
+        if faults.big:
+            size = faults.big_size or self.big_size
+            unit = "lorem ipsum dolor sit amet "
+            return (unit * (size // len(unit) + 1))[:size]
+        if callable(self.reply):
+            return self.reply(api, body)
+        if isinstance(self.reply, str):
+            return self.reply
+        words = user_text.split()[:8]
+        return "ok: " + " ".join(words) if words else "ok"
+
+    # anthropic ------------------------------------------------------------------------------------------
+
+    def _min_tokens(self, model: str) -> int:
+        m = self.anthropic_min_tokens
+        return int(m(model)) if callable(m) else int(m)
+
+    def anthropic_usage(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, int]:
+        """Run one request through the Anthropic prefix cache (reads, then writes) and return the input usage."""
+        layout = _anthropic_layout(body)
+        betas = sorted({b.strip() for b in (headers.get("anthropic-beta") or "").split(",") if b.strip()})
+        h = hashlib.sha256(canonical(["scope", body.get("model"), betas]).encode("utf-8")).digest()
+        blocks: list[_ABlock] = []
+        hashes: list[str] = []
+        positions: list[int] = []
+        cumulative: list[int] = []
+        total, pos = 0, -1
+        for kind, entry in layout:
+            h = hashlib.sha256(h + canonical(entry if kind == "mix" else entry.key).encode("utf-8")).digest()
+            if kind == "mix":
+                continue
+            if not (entry.kind in ("tool_use", "tool_result") and blocks and blocks[-1].kind == entry.kind):
+                pos += 1
+            total += entry.tokens
+            blocks.append(entry)
+            hashes.append(h.hex())
+            positions.append(pos)
+            cumulative.append(total)
+        breakpoints: list[tuple[int, str]] = []
+        for i, block in enumerate(blocks):
+            if block.cache_control is not None:
+                breakpoints.append((i, self._ttl(block.cache_control)))
+        if body.get("cache_control") is not None:
+            ttl = self._ttl(body["cache_control"])
+            last = next((i for i in range(len(blocks) - 1, -1, -1) if blocks[i].cacheable), None)
+            explicit = dict(breakpoints)
+            if last is not None and last in explicit:
+                if explicit[last] != ttl:
+                    raise _BadRequest("cache_control: the last block already has a cache_control with a different ttl")
+            elif last is not None:
+                if len(breakpoints) >= 4:
+                    raise _BadRequest("A maximum of 4 blocks with cache_control may be provided. Found 5.")
+                breakpoints.append((last, ttl))
+                breakpoints.sort()
+        if len(breakpoints) > 4:
+            raise _BadRequest(f"A maximum of 4 blocks with cache_control may be provided. Found {len(breakpoints)}.")
+        for (_, before), (_, after) in itertools.pairwise(breakpoints):
+            if before == "5m" and after == "1h":
+                raise _BadRequest(
+                    "A `ttl='1h'` cache_control block must not come after a `ttl='5m'` cache_control block."
+                )
+        minimum = self._min_tokens(str(body.get("model")))
+        now = self.clock()
+        with self._lock:
+            cache = self._anthropic_cache
+            for key in [k for k, (expires, _) in cache.items() if expires <= now]:
+                del cache[key]
+            read = 0
+            for j, _ in breakpoints:
+                i = j
+                while i >= 0 and positions[j] - positions[i] < self.anthropic_lookback:
+                    hit = cache.get(hashes[i])
+                    if hit is not None:
+                        cache[hashes[i]] = (now + hit[1], hit[1])
+                        read = max(read, cumulative[i])
+                        break
+                    i -= 1
+            written = [(j, ttl) for j, ttl in breakpoints if cumulative[j] >= minimum and cumulative[j] > read]
+            for j, ttl in breakpoints:
+                if cumulative[j] >= minimum:
+                    old = cache.get(hashes[j])
+                    seconds = max(TTL_SECONDS[ttl], old[1] if old else 0.0)
+                    cache[hashes[j]] = (max(now + TTL_SECONDS[ttl], old[0] if old else 0.0), seconds)
+        if written:
+            last_cum = cumulative[written[-1][0]]
+            one_hour = [cumulative[j] for j, ttl in written if ttl == "1h"]
+            b = one_hour[-1] if one_hour else read
+            w1h, w5m, covered = b - read, last_cum - b, last_cum
+        else:
+            w1h = w5m = 0
+            covered = read
+        return {
+            "input_tokens": total - covered,
+            "cache_creation_input_tokens": w1h + w5m,
+            "cache_read_input_tokens": read,
+            "cache_creation": {"ephemeral_5m_input_tokens": w5m, "ephemeral_1h_input_tokens": w1h},
+        }
+
+    @staticmethod
+    def _ttl(cache_control: Any) -> str:
+        ttl = cache_control.get("ttl", "5m") if isinstance(cache_control, dict) else "5m"
+        if ttl not in TTL_SECONDS:
+            raise _BadRequest(f"cache_control.ttl: Input should be '5m' or '1h', got {ttl!r}")
+        return ttl
+
+    def _messages(self, out: _Responder, req: RecordedRequest, body: dict[str, Any], faults: _Faults) -> None:
+        n = req.index + 1
+        usage_in = self.anthropic_usage(body, req.headers)
+        text = self._reply_text("anthropic", body, _last_user_text(body.get("messages")), faults)
+        stop_reason = "end_turn"
+        if not faults.big and estimate_tokens(text) > body["max_tokens"]:
+            text, stop_reason = _truncate_tokens(text, body["max_tokens"]), "max_tokens"
+        output_tokens = estimate_tokens(text)
+        usage = {**usage_in, "output_tokens": output_tokens, "service_tier": "standard"}
+        out.record.usage = usage
+        model = body["model"]
+        message_id = f"msg_{n:06d}"
+        if not body.get("stream"):
+            message: dict[str, Any] = {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}] if text else [],
+                "stop_reason": stop_reason,
+                "stop_sequence": None,
+                "usage": usage,
+            }
+            if faults.no_usage:
+                del message["usage"]
+            self._send_json(out, "anthropic", req.index, message, faults)
+            return
+        start = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {**usage, "output_tokens": min(1, output_tokens)},
+        }
+        delta_usage = {
+            k: usage_in[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        }
+        delta_usage["output_tokens"] = output_tokens
+        message_delta: dict[str, Any] = {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": delta_usage,
+        }
+        if faults.no_usage:
+            del start["usage"], message_delta["usage"]
+        events: list[tuple[str | None, Any]] = [
+            ("message_start", {"type": "message_start", "message": start}),
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            ),
+            ("ping", {"type": "ping"}),
+        ]
+        for piece in _split_text(text):
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                )
+            )
+        events += [
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", message_delta),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        error = (
+            "error",
+            {
+                "type": "error",
+                "error": {"type": "overloaded_error", "message": "Overloaded"},
+                "request_id": f"req_{n:06d}",
+            },
+        )
+        self._send_stream(out, "anthropic", req.index, events, faults, error)
+
+    # openai ---------------------------------------------------------------------------------------------------
+
+    def openai_cached_tokens(self, api: str, body: dict[str, Any], pieces: list[tuple[tuple, bytes]]) -> int:
+        """Run one request through the OpenAI prefix cache and return cached_tokens."""
+        total = _pieces_tokens(pieces)
+        effort = body.get("reasoning_effort") if api == "chat" else (body.get("reasoning") or {}).get("effort")
+        scope = (api, body.get("model"), body.get("prompt_cache_key"), effort)
+        now = self.clock()
+        with self._lock:
+            entries = self._openai_cache.setdefault(scope, [])
+            entries[:] = [e for e in entries if now - e[1] <= self.openai_ttl]
+            best, best_entry = 0, None
+            for entry in entries:
+                common = _common_prefix_tokens(pieces, entry[0])
+                if common > best:
+                    best, best_entry = common, entry
+            cached = 0
+            if total >= self.openai_min_tokens and best >= self.openai_min_tokens:
+                cached = self.openai_min_tokens + (best - self.openai_min_tokens) // self.openai_step * self.openai_step
+                assert best_entry is not None
+                best_entry[1] = now
+            if total >= self.openai_min_tokens:
+                same = next((e for e in entries if e[0] == pieces), None)
+                if same is not None:
+                    same[1] = now
+                else:
+                    entries.append([pieces, now])
+                    del entries[:-256]
+        return cached
+
+    def _chat(self, out: _Responder, req: RecordedRequest, body: dict[str, Any], faults: _Faults) -> None:
+        n = req.index + 1
+        pieces = _chat_pieces(body)
+        prompt_tokens = _pieces_tokens(pieces)
+        cached = self.openai_cached_tokens("chat", body, pieces)
+        text = self._reply_text("openai-chat", body, _last_user_text(body.get("messages")), faults)
+        finish = "stop"
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        if not faults.big and isinstance(limit, int) and estimate_tokens(text) > limit:
+            text, finish = _truncate_tokens(text, limit), "length"
+        completion_tokens = estimate_tokens(text)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+        out.record.usage = usage
+        base = {
+            "id": f"chatcmpl-{n:06d}",
+            "object": "chat.completion",
+            "created": self.created + n,
+            "model": body["model"],
+        }
+        if not body.get("stream"):
+            completion = {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text, "refusal": None, "annotations": []},
+                        "logprobs": None,
+                        "finish_reason": finish,
+                    }
+                ],
+                "usage": usage,
+                "service_tier": "default",
+                "system_fingerprint": "fp_upstream",
+            }
+            if faults.no_usage:
+                del completion["usage"]
+            self._send_json(out, "openai", req.index, completion, faults)
+            return
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage")) and not faults.no_usage
+        chunk_base = {
+            **base,
+            "object": "chat.completion.chunk",
+            "service_tier": "default",
+            "system_fingerprint": "fp_upstream",
+        }
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
+            c = {
+                **chunk_base,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+            }
+            if include_usage:
+                c["usage"] = None
+            return c
+
+        events: list[tuple[str | None, Any]] = [
+            (None, chunk({"role": "assistant", "content": "", "refusal": None}, None))
+        ]
+        events += [(None, chunk({"content": piece}, None)) for piece in _split_text(text)]
+        events.append((None, chunk({}, finish)))
+        if include_usage:
+            events.append((None, {**chunk_base, "choices": [], "usage": usage}))
+        events.append((None, "[DONE]"))
+        error = (
+            None,
+            {
+                "error": {
+                    "message": "The server had an error while processing your request. Sorry about that!",
+                    "type": "server_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+        )
+        self._send_stream(out, "openai", req.index, events, faults, error)
+
+    def _responses(self, out: _Responder, req: RecordedRequest, body: dict[str, Any], faults: _Faults) -> None:
+        n = req.index + 1
+        pieces = _responses_pieces(body)
+        input_tokens = _pieces_tokens(pieces)
+        cached = self.openai_cached_tokens("responses", body, pieces)
+        text = self._reply_text("openai-responses", body, _last_user_text(body.get("input")), faults)
+        incomplete = False
+        limit = body.get("max_output_tokens")
+        if not faults.big and isinstance(limit, int) and estimate_tokens(text) > limit:
+            text, incomplete = _truncate_tokens(text, limit), True
+        output_tokens = estimate_tokens(text)
+        usage = {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
+        }
+        out.record.usage = usage
+        item_id = f"msg_{n:06d}"
+        part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+        item = {
+            "id": item_id,
+            "type": "message",
+            "status": "incomplete" if incomplete else "completed",
+            "role": "assistant",
+            "content": [part],
+        }
+        reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+        response: dict[str, Any] = {
+            "id": f"resp_{n:06d}",
+            "object": "response",
+            "created_at": self.created + n,
+            "status": "incomplete" if incomplete else "completed",
+            "background": False,
+            "completed_at": None if incomplete else self.created + n,
+            "error": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+            "instructions": body.get("instructions"),
+            "max_output_tokens": limit,
+            "model": body["model"],
+            "output": [item],
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "previous_response_id": body.get("previous_response_id"),
+            "prompt_cache_key": body.get("prompt_cache_key"),
+            "reasoning": {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
+            "service_tier": "default",
+            "store": body.get("store", True),
+            "temperature": body.get("temperature", 1.0),
+            "text": body.get("text") or {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools") or [],
+            "top_p": body.get("top_p", 1.0),
+            "truncation": body.get("truncation", "disabled"),
+            "usage": None if faults.no_usage else usage,
+            "user": None,
+            "metadata": body.get("metadata") or {},
+        }
+        if not body.get("stream"):
+            if faults.no_usage:
+                del response["usage"]
+            self._send_json(out, "openai", req.index, response, faults)
+            return
+        seq = iter(range(1_000_000))
+        pending = {
+            **response,
+            "status": "in_progress",
+            "completed_at": None,
+            "incomplete_details": None,
+            "output": [],
+            "usage": None,
+        }
+
+        def event(kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
+            return kind, {"type": kind, "sequence_number": next(seq), **data}
+
+        where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+        events: list[tuple[str | None, Any]] = [
+            event("response.created", response=pending),
+            event("response.in_progress", response=pending),
+            event("response.output_item.added", output_index=0, item={**item, "status": "in_progress", "content": []}),
+            event("response.content_part.added", **where, part={**part, "text": ""}),
+        ]
+        events += [
+            event("response.output_text.delta", **where, delta=piece, logprobs=[]) for piece in _split_text(text)
+        ]
+        events += [
+            event("response.output_text.done", **where, text=text, logprobs=[]),
+            event("response.content_part.done", **where, part=part),
+            event("response.output_item.done", output_index=0, item=item),
+            event("response.incomplete" if incomplete else "response.completed", response=response),
+        ]
+        error = event(
+            "error", code="server_error", message="The server had an error while processing your request.", param=None
+        )
+        self._send_stream(out, "openai", req.index, events, faults, error)
