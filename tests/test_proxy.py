@@ -120,6 +120,7 @@ def test_agent_session_break_is_recorded_with_cause_place_and_waste(proxy, strea
     brk = main["breaks"][0]
     assert (brk["cause"], brk["detail"], brk["rule"], brk["pointer"]) == ("system_changed", "volatile_value", "CL101", "/system/0/text")
     assert brk["reprefilled_tokens"] > 0
+    assert main["wasted_prefill_tokens"] == brk["reprefilled_tokens"]  # only the break wasted prefill
     reported = [(u.cache_read_input_tokens or 0) for u in usages]
     assert [t["cache_read_tokens"] for t in main["turns"]] == reported
     total = sum((u.cache_read_input_tokens or 0) + (u.cache_creation_input_tokens or 0) + u.input_tokens for u in usages)

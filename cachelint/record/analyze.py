@@ -126,6 +126,7 @@ class Recorder:
             row.cache_write_5m_tokens, row.cache_write_1h_tokens = usage.cache_write_5m_tokens, usage.cache_write_1h_tokens
             row.hit_rate = round(usage.hit_rate, 4)
         brk = None
+        row.prediction, row.mismatch = self._simulate(prompt, usage, captured)
         if session.last is not None:
             brk = explain(session.last, prompt, counter_for(prompt.provider, prompt.model))
             data = brk.to_json()
@@ -133,19 +134,22 @@ class Recorder:
             if estimate:
                 data["token_estimate"] = estimate
             row.brk = data
-            row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage)
-        row.prediction, row.mismatch = self._simulate(prompt, usage, captured)
+            row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage, row.mismatch)
         row.kv_model, row.kv_bytes, row.wasted_kv_bytes = self._kv_cost(usage.prompt_tokens if usage else prompt.prompt_tokens, row.wasted_prefill_tokens)
         row.cost, row.wasted_cost = self._money(prompt.model, usage, row.wasted_prefill_tokens)
         row.findings = dynamic_findings(prompt, brk)
 
     @staticmethod
-    def _wasted(brk, usage: Usage | None, previous: Usage | None) -> int:
-        """Re-prefilled tokens: from the provider's numbers when both turns report usage
-        (min(previous prompt, this prompt) - cache reads), else the diff's estimate."""
+    def _wasted(brk, usage: Usage | None, previous: Usage | None, mismatch: str | None) -> int:
+        """Tokens prefilled again because the cache was lost: a break of the prefix, or a lost entry (TTL expired,
+        read before it was written, a server-side miss). From the provider's numbers when both turns report
+        usage (min(previous prompt, this prompt) - cache reads), else the diff's estimate. A prompt below the
+        minimum cacheable length wastes nothing: it could not have been cached."""
+        lost = brk.cause != "none" or mismatch in ("ttl_expired", "not_yet_written", "server_side")
+        if not lost:
+            return 0
         if usage is not None and isinstance(previous, Usage):
-            observed = max(0, min(previous.prompt_tokens, usage.prompt_tokens) - usage.cache_read_tokens)
-            return observed if brk.cause != "none" or observed > 0 else 0
+            return max(0, min(previous.prompt_tokens, usage.prompt_tokens) - usage.cache_read_tokens)
         return brk.reprefilled_tokens
 
     def _simulate(self, prompt: Prompt, usage: Usage | None, captured: Captured) -> tuple[dict[str, Any] | None, str | None]:

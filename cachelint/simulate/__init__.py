@@ -109,9 +109,10 @@ def explain_mismatch(
 ) -> Mismatch | None:
     """Why the provider's reported usage differs from the prediction; None when they agree.
 
-    They agree when both the read and the written tokens are within `tolerance` x the prompt's size (the larger of
-    the predicted and the reported prompt tokens; at least `min_slack_tokens`) of each other: cachelint's token
-    counts are estimates, not the provider's.
+    They agree when both the read and the written tokens, the predicted ones rescaled by the provider's prompt
+    count over the estimated one, are within `tolerance` x the prompt's size (the larger of the predicted and the
+    reported prompt tokens; at least `min_slack_tokens`) of each other: cachelint's token counts are estimates
+    with a systematic bias, not the provider's.
 
     When the provider read **less** than predicted:
     - `below_minimum`: it neither read nor wrote anything although the prediction cached (Anthropic), or the prompt
@@ -129,8 +130,11 @@ def explain_mismatch(
     """
     scale = max(prediction.prompt_tokens, usage.prompt_tokens, 1)
     slack = max(tolerance * scale, float(min_slack_tokens))
-    reads_agree = _agree(prediction.cache_read_tokens, usage.cache_read_tokens, slack)
-    writes_agree = _agree(prediction.cache_write_tokens, usage.cache_write_tokens, slack)
+    # cachelint's counts are estimates with a systematic bias (Claude's tokenizer is not public): compare the
+    # prediction rescaled to the provider's count of the same prompt
+    ratio = usage.prompt_tokens / prediction.prompt_tokens if prediction.prompt_tokens and usage.prompt_tokens else 1.0
+    reads_agree = _agree(round(prediction.cache_read_tokens * ratio), usage.cache_read_tokens, slack)
+    writes_agree = _agree(round(prediction.cache_write_tokens * ratio), usage.cache_write_tokens, slack)
     if reads_agree and writes_agree:
         return None
     read_less = not reads_agree and usage.cache_read_tokens < prediction.cache_read_tokens
