@@ -338,6 +338,54 @@ def report(db, session, fmt, output) -> None:
         click.echo(text)
 
 
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--db", type=click.Path(dir_okay=False), help="SQLite store [default: the proxy's].")
+@click.option("--store", "store_mode", type=click.Choice(["full", "hashes"]), default="full", show_default=True)
+@click.option("--kv-model", default="Qwen/Qwen3-8B", show_default=True)
+def import_(files, db, store_mode, kv_model) -> None:
+    """Load recorded traffic into the store: HAR 1.2, JSONL of exchanges, or claude-trace logs.
+
+    Each exchange goes through the proxy's own pipeline (sessions, breaks, simulator, KV, money);
+    credentials in the files are dropped.
+
+    \b
+    Example:
+      cachelint import session.har && cachelint report
+    """
+    from cachelint.record.analyze import Recorder, RecorderOptions
+    from cachelint.record.importers import read
+    from cachelint.record.store import Store, default_path
+
+    batches = [(f, read(f)) for f in files]  # read everything first: a bad file stores nothing
+    store = Store(db or default_path())
+    recorder = Recorder(store, RecorderOptions(store_bodies=store_mode == "full", kv_model=kv_model))
+    for name, captured in batches:
+        for exchange in sorted(captured, key=lambda c: c.started_at):
+            recorder.record(exchange)
+        click.echo(f"{name}: {len(captured)} exchanges imported into {store.path}")
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def sessions(directory, fmt) -> None:
+    """Hit rate, tokens and cost per Claude Code session, from its own transcripts (~/.claude/projects).
+
+    Transcripts hold no request bodies, so they cannot say why a cache broke: run `cachelint proxy` for that.
+    """
+    from cachelint.record.transcripts import read_sessions
+
+    found = read_sessions(directory)
+    if fmt == "json":
+        _print_json([s.to_json() for s in found])
+        return
+    for s in (x.to_json() for x in found):
+        click.echo(f"{s['session']}  {s['project']}  {s['requests']} responses  hit rate {s['hit_rate']:.0%}  read {s['cache_read_tokens']:,}  "
+                   f"written {s['cache_write_tokens']:,}  output {s['output_tokens']:,}  ${s['cost']:.4f}  low-hit responses {s['low_hit_responses']}")
+    click.echo(f"{len(found)} sessions. Transcripts hold no request bodies, so causes cannot be named here: run `cachelint proxy` to see why a cache broke.")
+
+
 @cli.command()
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
 def demo(fmt: str) -> None:

@@ -1,0 +1,93 @@
+"""`cachelint import` (HAR, JSONL exchanges, claude-trace) and `cachelint sessions` (Claude Code transcripts)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bodies import anthropic_body, clone
+
+KEY = "sk-ant-IMPORT-SECRET-999"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cachelint", *args], capture_output=True, text=True, timeout=120)
+
+
+def usage(read: int, write: int, fresh: int) -> dict:
+    return {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 5}
+
+
+def turns() -> list[dict]:
+    first = anthropic_body()
+    second = clone(first)
+    second["messages"].append({"role": "assistant", "content": "Yes, until it ships."})
+    third = clone(second)
+    third["system"][1]["text"] = third["system"][1]["text"].replace("10:31:07", "10:45:00")
+    return [first, second, third]
+
+
+def test_import_jsonl_exchanges_and_report(tmp_path):
+    usages = [usage(0, 300, 10), usage(300, 20, 5), usage(12, 330, 5)]
+    lines = [json.dumps({"started_at": 1000 + i, "request": {"method": "POST", "path": "/v1/messages", "headers": {"x-api-key": KEY, "x-claude-code-session-id": "abc"}, "body": body},
+                         "response": {"status": 200, "body": {"type": "message", "usage": u}}}) for i, (body, u) in enumerate(zip(turns(), usages))]
+    source = tmp_path / "traffic.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "store.db"
+    out = run("import", str(source), "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    assert "3 exchanges imported" in out.stdout
+    data = json.loads(run("report", "--db", str(db), "--format", "json").stdout)
+    [session] = data["sessions"]
+    assert session["requests"] == 3 and session["cache_read_tokens"] == 312
+    assert [(b["request"], b["cause"], b["detail"], b["rule"]) for b in session["breaks"]] == [(3, "system_changed", "volatile_value", "CL101")]
+    assert KEY.encode() not in db.read_bytes()
+
+
+def test_import_har(tmp_path):
+    body = anthropic_body()
+    har = {"log": {"version": "1.2", "entries": [
+        {"startedDateTime": "2026-11-29T10:00:00.000Z", "time": 120, "timings": {"wait": 80},
+         "request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages?beta=true",
+                     "headers": [{"name": "x-api-key", "value": KEY}], "postData": {"mimeType": "application/json", "text": json.dumps(body)}},
+         "response": {"status": 200, "headers": [{"name": "content-type", "value": "application/json"}, {"name": "content-encoding", "value": "gzip"}],
+                      "content": {"mimeType": "application/json", "text": json.dumps({"usage": usage(0, 200, 4)})}}},
+        {"startedDateTime": "2026-11-29T10:00:01.000Z", "time": 10, "request": {"method": "GET", "url": "https://api.anthropic.com/v1/models", "headers": []},
+         "response": {"status": 200, "headers": [], "content": {"text": "{}"}}},
+    ]}}
+    source = tmp_path / "s.har"
+    source.write_text(json.dumps(har))
+    db = tmp_path / "store.db"
+    assert "1 exchanges imported" in run("import", str(source), "--db", str(db)).stdout
+    data = json.loads(run("report", "--db", str(db), "--format", "json").stdout)
+    assert data["totals"]["requests"] == 1 and data["totals"]["cache_write_tokens"] == 200
+
+
+def test_import_bad_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"request": {"body": {}}}\nnot json\n')
+    out = run("import", str(bad), "--db", str(tmp_path / "x.db"))
+    assert out.returncode == 2 and "bad.jsonl:2: invalid JSON" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_sessions_from_claude_code_transcripts(tmp_path):
+    project = tmp_path / "projects" / "-home-dev-app"
+    project.mkdir(parents=True)
+    lines = []
+    for i, (read, write) in enumerate([(0, 5000), (5000, 200), (5200, 150)]):
+        message = {"id": f"msg_{i}", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 3, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 40}}
+        for block in range(2):  # one response split over several lines repeating its usage
+            lines.append(json.dumps({"type": "assistant", "sessionId": "s-1", "requestId": f"req_{i}", "message": message}))
+        lines.append(json.dumps({"type": "user", "sessionId": "s-1", "message": {"role": "user", "content": "next"}}))
+    (project / "s-1.jsonl").write_text("\n".join(lines) + "\n")
+    out = run("sessions", str(tmp_path / "projects"), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    [s] = json.loads(out.stdout)
+    assert s["requests"] == 3 and s["cache_read_tokens"] == 10200 and s["cache_write_tokens"] == 5350
+    assert s["hit_rate"] == round(10200 / (10200 + 5350 + 9), 4)
+    text = run("sessions", str(tmp_path / "projects")).stdout
+    assert "cannot be named here" in text
+    assert run("sessions", str(tmp_path / "nowhere")).returncode == 2
