@@ -35,10 +35,16 @@ def analyse() -> dict[str, Any]:
         exchange = exchange_from_json(json.loads(f.read_text()), f.name)
         prompts.append(build_prompt(exchange))
     counter = counter_for(prompts[0].provider, prompts[0].model)
+    from cachelint.simulate import AnthropicCacheSimulator
+
+    simulator = AnthropicCacheSimulator()  # what Anthropic's cache would do with these requests, 30 s apart
     turns, breaks = [], []
     for n, prompt in enumerate(prompts, start=1):
         brk = explain(prompts[n - 2], prompt, counter) if n > 1 else None
+        predicted = simulator.record(prompt, at=30.0 * n, response_started_at=30.0 * n + 1)
         turns.append({
+            "predicted_cache_read_tokens": predicted.cache_read_tokens,
+            "predicted_cache_write_tokens": predicted.cache_write_tokens,
             "turn": n,
             "messages": len(prompt.body["messages"]),
             "prompt_tokens": prompt.prompt_tokens,
@@ -90,14 +96,17 @@ def run_demo(fmt: str, console: Console) -> None:
     console.print(f"{result['session']}; tokens counted with {result['tokenizer']}.\n")
     table = Table(title="Each turn against the one before", title_justify="left")
     for col, justify in (("turn", "right"), ("msgs", "right"), ("tokens", "right"),
-                         ("shared", "right"), ("cause", "left"), ("re-prefilled", "right")):
+                         ("shared", "right"), ("cause", "left"), ("re-prefilled", "right"), ("Anthropic read / write", "right")):
         table.add_column(col, justify=justify, no_wrap=True)
     for t in result["turns"]:
         cause = t["cause"] or "(first turn)"
         style = "bold red" if t["cause"] not in (None, "none") else ""
         table.add_row(str(t["turn"]), str(t["messages"]), f"{t['prompt_tokens']:,}", f"{t['shared_with_previous']:,}",
-                      f"[{style}]{cause}[/]" if style else cause, f"{t['reprefilled_tokens']:,}")
+                      f"[{style}]{cause}[/]" if style else cause, f"{t['reprefilled_tokens']:,}",
+                      f"{t['predicted_cache_read_tokens']:,} / {t['predicted_cache_write_tokens']:,}")
     console.print(table)
+    console.print("[dim]Anthropic read / write: the provider cache simulator's prediction for these requests sent 30 s apart "
+                  "(the same engine `cachelint proxy` checks reported usage against).[/]")
     for n, brk in breaks:
         console.print(f"\n[bold]Turn {n}[/] (cachelint diff turn-{n - 1}.json turn-{n}.json):")
         render_text(brk, console, f"turn {n - 1}", f"turn {n}")
