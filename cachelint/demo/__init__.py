@@ -95,18 +95,18 @@ def run_demo(fmt: str, console: Console) -> None:
     console.rule("[bold]cachelint demo")
     console.print(f"{result['session']}; tokens counted with {result['tokenizer']}.\n")
     table = Table(title="Each turn against the one before", title_justify="left")
-    for col, justify in (("turn", "right"), ("msgs", "right"), ("tokens", "right"),
-                         ("shared", "right"), ("cause", "left"), ("re-prefilled", "right"), ("Anthropic read / write", "right")):
+    for col, justify in (("turn", "right"), ("tokens", "right"), ("shared", "right"), ("cause", "left"),
+                         ("refilled", "right"), ("sim read/write", "right")):
         table.add_column(col, justify=justify, no_wrap=True)
     for t in result["turns"]:
         cause = t["cause"] or "(first turn)"
         style = "bold red" if t["cause"] not in (None, "none") else ""
-        table.add_row(str(t["turn"]), str(t["messages"]), f"{t['prompt_tokens']:,}", f"{t['shared_with_previous']:,}",
+        table.add_row(str(t["turn"]), f"{t['prompt_tokens']:,}", f"{t['shared_with_previous']:,}",
                       f"[{style}]{cause}[/]" if style else cause, f"{t['reprefilled_tokens']:,}",
                       f"{t['predicted_cache_read_tokens']:,} / {t['predicted_cache_write_tokens']:,}")
     console.print(table)
-    console.print("[dim]Anthropic read / write: the provider cache simulator's prediction for these requests sent 30 s apart "
-                  "(the same engine `cachelint proxy` checks reported usage against).[/]")
+    console.print("[dim]refilled: tokens of the previous turn prefilled again. sim read/write: what Anthropic's cache would "
+                  "read and write for these requests sent 30 s apart, by the simulator `cachelint proxy` checks usage against.[/]")
     for n, brk in breaks:
         console.print(f"\n[bold]Turn {n}[/] (cachelint diff turn-{n - 1}.json turn-{n}.json):")
         render_text(brk, console, f"turn {n - 1}", f"turn {n}")
