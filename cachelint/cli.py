@@ -387,6 +387,14 @@ def sessions(directory, fmt) -> None:
 
 
 @cli.command()
+def lsp() -> None:
+    """Run the language server on standard input and output (for editors; see vscode-ext/)."""
+    from cachelint.lsp import main as serve
+
+    serve()
+
+
+@cli.command()
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
 def demo(fmt: str) -> None:
     """Show what cachelint is for, offline, on a bundled recorded agent session."""

@@ -11,7 +11,6 @@ from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     Assignment,
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
@@ -41,11 +40,12 @@ class ModuleContext:
         self.filename = filename
         self.wrapper = MetadataWrapper(module if module is not None else cst.parse_module(source), unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        meta = self.wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider])
+        meta = self.wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider])
         self._positions = meta[PositionProvider]
         self._qnames = meta[QualifiedNameProvider]
         self._scopes = meta[ScopeProvider]
-        self._parents = meta[ParentNodeProvider]
+        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._index = self._build_index()
 
     # --- positions and text ----------------------------------------------------------------------------------
 
@@ -184,18 +184,46 @@ class ModuleContext:
         function.visit(Collect())
         return values
 
+    @cached_property
+    def calls_on(self) -> dict[str, list[cst.Call]]:
+        """Method calls by the name of their receiver: {"messages": [messages.append(...), ...]}."""
+        found: dict[str, list[cst.Call]] = {}
+        for call in self.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                found.setdefault(func.value.value, []).append(call)
+        return found
+
+    @cached_property
+    def subscript_assignments(self) -> dict[str, list[cst.Assign]]:
+        """`x[...] = ...` statements by the code of `x`."""
+        found: dict[str, list[cst.Assign]] = {}
+        for node in self.nodes(cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Subscript):
+                    found.setdefault(self.code(target.target.value), []).append(node)
+        return found
+
     def nodes(self, kind: type) -> list:
         """Every node of one kind, in source order (computed once per module)."""
         return self._index.get(kind, [])
 
-    @cached_property
-    def _index(self) -> dict[type, list[cst.CSTNode]]:
+    def _build_index(self) -> dict[type, list[cst.CSTNode]]:
+        """One pass over the tree: nodes by kind, and each node's parent (cheaper than ParentNodeProvider)."""
         index: dict[type, list[cst.CSTNode]] = {}
+        parents = self._parents
+        stack: list[cst.CSTNode] = []
 
         class Collect(cst.CSTVisitor):
             def on_visit(self, node: cst.CSTNode) -> bool:
                 index.setdefault(type(node), []).append(node)
+                if stack:
+                    parents[node] = stack[-1]
+                stack.append(node)
                 return True
+
+            def on_leave(self, original_node: cst.CSTNode) -> None:
+                stack.pop()
 
         self.module.visit(Collect())
         return index

@@ -269,13 +269,7 @@ class ValueWalker:
         """A dict whose insertion order depends on run-time registration (decorators, imports, plugins)."""
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
-        target = self.ctx.code(expr)
-        for node in self.ctx.nodes(cst.Assign):
-            for t in node.targets:
-                if isinstance(t.target, cst.Subscript) and self.ctx.code(t.target.value) == target:
-                    if self.ctx.enclosing_function(node) is not None:
-                        return True
-        return False
+        return any(self.ctx.enclosing_function(node) is not None for node in self.ctx.subscript_assignments.get(self.ctx.code(expr), []))
 
     def _call(self, call: cst.Call, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         func = call.func
@@ -429,11 +423,11 @@ class ValueWalker:
         return False
 
     def _mutated_dict(self, name: cst.Name) -> bool:
-        for node in self.ctx.nodes(cst.Assign):
+        scope = self.ctx.scope_of(name)
+        for node in self.ctx.subscript_assignments.get(name.value, []):
             for t in node.targets:
-                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and t.target.value.value == name.value:
-                    if self.ctx.scope_of(t.target.value) is self.ctx.scope_of(name):
-                        return True
+                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and self.ctx.scope_of(t.target.value) is scope:
+                    return True
         return False
 
     def _built_by_local_class(self, call: cst.Call) -> bool:
@@ -509,18 +503,15 @@ class ValueWalker:
     def _appended(self, name: cst.Name) -> bool:
         scope = self.ctx.scope_of(name)
         return any(
-            isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) and c.func.value.value == name.value
-            and c.func.attr.value in ("append", "extend", "insert") and self.ctx.scope_of(c.func.value) is scope
-            for c in self.ctx.nodes(cst.Call)
+            c.func.attr.value in ("append", "extend", "insert") and self.ctx.scope_of(c.func.value) is scope  # type: ignore[attr-defined]
+            for c in self.ctx.calls_on.get(name.value, [])
         )
 
     def _list_mutations(self, name: cst.Name, landing: Landing, d: int, ordered: bool) -> None:
         scope = self.ctx.scope_of(name)
-        for call in self.ctx.nodes(cst.Call):
+        for call in self.ctx.calls_on.get(name.value, []):
             func = call.func
-            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name.value):
-                continue
-            if self.ctx.scope_of(func.value) is not scope or func.attr.value not in ("append", "extend", "insert"):
+            if self.ctx.scope_of(func.value) is not scope or func.attr.value not in ("append", "extend", "insert"):  # type: ignore[attr-defined]
                 continue
             if landing.arg in ("messages", "input"):
                 continue  # appended turns are rendered once and then kept: stable history
