@@ -258,3 +258,21 @@ def test_listen_host_warning_and_bad_arguments(tmp_path):
     assert out.returncode == 2 and "http:// or https://" in out.stderr
     missing = subprocess.run([sys.executable, "-m", "cachelint", "report", "--db", str(tmp_path / "none.db")], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no such store" in missing.stderr
+
+
+def test_client_leaving_mid_stream_is_recorded_and_the_proxy_goes_on(tmp_path):
+    with Upstream(event_delay=0.05) as slow:
+        p = Proxy(slow.url, tmp_path / "db.sqlite")
+        try:
+            body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "tell me a long story please"}]}
+            headers = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01"}
+            with httpx.Client() as http:
+                with http.stream("POST", p.url + "/v1/messages", json=body, headers=headers, timeout=30) as response:
+                    next(response.iter_raw())  # the first bytes, then leave
+            ok = httpx.post(p.url + "/v1/messages", json={**body, "stream": False}, headers=headers, timeout=30)
+            assert ok.status_code == 200
+        finally:
+            p.stop()
+    data = report(tmp_path / "db.sqlite")
+    assert data["totals"]["requests"] == 2
+    assert data["totals"]["errors"] == 1  # the abandoned stream, recorded with its error

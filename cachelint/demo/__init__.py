@@ -84,10 +84,26 @@ def lint_example() -> list:
     return lint_source(source, "support_bot.py")
 
 
+def proxy_report() -> dict[str, Any]:
+    """The bundled traffic (the same session recorded through `cachelint proxy`, examples/make_demo_traffic.py)
+    through the proxy's pipeline, as `cachelint report` shows it."""
+    from cachelint.record.analyze import Recorder
+    from cachelint.record.importers import read
+    from cachelint.record.report import session_report
+
+    path = resources.files("cachelint.demo").joinpath("data", "traffic.jsonl")
+    with resources.as_file(path) as file:
+        captured = read(file)
+    recorder = Recorder(store=None)
+    rows = [recorder.record(c) for c in sorted(captured, key=lambda c: c.started_at)]
+    return session_report(rows[0].session, rows)
+
+
 def run_demo(fmt: str, console: Console) -> None:
     result = analyse()
     breaks = result.pop("_break_objects")
     findings = lint_example()
+    result["proxy"] = proxy_report()
     result["lint"] = {"file": "support_bot.py", "findings": [f.to_json() for f in findings]}
     if fmt == "json":
         console.print_json(json.dumps(result))
@@ -118,6 +134,12 @@ def run_demo(fmt: str, console: Console) -> None:
     console.print(f"  Self-hosted: {kv['model']} with an FP8 KV cache holds {kv['bytes_per_token']:,} B per token; "
                   f"this session's {kv['session_tokens']:,} tokens are {human_bytes(kv['session_bytes'])} of KV, and the "
                   f"break recomputed {human_bytes(kv['reprefilled_kv_bytes'])} of it.")
+    p = result["proxy"]
+    console.print(f"\n[bold]Through the proxy[/] (the same session recorded by cachelint proxy, bundled): {p['requests']} requests, "
+                  f"hit rate {p['hit_rate']:.0%}, {p['cache_read_tokens']:,} tokens read from cache, {p['cache_write_tokens']:,} written")
+    for b in p["breaks"]:
+        console.print(f"  break at request {b['request']}: {b['cause']}/{b['detail']} {b['rule']} at {b['pointer']}, "
+                      f"{b['reprefilled_tokens']:,} tokens prefilled again; `cachelint report` shows the same for your own traffic")
     console.print(f"\n[bold]Before it ships[/]: cachelint check on the example app support_bot.py finds {len(findings)} mistakes")
     for f in findings:
         console.print(f"  support_bot.py:{f.row}:{f.column}  [cyan]{f.code}[/] {f.name}: {f.message}")
