@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cachelint.prompt.load import read_json
 from cachelint.errors import CachelintError
 from cachelint.prompt.usage import Usage
 from cachelint.simulate.models import match_model, normalize_model
@@ -211,23 +212,6 @@ _LITELLM_FIELDS = (
 _CANONICAL_PROVIDERS = ("anthropic", "openai", "text-completion-openai")
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CachelintError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CachelintError(f"{path}: is a directory, not a JSON file") from None
-    except UnicodeDecodeError:
-        raise CachelintError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise CachelintError(f"{path}: {exc.strerror}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CachelintError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-
-
 def _per_token(path: Path, model: str, spec: dict[str, Any], name: str) -> float | None:
     value = spec.get(name)
     if value is None:
@@ -243,7 +227,7 @@ def load_litellm_prices(path: str | Path, *, fallback: PriceTable | None = None)
     input and an output price (images, embeddings, `sample_spec`) are skipped; a malformed file or price raises
     CachelintError."""
     path = Path(path)
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         kind = type(data).__name__
         raise CachelintError(f"{path}: not a LiteLLM price file (expected a JSON object of models, got a {kind})")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from cachelint.check.module import descendants
+
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -158,7 +160,7 @@ def _conversation_region(ctx, site, history):
 
 def _rewrites(ctx, region, target: str):
     """(node, description) for statements in `region` that rewrite the list named `target`."""
-    nodes = _all(region)
+    nodes = descendants(region)
     names = {target}
     changed = True
     while changed:  # for m in history[:-2]: for block in m["content"]: block[...] = ...
@@ -192,7 +194,7 @@ def _rewrites(ctx, region, target: str):
 
 def _has_late_slice(ctx, value, target: str) -> bool:
     """history[-20:] or [history[0]] + history[-20:] anywhere in the new value."""
-    return any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _slice_starts_late(n) for n in _all(value))
+    return any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _slice_starts_late(n) for n in descendants(value))
 
 
 def _is_marker_or_newest(ctx, sub: cst.Subscript, target: str) -> bool:
@@ -226,15 +228,3 @@ def _targets(node):
     if isinstance(node, (cst.Tuple, cst.List)):
         return [e.value for e in node.elements]
     return [node]
-
-
-def _all(root):
-    found = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node):
-            found.append(node)
-            return True
-
-    root.visit(Collect())
-    return found

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from cachelint.check.module import descendants
+
 from cachelint.rules.base import Invalid, Report, Rule
 
 # the cache-key parameters of each API (tool_choice is not part of OpenAI's prefix)
@@ -85,7 +87,7 @@ def agent(messages):
 
     def _changing(self, ctx, expr, loop):
         """(node, how) when the value of `expr` is chosen anew inside `loop`."""
-        for node in _all(expr):
+        for node in descendants(expr):
             if isinstance(node, cst.IfExp):
                 return node, "is chosen per turn with a conditional expression"
         if isinstance(expr, cst.Name):
@@ -97,19 +99,7 @@ def agent(messages):
                     return ctx.statement_of(binding), "is assigned inside the conversation loop"
         if isinstance(expr, cst.Call):
             for arg in expr.args:
-                for name in [n for n in _all(arg.value) if isinstance(n, cst.Name)]:
+                for name in [n for n in descendants(arg.value) if isinstance(n, cst.Name)]:
                     if any(ctx.contains(loop, b) and not isinstance(b, cst.Param) for b, _ in ctx.assigned_values(name)):
                         return arg.value, f"is computed from `{name.value}`, which changes inside the conversation loop"
         return None
-
-
-def _all(root):
-    found = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node):
-            found.append(node)
-            return True
-
-    root.visit(Collect())
-    return found

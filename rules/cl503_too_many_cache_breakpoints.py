@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from cachelint.check.module import descendants
+
 from cachelint.check.breakpoints import markers
 from cachelint.check.values import string_value
 from cachelint.rules.base import Invalid, Report, Rule
@@ -83,7 +85,7 @@ def run(messages):
             loops = ctx.loops_around(site.node)
             if not loops or _removes_markers(ctx, loops[-1]):
                 continue
-            for node in _nodes(loops[-1]):
+            for node in descendants(loops[-1]):
                 if _adds_marker(ctx, node):
                     yield Report(node, f"a cache breakpoint is added to a message on every turn of the loop around {analysis.describe_site(site)} and never removed: "
                                  f"the markers accumulate in the history and the API rejects the request past {LIMIT}")
@@ -94,12 +96,12 @@ def _adds_marker(ctx, node) -> bool:
     if isinstance(node, cst.Assign):
         return any(_marker_subscript(t.target) for t in node.targets)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert"):
-        return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in _nodes(a.value))
+        return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in descendants(a.value))
     return False
 
 
 def _removes_markers(ctx, region) -> bool:
-    for node in _nodes(region):
+    for node in descendants(region):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" and node.args:
             if string_value(node.args[0].value) == "cache_control":
                 return True
@@ -110,15 +112,3 @@ def _removes_markers(ctx, region) -> bool:
 
 def _marker_subscript(target) -> bool:
     return isinstance(target, cst.Subscript) and isinstance(target.slice[0].slice, cst.Index) and string_value(target.slice[0].slice.value) == "cache_control"
-
-
-def _nodes(root):
-    found = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node):
-            found.append(node)
-            return True
-
-    root.visit(Collect())
-    return found

@@ -168,14 +168,7 @@ class ClientResolver:
         return None
 
     def _from_function_returns(self, call: cst.Call, depth: int) -> str | None:
-        func = call.func
-        key = None
-        if isinstance(func, cst.Name):
-            key = func.value
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-            cls = self.ctx.enclosing(call, (cst.ClassDef,))
-            key = f"{cls.name.value}.{func.attr.value}" if isinstance(cls, cst.ClassDef) else None
-        for function in self.ctx.functions.get(key or "", []):
+        for function in self.ctx.called_functions(call):
             for value in self.ctx.returns_of(function):
                 found = self.provider(value, depth + 1)
                 if found:

@@ -167,6 +167,17 @@ class ModuleContext:
         self.module.visit(Collect())
         return found
 
+    def called_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of this module a call runs: `f(...)`, or `self.m(...)` inside the class of `m`."""
+        func = call.func
+        key = None
+        if isinstance(func, cst.Name):
+            key = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            cls = self.enclosing(call, (cst.ClassDef,))
+            key = f"{cls.name.value}.{func.attr.value}" if isinstance(cls, cst.ClassDef) else None
+        return self.functions.get(key, []) if key else []
+
     def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
         values: list[cst.BaseExpression] = []
 
@@ -227,3 +238,16 @@ class ModuleContext:
 
         self.module.visit(Collect())
         return index
+
+
+def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
+    """`root` and every node below it, in source order."""
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    root.visit(Collect())
+    return found

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.module import ModuleContext
+from cachelint.check.module import ModuleContext, descendants
 
 MAX_DEPTH = 24
 
@@ -319,7 +319,7 @@ class ValueWalker:
             for arg in call.args:
                 self.walk(arg.value, landing, d)
             return
-        functions = self._same_module_functions(call)
+        functions = self.ctx.called_functions(call)
         for function in functions:
             for value in self.ctx.returns_of(function):
                 self.walk(value, landing, d, newest_last, ordered)
@@ -407,7 +407,7 @@ class ValueWalker:
                 return True
             if self.ctx.qualified_name_in(expr.func, {"dataclasses.asdict", "vars"}):
                 return True
-            return any(self._is_runtime_dict(v, depth + 1) for f in self._same_module_functions(expr) for v in self.ctx.returns_of(f))
+            return any(self._is_runtime_dict(v, depth + 1) for f in self.ctx.called_functions(expr) for v in self.ctx.returns_of(f))
         if isinstance(expr, cst.Name):
             for binding, value in self.ctx.assigned_values(expr):
                 if isinstance(binding, cst.Param):
@@ -448,16 +448,6 @@ class ValueWalker:
     @property
     def _local_classes(self) -> set[str]:
         return {c.name.value for c in self.ctx.nodes(cst.ClassDef)}
-
-    def _same_module_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
-        func = call.func
-        key = None
-        if isinstance(func, cst.Name):
-            key = func.value
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-            cls = self.ctx.enclosing(call, (cst.ClassDef,))
-            key = f"{cls.name.value}.{func.attr.value}" if isinstance(cls, cst.ClassDef) else None
-        return self.ctx.functions.get(key or "", []) if key else []
 
     def _name(self, name: cst.Name, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         for binding, value in self.ctx.assigned_values(name):
@@ -546,7 +536,7 @@ class ValueWalker:
 
     def _self_attribute(self, cls: cst.ClassDef, attr: cst.Attribute, landing: Landing, d: int, ordered: bool) -> None:
         wanted = attr.attr.value
-        for node in _walk_nodes(cls, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+        for node in (n for n in descendants(cls) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" and target.attr.value == wanted:
@@ -621,19 +611,6 @@ def _call_chain(call: cst.Call) -> list[cst.Call]:
         chain.append(current)
         current = current.func.value if isinstance(current.func, cst.Attribute) else None  # type: ignore[assignment]
     return chain
-
-
-def _walk_nodes(root: cst.CSTNode, kinds: tuple[type, ...]) -> list:
-    found = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, kinds):
-                found.append(node)
-            return True
-
-    root.visit(Collect())
-    return found
 
 
 def _key_is(element: cst.BaseDictElement, key: str) -> bool:

@@ -42,6 +42,7 @@ from cachelint.prompt.model import Block, Prompt
 from cachelint.prompt.usage import Usage
 from cachelint.simulate import Prediction, Reason
 from cachelint.simulate.models import (
+    common_prefix_hashes,
     ANTHROPIC_CACHE_RULES,
     ANTHROPIC_LOOKBACK_POSITIONS,
     ANTHROPIC_MAX_BREAKPOINTS,
@@ -107,18 +108,6 @@ class _Outcome:
     layout: _Layout
     hit: tuple[int, _Entry] | None
     writes: list[tuple[int, str]]  # breakpoints that write: (index, ttl)
-
-
-def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
-    """Blocks two prompts share from the start. Hashes are cumulative, so equality is monotone: binary search."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[mid - 1] == b[mid - 1]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 class AnthropicCacheSimulator:
@@ -279,7 +268,7 @@ class AnthropicCacheSimulator:
             return "lookback_exceeded"
         best, best_common = None, -1
         for record in self._history.get(model, ()):  # newest last: ties go to the most recent
-            common = _common_prefix(record.hashes, layout.hashes)
+            common = common_prefix_hashes(record.hashes, layout.hashes)
             if common >= best_common:
                 best, best_common = record, common
         if best is None or best_common == 0:

@@ -144,3 +144,15 @@ def openai_default_retention(model: str | None) -> str:
     if _family(model, OPENAI_EXTENDED_DEFAULT_PREFIXES) or openai_uses_breakpoints(model):
         return "24h"
     return "in_memory"
+
+
+def common_prefix_hashes(a: list[bytes], b: list[bytes]) -> int:
+    """Blocks two prompts share from the start. Hashes are cumulative, so equality is monotone: binary search."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[mid - 1] == b[mid - 1]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -42,6 +42,7 @@ from cachelint.prompt.model import Block, Prompt, canonical_text
 from cachelint.prompt.usage import Usage
 from cachelint.simulate import Prediction, Reason
 from cachelint.simulate.models import (
+    common_prefix_hashes,
     OPENAI_BREAKPOINT_TTL_SECONDS,
     OPENAI_EXTENDED_SECONDS,
     OPENAI_IN_MEMORY_IDLE_SECONDS,
@@ -132,17 +133,6 @@ class _Record:
     cached: list[int]
 
 
-def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[mid - 1] == b[mid - 1]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 class OpenAICacheSimulator:
     """One OpenAI cache scope. Feed it requests with `record` in the order they were sent; `predict` asks
     without changing anything."""
@@ -222,7 +212,7 @@ class OpenAICacheSimulator:
     def _history_reason(self, scope: tuple[str, str], layout: _Layout, hit_index: int) -> Reason | None:
         best, best_common = None, -1
         for record in self._history.get(scope, ()):
-            common = _common_prefix(record.hashes, layout.hashes)
+            common = common_prefix_hashes(record.hashes, layout.hashes)
             if common >= best_common:
                 best, best_common = record, common
         if best is None or best_common == 0:
@@ -263,7 +253,7 @@ class OpenAICacheSimulator:
     # --- classic mode ---------------------------------------------------------------------------------------
 
     def _common_tokens(self, layout: _Layout, other: _Layout) -> int:
-        n = _common_prefix(layout.hashes, other.hashes)
+        n = common_prefix_hashes(layout.hashes, other.hashes)
         tokens = layout.cumulative[n - 1] if n else 0
         same_slot = n < len(layout.keys) and n < len(other.keys) and layout.keys[n][:4] == other.keys[n][:4]
         if self.partial_blocks and same_slot:
