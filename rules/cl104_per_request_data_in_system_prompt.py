@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from cachelint.check.finding import Fix
+from cachelint.check.fixes import replace_node
 from cachelint.check.values import Landing, ValueWalker, string_value
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -33,7 +35,7 @@ def answer(user_name: str, question: str):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system,
                                   messages=[{"role": "user", "content": question}])
 """
-    fix_safety = "none (the order of instructions can change behaviour; move it by hand)."
+    fix_safety = "unsafe (with --unsafe-fixes, for an f-string: moves the per-request part behind the static text; the order of instructions can change the model's behaviour)."
 
     VALID = [
         """
@@ -52,6 +54,19 @@ INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cit
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{INSTRUCTIONS}", messages=[{"role": "user", "content": question}])
 """, line=6, message="user_name"),
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+def answer(user_name, question):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{RULES}", messages=[{"role": "user", "content": question}])
+""", line=6, fixed="""
+from anthropic import Anthropic
+client = Anthropic()
+RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+def answer(user_name, question):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"{RULES}\\nThe user is {user_name}.", messages=[{"role": "user", "content": question}])
+"""),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()
@@ -79,8 +94,28 @@ def review(repo_name, diff):
                     if later >= MIN_STATIC_CHARS:
                         yield Report(part, f"per-request value `{params[0].label}` comes before {later} characters of static "
                                      f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
-                                     "move it after the static text (or into the user message) so all requests share the prefix")
+                                     "move it after the static text (or into the user message) so all requests share the prefix",
+                                     fix=_move_to_end(analysis.ctx, expr, i))
                     break
+
+
+def _move_to_end(ctx, expr, index: int):
+    """Unsafe fix for an f-string: the text up to the first long static part moves behind the rest.
+
+    f"The user is {name}.\\n{INSTRUCTIONS}" -> f"{INSTRUCTIONS}\\nThe user is {name}." The model then reads the
+    instructions before the user's data, which can change its behaviour: hence unsafe.
+    """
+    if not isinstance(expr, cst.FormattedString):
+        return None
+    parts = list(expr.parts)
+    split = next((j for j in range(index + 1, len(parts)) if (_static_length(ctx, parts[j]) or 0) >= MIN_STATIC_CHARS // 2), None)
+    if split is None:
+        return None
+    head, tail = parts[:split], parts[split:]
+    if isinstance(head[-1], cst.FormattedStringText) and head[-1].value.endswith("\\n"):
+        head[-1] = head[-1].with_changes(value=head[-1].value[:-2])  # the separator moves with the order
+    new = expr.with_changes(parts=[*tail, cst.FormattedStringText("\\n"), *head])
+    return Fix("unsafe", "Move the per-request part behind the static text", (replace_node(ctx, expr, ctx.module.code_for_node(new)),))
 
 
 def _system_texts(ctx, site):

@@ -143,3 +143,19 @@ def test_rule_command_and_generated_docs_are_current(project):
     assert run(project, "rule", "CL777").returncode == 2
     docs = run(project, "rule", "--all", "--format", "markdown").stdout
     assert docs == (ROOT / "docs" / "rules.md").read_text(), "docs/rules.md is stale: cachelint rule --all --format markdown > docs/rules.md"
+
+
+def test_unsafe_fixes_only_with_the_flag(tmp_path):
+    source = '''from anthropic import Anthropic
+client = Anthropic()
+RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+def answer(user_name, question):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{RULES}", messages=[{"role": "user", "content": question}])
+'''
+    (tmp_path / "app.py").write_text(source)
+    out = run(tmp_path, "check", "app.py")
+    assert out.returncode == 1 and "hidden fix" in out.stdout
+    run(tmp_path, "check", "app.py", "--fix")
+    assert (tmp_path / "app.py").read_text() == source  # the safe pass leaves it alone
+    assert run(tmp_path, "check", "app.py", "--fix", "--unsafe-fixes").returncode == 0
+    assert 'system=f"{RULES}\\nThe user is {user_name}."' in (tmp_path / "app.py").read_text()
