@@ -276,3 +276,27 @@ def test_client_leaving_mid_stream_is_recorded_and_the_proxy_goes_on(tmp_path):
     data = report(tmp_path / "db.sqlite")
     assert data["totals"]["requests"] == 2
     assert data["totals"]["errors"] == 1  # the abandoned stream, recorded with its error
+
+
+def test_hashes_mode_metrics_and_dynamic_rules(upstream, tmp_path):
+    metrics_port = free_port()
+    p = Proxy(upstream.url, tmp_path / "db.sqlite", "--store", "hashes", "--metrics-port", str(metrics_port))
+    try:
+        client = anthropic.Anthropic(api_key=API_KEY, base_url=p.url, max_retries=0)
+        marker = {"type": "ephemeral"}
+        client.messages.create(model="claude-haiku-4-5", max_tokens=5, messages=[{"role": "user", "content": "UNIQUE-BODY-TEXT"}],
+                               system=[{"type": "text", "text": "Be brief.", "cache_control": marker}])
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            text = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).text
+            if 'model="claude-haiku-4-5"' in text:
+                break
+            time.sleep(0.2)
+        assert any(line.startswith("cachelint_requests_total{") and 'model="claude-haiku-4-5"' in line and line.endswith(" 1.0")
+                   for line in text.splitlines())
+    finally:
+        p.stop()
+    assert b"UNIQUE-BODY-TEXT" not in (tmp_path / "db.sqlite").read_bytes()
+    data = report(tmp_path / "db.sqlite")
+    [turn] = data["sessions"][0]["turns"]
+    assert [f["code"] for f in turn["findings"]] == ["CL504"]  # a breakpoint below Haiku's minimum

@@ -47,7 +47,7 @@ def session_report(session: str, rows: list[Row]) -> dict[str, Any]:
         "turns": [
             {"request": i, "prompt_tokens": r.prompt_tokens, "cache_read_tokens": r.cache_read_tokens,
              "cache_write_tokens": r.cache_write_tokens, "hit_rate": r.hit_rate, "status": r.status, "error": r.error,
-             "mismatch": r.mismatch}
+             "mismatch": r.mismatch, "findings": r.findings}
             for i, r in enumerate(rows, start=1)
         ],
     }
