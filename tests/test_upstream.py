@@ -72,6 +72,9 @@ def test_url_records_and_clean_stop():
         message = client.beta.messages.create(model=MODEL, max_tokens=50, messages=[{"role": "user", "content": USER}])
         assert message.id == "msg_000001" and message.content[0].text == "ok: hello there friend"
         request, response = server.requests[0], server.responses[0]
+        deadline = time.monotonic() + 2
+        while not response.complete and time.monotonic() < deadline:  # the server marks it after its last write
+            time.sleep(0.01)
         assert request.method == "POST" and request.path == "/v1/messages?beta=true" and request.route == "/v1/messages"
         assert request.header("x-api-key") == "test-key" and request.header("anthropic-version")
         assert request.json["messages"][0]["content"] == USER and json.loads(request.body) == request.json
