@@ -300,3 +300,70 @@ def test_hashes_mode_metrics_and_dynamic_rules(upstream, tmp_path):
     data = report(tmp_path / "db.sqlite")
     [turn] = data["sessions"][0]["turns"]
     assert [f["code"] for f in turn["findings"]] == ["CL504"]  # a breakpoint below Haiku's minimum
+
+
+def test_forward_mode(upstream, tmp_path):
+    """--mode regular: the client sends through the proxy as HTTP_PROXY (plain HTTP here; HTTPS needs mitmproxy's CA)."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "cachelint", "proxy", "--mode", "regular", "--port", str(port), "--db", str(tmp_path / "fwd.db"), "--no-dashboard"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.time() < deadline and process.poll() is None
+                time.sleep(0.1)
+        http_client = httpx.Client(proxy=f"http://127.0.0.1:{port}")
+        client = anthropic.Anthropic(api_key=API_KEY, base_url=upstream.url, http_client=http_client, max_retries=0)
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "via HTTP_PROXY"}])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    assert report(tmp_path / "fwd.db")["totals"]["requests"] == 1
+
+
+def test_addon_loads_into_plain_mitmdump(upstream, tmp_path):
+    import cachelint.proxy.addon as addon_module
+
+    port = free_port()
+    mitmdump = Path(sys.executable).with_name("mitmdump")
+    process = subprocess.Popen([str(mitmdump), "-q", "-s", addon_module.__file__, "--mode", f"reverse:{upstream.url}", "--listen-host", "127.0.0.1",
+                                "--listen-port", str(port), "--set", f"cachelint_db={tmp_path / 'm.db'}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.time() < deadline and process.poll() is None, process.stderr.read() if process.poll() is not None else ""
+                time.sleep(0.1)
+        client = anthropic.Anthropic(api_key=API_KEY, base_url=f"http://127.0.0.1:{port}", max_retries=0)
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    assert report(tmp_path / "m.db")["totals"]["requests"] == 1
+
+
+def test_dashboard_renders_sessions_and_breaks():
+    from rich.console import Console
+
+    from cachelint.proxy.dashboard import session_table
+    from cachelint.record.analyze import Totals
+
+    totals = {"cc-1/claude-sonnet-4-5": Totals(requests=7, prompt_tokens=10_000, cache_read_tokens=8_000, cache_write_tokens=1_500,
+                                              wasted_prefill_tokens=1_200, wasted_cost=0.0041, model="claude-sonnet-4-5",
+                                              last_break={"seq": 7, "cause": "system_changed", "detail": "volatile_value", "rule": "CL101",
+                                                          "location": {"pointer": "/system/1/text"}})}
+    console = Console(record=True, width=200)
+    console.print(session_table(totals, "http://127.0.0.1:8082"))
+    text = console.export_text()
+    assert "cc-1/claude-sonnet-4-5" in text and "80%" in text and "8,000" in text and "1,200" in text
+    assert "#7 system_changed/volatile_value CL101 /system/1/text" in text
+    empty = Console(record=True, width=200)
+    empty.print(session_table({}, "x"))
+    assert "waiting for traffic" in empty.export_text()
