@@ -6,6 +6,7 @@ code, so usage read live equals usage read from a file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -15,29 +16,50 @@ class Event:
     data: str
 
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
 class SSEParser:
+    """Linear in the stream's size, however it is chunked (a 50 MB line arriving in 64 KiB pieces included)."""
+
     def __init__(self) -> None:
-        self._buffer = b""
+        self._partial: list[bytes] = []  # the current unterminated line, in pieces
         self._event = ""
         self._data: list[str] = []
-        self._pending_cr = False
+        self._pending_cr = False  # the last chunk ended in CR: a leading LF in the next one belongs to it
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Parse what `chunk` completes; keep the rest for the next call. Chunks may split anywhere."""
-        self._buffer += chunk
+        if not chunk:
+            return []
+        if self._pending_cr:
+            self._pending_cr = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._partial.append(chunk)
+            return []
+        buffer = b"".join(self._partial) + chunk if self._partial else chunk
+        self._partial = []
         events: list[Event] = []
-        while (line := self._next_line()) is not None:
-            event = self._line(line)
+        position = 0
+        for match in _LINE_END.finditer(buffer):
+            event = self._line(buffer[position : match.start()].decode("utf-8", "replace"))
             if event is not None:
                 events.append(event)
+            position = match.end()
+            if match.group() == b"\r" and position == len(buffer):
+                self._pending_cr = True
+        if position < len(buffer):
+            self._partial.append(buffer[position:])
         return events
 
     def close(self) -> list[Event]:
         """End of stream: a final line without a terminator still counts; an unterminated event is dropped
         unless it has data (lenient, as recorded streams are often cut)."""
         events = []
-        if self._buffer:
-            rest, self._buffer = self._buffer, b""
+        if self._partial:
+            rest, self._partial = b"".join(self._partial), []
             event = self._line(rest.decode("utf-8", "replace"))
             if event is not None:
                 events.append(event)
@@ -45,30 +67,6 @@ class SSEParser:
         if event is not None:
             events.append(event)
         return events
-
-    def _next_line(self) -> str | None:
-        """Pop one line ending in CRLF, LF or CR; a CR at the very end may still be the first half of CRLF."""
-        buf = self._buffer
-        if self._pending_cr:
-            if not buf:
-                return None
-            self._pending_cr = False
-            if buf.startswith(b"\n"):
-                buf = self._buffer = buf[1:]
-        lf, cr = buf.find(b"\n"), buf.find(b"\r")
-        ends = [i for i in (lf, cr) if i >= 0]
-        if not ends:
-            return None
-        i = min(ends)
-        line = buf[:i].decode("utf-8", "replace")
-        if i == cr:
-            if i + 1 < len(buf):
-                self._buffer = buf[i + 2 :] if buf[i + 1] == 0x0A else buf[i + 1 :]
-            else:
-                self._buffer, self._pending_cr = b"", True
-        else:
-            self._buffer = buf[i + 1 :]
-        return line
 
     def _line(self, line: str) -> Event | None:
         if line == "":

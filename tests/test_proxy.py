@@ -367,3 +367,22 @@ def test_dashboard_renders_sessions_and_breaks():
     empty = Console(record=True, width=200)
     empty.print(session_table({}, "x"))
     assert "waiting for traffic" in empty.export_text()
+
+
+def test_stream_faults_drip_no_usage_and_a_50mb_body(tmp_path):
+    with Upstream(event_delay=0.0, big_size=50 * 1024 * 1024) as upstream:
+        p = Proxy(upstream.url, tmp_path / "db.sqlite")
+        try:
+            body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+            for fault in ("drip", "no-usage", "big"):
+                headers = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01", "x-upstream-fault": fault}
+                with httpx.Client() as http:
+                    with http.stream("POST", p.url + "/v1/messages", json=body, headers=headers, timeout=120) as response:
+                        received = b"".join(response.iter_raw())
+                assert received == upstream.responses[-1].body, fault
+        finally:
+            p.stop()
+    rows = {t["request"]: t for t in report(tmp_path / "db.sqlite")["sessions"][0]["turns"]}
+    assert rows[1]["cache_write_tokens"] is not None and rows[1]["error"] is None  # drip: parsed like any stream
+    assert rows[2]["error"] == "no usage in the response"
+    assert len(rows) == 3

@@ -80,7 +80,7 @@ export function createClient(command: ServerCommand, events: ClientEvents, envir
   };
 
   const failure = async (extra: Partial<StartFailure> = {}): Promise<StartFailure> => {
-    const exit = await waitForExit(server, 1000);
+    const exit = await waitForExit(server, 3000); // a busy machine starts and ends processes late
     return { command, error: spawnError, exitCode: exit?.code, signal: exit?.signal, stderr: server?.stderrTail(), ...extra };
   };
 

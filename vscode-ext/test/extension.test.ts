@@ -14,7 +14,7 @@ import { LanguageClient, State } from "./fakes/languageclient";
 import { fakeCachelint, fakePython, oldCachelint, removeTempDirs, skipOnWindows, startedWith, tempDir } from "./fakes/servers";
 import { EventEmitter, fake } from "./fakes/vscode";
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 20000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) {
@@ -71,6 +71,7 @@ describe("extension", { skip: skipOnWindows }, () => {
 
     assert.ok(fake.commands.has("cachelint.restart"));
     assert.ok(fake.commands.has("cachelint.showOutput"));
+    await waitFor(() => startedWith(dir).length >= 1, "the server process to start");
     assert.deepEqual(startedWith(dir), [["lsp", "--log-level", "debug"]]);
     assert.equal(status().text, "$(check) cachelint");
     assert.ok(status().visible);
@@ -108,6 +109,7 @@ describe("extension", { skip: skipOnWindows }, () => {
     fake.changeConfiguration(["cachelint.args"]);
     await waitFor(() => LanguageClient.instances.length === 2 && status().text === "$(check) cachelint", "the restart");
     await processExited(first);
+    await waitFor(() => startedWith(dir).length >= 2, "the server process to start");
     assert.deepEqual(startedWith(dir), [["lsp"], ["lsp", "--verbose"]]);
     assert.ok(fake.watchers.slice(0, 3).every((watcher) => watcher.disposed), "the old client's file watchers are disposed");
   });
@@ -118,6 +120,7 @@ describe("extension", { skip: skipOnWindows }, () => {
     await activate();
     await fake.commands.get("cachelint.restart")?.();
     assert.equal(LanguageClient.instances.length, 2);
+    await waitFor(() => startedWith(dir).length >= 2, "the server processes to start");
     assert.equal(startedWith(dir).length, 2);
     await fake.commands.get("cachelint.showOutput")?.();
     assert.equal(fake.outputChannels[0].shown, 1);
@@ -170,6 +173,7 @@ describe("extension", { skip: skipOnWindows }, () => {
     fakeCachelint(dir);
     process.env.PATH = dir;
     await activate();
+    await waitFor(() => startedWith(dir).length >= 1, "the server process to start");
     assert.deepEqual(startedWith(dir), [["lsp"]]);
     assert.equal(status().text, "$(check) cachelint");
   });
@@ -179,6 +183,7 @@ describe("extension", { skip: skipOnWindows }, () => {
     fake.configuration["cachelint.interpreter"] = [fakePython(dir, true)];
     fake.configuration["cachelint.args"] = ["--x"];
     await activate();
+    await waitFor(() => startedWith(dir).length >= 1, "the server process to start");
     assert.deepEqual(startedWith(dir), [["-m", "cachelint", "lsp", "--x"]]);
     assert.equal(status().text, "$(check) cachelint");
   });
@@ -208,12 +213,14 @@ describe("extension", { skip: skipOnWindows }, () => {
       }),
     });
     await activate();
+    await waitFor(() => startedWith(dir).length >= 1, "the server process to start");
     assert.deepEqual(startedWith(dir), [["-m", "cachelint", "lsp"]]);
     assert.equal(LanguageClient.instances.length, 1);
 
     python = fakePython(dir, true, "python-b");
     changed.fire();
     await waitFor(() => LanguageClient.instances.length === 2 && status().text === "$(check) cachelint", "the restart");
+    await waitFor(() => startedWith(dir).length >= 2, "the server processes to start");
     assert.equal(startedWith(dir).length, 2);
   });
 
@@ -221,6 +228,7 @@ describe("extension", { skip: skipOnWindows }, () => {
     const dir = tempDir();
     fake.configuration["cachelint.path"] = [oldCachelint(dir)];
     await activate();
+    await waitFor(() => fake.messages.length >= 1, "the error message");
     assert.equal(fake.messages.length, 1);
     assert.equal(fake.messages[0].kind, "error");
     assert.match(fake.messages[0].message, /no `lsp` command/);
@@ -237,14 +245,17 @@ describe("extension", { skip: skipOnWindows }, () => {
     await activate();
     const client = LanguageClient.instances[0];
     for (let crash = 1; crash <= 4; crash++) {
+      await waitFor(() => startedWith(dir).length >= crash, "the server process to start"); // a busy machine starts it late
       client.process?.kill("SIGKILL");
       await processExited(client);
       assert.equal((await client.simulateClosed()).action, 2 /* Restart */);
       assert.equal(status().text, "$(check) cachelint");
     }
+    await waitFor(() => startedWith(dir).length >= 5, "the server processes to start");
     assert.equal(startedWith(dir).length, 5);
     assert.equal(fake.messages.length, 0);
 
+    await waitFor(() => startedWith(dir).length >= 5, "the server process to start");
     client.process?.kill("SIGKILL");
     await processExited(client);
     assert.equal((await client.simulateClosed()).action, 1 /* DoNotRestart */);

@@ -1,8 +1,9 @@
 /**
  * A fake of `vscode-languageclient/node` (which needs a running VS Code). Its `start()` really calls the
  * extension's `serverOptions` (so the real spawn code runs) and counts the server as initialized when the
- * process is still alive after `initializeMs`; a process that exits before that fails the start, as a
- * closed connection fails the real client's `initialize`.
+ * fake server announces itself on stderr (or, for a silent process, is still alive after `initializeMs`);
+ * a process that exits before that fails the start, as a closed connection fails the real client's
+ * `initialize`. Waiting for the announcement rather than a short timer keeps the tests right on a busy machine.
  */
 import type { ChildProcess } from "node:child_process";
 
@@ -38,7 +39,7 @@ type Options = any;
 
 export class LanguageClient {
   static instances: LanguageClient[] = [];
-  static initializeMs = 150;
+  static initializeMs = 30_000;
 
   state: State = State.Stopped;
   process: ChildProcess | undefined;
@@ -72,10 +73,23 @@ export class LanguageClient {
         child.exitCode !== null || child.signalCode !== null
           ? Promise.resolve()
           : new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      // "up" once the fake server says so on stderr (it has recorded its arguments by then); a process that
+      // exits first failed to start. The timer is only a fallback for servers that never say anything.
+      const said = new Promise<"up">((resolve) => {
+        let seen = "";
+        child.stderr?.on("data", (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.includes("fake server started")) {
+            resolve("up");
+          }
+        });
+      });
+      let timer: NodeJS.Timeout | undefined;
       const outcome = await Promise.race([
         exited.then(() => "exited" as const),
-        new Promise<"up">((resolve) => setTimeout(() => resolve("up"), LanguageClient.initializeMs)),
-      ]);
+        said,
+        new Promise<"up">((resolve) => (timer = setTimeout(() => resolve("up"), LanguageClient.initializeMs))),
+      ]).finally(() => clearTimeout(timer));
       if (outcome === "exited") {
         throw new Error("Pending response rejected since connection got disposed");
       }
