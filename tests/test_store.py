@@ -38,3 +38,14 @@ def test_credentials_are_dropped_from_headers_and_urls():
                ("OpenAI-Project", "proj-1"), ("api-key", "azure"), ("anthropic-version", "2023-06-01"), ("x-goog-api-key", "g")]
     assert clean_headers(headers) == {"anthropic-version": "2023-06-01"}
     assert clean_url("https://user:pw@host/v1/chat/completions?key=abc&x=1") == "https://host/v1/chat/completions?key=%5Bredacted%5D&x=1"
+
+
+def test_a_store_from_a_newer_cachelint_is_refused(tmp_path):
+    path = tmp_path / "db.sqlite"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(CachelintError, match="newer cachelint"):
+        Store(path)
