@@ -189,8 +189,15 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
     config = load_config(start if start.exists() else Path.cwd(), Path(config_file) if config_file else None)
     config = config.with_overrides(select=select, ignore=ignore, extend_select=extend_select)
     if stdin_filename:
-        source = sys.stdin.read()
+        data = sys.stdin.buffer.read()
         codes = config.enabled_codes(Path(stdin_filename))
+        try:
+            source = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            from cachelint.check.engine import lint_source
+
+            render(lint_source(data, stdin_filename, codes, options_for(config)), fmt, sys.stdout, files_checked=1)
+            sys.exit(0 if exit_zero else 1)
         new_source, applied, findings = fix_source(source, stdin_filename, codes, options_for(config), unsafe_fixes) if (fix or show_diff) else (source, 0, None)
         if findings is None:
             from cachelint.check.engine import lint_source

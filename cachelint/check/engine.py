@@ -19,6 +19,7 @@ from cachelint.check.registry import all_rules
 from cachelint.rules import RULE_META
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_NESTING = 200  # CPython itself refuses deeper parentheses; libcst's native parser overflows the C stack far above
 ALL_CODES = frozenset(RULE_META)
 
 
@@ -48,8 +49,16 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
             source = decode(source)
         except UnicodeDecodeError as exc:
             return [_unanalyzable(filename, f"file is not valid UTF-8 (byte {exc.start})")]
+    if len(source) > MAX_FILE_BYTES:
+        return [_unanalyzable(filename, f"file is too large to analyze ({len(source):,} characters; the limit is {MAX_FILE_BYTES:,})")]
     if "\x00" in source:
         return [_unanalyzable(filename, "file contains NUL bytes")]
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return [_unanalyzable(filename, f"file is not valid Unicode (a lone surrogate at character {exc.start})")]
+    if _nesting_depth(source) > MAX_NESTING:
+        return [_unanalyzable(filename, f"file is nested more than {MAX_NESTING} brackets deep")]
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -63,6 +72,21 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return _run_rules(ctx, codes, options)
     except RecursionError:
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
+    except Exception as exc:  # a bug must cost one file, never the run (or the editor's server)
+        return [_unanalyzable(filename, f"cachelint could not analyze this file ({type(exc).__name__}: {exc}); please report it")]
+
+
+def _nesting_depth(source: str) -> int:
+    """The deepest bracket nesting, counted cheaply (brackets inside strings count too: an upper bound)."""
+    depth = deepest = 0
+    for char in source:
+        if char in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif char in ")]}" and depth:
+            depth -= 1
+    return deepest
 
 
 def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | None) -> list[Finding]:

@@ -122,12 +122,13 @@ def strftime_granularity(fmt: str) -> str:
 
 
 def string_value(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
+    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return None
+    try:
         value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+    except (ValueError, SyntaxError, UnicodeError):  # an invalid escape that libcst accepts
+        return None
+    return value if isinstance(value, str) else None
 
 
 class ValueWalker:

@@ -94,6 +94,8 @@ def read_json(path: str | Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CachelintError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise CachelintError(f"{path}: cannot read this JSON: {exc}") from None
 
 
 def detect_provider(body: dict[str, Any], path: str | None = None) -> Provider:
@@ -125,6 +127,15 @@ def detect_provider(body: dict[str, Any], path: str | None = None) -> Provider:
 
 def build_prompt(exchange: Exchange, counter: TokenCounter | None = None, tokenizer_path: str | None = None) -> Prompt:
     """Adapt a request body to the canonical model and count each block's tokens."""
+    try:
+        return _build_prompt(exchange, counter, tokenizer_path)
+    except CachelintError:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise CachelintError(f"the request body has a value of an unexpected type ({type(exc).__name__}: {exc})") from None
+
+
+def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_path: str | None) -> Prompt:
     body = exchange.body
     provider = detect_provider(body, exchange.path)
     if provider == "anthropic":

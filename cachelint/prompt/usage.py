@@ -90,7 +90,7 @@ def _event_json(event: Event) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(event.data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -110,7 +110,9 @@ class StreamUsage:
         kind = str(data.get("type", ""))
         if self.provider == "anthropic":
             if kind == "message_start" and isinstance(data.get("message"), dict):
-                self._anthropic.update(data["message"].get("usage") or {})
+                usage = data["message"].get("usage")
+                if isinstance(usage, dict):
+                    self._anthropic.update(usage)
             elif kind == "message_delta" and isinstance(data.get("usage"), dict):  # the last value of a field wins
                 self._anthropic.update({k: v for k, v in data["usage"].items() if v is not None})
             return
@@ -135,10 +137,10 @@ def from_response_body(provider: str, body: Any) -> Usage | None:
         if stripped.startswith("{"):
             try:
                 return from_response_body(provider, json.loads(stripped))
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
         stream = StreamUsage(provider)
-        for event in parse_events(text):
+        for event in parse_events(text.encode("utf-8", "replace")):
             stream.add(event)
         return stream.usage
     if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
