@@ -77,15 +77,30 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
 
 
 def _nesting_depth(source: str) -> int:
-    """The deepest bracket nesting, counted cheaply (brackets inside strings count too: an upper bound)."""
+    """The deepest bracket nesting of the code. A cheap character count first (brackets inside strings and
+    comments count too, so it is an upper bound); only when that is over the limit are the tokens counted."""
     depth = deepest = 0
     for char in source:
         if char in "([{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
+            deepest = max(deepest, depth)
         elif char in ")]}" and depth:
             depth -= 1
+    if deepest <= MAX_NESTING:
+        return deepest
+    import io
+    import tokenize
+
+    depth = deepest = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif token.type == tokenize.OP and token.string in ")]}" and depth:
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        pass  # the parser will say what is wrong
     return deepest
 
 
