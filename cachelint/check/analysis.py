@@ -63,7 +63,6 @@ class Analysis:
         return f"{site.callee}() on line {self.ctx.span(site.node).row}"
 
     def model_of(self, site: CallSite) -> str | None:
-        model = site.arg("model")
-        if isinstance(model, cst.SimpleString) and isinstance(model.evaluated_value, str):
-            return model.evaluated_value
-        return self.options.model
+        from cachelint.check.values import string_value
+
+        return string_value(site.arg("model")) or self.options.model
