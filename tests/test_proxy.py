@@ -30,6 +30,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 60) -> None:
+    """Until something listens on the port; a process that exits first fails with its stderr."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(process.stderr.read())
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
 class Proxy:
     def __init__(self, upstream_url: str, db: Path, *extra: str) -> None:
         self.port = free_port()
@@ -39,16 +53,7 @@ class Proxy:
             [sys.executable, "-m", "cachelint", "proxy", "--upstream", upstream_url, "--port", str(self.port), "--db", str(db), "--no-dashboard", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError(self.process.stderr.read())
-                time.sleep(0.1)
-        raise RuntimeError("proxy did not start")
+        wait_for_port(self.port, self.process)
 
     def stop(self) -> tuple[str, str]:
         self.process.send_signal(signal.SIGTERM)
@@ -308,14 +313,7 @@ def test_forward_mode(upstream, tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "cachelint", "proxy", "--mode", "regular", "--port", str(port), "--db", str(tmp_path / "fwd.db"), "--no-dashboard"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.time() < deadline and process.poll() is None
-                time.sleep(0.1)
+        wait_for_port(port, process)
         http_client = httpx.Client(proxy=f"http://127.0.0.1:{port}")
         client = anthropic.Anthropic(api_key=API_KEY, base_url=upstream.url, http_client=http_client, max_retries=0)
         client.messages.create(model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "via HTTP_PROXY"}])
@@ -333,14 +331,7 @@ def test_addon_loads_into_plain_mitmdump(upstream, tmp_path):
     process = subprocess.Popen([str(mitmdump), "-q", "-s", addon_module.__file__, "--mode", f"reverse:{upstream.url}", "--listen-host", "127.0.0.1",
                                 "--listen-port", str(port), "--set", f"cachelint_db={tmp_path / 'm.db'}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.time() < deadline and process.poll() is None, process.stderr.read() if process.poll() is not None else ""
-                time.sleep(0.1)
+        wait_for_port(port, process)
         client = anthropic.Anthropic(api_key=API_KEY, base_url=f"http://127.0.0.1:{port}", max_retries=0)
         client.messages.create(model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
     finally:
