@@ -1,0 +1,88 @@
+"""The replay as a rich table (per request, then the variants side by side) or the JSON contract."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from cachelint.replay.run import ORIGINAL, ReplayResult, Summary
+
+MAX_ROWS = 200
+
+
+def _ms(value: float | None) -> str:
+    return f"{value:,.0f}" if value is not None else "-"
+
+
+def _short(session: str, width: int = 14) -> str:
+    """The conversation part of a session id (`sess-ts/claude-sonnet-4-5` -> `sess-ts`), cut to fit."""
+    name = session.rsplit("/", 1)[0] if "/" in session else session
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def render_text(result: ReplayResult, console: Console) -> None:
+    cache = result.cache
+    blocks = f"{cache.num_blocks:,} blocks" if cache.num_blocks else "block count unknown"
+    console.print(f"[bold]replay[/bold] on {result.base_url} model {result.model}: block size {cache.block_size}, {blocks}, hash {cache.hash_algo or '?'}")
+    original = result.results[ORIGINAL]
+    if len(original) <= MAX_ROWS:
+        table = Table(title="original traffic, request by request", title_justify="left", box=None, pad_edge=False, header_style="bold")
+        for name, justify in (("#", "right"), ("session", "left"), ("seq", "right"), ("recorded break", "left"), ("prompt", "right"),
+                              ("cached", "right"), ("predicted", "right"), ("", "center"), ("TTFT ms", "right")):
+            table.add_column(name, justify=justify, no_wrap=name in ("session", "recorded break"))  # type: ignore[arg-type]
+        for r in original:
+            mark = "[green]=[/green]" if r.agrees else "[red]≠[/red]"
+            table.add_row(
+                str(r.index), _short(r.session), str(r.seq), r.cause if r.cause not in (None, "none") else "",
+                f"{r.prompt_tokens:,}" if r.prompt_tokens is not None else "-",
+                f"{r.cached_tokens:,}" if r.cached_tokens is not None else ("[red]error[/red]" if r.error else "-"),
+                f"{r.predicted_cached_tokens:,}" if r.predicted_cached_tokens is not None else "-",
+                mark, _ms(r.ttft_ms),
+            )
+        console.print(table)
+    else:
+        console.print(f"{len(original):,} requests (per-request rows in --format json)")
+    summary = Table(title="measured on the engine", title_justify="left", box=None, pad_edge=False, header_style="bold")
+    for name in ("variant", "requests", "prefill", "change", "hit rate", "TTFT p50", "TTFT p99", "agree"):
+        summary.add_column(name, justify="left" if name == "variant" else "right", no_wrap=name == "variant")
+    base = result.summaries[ORIGINAL]
+    for variant, s in result.summaries.items():
+        summary.add_row(variant, f"{s.requests:,}" + (f" ({s.errors} failed)" if s.errors else ""), f"{s.prefill_tokens:,}",
+                        _delta(s, base) if variant != ORIGINAL else "", f"{s.hit_rate:.1%}", _ms(s.ttft_p50_ms) + " ms", _ms(s.ttft_p99_ms) + " ms",
+                        f"{s.agreement:.0%}")
+    console.print(summary)
+    best = min((v for v in result.summaries if v != ORIGINAL), key=lambda v: result.summaries[v].prefill_tokens, default=None)
+    if best is not None and base.prefill_tokens:
+        s = result.summaries[best]
+        saved = base.prefill_tokens - s.prefill_tokens
+        console.print(f"{best}: {saved:,} fewer prefill tokens than the recorded traffic ({saved / base.prefill_tokens:.0%}); "
+                      f"TTFT p99 {_ms(base.ttft_p99_ms)} -> {_ms(s.ttft_p99_ms)} ms")
+    for r in result.disagreements[:20]:
+        if r.error:
+            console.print(f"[red]request {r.index}[/red] ({r.variant}, {r.session} #{r.seq}) failed: {r.error}")
+        else:
+            console.print(f"[red]request {r.index}[/red] ({r.variant}, {r.session} #{r.seq}): measured {r.cached_tokens:,} cached tokens, "
+                          f"predicted {r.predicted_cached_tokens:,} ({(r.cached_tokens or 0) - (r.predicted_cached_tokens or 0):+,})")
+    more = len(result.disagreements) - 20
+    if more > 0:
+        console.print(f"... and {more} more")
+
+
+def _delta(s: Summary, base: Summary) -> str:
+    if not base.prefill_tokens:
+        return ""
+    change = (s.prefill_tokens - base.prefill_tokens) / base.prefill_tokens
+    return f"{change:+.0%}"
+
+
+def check_lines(result: ReplayResult) -> list[str]:
+    """One line per request whose measured reuse differs from the prediction (for --check)."""
+    lines = []
+    for r in result.disagreements:
+        where = f"request {r.index} ({r.variant}, session {r.session} #{r.seq})"
+        if r.error:
+            lines.append(f"{where}: failed: {r.error}")
+        else:
+            lines.append(f"{where}: measured {r.cached_tokens} cached tokens, predicted {r.predicted_cached_tokens} "
+                         f"({(r.cached_tokens or 0) - (r.predicted_cached_tokens or 0):+d})")
+    return lines

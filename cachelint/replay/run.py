@@ -1,0 +1,250 @@
+"""The replay: recorded requests -> chat requests -> (what-if variants) -> the engine, measured and predicted.
+
+For every variant (the original traffic first) each request is tokenized by the engine itself (/tokenize applies
+the chat template), predicted by `VllmPrefixCache` (the engine's block size and block count, read from
+/metrics), then sent and measured. Every variant runs under its own `cache_salt`, so each starts on a cold
+cache without restarting the server, while all of them share (and compete for) the engine's blocks, as the
+simulator models.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cachelint.errors import CachelintError
+from cachelint.replay import whatif
+from cachelint.replay.convert import ChatRequest, chat_request, engine_body, tokenize_body
+from cachelint.replay.engine import CacheConfig, Engine, EngineUnreachable, Measured, PrefixCounters
+from cachelint.replay.source import Recorded
+from cachelint.simulate.vllm import VllmPrefixCache
+
+ORIGINAL = "original"
+
+
+@dataclass(slots=True)
+class ReplayOptions:
+    concurrency: int = 1
+    speed: float | None = None  # None: as fast as the engine answers; X: recorded gaps divided by X
+    max_tokens: int = 1
+    variants: list[str] = field(default_factory=list)
+    run_id: str = field(default_factory=lambda: secrets.token_hex(6))
+
+
+@dataclass(slots=True)
+class RequestResult:
+    index: int
+    session: str
+    seq: int
+    variant: str
+    cause: str | None  # the break recorded against the session's previous request
+    tokens: int  # prompt tokens by the engine's /tokenize
+    predicted_cached_tokens: int | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    ttft_ms: float | None = None
+    error: str | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return self.error is None and self.cached_tokens == self.predicted_cached_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "session": self.session,
+            "seq": self.seq,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "predicted_cached_tokens": self.predicted_cached_tokens,
+            "ttft_ms": round(self.ttft_ms, 2) if self.ttft_ms is not None else None,
+            "recorded_break": self.cause,
+            "error": self.error,
+        }
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))
+    return ordered[int(rank) - 1]
+
+
+@dataclass(slots=True)
+class Summary:
+    requests: int
+    errors: int
+    prompt_tokens: int
+    cached_tokens: int
+    prefill_tokens: int
+    hit_rate: float
+    agreement: float
+    ttft_p50_ms: float | None
+    ttft_p99_ms: float | None
+    engine_prefix_queries: float | None = None
+    engine_prefix_hits: float | None = None
+
+    @classmethod
+    def of(cls, results: list[RequestResult], counters: PrefixCounters | None = None) -> Summary:
+        ok = [r for r in results if r.error is None and r.prompt_tokens is not None]
+        prompt = sum(r.prompt_tokens or 0 for r in ok)
+        cached = sum(r.cached_tokens or 0 for r in ok)
+        ttfts = [r.ttft_ms for r in ok if r.ttft_ms is not None]
+        p50, p99 = percentile(ttfts, 50), percentile(ttfts, 99)
+        return cls(
+            requests=len(results),
+            errors=len(results) - len(ok),
+            prompt_tokens=prompt,
+            cached_tokens=cached,
+            prefill_tokens=prompt - cached,
+            hit_rate=round(cached / prompt, 4) if prompt else 0.0,
+            agreement=round(sum(r.agrees for r in results) / len(results), 4) if results else 1.0,
+            ttft_p50_ms=round(p50, 2) if p50 is not None else None,
+            ttft_p99_ms=round(p99, 2) if p99 is not None else None,
+            engine_prefix_queries=counters.queries if counters else None,
+            engine_prefix_hits=counters.hits if counters else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    base_url: str
+    model: str
+    cache: CacheConfig
+    results: dict[str, list[RequestResult]]  # variant -> requests in replay order
+    summaries: dict[str, Summary]
+
+    @property
+    def disagreements(self) -> list[RequestResult]:
+        return [r for rs in self.results.values() for r in rs if not r.agrees]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": {
+                "base_url": self.base_url,
+                "model": self.model,
+                "block_size": self.cache.block_size,
+                "num_blocks": self.cache.num_blocks,
+                "hash_algo": self.cache.hash_algo,
+            },
+            "requests": [r.to_json() for r in self.results[ORIGINAL]],
+            "summary": self.summaries[ORIGINAL].to_json(),
+            "what_if": {v: s.to_json() for v, s in self.summaries.items() if v != ORIGINAL},
+            "what_if_requests": {v: [r.to_json() for r in rs] for v, rs in self.results.items() if v != ORIGINAL},
+        }
+
+
+@dataclass(slots=True)
+class _Item:
+    result: RequestResult
+    request: ChatRequest
+    started_at: float
+    ids: list[int] | None = None
+
+
+def sessions_of(recorded: list[Recorded]) -> dict[str, list[ChatRequest]]:
+    sessions: dict[str, list[ChatRequest]] = {}
+    for r in recorded:
+        sessions.setdefault(r.session, []).append(chat_request(r.prompt))
+    return sessions
+
+
+class Replay:
+    def __init__(self, engine: Engine, recorded: list[Recorded], options: ReplayOptions, progress: Callable[[str], None] | None = None) -> None:
+        self.engine = engine
+        self.recorded = recorded
+        self.options = options
+        self.progress = progress or (lambda _message: None)
+        self._lock = threading.Lock()
+
+    def run(self) -> ReplayResult:
+        self.engine.check_model()
+        cache = self.engine.cache_config()
+        simulator = VllmPrefixCache(cache.block_size, cache.num_blocks)
+        base = sessions_of(self.recorded)
+        results: dict[str, list[RequestResult]] = {}
+        summaries: dict[str, Summary] = {}
+        for variant in [ORIGINAL, *self.options.variants]:
+            sessions = base if variant == ORIGINAL else whatif.apply(variant, base)
+            items = self._items(variant, sessions)
+            salt = f"cachelint-{self.options.run_id}-{variant}"
+            self.progress(f"{variant}: {len(items)} requests")
+            before = self.engine.prefix_counters()
+            self._send_all(items, simulator, salt)
+            after = self.engine.prefix_counters()
+            results[variant] = [i.result for i in items]
+            summaries[variant] = Summary.of(results[variant], after - before)
+        return ReplayResult(self.engine.root, self.engine.model, cache, results, summaries)
+
+    def _items(self, variant: str, sessions: dict[str, list[ChatRequest]]) -> list[_Item]:
+        position = {s: 0 for s in sessions}
+        items = []
+        for index, r in enumerate(self.recorded):
+            request = sessions[r.session][position[r.session]]
+            position[r.session] += 1
+            result = RequestResult(index, r.session, r.seq, variant, r.cause, 0)
+            item = _Item(result, request, r.started_at)
+            try:
+                item.ids = self.engine.tokenize(tokenize_body(request, self.engine.model))
+                result.tokens = len(item.ids)
+            except EngineUnreachable:
+                raise
+            except CachelintError as exc:  # this request rejected (e.g. longer than the engine's max_model_len)
+                result.error = str(exc)
+            items.append(item)
+        return items
+
+    def _send_all(self, items: list[_Item], simulator: VllmPrefixCache, salt: str) -> None:
+        t0 = time.monotonic()
+        first = min((i.started_at for i in items), default=0.0)
+
+        def send(item: _Item) -> None:
+            if self.options.speed:
+                delay = t0 + (item.started_at - first) / self.options.speed - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            self._send(item, simulator, salt)
+
+        if self.options.concurrency <= 1:
+            for item in items:
+                send(item)
+            return
+        by_session: dict[str, list[_Item]] = {}
+        for item in items:
+            by_session.setdefault(item.result.session, []).append(item)
+
+        def one_session(session_items: list[_Item]) -> None:
+            for item in session_items:
+                send(item)
+
+        with ThreadPoolExecutor(self.options.concurrency) as pool:
+            for future in [pool.submit(one_session, s) for s in by_session.values()]:
+                future.result()
+
+    def _send(self, item: _Item, simulator: VllmPrefixCache, salt: str) -> None:
+        result = item.result
+        if item.ids is None:
+            return
+        body = engine_body(item.request, self.engine.model, max_tokens=self.options.max_tokens, cache_salt=salt)
+        with self._lock:
+            allocation = simulator.start(item.ids, salt)
+        result.predicted_cached_tokens = allocation.cached_tokens
+        measured: Measured = self.engine.chat(body)
+        with self._lock:
+            simulator.finish(allocation)
+        if measured.error is None and not measured.details:
+            raise CachelintError(
+                f"the server at {self.engine.root} reports no prompt_tokens_details: start it with --enable-prompt-tokens-details"
+            )
+        result.prompt_tokens, result.cached_tokens = measured.prompt_tokens, measured.cached_tokens
+        result.ttft_ms, result.error = measured.ttft_ms, measured.error

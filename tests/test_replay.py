@@ -1,0 +1,247 @@
+"""`cachelint replay` without an engine: sources, conversion, what-if variants, metrics, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from replay_trace import write_trace
+
+from cachelint.errors import CachelintError
+from cachelint.record.analyze import Recorder, RecorderOptions
+from cachelint.record.importers import read
+from cachelint.record.store import Store
+from cachelint.replay import whatif
+from cachelint.replay.convert import chat_request, engine_body, tokenize_body
+from cachelint.replay.engine import Engine, parse_metrics, root_url
+from cachelint.replay.launch import VllmServer, server_command, server_env
+from cachelint.replay.run import Summary, percentile, sessions_of
+from cachelint.replay.source import load
+
+SYS = {"role": "system", "content": "You are terse."}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cachelint", *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory) -> Path:
+    return write_trace(tmp_path_factory.mktemp("trace") / "trace.jsonl")
+
+
+# --- source ---------------------------------------------------------------------------------------------------
+
+
+def test_a_trace_file_loads_in_recorded_order_with_the_proxys_sessions(trace):
+    recorded = load(trace)
+    assert len(recorded) == 20
+    assert [r.started_at for r in recorded] == sorted(r.started_at for r in recorded)
+    sessions = list(dict.fromkeys(r.session for r in recorded))
+    assert len(sessions) == 4 and "sess-ts/claude-sonnet-4-5" in sessions
+    causes = {(r.session.split("/")[0], r.seq): r.cause for r in recorded}
+    assert causes[("sess-ts", 3)] == "system_changed"
+    assert causes[("sess-tools", 3)] == "tools_changed"
+
+
+def test_a_store_loads_one_session_and_names_the_others_when_it_is_missing(trace, tmp_path):
+    store = Store(tmp_path / "c.db")
+    recorder = Recorder(store)
+    for captured in read(trace):
+        recorder.record(captured)
+    store.close()
+    only = load(tmp_path / "c.db", "sess-tools/claude-sonnet-4-5")
+    assert len(only) == 5 and {r.session for r in only} == {"sess-tools/claude-sonnet-4-5"}
+    with pytest.raises(CachelintError, match=r"no session 'nope' \(sessions: sess-ts"):
+        load(tmp_path / "c.db", "nope")
+
+
+def test_a_store_without_bodies_says_there_is_nothing_to_replay(trace, tmp_path):
+    store = Store(tmp_path / "h.db")
+    recorder = Recorder(store, RecorderOptions(store_bodies=False))
+    for captured in read(trace):
+        recorder.record(captured)
+    store.close()
+    with pytest.raises(CachelintError, match="recorded without bodies"):
+        load(tmp_path / "h.db")
+
+
+def test_bad_sources_are_one_line_errors(tmp_path):
+    with pytest.raises(CachelintError, match="no such file"):
+        load(tmp_path / "missing.jsonl")
+    with pytest.raises(CachelintError, match="is a directory"):
+        load(tmp_path)
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(CachelintError, match="no recorded LLM requests"):
+        load(tmp_path / "empty.jsonl")
+
+
+# --- conversion -----------------------------------------------------------------------------------------------
+
+
+def test_anthropic_requests_become_chat_requests_with_tool_calls_and_results(trace):
+    recorded = load(trace)
+    turn2 = next(r for r in recorded if r.session.startswith("sess-ts") and r.seq == 2)
+    request = chat_request(turn2.prompt)
+    roles = [m["role"] for m in request["messages"]]
+    assert roles == ["system", "user", "assistant", "tool"]
+    assert request["messages"][0]["content"].startswith("Session started 2026-11-29T10:00:00Z.")
+    call = request["messages"][2]["tool_calls"][0]
+    assert call["function"]["name"] == "read_file" and json.loads(call["function"]["arguments"]) == {"path": "app/handlers_1.py"}
+    assert request["messages"][3]["tool_call_id"] == call["id"]
+    assert [t["function"]["name"] for t in request["tools"]] == ["read_file", "run_tests", "edit_file", "search_code"]
+
+
+def test_openai_requests_go_as_they_are(trace):
+    recorded = load(trace)
+    r = next(r for r in recorded if r.prompt.provider == "openai-chat" and r.seq == 3)
+    assert chat_request(r.prompt) == {"messages": r.prompt.body["messages"], "tools": r.prompt.body["tools"]}
+
+
+def test_the_engine_body_measures_prefill_and_keeps_tools_in_the_prompt():
+    body = engine_body({"messages": [SYS], "tools": [{"type": "function", "function": {"name": "a"}}]}, "m", cache_salt="s1")
+    assert body["max_tokens"] == 1 and body["temperature"] == 0 and body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["tool_choice"] == "none" and body["cache_salt"] == "s1"
+    plain = engine_body({"messages": [SYS], "tools": []}, "m")
+    assert "tools" not in plain and "tool_choice" not in plain and "cache_salt" not in plain
+    assert tokenize_body({"messages": [SYS], "tools": []}, "m") == {"model": "m", "messages": [SYS], "add_generation_prompt": True}
+
+
+# --- what-if --------------------------------------------------------------------------------------------------
+
+
+def _req(system: str, *messages: str, tools: tuple[str, ...] = ("a", "b")) -> dict:
+    return {
+        "messages": [{"role": "system", "content": system}, *({"role": "user" if i % 2 == 0 else "assistant", "content": m} for i, m in enumerate(messages))],
+        "tools": [{"type": "function", "function": {"name": n}} for n in tools],
+    }
+
+
+def test_freeze_volatile_keeps_the_first_timestamp_of_the_session_and_leaves_real_edits():
+    requests = [
+        _req("Now: 2026-11-29T10:00:00Z. Be terse.", "q1"),
+        _req("Now: 2026-11-29T10:05:00Z. Be terse.", "q1", "a1", "q2"),
+        _req("Now: 2026-11-29T10:09:30Z. Be terse.", "q1", "a1", "q2", "a2", "q3"),
+        _req("Now: 2026-11-29T10:09:30Z. Be verbose.", "q1", "a1", "q2", "a2", "q3", "a3", "q4"),
+    ]
+    fixed = whatif.apply("freeze-volatile", {"s": requests})["s"]
+    assert [r["messages"][0]["content"] for r in fixed[:3]] == ["Now: 2026-11-29T10:00:00Z. Be terse."] * 3
+    assert fixed[3]["messages"][0]["content"] == "Now: 2026-11-29T10:09:30Z. Be verbose."  # an edit, not a volatile value
+    assert fixed[2]["messages"][1:] == requests[2]["messages"][1:]
+    assert requests[1]["messages"][0]["content"].endswith("10:05:00Z. Be terse.")  # the recorded copy is untouched
+
+
+def test_sort_tools_gives_every_request_the_same_order():
+    requests = [_req("s", "q1", tools=("b", "a", "c")), _req("s", "q1", "a1", "q2", tools=("c", "b", "a"))]
+    fixed = whatif.apply("sort-tools", {"s": requests})["s"]
+    assert [[t["function"]["name"] for t in r["tools"]] for r in fixed] == [["a", "b", "c"]] * 2
+
+
+def test_keep_history_restores_dropped_turns_and_keeps_what_is_new():
+    full = _req("s", "q1", "a1", "q2", "a2", "q3")
+    truncated = _req("s", "q2", "a2", "q3", "a3", "q4")  # q1, a1 dropped
+    fixed = whatif.apply("keep-history", {"s": [full, truncated]})["s"]
+    assert [m["content"] for m in fixed[1]["messages"]] == ["s", "q1", "a1", "q2", "a2", "q3", "a3", "q4"]
+    edited = _req("s", "q1 (edited)", "a1", "q2", "a2", "q3", "a3", "q4")  # an edit is not a truncation
+    assert whatif.apply("keep-history", {"s": [full, edited]})["s"][1] == edited
+
+
+def test_all_combines_the_fixes_and_unknown_variants_are_refused():
+    requests = [
+        _req("t=2026-11-29T10:00:00Z", "q1", "a1", "q2", tools=("b", "a")),
+        _req("t=2026-11-29T10:01:00Z", "q2", "a2", "q3", tools=("a", "b")),  # q1, a1 dropped
+    ]
+    fixed = whatif.apply("all", {"s": requests})["s"][1]
+    assert fixed["messages"][0]["content"] == "t=2026-11-29T10:00:00Z"
+    assert [m["content"] for m in fixed["messages"][1:]] == ["q1", "a1", "q2", "a2", "q3"]
+    assert [t["function"]["name"] for t in fixed["tools"]] == ["a", "b"]
+    assert whatif.parse_variants("sort-tools, all,sort-tools") == ["sort-tools", "all"]
+    with pytest.raises(CachelintError, match="unknown what-if variant 'sort'"):
+        whatif.parse_variants("sort")
+
+
+# --- engine protocol ------------------------------------------------------------------------------------------
+
+METRICS = """\
+# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig
+# TYPE vllm:cache_config_info gauge
+vllm:cache_config_info{block_size="128",enable_prefix_caching="True",num_gpu_blocks="8192",prefix_caching_hash_algo="sha256"} 1.0
+vllm:prefix_cache_queries_total{engine="0",model_name="tiny"} 1932.0
+vllm:prefix_cache_hits_total{engine="0",model_name="tiny"} 640.0
+vllm:prefix_cache_hits_total{engine="0",model_name="other"} 5.0
+"""
+
+
+def test_metrics_give_block_size_block_count_and_the_models_counters():
+    engine = Engine("http://127.0.0.1:9/v1", "tiny")
+    parsed = parse_metrics(METRICS)
+    config = engine.cache_config(parsed)
+    assert (config.block_size, config.num_blocks, config.hash_algo) == (128, 8192, "sha256")
+    counters = engine.prefix_counters(parsed)
+    assert (counters.queries, counters.hits) == (1932.0, 640.0)
+
+
+def test_a_server_without_prefix_caching_or_without_cache_info_is_refused():
+    engine = Engine("http://127.0.0.1:9", "tiny")
+    with pytest.raises(CachelintError, match="without prefix caching: start it with --enable-prefix-caching"):
+        engine.cache_config(parse_metrics(METRICS.replace('enable_prefix_caching="True"', 'enable_prefix_caching="False"')))
+    with pytest.raises(CachelintError, match="no vllm:cache_config_info"):
+        engine.cache_config(parse_metrics("vllm:prefix_cache_hits_total 1.0\n"))
+
+
+def test_base_url_takes_the_root_or_the_v1_url():
+    assert root_url("http://h:8000") == root_url("http://h:8000/v1/") == "http://h:8000"
+    with pytest.raises(CachelintError, match="expected an http"):
+        root_url("h:8000")
+
+
+def test_summary_numbers():
+    assert percentile([5, 1, 3, 2, 4], 50) == 3 and percentile([1.0] * 99 + [100.0], 99) == 1.0
+    assert percentile([1.0] * 98 + [100.0, 100.0], 99) == 100.0 and percentile([], 50) is None
+    assert Summary.of([]).agreement == 1.0
+
+
+def test_sessions_group_requests_in_order(trace):
+    sessions = sessions_of(load(trace))
+    assert [len(v) for v in sessions.values()] == [5, 5, 5, 5]
+
+
+# --- launch and CLI errors ------------------------------------------------------------------------------------
+
+
+def test_the_launched_server_has_prefix_caching_details_and_stable_hashes(tmp_path):
+    command = server_command("py", "/m", "tiny", 8123, ["--max-model-len", "4096"])
+    assert command[:3] == ["py", "-m", "vllm.entrypoints.openai.api_server"]
+    assert {"--enable-prefix-caching", "--enable-prompt-tokens-details"} <= set(command)
+    assert command[command.index("--host") + 1] == "127.0.0.1" and command[-2:] == ["--max-model-len", "4096"]
+    env = server_env({"PATH": "/bin"})
+    assert env["PYTHONHASHSEED"] == "0" and env["HF_HUB_OFFLINE"] == "1"
+    assert server_env({"PYTHONHASHSEED": "7"})["PYTHONHASHSEED"] == "7"
+    with pytest.raises(CachelintError, match="no such model directory"):
+        VllmServer(str(tmp_path / "nope"), "x")
+
+
+def test_launch_with_a_python_without_vllm_is_one_line(trace, tmp_path):
+    result = cli("replay", str(trace), "--launch", str(tmp_path), "--vllm-python", sys.executable)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith("cannot import vllm: pass --vllm-python (or set CACHELINT_VLLM_PYTHON) to a Python with vLLM installed")
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unreachable_server_is_one_line_and_exit_2(trace):
+    result = cli("replay", str(trace), "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+    assert result.returncode == 2
+    assert result.stderr.startswith("cachelint: error: cannot reach the vLLM server at http://127.0.0.1:9")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_usage_errors(trace):
+    assert cli("replay", str(trace)).returncode == 2
+    both = cli("replay", str(trace), "--base-url", "http://x", "--launch", ".")
+    assert both.returncode == 2 and "not both" in both.stderr
+    bad = cli("replay", str(trace), "--base-url", "http://127.0.0.1:9", "--what-if", "sort")
+    assert bad.returncode == 2 and "unknown what-if variant 'sort'" in bad.stderr
