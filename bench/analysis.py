@@ -3,8 +3,8 @@
 Usage: python bench/analysis.py [--turns 100] [--tokens 200000] [--repeat 7] [--profile]
 One Anthropic Messages conversation (tools, a long system prompt with a breakpoint, a breakpoint that moves to
 the newest user message) grows by a user and an assistant text every turn. Each turn is analyzed as the proxy
-does it: parse the body, build the prompt model (adapter + token counts, cached per block by content hash),
-`cachelint.diff.explain` against the previous turn, and the Anthropic cache simulator's `record`. Every repeat
+does it: parse the body, build the prompt model (adapter + token counts; blocks equal to the previous turn's
+at the same place are reused, as the proxy's recorder does), `cachelint.diff.explain` against the previous turn, and the Anthropic cache simulator's `record`. Every repeat
 is a fresh conversation (new text, a fresh simulator), so only the turns before it are in the token cache.
 Prints a table (medians over the repeats), then one line with the headline ratio. Measured in this run only.
 """
@@ -105,7 +105,7 @@ def analyze_turns(bodies: list[bytes], profiler: cProfile.Profile | None = None)
         t1 = time.perf_counter()
         anthropic_adapter.blocks(body)  # the adapter alone (build_prompt runs it again, with token counts)
         t2 = time.perf_counter()
-        prompt = build_prompt(exchange_from_json({"request": {"path": PATH, "headers": HEADERS, "body": body}}))
+        prompt = build_prompt(exchange_from_json({"request": {"path": PATH, "headers": HEADERS, "body": body}}), previous=previous)
         tokens = prompt.prompt_tokens
         t3 = time.perf_counter()
         if previous is not None:

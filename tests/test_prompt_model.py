@@ -1,5 +1,6 @@
 """The canonical prompt model: adapters, pointers, tokens."""
 
+import json
 import pytest
 
 from bodies import anthropic_body, claude_code_exchange, openai_chat_body, openai_responses_body
@@ -139,3 +140,24 @@ def test_json_pointer_escaping():
     pointer = join("", "a/b", "m~n", 1)
     assert pointer == "/a~1b/m~0n/1"
     assert resolve(doc, pointer) == 20
+
+
+def test_the_next_request_reuses_the_blocks_it_shares_and_counts_only_new_text():
+    from cachelint.prompt.load import Exchange, build_prompt
+
+    first = {"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+             "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+             "messages": [{"role": "user", "content": [{"type": "text", "text": "one", "cache_control": {"type": "ephemeral"}}]}]}
+    second = json.loads(json.dumps(first))
+    second["messages"][0]["content"][0].pop("cache_control")  # the breakpoint moves to the newest message
+    second["messages"] += [{"role": "assistant", "content": "two"},
+                           {"role": "user", "content": [{"type": "text", "text": "three", "cache_control": {"type": "ephemeral"}}]}]
+    p1 = build_prompt(Exchange(first))
+    p2 = build_prompt(Exchange(second), previous=p1)
+    fresh = build_prompt(Exchange(second))
+    assert [(b.pointer, b.value, b.tokens, b.cache_control, b.digest) for b in p2.blocks] == \
+           [(b.pointer, b.value, b.tokens, b.cache_control, b.digest) for b in fresh.blocks]
+    assert p2.blocks[0] is p1.blocks[0] and p2.blocks[1] is p1.blocks[1]  # tools and system: the same objects
+    assert p2.blocks[2] is not p1.blocks[2]  # its marker moved: a new block, counted again
+    other = build_prompt(Exchange({**second, "system": "Another prompt."}), previous=p1)
+    assert other.blocks[1] is not p1.blocks[1] and other.blocks[1].value == "Another prompt."

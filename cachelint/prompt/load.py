@@ -125,17 +125,23 @@ def detect_provider(body: dict[str, Any], path: str | None = None) -> Provider:
     return "openai-chat"
 
 
-def build_prompt(exchange: Exchange, counter: TokenCounter | None = None, tokenizer_path: str | None = None) -> Prompt:
-    """Adapt a request body to the canonical model and count each block's tokens."""
+def build_prompt(
+    exchange: Exchange, counter: TokenCounter | None = None, tokenizer_path: str | None = None, previous: Prompt | None = None
+) -> Prompt:
+    """Adapt a request body to the canonical model and count each block's tokens.
+
+    `previous`, an earlier prompt of the same conversation, makes the next request cost what is new in it: its
+    blocks are reused (token counts, text and digest included) wherever the new request has the same block at
+    the same place, so the token counter only sees new text."""
     try:
-        return _build_prompt(exchange, counter, tokenizer_path)
+        return _build_prompt(exchange, counter, tokenizer_path, previous)
     except CachelintError:
         raise
     except (TypeError, AttributeError, KeyError, ValueError) as exc:
         raise CachelintError(f"the request body has a value of an unexpected type ({type(exc).__name__}: {exc})") from None
 
 
-def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_path: str | None) -> Prompt:
+def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_path: str | None, previous: Prompt | None) -> Prompt:
     body = exchange.body
     provider = detect_provider(body, exchange.path)
     if provider == "anthropic":
@@ -148,7 +154,11 @@ def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_pa
         blocks, params, top = openai.responses_blocks(body), openai.responses_key_params(body), None
     model = body.get("model") if isinstance(body.get("model"), str) else None
     counter = counter or counter_for(provider, model, tokenizer_path)
-    counted = [_with_tokens(b, counter) for b in blocks]
+    reusable = previous.blocks if previous is not None and previous.provider == provider and previous.tokenizer == counter.name else ()
+    counted = [
+        reusable[i] if i < len(reusable) and b.same_place_and_value(reusable[i]) else _with_tokens(b, counter)
+        for i, b in enumerate(blocks)
+    ]
     return Prompt(provider, model, params, counted, body, counter.name, top)
 
 

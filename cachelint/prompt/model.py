@@ -13,6 +13,7 @@ breakpoint does not change the prefix.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +36,12 @@ def canonical_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def key_digest(section: str, kind: str, role: str | None, shape: str, text: str) -> bytes:
+    """A 16-byte hash of a block key (see `Block.key`)."""
+    head = json.dumps([section, kind, role, shape]).encode()
+    return hashlib.blake2b(head + b"\0" + text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """One unit of the cached prefix."""
@@ -48,15 +55,46 @@ class Block:
     shape: Literal["string", "block"] = "block"  # content sent as a bare string or as a typed block
     cache_control: dict[str, Any] | None = None
     tokens: int = 0
+    # Computed once per block (a block reused for the next request of a conversation keeps them).
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    _digest: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def text(self) -> str:
-        return canonical_text(self.value)
+        text = self._text
+        if text is None:
+            text = canonical_text(self.value)
+            object.__setattr__(self, "_text", text)
+        return text
 
     @property
     def key(self) -> tuple[Any, ...]:
         """What must be equal for two blocks to be the same prefix bytes."""
         return (self.section, self.kind, self.role, self.shape, self.text)
+
+    @property
+    def digest(self) -> bytes:
+        """A 16-byte hash of `key`: equal digests, equal prefix bytes."""
+        digest = self._digest
+        if digest is None:
+            digest = key_digest(*self.key)
+            object.__setattr__(self, "_digest", digest)
+        return digest
+
+    def same_place_and_value(self, other: Block) -> bool:
+        """The same part of the request at the same place with the same content and marker (cheap to ask: the
+        values are compared as they are, never serialized)."""
+        return (
+            self.pointer == other.pointer
+            and self.kind == other.kind
+            and self.role == other.role
+            and self.message == other.message
+            and self.shape == other.shape
+            and self.section == other.section
+            and self.cache_control == other.cache_control
+            and type(self.value) is type(other.value)
+            and self.value == other.value
+        )
 
     @property
     def name(self) -> str | None:

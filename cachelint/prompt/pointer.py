@@ -6,7 +6,11 @@ from typing import Any
 
 
 def escape(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
+    if not isinstance(token, str):
+        return str(token)
+    if "~" not in token and "/" not in token:
+        return token
+    return token.replace("~", "~0").replace("/", "~1")
 
 
 def unescape(token: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +20,14 @@ from cachelint.prompt.model import Prompt
 from cachelint.prompt.usage import Usage, estimate_error, from_response_body
 from cachelint.record.exchange import Captured, route_provider
 from cachelint.record.secrets import clean_headers, clean_url
-from cachelint.record.sessions import Sessions, SessionState
+from cachelint.record.sessions import Sessions, SessionState, conversation_key
 from cachelint.record.store import Row, Store
 from cachelint.rules import NAMES
 from cachelint.tokens import counter_for
 
 DEFAULT_KV_MODEL = "Qwen/Qwen3-8B"
 BREAKPOINT_LIMIT = 4
+RECENT_PROMPTS = 500
 
 
 @dataclass(slots=True)
@@ -65,6 +67,8 @@ class Recorder:
         self._simulators: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
         self._kv = None
+        # The latest prompt per conversation (or per API and model): the next request reuses its blocks.
+        self._recent: OrderedDict[tuple[str, str], Prompt] = OrderedDict()
 
     # --- the pipeline -----------------------------------------------------------------------------------------
 
@@ -78,7 +82,11 @@ class Recorder:
 
     def _analyze(self, captured: Captured) -> Row:
         headers = clean_headers(captured.request_headers)
-        body = captured.request_json()
+        raw_text = captured.request_text()
+        try:
+            body = json.loads(raw_text) if raw_text is not None else None
+        except ValueError:
+            body = None
         response_text = captured.response_text()
         row = Row(
             session="unrecognized",
@@ -96,20 +104,26 @@ class Recorder:
             request_sha256=hashlib.sha256(captured.request_body).hexdigest(),
         )
         if self.options.store_bodies:
-            row.request_body = json.dumps(body, ensure_ascii=False) if body is not None else captured.request_body.decode("utf-8", "replace")
+            row.request_body = raw_text if raw_text is not None else captured.request_body.decode("utf-8", "replace")
             row.response_body = response_text
         provider = route_provider(captured.path)
         if body is None or provider is None:
             row.error = row.error or "request body is not JSON"
             return row
         try:
-            prompt = build_prompt(exchange_from_json({"request": {"path": captured.path, "headers": headers, "body": body}}))
+            exchange = exchange_from_json({"request": {"path": captured.path, "headers": headers, "body": body}})
+            previous_key = (conversation_key(headers, body) or provider, str(body.get("model")) if isinstance(body, dict) else "")
+            prompt = build_prompt(exchange, previous=self._recent.get(previous_key))
         except CachelintError as exc:
             row.error = row.error or str(exc)
             return row
         usage = from_response_body(prompt.provider, response_text) if response_text and (captured.status or 0) < 400 else None
         if usage is None and captured.status and captured.status < 400 and not row.error:
             row.error = "no usage in the response"
+        self._recent[previous_key] = prompt
+        self._recent.move_to_end(previous_key)
+        while len(self._recent) > RECENT_PROMPTS:
+            self._recent.popitem(last=False)
         session = self.sessions.assign(prompt, headers, body)
         self._fill(row, prompt, usage, session, captured)
         session.last, session.last_usage = prompt, usage

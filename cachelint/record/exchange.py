@@ -80,10 +80,20 @@ class Captured:
                 return value
         return None
 
-    def request_json(self) -> Any:
+    def request_text(self) -> str | None:
+        """The request body as text (content-encoding undone), or None when it cannot be decoded."""
         try:
-            return json.loads(decode_body(self.request_body, self.header(self.request_headers, "content-encoding")))
+            return decode_body(self.request_body, self.header(self.request_headers, "content-encoding")).decode("utf-8", "replace")
         except (ValueError, OSError, zlib.error):
+            return None
+
+    def request_json(self) -> Any:
+        text = self.request_text()
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
             return None
 
     def response_text(self) -> str | None:

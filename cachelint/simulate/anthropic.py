@@ -152,8 +152,7 @@ class AnthropicCacheSimulator:
         hashes, cumulative, groups = [], [], []
         h, total, group, run = b"", 0, -1, None
         for block in prompt.blocks:
-            payload = json.dumps(list(block.key), ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-            h = hashlib.blake2b(h + salts.get(block.section, b"") + b"\0" + payload, digest_size=16).digest()
+            h = hashlib.blake2b(h + salts.get(block.section, b"") + b"\0" + block.digest, digest_size=16).digest()
             hashes.append(h)
             total += block.tokens
             cumulative.append(total)

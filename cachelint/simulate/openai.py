@@ -38,7 +38,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from cachelint.prompt.model import Block, Prompt, canonical_text
+from cachelint.prompt.model import Block, Prompt, canonical_text, key_digest
 from cachelint.prompt.usage import Usage
 from cachelint.simulate import Prediction, Reason
 from cachelint.simulate.models import (
@@ -199,8 +199,8 @@ class OpenAICacheSimulator:
         h, total = b"", 0
         for block in prompt.blocks:
             key, text = _identity(block)
-            payload = json.dumps(list(key), ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-            h = hashlib.blake2b(h + b"\0" + payload, digest_size=16).digest()
+            digest = block.digest if not has_breakpoint(block) else key_digest(*key)
+            h = hashlib.blake2b(h + b"\0" + digest, digest_size=16).digest()
             total += block.tokens
             hashes.append(h)
             cumulative.append(total)
