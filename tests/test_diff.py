@@ -307,3 +307,23 @@ def test_location_pointer_names_a_node_of_after():
     brk, _, _ = diff(anthropic_body(), after)
     assert brk.pointer == "/messages/2/content/0/content"
     assert resolve(after, brk.pointer)[brk.char :].startswith("delivered")
+
+
+@pytest.mark.parametrize("before, after, detail, pointer, before_pointer", [
+    ({"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]},
+     {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, "system_removed", "/messages/0/content", None),
+    ({"model": "claude-sonnet-4-5", "system": "You are terse.", "messages": [{"role": "user", "content": "hi"}]},
+     {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}, "system_removed", "", "/system"),
+    ({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]},
+     {"model": "claude-sonnet-4-5", "system": "You are terse.", "messages": [{"role": "user", "content": "hi"}]}, "system_added", "/system", None),
+])
+def test_a_system_prompt_dropped_or_added_is_named_as_such(before, after, detail, pointer, before_pointer):
+    from cachelint.diff import explain
+    from cachelint.diff.render import describe, fix
+    from cachelint.prompt.load import Exchange, build_prompt
+    from cachelint.tokens import counter_for
+
+    pb, pa = build_prompt(Exchange(before)), build_prompt(Exchange(after))
+    brk = explain(pb, pa, counter_for(pa.provider, pa.model))
+    assert (brk.cause, brk.detail, brk.pointer, brk.extra.get("before_pointer")) == ("system_changed", detail, pointer, before_pointer)
+    assert "system prompt" in describe(brk) and "system prompt" in fix(brk)

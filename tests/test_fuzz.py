@@ -607,10 +607,6 @@ def test_read_json_with_a_huge_number(tmp_path):
         read_json(path)
 
 
-@pytest.mark.xfail(strict=True, reason="when the divergence is a removal (the last message or tool cut, a cache-key "
-                   "parameter or the model dropped) location.pointer names the removed place, which exists only in "
-                   "BEFORE; README: 'RFC 6901 JSON Pointer into AFTER' (an index one past the end could be '-' or the "
-                   "parent list, a dropped key its parent object)")
 @pytest.mark.parametrize("before, after", [
     ({"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]},
      {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}]}),
@@ -622,9 +618,13 @@ def test_read_json_with_a_huge_number(tmp_path):
     ({"model": "gpt-4o", "messages": []}, {"messages": []}),
 ], ids=["message_removed", "tool_removed", "thinking-dropped", "reasoning.effort-dropped", "model-dropped"])
 def test_diff_pointer_of_a_removed_part_resolves_in_after(before, after):
+    """A removal points at the list or object in AFTER it was removed from; the exact place is before_pointer."""
     brk, _, _ = diff(before, after)
     assert brk.cause != "none" and brk.pointer is not None
     resolve(after, brk.pointer)
+    removed = brk.extra["before_pointer"]
+    resolve(before, removed)
+    assert removed.startswith(brk.pointer + "/") or brk.pointer == ""
 
 
 # ==========================================================================================================
@@ -804,6 +804,12 @@ def test_apply_edits_never_raises(text_edits):
 def test_apply_edits_never_raises_on_positions_outside_the_text(text, raw):
     new, applied = apply_edits(text, [Edit(*r) for r in raw])
     assert isinstance(new, str) and 0 <= applied <= len(raw)
+
+
+def test_an_edit_that_ends_before_it_starts_is_not_applied():
+    source = "client.messages.create(model=m)\nsecond line\n"
+    assert apply_edits(source, [Edit(2, 5, 1, 3, "X")]) == (source, 0)  # once duplicated text between the two
+    assert apply_edits(source, [Edit(1, 8, 1, 3, "X"), Edit(2, 1, 2, 7, "2nd")]) == (source.replace("second", "2nd"), 1)
 
 
 def python_compiles(source: str, name: str = "<fuzz>") -> bool:

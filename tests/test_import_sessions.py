@@ -65,6 +65,33 @@ def test_import_har(tmp_path):
     assert data["totals"]["requests"] == 1 and data["totals"]["cache_write_tokens"] == 200
 
 
+def test_import_claude_trace_strips_every_kind_of_key(tmp_path):
+    """claude-trace logs keep request headers as sent: the keys must not reach the store or any report."""
+    bearer, query_key = "sk-ant-oat01-TRACE-BEARER-777", "sk-TRACE-QUERY-555"
+    lines = []
+    for i, (body, u) in enumerate(zip(turns(), [usage(0, 300, 10), usage(300, 20, 5), usage(12, 330, 5)])):
+        lines.append(json.dumps({
+            "request": {"timestamp": 1_796_000_000 + i, "method": "POST", "url": f"https://api.anthropic.com/v1/messages?beta=true&key={query_key}",
+                        "headers": {"authorization": f"Bearer {bearer}", "x-api-key": KEY, "anthropic-version": "2023-06-01",
+                                    "openai-organization": "org-TRACE-ORG-1", "x-claude-code-session-id": "trace-1"},
+                        "body": body},
+            "response": {"timestamp": 1_796_000_000 + i + 0.5, "status_code": 200, "headers": {"content-type": "application/json"},
+                         "body": {"type": "message", "usage": u}},
+        }))
+    source = tmp_path / "claude-trace.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "store.db"
+    out = run("import", str(source), "--db", str(db))
+    assert out.returncode == 0 and "3 exchanges imported" in out.stdout, out.stderr
+    html, js = tmp_path / "r.html", tmp_path / "r.json"
+    assert run("report", "--db", str(db), "--format", "html", "-o", str(html)).returncode == 0
+    assert run("report", "--db", str(db), "--format", "json", "-o", str(js)).returncode == 0
+    assert json.loads(js.read_text())["totals"]["requests"] == 3
+    written = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and p != source)
+    for secret in (KEY, bearer, query_key, "org-TRACE-ORG-1"):
+        assert secret.encode() not in written, secret
+
+
 def test_import_bad_file_is_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"request": {"body": {}}}\nnot json\n')

@@ -80,3 +80,16 @@ def test_usage_fed_byte_by_byte_equals_the_unstreamed_response():
     unstreamed = {"type": "message", "usage": {"input_tokens": 12, "cache_creation_input_tokens": 310, "cache_read_input_tokens": 2240,
                                                "cache_creation": {"ephemeral_5m_input_tokens": 310, "ephemeral_1h_input_tokens": 0}, "output_tokens": 57}}
     assert stream.usage == from_response_body("anthropic", unstreamed)
+
+
+def test_counts_that_are_not_counts_are_ignored_not_passed_on():
+    """A provider (or a stand-in) reporting strings, bools, negatives or floats must not put them in the store."""
+    anthropic = from_response_body("anthropic", {"usage": {
+        "input_tokens": "12", "cache_read_input_tokens": True, "cache_creation_input_tokens": -5, "output_tokens": "7",
+        "cache_creation": {"ephemeral_5m_input_tokens": "3", "ephemeral_1h_input_tokens": 2.5}}})
+    assert anthropic is not None
+    assert (anthropic.prompt_tokens, anthropic.cache_read_tokens, anthropic.cache_write_tokens) == (0, 0, 0)
+    assert (anthropic.output_tokens, anthropic.cache_write_5m_tokens, anthropic.cache_write_1h_tokens) == (None, None, None)
+    openai = from_response_body("openai-chat", {"usage": {"prompt_tokens": 100, "completion_tokens": [1],
+                                                          "prompt_tokens_details": {"cached_tokens": "64"}}})
+    assert (openai.prompt_tokens, openai.cache_read_tokens, openai.output_tokens) == (100, 0, None)

@@ -54,7 +54,8 @@ def _offsets(source: str) -> list[int]:
 
 
 def apply_edits(source: str, edits: list[Edit]) -> tuple[str, int]:
-    """Apply non-overlapping edits (the first of overlapping ones wins); returns (new source, edits applied)."""
+    """Apply non-overlapping edits (the first of overlapping ones wins; one that ends before it starts is skipped);
+    returns (new source, edits applied)."""
     starts = _offsets(source)
 
     def offset(row: int, column: int) -> int:
@@ -66,7 +67,7 @@ def apply_edits(source: str, edits: list[Edit]) -> tuple[str, int]:
     spans = sorted(((offset(e.row, e.column), offset(e.end_row, e.end_column), e) for e in edits), key=lambda t: (t[0], t[1]))
     out, cursor, applied = [], 0, 0
     for start, end, edit in spans:
-        if start < cursor:
+        if start < cursor or end < start:  # overlapping an applied edit, or ending before it starts: not applied
             continue
         out.append(source[cursor:start])
         out.append(edit.content)

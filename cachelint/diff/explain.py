@@ -164,6 +164,25 @@ def _text_detail(before: Block, after: Block) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _resolves(document: Any, pointer: str) -> bool:
+    try:
+        resolve(document, pointer)
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def _nearest_in(document: Any, pointer: str) -> str:
+    """The longest ancestor of `pointer` that names something in `document` ("" is the whole document)."""
+    parts = pointer.split("/")
+    while len(parts) > 1:
+        parts.pop()
+        candidate = "/".join(parts)
+        if _resolves(document, candidate):
+            return candidate
+    return ""
+
+
 class _Explainer:
     def __init__(self, before: Prompt, after: Prompt, counter: TokenCounter) -> None:
         self.b, self.a, self.counter = before, after, counter
@@ -171,6 +190,12 @@ class _Explainer:
     def result(self, cause: str, **kw: Any) -> Break:
         detail = kw.get("detail")
         kw.setdefault("rule", rule_for_detail(cause, detail))
+        pointer = kw.get("pointer")
+        if pointer is not None and not _resolves(self.a.body, pointer) and _resolves(self.b.body, pointer):
+            # a removal: the place exists only in BEFORE. Point at the nearest place in AFTER (the list or object
+            # it was removed from) and keep the exact place in BEFORE beside it.
+            kw["pointer"], kw["char"] = _nearest_in(self.a.body, pointer), None
+            kw["extra"] = {**kw.get("extra", {}), "before_pointer": pointer}
         return Break(
             cause,
             before_prompt_tokens=self.b.prompt_tokens,
@@ -256,7 +281,18 @@ class _Explainer:
         return self.block_change(b, a, section, shared)
 
     def block_change(self, b: Block, a: Block, section: str, shared: int) -> Break:
-        detail, kind = _text_detail(b, a) if b.section == a.section else (None, None)
+        if b.section != a.section:  # a whole section (system prompt, schema) is there on one side only
+            removed = b.section == section
+            return self.result(
+                _SECTION_CAUSE[section],
+                detail=f"{section}_{'removed' if removed else 'added'}",
+                pointer=b.pointer if removed else a.pointer,
+                before=excerpt(b.text, 0) if removed else "(absent)",
+                after="(absent)" if removed else excerpt(a.text, 0),
+                common_prefix_tokens=shared,
+                section=section,
+            )
+        detail, kind = _text_detail(b, a)
         if detail is None:
             detail = {"tools": "tool_edited", "schema": "response_format", "system": "text_edited"}.get(
                 section, "message_edited"

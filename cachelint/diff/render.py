@@ -40,6 +40,10 @@ def describe(brk: Break) -> str:
         "message_removed": "An earlier message was removed from the history.",
         "message_edited": "An earlier message was edited after it was sent.",
         "response_format": "The structured-output schema changed.",
+        "system_removed": "The system prompt was dropped.",
+        "system_added": "A system prompt was added where there was none.",
+        "schema_removed": "The structured-output schema was dropped.",
+        "schema_added": "A structured-output schema was added.",
     }.get(d or "", f"The {where} changed.")
 
 
@@ -65,6 +69,10 @@ def fix(brk: Break) -> str:
         "message_removed": "Keep history append-only: never remove a message after it was sent.",
         "message_edited": "Keep history append-only: never edit a message after it was sent.",
         "response_format": "Keep the response schema fixed for the conversation.",
+        "system_removed": "Send the same system prompt on every request of the conversation.",
+        "system_added": "Send the same system prompt on every request of the conversation, from the first.",
+        "schema_removed": "Keep the response schema fixed for the conversation.",
+        "schema_added": "Keep the response schema fixed for the conversation.",
     }.get(brk.detail or "", "Keep everything before the newest message identical between requests.")
 
 
@@ -84,6 +92,8 @@ def render_text(brk: Break, console: Console, before_name: str = "BEFORE", after
     console.print(head)
     console.print(f"  {describe(brk)}")
     where = brk.pointer if brk.pointer is not None else f"header {brk.extra.get('header', '')}".strip()
+    if "before_pointer" in brk.extra:
+        where = f"{where or '(the request)'} (removed: {brk.extra['before_pointer']} in {before_name})"
     char = f", char {brk.char}" if brk.char is not None else ""
     console.print(Text(f"  at       {where}{char}", style="dim"))
     b_text, a_text = _highlight(_oneline(brk.before), _oneline(brk.after))
