@@ -161,3 +161,23 @@ def test_the_next_request_reuses_the_blocks_it_shares_and_counts_only_new_text()
     assert p2.blocks[2] is not p1.blocks[2]  # its marker moved: a new block, counted again
     other = build_prompt(Exchange({**second, "system": "Another prompt."}), previous=p1)
     assert other.blocks[1] is not p1.blocks[1] and other.blocks[1].value == "Another prompt."
+
+
+@pytest.mark.parametrize("before, after", [
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+    ({"n": 1}, {"n": 1.0}),
+    ({"n": 1}, {"n": True}),
+    ([{"x": [1, {"y": "z"}]}], [{"x": [1, {"y": "z "}]}]),
+])
+def test_a_reused_block_must_serialize_to_the_same_bytes(before, after):
+    """Key order and number types change the prefix bytes, though Python's == calls the values equal."""
+    from cachelint.prompt.load import Exchange, build_prompt
+
+    def body(value):
+        return {"model": "claude-sonnet-4-5", "messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": value}]},
+                                                           {"role": "user", "content": "next"}]}
+
+    p1 = build_prompt(Exchange(body(before)))
+    p2 = build_prompt(Exchange(body(after)), previous=p1)
+    assert p2.blocks[0] is not p1.blocks[0] and p2.blocks[0].text != p1.blocks[0].text
+    assert p2.blocks[1] is p1.blocks[1]

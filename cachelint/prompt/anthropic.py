@@ -47,20 +47,26 @@ def _content_blocks(items: Any, pointer: str, section: str, role: str | None, me
     return blocks
 
 
-def blocks(body: dict[str, Any]) -> list[Block]:
+HEAD_FIELDS = ("tools", "system")  # what comes before the messages
+
+
+def blocks(body: dict[str, Any], start: int = 0) -> list[Block]:
+    """The blocks of the request; with `start`, only those of messages[start:] (the caller has the rest)."""
     out: list[Block] = []
     tools = body.get("tools") or []
     if not isinstance(tools, list):
         raise CachelintError("/tools must be a list")
-    for i, tool in enumerate(tools):
-        stripped, marker = strip_cache_control(tool)
-        out.append(Block("tools", "tool", join("", "tools", i), stripped, cache_control=marker))
-    if body.get("system") is not None:
-        out += _content_blocks(body["system"], "/system", "system", None, None)
+    if start == 0:
+        for i, tool in enumerate(tools):
+            stripped, marker = strip_cache_control(tool)
+            out.append(Block("tools", "tool", join("", "tools", i), stripped, cache_control=marker))
+        if body.get("system") is not None:
+            out += _content_blocks(body["system"], "/system", "system", None, None)
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise CachelintError("/messages must be a list")
-    for i, msg in enumerate(messages):
+    for i in range(start, len(messages)):
+        msg = messages[i]
         at = join("", "messages", i)
         if not isinstance(msg, dict) or "content" not in msg:
             raise CachelintError(f"{at} is not a message (an object with \"role\" and \"content\")")

@@ -18,7 +18,7 @@ from typing import Any
 
 from cachelint.errors import CachelintError
 from cachelint.prompt import anthropic, openai
-from cachelint.prompt.model import Block, Prompt, Provider
+from cachelint.prompt.model import Block, Prompt, Provider, same_json
 from cachelint.prompt.usage import Usage, from_response_body
 from cachelint.tokens import TokenCounter, counter_for
 
@@ -144,22 +144,54 @@ def build_prompt(
 def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_path: str | None, previous: Prompt | None) -> Prompt:
     body = exchange.body
     provider = detect_provider(body, exchange.path)
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    counter = counter or counter_for(provider, model, tokenizer_path)
+    if previous is not None and (previous.provider != provider or previous.tokenizer != counter.name):
+        previous = None
+    kept, start = _kept_messages(provider, body, previous)
     if provider == "anthropic":
-        blocks = anthropic.blocks(body)
+        blocks = anthropic.blocks(body, start)
         params = anthropic.key_params(body, exchange.headers)
         top = anthropic.top_level_cache_control(body)
     elif provider == "openai-chat":
-        blocks, params, top = openai.chat_blocks(body), openai.chat_key_params(body), None
+        leading = not kept or kept[-1].section == "system"
+        blocks, params, top = openai.chat_blocks(body, start, leading), openai.chat_key_params(body), None
     else:
         blocks, params, top = openai.responses_blocks(body), openai.responses_key_params(body), None
-    model = body.get("model") if isinstance(body.get("model"), str) else None
-    counter = counter or counter_for(provider, model, tokenizer_path)
-    reusable = previous.blocks if previous is not None and previous.provider == provider and previous.tokenizer == counter.name else ()
-    counted = [
+    reusable = previous.blocks[len(kept):] if previous is not None else ()
+    counted = kept + [
         reusable[i] if i < len(reusable) and b.same_place_and_value(reusable[i]) else _with_tokens(b, counter)
         for i, b in enumerate(blocks)
     ]
     return Prompt(provider, model, params, counted, body, counter.name, top)
+
+
+_HEAD_FIELDS = {"anthropic": anthropic.HEAD_FIELDS, "openai-chat": openai.CHAT_HEAD_FIELDS}
+
+
+def _kept_messages(provider: str, body: dict[str, Any], previous: Prompt | None) -> tuple[list[Block], int]:
+    """The previous prompt's blocks for what this request repeats unchanged (everything before the messages and
+    its leading equal messages), and the index of the first message to adapt anew. Equal means the same bytes
+    once serialized (`same_json`); the values are compared as parsed, so this costs far less than adapting."""
+    head = _HEAD_FIELDS.get(provider)
+    old = previous.body if previous is not None else None
+    if head is None or not isinstance(old, dict):
+        return [], 0
+    if any(not same_json(body.get(name), old.get(name)) for name in head):
+        return [], 0
+    new_messages, old_messages = body.get("messages"), old.get("messages")
+    if not isinstance(new_messages, list) or not isinstance(old_messages, list):
+        return [], 0
+    start = 0
+    for new, before in zip(new_messages, old_messages):
+        if not same_json(new, before):
+            break
+        start += 1
+    if start == 0:
+        return [], 0
+    kept = [b for b in previous.blocks if b.section not in ("messages", "system") or (b.message is not None and b.message < start)
+            or (b.section == "system" and b.message is None)]
+    return kept, start
 
 
 def _with_tokens(block: Block, counter: TokenCounter) -> Block:

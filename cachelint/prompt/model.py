@@ -36,6 +36,23 @@ def canonical_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """True when two parsed JSON values serialize to the same bytes: the same types (1, 1.0 and true differ), the
+    same values and the same key order. Python's == says {"a":1,"b":2} == {"b":2,"a":1}; a cache does not."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(a) != len(b) or list(a) != list(b):
+            return False
+        return all(same_json(value, b[key]) for key, value in a.items())
+    if kind is list:
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def key_digest(section: str, kind: str, role: str | None, shape: str, text: str) -> bytes:
     """A 16-byte hash of a block key (see `Block.key`)."""
     head = json.dumps([section, kind, role, shape]).encode()
@@ -83,7 +100,7 @@ class Block:
 
     def same_place_and_value(self, other: Block) -> bool:
         """The same part of the request at the same place with the same content and marker (cheap to ask: the
-        values are compared as they are, never serialized)."""
+        values are compared as parsed, never serialized)."""
         return (
             self.pointer == other.pointer
             and self.kind == other.kind
@@ -92,8 +109,7 @@ class Block:
             and self.shape == other.shape
             and self.section == other.section
             and self.cache_control == other.cache_control
-            and type(self.value) is type(other.value)
-            and self.value == other.value
+            and same_json(self.value, other.value)
         )
 
     @property

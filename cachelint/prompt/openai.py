@@ -68,15 +68,22 @@ def _message(msg: Any, at: str, index: int, section: str) -> list[Block]:
     return out
 
 
-def chat_blocks(body: dict[str, Any]) -> list[Block]:
-    out = _tools(body, "tools") + _tools(body, "functions")
-    if body.get("response_format") is not None:
-        out.append(Block("schema", "response_format", "/response_format", body["response_format"]))
+CHAT_HEAD_FIELDS = ("tools", "functions", "response_format")  # what comes before the messages
+
+
+def chat_blocks(body: dict[str, Any], start: int = 0, leading: bool = True) -> list[Block]:
+    """The blocks of the request; with `start`, only those of messages[start:] (the caller has the rest), and
+    `leading` says whether messages[:start] were all system / developer messages."""
+    out: list[Block] = []
+    if start == 0:
+        out = _tools(body, "tools") + _tools(body, "functions")
+        if body.get("response_format") is not None:
+            out.append(Block("schema", "response_format", "/response_format", body["response_format"]))
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise CachelintError("/messages must be a list")
-    leading = True
-    for i, msg in enumerate(messages):
+    for i in range(start, len(messages)):
+        msg = messages[i]
         leading = leading and isinstance(msg, dict) and msg.get("role") in _SYSTEM_ROLES
         out += _message(msg, join("", "messages", i), i, "system" if leading else "messages")
     return out
