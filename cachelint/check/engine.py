@@ -147,16 +147,31 @@ def lint_file(path: Path, display: str, codes: frozenset[str], options: Options 
     return lint_source(data, display, codes, options)
 
 
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def _lint_one(job: tuple[str, str, frozenset[str], Options | None]) -> list[Finding]:
     path, display, codes, options = job
     return lint_file(Path(path), display, codes, options)
 
 
 def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], processes: int) -> Iterable[list[Finding]]:
-    """Findings for each job, in order; in parallel processes when there is enough work."""
+    """Findings for each job, in order; in parallel processes when there is enough work.
+
+    In parallel, the largest files go first in small chunks, so no process is left with a big file at the end
+    while the others wait (longest-processing-time-first scheduling)."""
     if processes > 1 and len(jobs) >= 2 * processes:
+        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0]))
+        results: list[list[Finding]] = [[] for _ in jobs]
+        chunk = max(1, min(16, len(jobs) // (processes * 32)))
         with ProcessPoolExecutor(max_workers=processes) as pool:
-            yield from pool.map(_lint_one, jobs, chunksize=max(1, len(jobs) // (processes * 8)))
+            for index, findings in zip(order, pool.map(_lint_one, [jobs[i] for i in order], chunksize=chunk)):
+                results[index] = findings
+        yield from results
     else:
         for job in jobs:
             yield _lint_one(job)
