@@ -1,9 +1,13 @@
 """Benchmark `cachelint check` against its floor: libcst parsing the same files.
 
-Usage: python bench/lint.py [PATH ...] [--repeat N]
+Usage: python bench/lint.py [PATH ...] [--repeat N] [--peer-bin DIR]
 Default tree: the installed sources of openai, anthropic, libcst, rich, mitmproxy (those present), plus
 cachelint's own examples. Prints a table, then one line with the headline ratios. Medians of N runs,
 measured in this run (these machines are noisy: compare within one run only).
+
+Peers: the registry's `pcdlint` and `cachedrift` (prompt-cache linters a user might pick instead) run on the
+same tree when their commands are found in --peer-bin or on PATH; install them in their own environment:
+`python3 -m venv /tmp/peers && /tmp/peers/bin/pip install pcdlint cachedrift`, then `--peer-bin /tmp/peers/bin`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import libcst as cst
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("openai", "anthropic", "libcst", "rich", "mitmproxy")
+PEERS = {"pcdlint": ["--format", "json"], "cachedrift": ["--format", "json", "--fail-on", "fail"]}
 
 
 def default_paths() -> list[Path]:
@@ -59,6 +64,22 @@ def check(tree: Path, jobs: int, cache: bool) -> float:
     return time.perf_counter() - start
 
 
+def peer(command: str, extra: list[str], tree: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run([command, *extra, str(tree)], cwd=tree, capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def find_peers(peer_bin: Path | None) -> dict[str, str]:
+    found = {}
+    for name in PEERS:
+        candidate = peer_bin / name if peer_bin else None
+        path = str(candidate) if candidate and candidate.exists() else shutil.which(name)
+        if path:
+            found[name] = path
+    return found
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -67,7 +88,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--peer-bin", type=Path, help="Folder with the pcdlint and cachedrift commands.")
     args = parser.parse_args()
+    peers = find_peers(args.peer_bin)
     sources = args.paths or default_paths()
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "tree"
@@ -85,19 +108,25 @@ def main() -> None:
         cold2 = median([check(tree, 2, False) for _ in range(args.repeat)])
         check(tree, 1, True)  # fill the cache
         warm = median([check(tree, 1, True) for _ in range(args.repeat)])
+        peer_rows = [(f"{name} (peer, its own defaults)", median([peer(cmd, PEERS[name], tree) for _ in range(args.repeat)]))
+                     for name, cmd in peers.items()]
     rows = [
         ("libcst parse (floor, in process)", floor),
         ("cachelint start-up (empty dir)", startup),
         ("cachelint check cold, 1 process", cold1),
         ("cachelint check cold, 2 processes", cold2),
         ("cachelint check warm (cache), 1 process", warm),
+        *peer_rows,
     ]
     print(f"{len(files)} files, {lines:,} lines, from: {', '.join(s.name for s in sources)}; median of {args.repeat}")
     for name, seconds in rows:
         print(f"  {name:<44} {seconds:8.2f} s")
+    if not peers:
+        print("  peers: pcdlint / cachedrift not found (see --peer-bin)")
     cold_net = cold1 - startup
     print(f"headline: cold/parse {cold_net / floor:.2f}x (target <= 1.5x, start-up excluded), "
-          f"warm/cold {warm / cold1:.0%} (target <= 10%), 2 vs 1 processes {cold1 / cold2:.2f}x (target >= 1.6x)")
+          f"warm/cold {warm / cold1:.0%} (target <= 10%), 2 vs 1 processes {cold1 / cold2:.2f}x (target >= 1.6x)"
+          + "".join(f", {name.split()[0]} {seconds / cold1:.2f}x of cachelint cold" for name, seconds in peer_rows))
 
 
 if __name__ == "__main__":
