@@ -187,3 +187,28 @@ def test_launch_stops_the_server_whatever_happens(vllm_python, vllm_env, tiny_mo
     assert "reports no prompt_tokens_details: start it with --enable-prompt-tokens-details" in err.strip().splitlines()[-1]
     left = subprocess.run(["pgrep", "-f", str(model)], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == "", "the launched vLLM is still running"
+
+
+def test_keys_in_the_recording_never_reach_the_replay_output(server, tmp_path, capsys):
+    """A recorded trace that still carries credentials: the replay's output and the store hold none of them."""
+    keys = ["sk-ant-REPLAY-SECRET-1", "Bearer sk-REPLAY-SECRET-2", "sk-REPLAY-QUERY-3"]
+    lines = []
+    for line in write_trace(tmp_path / "plain.jsonl", turns=2).read_text().splitlines():
+        exchange = json.loads(line)
+        exchange["request"]["headers"].update({"x-api-key": keys[0], "authorization": keys[1]})
+        exchange["request"]["url"] += f"?key={keys[2]}"
+        lines.append(json.dumps(exchange))
+    trace = tmp_path / "with-keys.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "store.db"
+    code, _, err = run_cli(capsys, "import", str(trace), "--db", str(db))
+    assert code == 0, err
+    outputs = []
+    for source in (str(db), str(trace)):
+        for fmt in ("json", "text"):
+            code, out, err = run_cli(capsys, "replay", source, "--base-url", server, "--format", fmt)
+            assert code == 0, err
+            outputs.append(out + err)
+    written = "".join(outputs).encode() + b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("store.db"))
+    for key in keys:
+        assert key.split()[-1].encode() not in written, key
