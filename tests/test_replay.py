@@ -245,3 +245,27 @@ def test_cli_usage_errors(trace):
     assert both.returncode == 2 and "not both" in both.stderr
     bad = cli("replay", str(trace), "--base-url", "http://127.0.0.1:9", "--what-if", "sort")
     assert bad.returncode == 2 and "unknown what-if variant 'sort'" in bad.stderr
+
+
+def test_a_server_that_is_not_vllm_is_one_line(trace, tmp_path):
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(tmp_path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        result = cli("replay", str(trace), "--base-url", f"http://127.0.0.1:{port}", "--model", "m")
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"cachelint: error: http://127.0.0.1:{port}/v1/models answered HTTP 404: not an OpenAI-compatible server"
