@@ -29,8 +29,10 @@ def _print_json(data: Any) -> None:
 def cli() -> None:
     """Make LLM prompt caching visible and correct.
 
-    Providers and engines reuse KV state only for an exact token prefix. cachelint explains why a prefix
-    broke (diff), what the KV cache of a model costs (kv), and shows both on a recorded session (demo).
+    Providers and engines reuse KV state only for an exact token prefix. cachelint finds the code that breaks
+    it (check, lsp), watches live traffic and explains every break (proxy, report), measures the real reuse on
+    a vLLM and what a fix buys (replay), explains one break (diff) and prices the KV cache (kv). Start with
+    `cachelint demo`.
     """
 
 
