@@ -145,3 +145,5 @@ def run_demo(fmt: str, console: Console) -> None:
         console.print(f"  support_bot.py:{f.row}:{f.column}  [cyan]{f.code}[/] {f.name}: {f.message}")
     console.print("\nTry: [bold]cachelint check[/] your_app/   [bold]cachelint diff[/] BEFORE.json AFTER.json   "
                   "[bold]cachelint kv[/] Qwen/Qwen3-4B --kv-dtype fp8 --gpu-memory 24GiB --session-tokens 22800")
+    console.print("On an engine: [bold]cachelint replay[/] ~/.local/share/cachelint/cachelint.db --base-url http://127.0.0.1:8000 "
+                  "--what-if all   measures this traffic's real reuse on your vLLM, and what the fixes would save")
