@@ -269,3 +269,45 @@ def test_a_server_that_is_not_vllm_is_one_line(trace, tmp_path):
         server.wait(10)
     assert result.returncode == 2
     assert result.stderr.strip() == f"cachelint: error: http://127.0.0.1:{port}/v1/models answered HTTP 404: not an OpenAI-compatible server"
+
+
+def test_freeze_volatile_leaves_a_truncated_history_alone():
+    """After the oldest turns are dropped, "run step 2 of 5" sits where "run step 1 of 5" was: not a clock."""
+    previous = _req("sys", "run step 1 of 5", "done 1", "run step 2 of 5")
+    truncated = _req("sys", "run step 2 of 5", "done 2", "run step 3 of 5")
+    assert whatif.apply("freeze-volatile", {"s": [previous, truncated]})["s"][1] == truncated
+    fixed = whatif.apply("all", {"s": [previous, truncated]})["s"][1]  # keep-history first, then nothing to freeze
+    assert [m["content"] for m in fixed["messages"]][-2:] == ["done 2", "run step 3 of 5"]
+    edited = _req("sys (edited)", "q1", "a1", "q2")
+    assert whatif.apply("freeze-volatile", {"s": [_req("sys", "q1"), edited]})["s"][1] == edited
+
+
+def test_a_server_without_tokenize_is_one_line(trace):
+    """/v1/models and /metrics answer, /tokenize does not: the prediction is impossible; say so, exit 2."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = {"/v1/models": b'{"data": [{"id": "m"}]}',
+                    "/metrics": b'vllm:cache_config_info{block_size="16",enable_prefix_caching="True",num_gpu_blocks="100"} 1.0\n'}.get(self.path)
+            self.send_response(200 if body else 404)
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def do_POST(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        result = cli("replay", str(trace), "--base-url", f"http://127.0.0.1:{httpd.server_port}/v1", "--model", "m")
+    finally:
+        httpd.shutdown()
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(f"cachelint: error: http://127.0.0.1:{httpd.server_port}/tokenize answered HTTP 404: the replay needs vLLM's /tokenize")
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -69,6 +69,34 @@ def test_a_hit_refreshes_blocks_so_they_outlive_older_ones():
     assert cache.lookup(ids(9)) == 8
 
 
+def test_a_recomputed_block_is_a_second_copy_that_outlives_the_first():
+    """vLLM does not de-duplicate: the last block of a fully cached, block-aligned prompt is computed again into a
+    new block under the same hash, which goes to the back of the queue (found by vLLM's own BlockPool)."""
+    cache = VllmPrefixCache(B, num_blocks=7)  # 6 usable blocks
+    cache.record(ids(8))  # X: x0 x1
+    cache.record(ids(8, 100))  # A: a0 a1
+    assert cache.record(ids(8)) == 4  # X again: reads x0, recomputes x1 into a third block
+    cache.record(ids(12, 200))  # 3 blocks: the 2 still free, then the oldest cached (x1's first copy)
+    assert cache.lookup(ids(9)) == 8  # x1's second copy serves the hit
+    assert cache.lookup(ids(9, 100)) == 4
+
+
+def test_output_tokens_fill_blocks_no_prompt_can_read():
+    cache = VllmPrefixCache(B, num_blocks=5)
+    cache.record(ids(8))
+    cache.record(ids(4, 100), output_tokens=10)  # 4 + 9 decoded tokens: 4 blocks, so both of x's are evicted
+    assert cache.lookup(ids(9)) == 0
+    assert cache.lookup(ids(5, 100)) == 4
+
+
+def test_a_cancelled_request_leaves_nothing_cached():
+    cache = VllmPrefixCache(B, num_blocks=9)
+    allocation = cache.start(ids(12))
+    cache.cancel(allocation)
+    assert cache.lookup(ids(13)) == 0 and cache.cached_blocks() == 0
+    assert cache.record(ids(12)) == 0 and cache.record(ids(12)) == 8
+
+
 def test_blocks_held_by_a_running_request_are_never_evicted():
     cache = VllmPrefixCache(B, num_blocks=5)
     running = cache.start(ids(8))
@@ -77,7 +105,7 @@ def test_blocks_held_by_a_running_request_are_never_evicted():
     assert cache.lookup(ids(9)) == 8
     cache.finish(running)
     cache.finish(other)
-    assert cache.cached_blocks() <= 4
+    assert cache.lookup(ids(9)) == 8 and cache.lookup(ids(9, 300)) == 8 and cache.lookup(ids(9, 100)) == 0
 
 
 def test_a_second_request_in_flight_reads_what_the_first_already_cached():

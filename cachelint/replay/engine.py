@@ -70,14 +70,16 @@ class Measured:
 
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
+    completion_tokens: int | None = None
     ttft_ms: float | None = None
     error: str | None = None
     details: bool = True  # False: the usage had no prompt_tokens_details
+    rejected: bool = False  # answered with an error status before it was scheduled: the engine computed nothing
     chunks: list[str] = field(default_factory=list, repr=False)
 
 
 class EngineUnreachable(CachelintError):
-    """The server did not answer at all (as opposed to rejecting one request)."""
+    """The server cannot serve the replay at all (no answer, no /tokenize), as opposed to rejecting one request."""
 
 
 def _truthy(value: str | None) -> bool | None:
@@ -147,7 +149,7 @@ class Engine:
             block_size = int(labels["block_size"])
         except (KeyError, ValueError):
             raise CachelintError(f"{self.root}/metrics: vllm:cache_config_info has no block_size") from None
-        blocks = labels.get("num_gpu_blocks") or labels.get("num_cpu_blocks")
+        blocks = labels.get("num_gpu_blocks")  # the engine's pool, on CPU too (num_cpu_blocks is the swap space)
         return CacheConfig(
             block_size=block_size,
             num_blocks=int(blocks) if blocks and blocks.isdigit() and int(blocks) > 0 else None,
@@ -167,6 +169,9 @@ class Engine:
 
     def tokenize(self, body: dict[str, Any]) -> list[int]:
         response = self._post("/tokenize", body)
+        if response.status_code in (404, 405, 501):
+            raise EngineUnreachable(f"{self.root}/tokenize answered HTTP {response.status_code}: the replay needs vLLM's /tokenize "
+                                    "(the engine's own token ids) for its prediction; is this a vLLM server?")
         if response.status_code != 200:
             raise CachelintError(f"{self.root}/tokenize answered HTTP {response.status_code}: {_error_text(response.text)}")
         try:
@@ -184,6 +189,7 @@ class Engine:
             with self._http.stream("POST", self.root + "/v1/chat/completions", json=body) as response:
                 if response.status_code != 200:
                     measured.error = f"HTTP {response.status_code}: {_error_text(response.read().decode('utf-8', 'replace'))}"
+                    measured.rejected = True
                     return measured
                 for chunk in response.iter_bytes():
                     for event in parser.feed(chunk):
@@ -205,13 +211,22 @@ class Engine:
         if usage is None:
             measured.error = measured.error or "no usage in the stream"
             return measured
-        measured.prompt_tokens = usage.get("prompt_tokens")
+        measured.prompt_tokens = _count(usage.get("prompt_tokens"))
+        measured.completion_tokens = _count(usage.get("completion_tokens"))
         details = usage.get("prompt_tokens_details")
         if isinstance(details, dict):
-            measured.cached_tokens = int(details.get("cached_tokens") or 0)
+            measured.cached_tokens = _count(details.get("cached_tokens") or 0)
+            if measured.cached_tokens is None:
+                measured.error = f"usage.prompt_tokens_details.cached_tokens is not a count: {details.get('cached_tokens')!r}"
         else:
             measured.details = False
+        if measured.prompt_tokens is None:
+            measured.error = measured.error or f"usage.prompt_tokens is not a count: {usage.get('prompt_tokens')!r}"
         return measured
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _error_text(text: str) -> str:

@@ -89,8 +89,9 @@ class VllmServer:
         self.port = port or free_port()
         self.extra_args = list(extra_args)
         self.timeout = timeout
-        self.log_path = Path(log_path) if log_path else Path(tempfile.mkstemp(prefix="cachelint-vllm-", suffix=".log")[1])
+        self.log_path = Path(log_path) if log_path else Path(tempfile.gettempdir()) / f"cachelint-vllm-{self.port}-{os.getpid()}.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None  # the server's process id, also its process group's
 
     @property
     def url(self) -> str:
@@ -112,11 +113,12 @@ class VllmServer:
         command = server_command(self.python, self.model_dir, self.served_name, self.port, self.extra_args)
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=server_env(), start_new_session=True)
+        self.pid = self.process.pid
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 code = self.process.returncode
-                self.process = None
+                self.stop()  # its children too
                 raise CachelintError(f"vLLM exited during start-up (exit {code}; log {self.log_path}): {_tail(self.log_path)}")
             try:
                 if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
@@ -128,19 +130,26 @@ class VllmServer:
         raise CachelintError(f"vLLM did not answer /health within {self.timeout:.0f} s (log {self.log_path}): {_tail(self.log_path)}")
 
     def stop(self) -> None:
+        """SIGTERM to the server's process group, SIGKILL if it has not ended in 30 s, then SIGKILL to whatever
+        is left in the group (vLLM's engine core runs in a child process that renames itself)."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                process.wait(timeout=wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        if process.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    process.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def __enter__(self) -> str:
         try:

@@ -51,38 +51,32 @@ def render_text(result: ReplayResult, console: Console) -> None:
                         _delta(s, base) if variant != ORIGINAL else "", f"{s.hit_rate:.1%}", _ms(s.ttft_p50_ms) + " ms", _ms(s.ttft_p99_ms) + " ms",
                         f"{s.agreement:.0%}")
     console.print(summary)
-    best = min((v for v in result.summaries if v != ORIGINAL), key=lambda v: result.summaries[v].prefill_tokens, default=None)
+    comparable = [v for v, s in result.summaries.items() if v != ORIGINAL and not s.errors] if not base.errors else []
+    best = min(comparable, key=lambda v: result.summaries[v].prefill_tokens, default=None)
     if best is not None and base.prefill_tokens:
         s = result.summaries[best]
         saved = base.prefill_tokens - s.prefill_tokens
         console.print(f"{best}: {saved:,} fewer prefill tokens than the recorded traffic ({saved / base.prefill_tokens:.0%}); "
                       f"TTFT p99 {_ms(base.ttft_p99_ms)} -> {_ms(s.ttft_p99_ms)} ms")
+    if any(s.errors for s in result.summaries.values()):
+        console.print("[yellow]Failed requests are left out of the prefill totals: a variant with failures is not compared.[/yellow]")
     for r in result.disagreements[:20]:
-        if r.error:
-            console.print(f"[red]request {r.index}[/red] ({r.variant}, {r.session} #{r.seq}) failed: {r.error}")
-        else:
-            console.print(f"[red]request {r.index}[/red] ({r.variant}, {r.session} #{r.seq}): measured {r.cached_tokens:,} cached tokens, "
-                          f"predicted {r.predicted_cached_tokens:,} ({(r.cached_tokens or 0) - (r.predicted_cached_tokens or 0):+,})")
+        console.print(f"[red]request {r.index}[/red] ({r.variant}, {r.session} #{r.seq}): {r.disagreement()}")
     more = len(result.disagreements) - 20
     if more > 0:
         console.print(f"... and {more} more")
+    if result.disagreements and result.concurrency > 1:
+        console.print(f"[yellow]With --concurrency {result.concurrency} requests race inside the engine's scheduler, so the "
+                      "prediction is approximate; replay in recorded order (--concurrency 1) to check it exactly.[/yellow]")
 
 
 def _delta(s: Summary, base: Summary) -> str:
-    if not base.prefill_tokens:
-        return ""
+    if not base.prefill_tokens or s.errors or base.errors:
+        return "n/a" if (s.errors or base.errors) else ""
     change = (s.prefill_tokens - base.prefill_tokens) / base.prefill_tokens
     return f"{change:+.0%}"
 
 
 def check_lines(result: ReplayResult) -> list[str]:
     """One line per request whose measured reuse differs from the prediction (for --check)."""
-    lines = []
-    for r in result.disagreements:
-        where = f"request {r.index} ({r.variant}, session {r.session} #{r.seq})"
-        if r.error:
-            lines.append(f"{where}: failed: {r.error}")
-        else:
-            lines.append(f"{where}: measured {r.cached_tokens} cached tokens, predicted {r.predicted_cached_tokens} "
-                         f"({(r.cached_tokens or 0) - (r.predicted_cached_tokens or 0):+d})")
-    return lines
+    return [f"request {r.index} ({r.variant}, session {r.session} #{r.seq}): {r.disagreement()}" for r in result.disagreements]

@@ -52,7 +52,20 @@ class RequestResult:
 
     @property
     def agrees(self) -> bool:
-        return self.error is None and self.cached_tokens == self.predicted_cached_tokens
+        return self.error is None and self.cached_tokens == self.predicted_cached_tokens and self.prompt_tokens == self.tokens
+
+    def disagreement(self) -> str | None:
+        """Why the measurement differs from the prediction, in words (None when they agree)."""
+        if self.error is not None:
+            return f"failed: {self.error}"
+        if self.prompt_tokens != self.tokens:
+            return (f"the engine counted {self.prompt_tokens} prompt tokens, its /tokenize {self.tokens}: the prompt it ran is not "
+                    "the one predicted (a server option that changes the chat template's input, such as "
+                    "--exclude-tools-when-tool-choice-none?)")
+        if self.cached_tokens != self.predicted_cached_tokens:
+            return (f"measured {self.cached_tokens} cached tokens, predicted {self.predicted_cached_tokens} "
+                    f"({(self.cached_tokens or 0) - (self.predicted_cached_tokens or 0):+d})")
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +136,7 @@ class ReplayResult:
     cache: CacheConfig
     results: dict[str, list[RequestResult]]  # variant -> requests in replay order
     summaries: dict[str, Summary]
+    concurrency: int = 1
 
     @property
     def disagreements(self) -> list[RequestResult]:
@@ -136,6 +150,7 @@ class ReplayResult:
                 "block_size": self.cache.block_size,
                 "num_blocks": self.cache.num_blocks,
                 "hash_algo": self.cache.hash_algo,
+                "concurrency": self.concurrency,
             },
             "requests": [r.to_json() for r in self.results[ORIGINAL]],
             "summary": self.summaries[ORIGINAL].to_json(),
@@ -166,6 +181,7 @@ class Replay:
         self.options = options
         self.progress = progress or (lambda _message: None)
         self._lock = threading.Lock()
+        self._stop = threading.Event()
 
     def run(self) -> ReplayResult:
         self.engine.check_model()
@@ -184,7 +200,7 @@ class Replay:
             after = self.engine.prefix_counters()
             results[variant] = [i.result for i in items]
             summaries[variant] = Summary.of(results[variant], after - before)
-        return ReplayResult(self.engine.root, self.engine.model, cache, results, summaries)
+        return ReplayResult(self.engine.root, self.engine.model, cache, results, summaries, self.options.concurrency)
 
     def _items(self, variant: str, sessions: dict[str, list[ChatRequest]]) -> list[_Item]:
         position = {s: 0 for s in sessions}
@@ -197,7 +213,7 @@ class Replay:
             try:
                 item.ids = self.engine.tokenize(tokenize_body(request, self.engine.model))
                 result.tokens = len(item.ids)
-            except EngineUnreachable:
+            except EngineUnreachable:  # also: a server without /tokenize
                 raise
             except CachelintError as exc:  # this request rejected (e.g. longer than the engine's max_model_len)
                 result.error = str(exc)
@@ -225,23 +241,46 @@ class Replay:
 
         def one_session(session_items: list[_Item]) -> None:
             for item in session_items:
+                if self._stop.is_set():
+                    return
                 send(item)
 
-        with ThreadPoolExecutor(self.options.concurrency) as pool:
+        pool = ThreadPoolExecutor(self.options.concurrency)
+        try:
             for future in [pool.submit(one_session, s) for s in by_session.values()]:
                 future.result()
+        except BaseException:
+            self._stop.set()  # Ctrl-C or a fatal error: no new request is sent; those in flight end by themselves
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
 
     def _send(self, item: _Item, simulator: VllmPrefixCache, salt: str) -> None:
+        """Predict, send, measure. One at a time the simulator sees exactly what the engine ran: the request is
+        looked up first and recorded once the engine has answered (never when it was rejected). With concurrent
+        sessions it is started when sent, so requests in flight see each other's blocks as in the engine."""
         result = item.result
         if item.ids is None:
             return
         body = engine_body(item.request, self.engine.model, max_tokens=self.options.max_tokens, cache_salt=salt)
+        concurrent = self.options.concurrency > 1
+        allocation = None
         with self._lock:
-            allocation = simulator.start(item.ids, salt)
-        result.predicted_cached_tokens = allocation.cached_tokens
+            if concurrent:
+                allocation = simulator.start(item.ids, salt)
+                result.predicted_cached_tokens = allocation.cached_tokens
+            else:
+                result.predicted_cached_tokens = simulator.lookup(item.ids, salt)
         measured: Measured = self.engine.chat(body)
+        ran = measured.rejected is False
         with self._lock:
-            simulator.finish(allocation)
+            if allocation is not None:
+                if ran:
+                    simulator.finish(allocation, measured.completion_tokens or 1)
+                else:
+                    simulator.cancel(allocation)
+            elif ran:
+                simulator.record(item.ids, salt, measured.completion_tokens or 1)
         if measured.error is None and not measured.details:
             raise CachelintError(
                 f"the server at {self.engine.root} reports no prompt_tokens_details: start it with --enable-prompt-tokens-details"

@@ -3,13 +3,14 @@
 Each variant rewrites the chat requests of every session in order, always against the session's previous
 request *as already fixed*, so one fix carries through the whole session:
 
-- `freeze-volatile`: a message or tool that differs from the one at the same place in the previous request only
-  in volatile values (timestamps, dates, ids, counters; `cachelint.diff.classify.volatile_kind`) takes the
-  previous value, so every volatile span keeps its first value in the session.
+- `freeze-volatile`: when a request appends to the previous one and every message or tool of the part they
+  share that differs, differs only in volatile values (timestamps, dates, ids, counters;
+  `cachelint.diff.classify.volatile_kind`), those take the previous values, so every volatile span keeps its
+  first value in the session.
 - `sort-tools`: tools in a stable order (by name).
 - `keep-history`: a request whose history dropped earlier messages (truncation, summarised-away turns) gets
   the previous request's full history back, followed by what is new.
-- `all`: the three together.
+- `all`: the three together (tools sorted, the history restored, then the volatile values frozen).
 """
 
 from __future__ import annotations
@@ -30,16 +31,34 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _frozen(before: list[Any], after: list[Any]) -> list[Any] | None:
+    """`after` with the volatile values of the part it shares with `before` put back, or None when that part
+    differs in anything else (then the lists are not aligned: a truncated or edited history, another tool set)."""
+    shared = min(len(before), len(after))
+    fixed = list(after)
+    for i in range(shared):
+        if before[i] == after[i]:
+            continue
+        if not volatile_kind(_text(before[i]), _text(after[i])):
+            return None
+        fixed[i] = before[i]
+    return fixed
+
+
 def freeze_volatile(previous: ChatRequest | None, current: ChatRequest) -> ChatRequest:
+    """Messages and tools are compared place by place, and only when every difference in the part both requests
+    share is a volatile value, and (messages) only when the request appends to the previous one: after a
+    truncation the places no longer line up, and "step 2" against "step 1" is not a clock."""
     if previous is None:
         return current
     fixed = copy.copy(current)
     for key in ("tools", "messages"):
-        before, after = previous.get(key) or [], list(current.get(key) or [])
-        for i in range(min(len(before), len(after))):
-            if before[i] != after[i] and volatile_kind(_text(before[i]), _text(after[i])):
-                after[i] = before[i]
-        fixed[key] = after
+        before, after = previous.get(key) or [], current.get(key) or []
+        if key == "messages" and len(after) <= len(before):
+            continue  # not an append (truncated, compacted, regenerated): the places do not line up
+        frozen = _frozen(before, after)
+        if frozen is not None:
+            fixed[key] = frozen
     return fixed
 
 
@@ -78,7 +97,8 @@ def keep_history(previous: ChatRequest | None, current: ChatRequest) -> ChatRequ
 
 
 def _all(previous: ChatRequest | None, current: ChatRequest) -> ChatRequest:
-    return keep_history(previous, freeze_volatile(previous, sort_tools(previous, current)))
+    """Tools in order, the history restored, then the volatile values frozen (on aligned messages)."""
+    return freeze_volatile(previous, keep_history(previous, sort_tools(previous, current)))
 
 
 VARIANTS: dict[str, Fix] = {
