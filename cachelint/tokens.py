@@ -161,7 +161,7 @@ class HFCounter:
             self.tokenizer = transformers().AutoTokenizer.from_pretrained(path, local_files_only=True)
         except Exception as exc:
             raise CachelintError(f"cannot load the tokenizer in {path}: {str(exc).splitlines()[0]}") from None
-        self.name = f"hf:{Path(path).name}"
+        self.name = f"hf:{Path(path).resolve()}"  # the whole path: two folders of the same name are two tokenizers
         self._cache = _CountCache(self.encode)
 
     def encode(self, text: str) -> list[int]:

@@ -620,7 +620,7 @@ def test_a_prompt_built_on_the_previous_one_equals_one_built_from_scratch(data, 
         if change == "reorder":
             second = _reorder_one_dict(second, data.draw(st.integers(0, 20)))
         elif change == "retype" and first["messages"]:
-            second["messages"][0] = {**second["messages"][0], "n": data.draw(st.sampled_from([1, 1.0, True]))}
+            second["messages"][0] = {**second["messages"][0], "n": data.draw(st.sampled_from([1, 1.0, True, 0.0, -0.0]))}
             first["messages"][0] = {**first["messages"][0], "n": 1}
     try:
         previous = build_prompt(Exchange(first))
@@ -636,12 +636,17 @@ def test_a_prompt_built_on_the_previous_one_equals_one_built_from_scratch(data, 
     {"messages": [{"role": "user", "content": [{"type": {}}]}]},
     {"model": "gpt-4o", "messages": [{"role": "assistant", "content": "x", "tool_calls": 1}]},
     {"input": [{"role": [], "content": "x"}]},
-], ids=["messages-int", "role-list", "block-type-dict", "tool_calls-int", "responses-role-list"])
+    {"model": "gpt-4o", "messages": [{"role": "assistant", "content": "", "tool_calls": {"": None}}]},
+], ids=["messages-int", "role-list", "block-type-dict", "tool_calls-int", "responses-role-list", "tool_calls-dict"])
 def test_build_prompt_known_crashes(body):
+    """Each once escaped as another exception or gave a pointer that names nothing; now a CachelintError, or a
+    prompt whose every block points back into the body."""
     try:
-        build_prompt(Exchange(body))
+        prompt = build_prompt(Exchange(body))
     except CachelintError:
-        pass
+        return
+    for block in prompt.blocks:
+        resolve(body, block.pointer)
 
 
 def test_read_json_with_a_huge_number(tmp_path):

@@ -181,3 +181,43 @@ def test_a_reused_block_must_serialize_to_the_same_bytes(before, after):
     p2 = build_prompt(Exchange(body(after)), previous=p1)
     assert p2.blocks[0] is not p1.blocks[0] and p2.blocks[0].text != p1.blocks[0].text
     assert p2.blocks[1] is p1.blocks[1]
+
+
+def test_reuse_holds_for_negative_zero_deep_nesting_and_bodies_changed_in_place():
+    """Found by a review: -0.0 == 0.0 in Python but not in bytes; a 700-deep value must not overflow the stack on
+    the second request; a body changed in place after it was built must not be taken as unchanged."""
+    from cachelint.prompt.load import Exchange, build_prompt
+
+    def body(value):
+        return {"model": "gpt-4o", "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "input_audio", "v": value}]},
+                                                {"role": "user", "content": "next"}]}
+
+    zero = build_prompt(Exchange(body(0.0)))
+    negative = build_prompt(Exchange(body(-0.0)), previous=zero)
+    assert negative.blocks[1].text.endswith('"v":-0.0}') and negative.blocks[1] is not zero.blocks[1]
+
+    deep: list = []
+    for _ in range(700):
+        deep = [deep]
+    first = build_prompt(Exchange(body(deep)))
+    again = build_prompt(Exchange(json.loads(json.dumps(body(deep)))), previous=first)
+    assert again.blocks[1] is first.blocks[1]
+
+    shared = {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}]}]}
+    p1 = build_prompt(Exchange(shared))
+    shared["messages"][0]["content"][0].pop("cache_control")  # SDK-style code moving its marker in place
+    shared["messages"].append({"role": "assistant", "content": "b"})
+    p2 = build_prompt(Exchange(shared), previous=p1)
+    assert p2.blocks[0].cache_control is None and len(p2.blocks) == 2
+
+
+def test_a_reused_history_is_held_once():
+    from cachelint.prompt.load import Exchange, build_prompt
+
+    first = {"model": "claude-sonnet-4-5", "system": "s", "messages": [{"role": "user", "content": "one"}]}
+    second = json.loads(json.dumps(first))
+    second["messages"].append({"role": "assistant", "content": "two"})
+    p1 = build_prompt(Exchange(first))
+    p2 = build_prompt(Exchange(second), previous=p1)
+    assert p2.body["messages"][0] is p1.body["messages"][0]  # the previous request's object, not a second copy
+    assert p2.body["messages"][1] is second["messages"][1] and second["messages"][0] is not p1.body["messages"][0]

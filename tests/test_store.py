@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -49,3 +50,16 @@ def test_a_store_from_a_newer_cachelint_is_refused(tmp_path):
     db.close()
     with pytest.raises(CachelintError, match="newer cachelint"):
         Store(path)
+
+
+def test_the_recorder_reads_bodies_with_a_bom_or_in_utf16(tmp_path):
+    from cachelint.record.analyze import Recorder
+    from cachelint.record.exchange import Captured
+
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "héllo"}]}
+    recorder = Recorder(None)
+    for raw in (b"\xef\xbb\xbf" + json.dumps(body).encode(), json.dumps(body).encode("utf-16")):
+        row = recorder.record(Captured(started_at=1.0, method="POST", url="https://api.openai.com/v1/chat/completions",
+                                       request_headers=[("content-type", "application/json")], request_body=raw, status=200,
+                                       response_body=b'{"usage": {"prompt_tokens": 9, "completion_tokens": 1}}'))
+        assert row.provider == "openai-chat" and row.error is None

@@ -132,7 +132,8 @@ def build_prompt(
 
     `previous`, an earlier prompt of the same conversation, makes the next request cost what is new in it: its
     blocks are reused (token counts, text and digest included) wherever the new request has the same block at
-    the same place, so the token counter only sees new text."""
+    the same place, so the token counter only sees new text. Bodies must not be changed in place once built;
+    objects the two bodies share are never taken as unchanged."""
     try:
         return _build_prompt(exchange, counter, tokenizer_path, previous)
     except CachelintError:
@@ -149,6 +150,8 @@ def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_pa
     if previous is not None and (previous.provider != provider or previous.tokenizer != counter.name):
         previous = None
     kept, start = _kept_messages(provider, body, previous)
+    if kept and previous is not None:
+        body = _sharing(body, previous.body, provider, start)
     if provider == "anthropic":
         blocks = anthropic.blocks(body, start)
         params = anthropic.key_params(body, exchange.headers)
@@ -167,6 +170,18 @@ def _build_prompt(exchange: Exchange, counter: TokenCounter | None, tokenizer_pa
 
 
 _HEAD_FIELDS = {"anthropic": anthropic.HEAD_FIELDS, "openai-chat": openai.CHAT_HEAD_FIELDS}
+
+
+def _sharing(body: dict[str, Any], old: dict[str, Any], provider: str, start: int) -> dict[str, Any]:
+    """A shallow copy of `body` whose unchanged head fields and first `start` messages are the previous body's
+    objects (the same bytes): a conversation's history is then held once, not once per request kept. The
+    caller's own dict is left as it is."""
+    shared = dict(body)
+    for name in _HEAD_FIELDS[provider]:
+        if name in old:
+            shared[name] = old[name]
+    shared["messages"] = old["messages"][:start] + body["messages"][start:]
+    return shared
 
 
 def _kept_messages(provider: str, body: dict[str, Any], previous: Prompt | None) -> tuple[list[Block], int]:

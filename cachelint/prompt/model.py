@@ -38,19 +38,34 @@ def canonical_text(value: Any) -> str:
 
 def same_json(a: Any, b: Any) -> bool:
     """True when two parsed JSON values serialize to the same bytes: the same types (1, 1.0 and true differ), the
-    same values and the same key order. Python's == says {"a":1,"b":2} == {"b":2,"a":1}; a cache does not."""
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind is dict:
-        if len(a) != len(b) or list(a) != list(b):
+    same values (0.0 and -0.0 differ), the same key order. Python's == says {"a":1,"b":2} == {"b":2,"a":1}; a
+    cache does not. Iterative, so any depth the JSON parser accepted is fine. One mutable object found on both
+    sides is not taken as equal: it may have been changed in place since the other side was read."""
+    stack = [(a, b)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        x, y = pop()
+        kind = type(x)
+        if kind is not type(y):
             return False
-        return all(same_json(value, b[key]) for key, value in a.items())
-    if kind is list:
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
-    return a == b
+        if kind is str:
+            if x != y:
+                return False
+        elif kind is dict:
+            if x is y or len(x) != len(y) or list(x) != list(y):
+                return False
+            for key, value in x.items():
+                push((value, y[key]))
+        elif kind is list:
+            if x is y or len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif kind is float:
+            if x.__repr__() != y.__repr__():
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def key_digest(section: str, kind: str, role: str | None, shape: str, text: str) -> bytes:
@@ -108,7 +123,7 @@ class Block:
             and self.message == other.message
             and self.shape == other.shape
             and self.section == other.section
-            and self.cache_control == other.cache_control
+            and same_json(self.cache_control, other.cache_control)
             and same_json(self.value, other.value)
         )
 

@@ -61,7 +61,10 @@ def _message(msg: Any, at: str, index: int, section: str) -> list[Block]:
     if fields:
         out.append(Block(section, "message_fields", at, fields, role, index))  # type: ignore[arg-type]
     out += _parts(msg.get("content"), join(at, "content"), section, role, index)
-    for k, call in enumerate(msg.get("tool_calls") or []):
+    calls = msg.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise CachelintError(f"{at}/tool_calls must be a list")
+    for k, call in enumerate(calls):
         out.append(Block(section, "tool_call", join(at, "tool_calls", k), call, role, index))  # type: ignore[arg-type]
     if not out:  # keep the turn itself visible: its role is part of the prefix
         out.append(Block(section, "empty", at, None, role, index))  # type: ignore[arg-type]

@@ -82,11 +82,8 @@ class Recorder:
 
     def _analyze(self, captured: Captured) -> Row:
         headers = clean_headers(captured.request_headers)
-        raw_text = captured.request_text()
-        try:
-            body = json.loads(raw_text) if raw_text is not None else None
-        except ValueError:
-            body = None
+        raw_text = captured.request_text()  # for the store: as received
+        body = captured.request_json()  # parsed from the bytes: a BOM or UTF-16 is detected, invalid UTF-8 refused
         response_text = captured.response_text()
         row = Row(
             session="unrecognized",

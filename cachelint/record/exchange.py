@@ -88,12 +88,9 @@ class Captured:
             return None
 
     def request_json(self) -> Any:
-        text = self.request_text()
-        if text is None:
-            return None
         try:
-            return json.loads(text)
-        except ValueError:
+            return json.loads(decode_body(self.request_body, self.header(self.request_headers, "content-encoding")))
+        except (ValueError, OSError, zlib.error, RecursionError):
             return None
 
     def response_text(self) -> str | None:
