@@ -6,6 +6,7 @@ the newest user message) grows by a user and an assistant text every turn. Each 
 does it: parse the body, build the prompt model (adapter + token counts; blocks equal to the previous turn's
 at the same place are reused, as the proxy's recorder does), `cachelint.diff.explain` against the previous turn, and the Anthropic cache simulator's `record`. Every repeat
 is a fresh conversation (new text, a fresh simulator), so only the turns before it are in the token cache.
+The garbage collector is off while a turn is timed (it runs between turns), as timeit does.
 Prints a table (medians over the repeats), then one line with the headline ratio. Measured in this run only.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import pstats
@@ -98,6 +100,7 @@ def analyze_turns(bodies: list[bytes], profiler: cProfile.Profile | None = None)
     out = []
     start_at = 1_000_000.0
     for i, raw in enumerate(bodies):
+        gc.disable()  # as timeit does: no garbage collection inside a measured turn (it runs between turns)
         if profiler is not None and i == len(bodies) - 1:
             profiler.enable()
         t0 = time.perf_counter()
@@ -114,6 +117,7 @@ def analyze_turns(bodies: list[bytes], profiler: cProfile.Profile | None = None)
         at = start_at + 30.0 * i
         simulator.record(prompt, at=at, response_started_at=at + 1.0)
         t5 = time.perf_counter()
+        gc.enable()
         if profiler is not None and i == len(bodies) - 1:
             profiler.disable()
         previous = prompt

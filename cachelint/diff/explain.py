@@ -252,7 +252,10 @@ class _Explainer:
 
     def compare_blocks(self) -> Break:
         bb, ab = self.b.blocks, self.a.blocks
-        i = common_prefix_items([b.key for b in bb], [a.key for a in ab])
+        i, n = 0, min(len(bb), len(ab))
+        while i < n and bb[i] is ab[i]:  # blocks the next request took over from this one: the same by construction
+            i += 1
+        i += common_prefix_items([b.key for b in bb[i:]], [a.key for a in ab[i:]])
         shared = sum(b.tokens for b in bb[:i])
         if i == len(bb):  # AFTER extends BEFORE (or equals it)
             return self.result("none", common_prefix_tokens=shared, rule=None)
