@@ -197,16 +197,21 @@ def _kept_messages(provider: str, body: dict[str, Any], previous: Prompt | None)
     new_messages, old_messages = body.get("messages"), old.get("messages")
     if not isinstance(new_messages, list) or not isinstance(old_messages, list):
         return [], 0
-    start = 0
-    for new, before in zip(new_messages, old_messages):
-        if not same_json(new, before):
-            break
-        start += 1
+    if len(new_messages) > len(old_messages) and same_json(new_messages[: len(old_messages)], old_messages):
+        start = len(old_messages)  # an append, the common case: the whole history in one comparison
+    else:
+        start = 0
+        for new, before in zip(new_messages, old_messages):
+            if not same_json(new, before):
+                break
+            start += 1
     if start == 0:
         return [], 0
-    kept = [b for b in previous.blocks if b.section not in ("messages", "system") or (b.message is not None and b.message < start)
-            or (b.section == "system" and b.message is None)]
-    return kept, start
+    blocks = previous.blocks  # in message order: the blocks of messages[start:] are a suffix
+    cut = len(blocks)
+    while cut and blocks[cut - 1].section in ("messages", "system") and (blocks[cut - 1].message or 0) >= start:
+        cut -= 1
+    return blocks[:cut], start
 
 
 def _with_tokens(block: Block, counter: TokenCounter) -> Block:

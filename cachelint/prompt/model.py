@@ -73,6 +73,17 @@ def same_json(a: Any, b: Any) -> bool:
     return True
 
 
+def chain_digest(parent: bytes, salt: bytes, block: Block) -> bytes:
+    """The hash chain's link for `block` after `parent` (what a prefix cache keys a block by), kept on the block:
+    a block the next request took over, after the same prefix, is not hashed again."""
+    cached = block._chain
+    if cached is not None and cached[0] == parent and cached[1] == salt:
+        return cached[2]
+    link = hashlib.blake2b(parent + salt + b"\0" + block.digest, digest_size=16).digest()
+    object.__setattr__(block, "_chain", (parent, salt, link))
+    return link
+
+
 def key_digest(section: str, kind: str, role: str | None, shape: str, text: str) -> bytes:
     """A 16-byte hash of a block key (see `Block.key`)."""
     head = json.dumps([section, kind, role, shape]).encode()
@@ -95,6 +106,7 @@ class Block:
     # Computed once per block (a block reused for the next request of a conversation keeps them).
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
     _digest: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    _chain: tuple[bytes, bytes, bytes] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def text(self) -> str:

@@ -31,24 +31,23 @@ Assumptions (not provider statements):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from cachelint.prompt.model import Block, Prompt
+from cachelint.prompt.model import Block, Prompt, chain_digest
 from cachelint.prompt.usage import Usage
 from cachelint.simulate import Prediction, Reason
 from cachelint.simulate.models import (
-    common_prefix_hashes,
     ANTHROPIC_CACHE_RULES,
     ANTHROPIC_LOOKBACK_POSITIONS,
     ANTHROPIC_MAX_BREAKPOINTS,
     ANTHROPIC_TTL_SECONDS,
     AnthropicCacheRule,
     anthropic_minimum,
+    common_prefix_hashes,
 )
 
 # Which cache-key parameters reach each section of the prefix (None: all of them).
@@ -152,7 +151,7 @@ class AnthropicCacheSimulator:
         hashes, cumulative, groups = [], [], []
         h, total, group, run = b"", 0, -1, None
         for block in prompt.blocks:
-            h = hashlib.blake2b(h + salts.get(block.section, b"") + b"\0" + block.digest, digest_size=16).digest()
+            h = chain_digest(h, salts.get(block.section, b""), block)
             hashes.append(h)
             total += block.tokens
             cumulative.append(total)

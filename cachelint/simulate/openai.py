@@ -38,11 +38,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from cachelint.prompt.model import Block, Prompt, canonical_text, key_digest
+from cachelint.prompt.model import Block, Prompt, canonical_text, chain_digest, key_digest
 from cachelint.prompt.usage import Usage
 from cachelint.simulate import Prediction, Reason
 from cachelint.simulate.models import (
-    common_prefix_hashes,
     OPENAI_BREAKPOINT_TTL_SECONDS,
     OPENAI_EXTENDED_SECONDS,
     OPENAI_IN_MEMORY_IDLE_SECONDS,
@@ -51,6 +50,7 @@ from cachelint.simulate.models import (
     OPENAI_MAX_NEW_WRITES,
     OPENAI_MINIMUM_TOKENS,
     OPENAI_READ_BREAKPOINTS,
+    common_prefix_hashes,
     openai_default_retention,
     openai_uses_breakpoints,
 )
@@ -199,8 +199,10 @@ class OpenAICacheSimulator:
         h, total = b"", 0
         for block in prompt.blocks:
             key, text = _identity(block)
-            digest = block.digest if not has_breakpoint(block) else key_digest(*key)
-            h = hashlib.blake2b(h + b"\0" + digest, digest_size=16).digest()
+            if has_breakpoint(block):  # hashed without its marker: moving a marker keeps the prefix
+                h = hashlib.blake2b(h + b"\0" + key_digest(*key), digest_size=16).digest()
+            else:
+                h = chain_digest(h, b"", block)
             total += block.tokens
             hashes.append(h)
             cumulative.append(total)
