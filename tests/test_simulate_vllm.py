@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cachelint.simulate.vllm import VllmPrefixCache, block_hashes, common_prefix_blocks, max_hit_blocks
+from cachelint.diff.locate import common_prefix_items
+from cachelint.simulate.vllm import VllmPrefixCache, block_hashes, max_hit_blocks
 
 B = 4
 
@@ -17,10 +18,10 @@ def test_only_full_blocks_are_hashed_and_the_chain_depends_on_every_earlier_toke
     assert len(block_hashes(ids(11), B)) == 2
     a = block_hashes(ids(12), B)
     b = block_hashes([99] + ids(11, 1), B)  # first token differs
-    assert common_prefix_blocks(a, b) == 0 and all(x != y for x, y in zip(a, b))
+    assert common_prefix_items(a, b) == 0 and all(x != y for x, y in zip(a, b))
     c = ids(12)
     c[9] = 99  # third block differs
-    assert common_prefix_blocks(a, block_hashes(c, B)) == 2
+    assert common_prefix_items(a, block_hashes(c, B)) == 2
 
 
 def test_cache_salt_changes_every_block_through_the_first():

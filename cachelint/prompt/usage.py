@@ -47,13 +47,13 @@ class Usage:
         }
 
 
-def _opt_int(value: Any) -> int | None:
+def token_count(value: Any) -> int | None:
     """A token count as reported, or None when it is missing or not a count (a string, a bool, negative)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _int(value: Any) -> int:
-    return _opt_int(value) or 0
+    return token_count(value) or 0
 
 
 def from_anthropic(usage: dict[str, Any]) -> Usage | None:
@@ -66,9 +66,9 @@ def from_anthropic(usage: dict[str, Any]) -> Usage | None:
         prompt_tokens=_int(usage.get("input_tokens")) + read + write,
         cache_read_tokens=read,
         cache_write_tokens=write,
-        cache_write_5m_tokens=_opt_int(split.get("ephemeral_5m_input_tokens")) if split else None,
-        cache_write_1h_tokens=_opt_int(split.get("ephemeral_1h_input_tokens")) if split else None,
-        output_tokens=_opt_int(usage.get("output_tokens")),
+        cache_write_5m_tokens=token_count(split.get("ephemeral_5m_input_tokens")) if split else None,
+        cache_write_1h_tokens=token_count(split.get("ephemeral_1h_input_tokens")) if split else None,
+        output_tokens=token_count(usage.get("output_tokens")),
     )
 
 
@@ -86,7 +86,7 @@ def from_openai(usage: dict[str, Any]) -> Usage | None:
         prompt_tokens=_int(total),
         cache_read_tokens=_int(details.get("cached_tokens")),
         cache_write_tokens=_int(details.get("cache_write_tokens")),
-        output_tokens=_opt_int(usage.get(output)),
+        output_tokens=token_count(usage.get(output)),
     )
 
 

@@ -7,10 +7,9 @@ The proxy calls `Recorder.record` from a worker thread, never from mitmproxy's e
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cachelint.diff import explain
@@ -82,8 +81,9 @@ class Recorder:
 
     def _analyze(self, captured: Captured) -> Row:
         headers = clean_headers(captured.request_headers)
-        raw_text = captured.request_text()  # for the store: as received
-        body = captured.request_json()  # parsed from the bytes: a BOM or UTF-16 is detected, invalid UTF-8 refused
+        decoded = captured.request_decoded()  # once: the store keeps its text, the analysis parses its bytes
+        raw_text = decoded.decode("utf-8", "replace") if decoded is not None else None
+        body = captured.request_json(decoded)
         response_text = captured.response_text()
         row = Row(
             session="unrecognized",

@@ -80,17 +80,19 @@ class Captured:
                 return value
         return None
 
-    def request_text(self) -> str | None:
-        """The request body as text (content-encoding undone), or None when it cannot be decoded."""
+    def request_decoded(self) -> bytes | None:
+        """The request body with its content-encoding undone, or None when it cannot be decoded."""
         try:
-            return decode_body(self.request_body, self.header(self.request_headers, "content-encoding")).decode("utf-8", "replace")
+            return decode_body(self.request_body, self.header(self.request_headers, "content-encoding"))
         except (ValueError, OSError, zlib.error):
             return None
 
-    def request_json(self) -> Any:
+    def request_json(self, decoded: bytes | None = None) -> Any:
+        """The request body parsed from its bytes (a BOM or UTF-16 detected, invalid UTF-8 refused), or None."""
+        decoded = decoded if decoded is not None else self.request_decoded()
         try:
-            return json.loads(decode_body(self.request_body, self.header(self.request_headers, "content-encoding")))
-        except (ValueError, OSError, zlib.error, RecursionError):
+            return json.loads(decoded) if decoded is not None else None
+        except (ValueError, RecursionError):
             return None
 
     def response_text(self) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from cachelint.errors import CachelintError
+from cachelint.prompt.usage import token_count
 from cachelint.sse import SSEParser
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)")
@@ -103,17 +104,17 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _get(self, path: str) -> httpx.Response:
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
         try:
-            return self._http.get(self.root + path)
+            return self._http.request(method, self.root + path, json=body)
         except httpx.HTTPError as exc:
             raise EngineUnreachable(f"cannot reach the vLLM server at {self.root} ({type(exc).__name__}: {exc or 'no answer'})") from None
 
+    def _get(self, path: str) -> httpx.Response:
+        return self._request("GET", path)
+
     def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        try:
-            return self._http.post(self.root + path, json=body)
-        except httpx.HTTPError as exc:
-            raise EngineUnreachable(f"cannot reach the vLLM server at {self.root} ({type(exc).__name__}: {exc or 'no answer'})") from None
+        return self._request("POST", path, body)
 
     # --- what the server is -----------------------------------------------------------------------------------
 
@@ -211,11 +212,11 @@ class Engine:
         if usage is None:
             measured.error = measured.error or "no usage in the stream"
             return measured
-        measured.prompt_tokens = _count(usage.get("prompt_tokens"))
-        measured.completion_tokens = _count(usage.get("completion_tokens"))
+        measured.prompt_tokens = token_count(usage.get("prompt_tokens"))
+        measured.completion_tokens = token_count(usage.get("completion_tokens"))
         details = usage.get("prompt_tokens_details")
         if isinstance(details, dict):
-            measured.cached_tokens = _count(details.get("cached_tokens") or 0)
+            measured.cached_tokens = token_count(details.get("cached_tokens") or 0)
             if measured.cached_tokens is None:
                 measured.error = f"usage.prompt_tokens_details.cached_tokens is not a count: {details.get('cached_tokens')!r}"
         else:
@@ -223,10 +224,6 @@ class Engine:
         if measured.prompt_tokens is None:
             measured.error = measured.error or f"usage.prompt_tokens is not a count: {usage.get('prompt_tokens')!r}"
         return measured
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _error_text(text: str) -> str:

@@ -9,6 +9,7 @@ simulator models.
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
@@ -182,6 +183,7 @@ class Replay:
         self.progress = progress or (lambda _message: None)
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._token_ids: dict[str, list[int]] = {}
 
     def run(self) -> ReplayResult:
         self.engine.check_model()
@@ -211,7 +213,7 @@ class Replay:
             result = RequestResult(index, r.session, r.seq, variant, r.cause, 0)
             item = _Item(result, request, r.started_at)
             try:
-                item.ids = self.engine.tokenize(tokenize_body(request, self.engine.model))
+                item.ids = self._tokenize(request)
                 result.tokens = len(item.ids)
             except EngineUnreachable:  # also: a server without /tokenize
                 raise
@@ -219,6 +221,15 @@ class Replay:
                 result.error = str(exc)
             items.append(item)
         return items
+
+    def _tokenize(self, request: ChatRequest) -> list[int]:
+        """The engine's token ids for a request; a variant that left a request as it was reuses its ids."""
+        body = tokenize_body(request, self.engine.model)
+        key = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        ids = self._token_ids.get(key)
+        if ids is None:
+            ids = self._token_ids[key] = self.engine.tokenize(body)
+        return ids
 
     def _send_all(self, items: list[_Item], simulator: VllmPrefixCache, salt: str) -> None:
         t0 = time.monotonic()

@@ -69,10 +69,7 @@ def _prompt(row: Row) -> Prompt | None:
         return None
     try:
         body: Any = json.loads(row.request_body)
-        path = row.url or None
-        if path and "://" in path:
-            path = "/" + path.split("://", 1)[1].split("/", 1)[-1]
-        return build_prompt(exchange_from_json({"request": {"path": path, "headers": row.request_headers, "body": body}}))
+        return build_prompt(exchange_from_json({"request": {"url": row.url, "headers": row.request_headers, "body": body}}))
     except (ValueError, CachelintError):
         return None
 

@@ -52,15 +52,6 @@ def max_hit_blocks(num_tokens: int, block_size: int) -> int:
     return max(0, num_tokens - 1) // block_size
 
 
-def common_prefix_blocks(a: Sequence[BlockHash], b: Sequence[BlockHash]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 @dataclass(slots=True)
 class Allocation:
     """The blocks one running request holds (physical block ids, in prompt order)."""
