@@ -31,6 +31,12 @@ class Report:
     message: str
     severity: Severity | None = None  # None: the rule's default
     fix: Fix | None = None
+    confidence: str = "certain"  # certain: the flow reaches a recognized call; likely: only the call's shape says so
+
+    @classmethod
+    def at(cls, site, node: cst.CSTNode, message: str, **kwargs) -> "Report":
+        """A report about the request sent at `site` (its confidence is the call site's)."""
+        return cls(node, message, confidence=site.confidence, **kwargs)
 
 
 class Rule:

@@ -172,4 +172,4 @@ class Agent:
             else:
                 detail = f"it {changes} and is computed on every call"
             message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: {detail}"
-            yield Report(fact.node, message, severity="error" if fact.severe else "warning")
+            yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")

@@ -99,4 +99,4 @@ def ask(settings, q):
             else:
                 fix = None
                 message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
-            yield Report(fact.node, message, fix=fix)
+            yield Report.at(site, fact.node, message, fix=fix)

@@ -81,4 +81,4 @@ def ask(q, skills: set[str]):
         for site, fact in analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input")):
             message = f"{fact.label} is iterated in no defined order into the {fact.landing.words} of {analysis.describe_site(site)}; sort it"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE else None
-            yield Report(fact.node, message, fix=fix)
+            yield Report.at(site, fact.node, message, fix=fix)

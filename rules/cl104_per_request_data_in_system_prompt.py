@@ -92,7 +92,7 @@ def review(repo_name, diff):
                         continue
                     later = sum(_static_length(analysis.ctx, p) or 0 for p in parts[i + 1 :])
                     if later >= MIN_STATIC_CHARS:
-                        yield Report(part, f"per-request value `{params[0].label}` comes before {later} characters of static "
+                        yield Report.at(site, part, f"per-request value `{params[0].label}` comes before {later} characters of static "
                                      f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
                                      "move it after the static text (or into the user message) so all requests share the prefix",
                                      fix=_move_to_end(analysis.ctx, expr, i))

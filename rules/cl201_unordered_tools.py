@@ -99,4 +99,4 @@ def run(messages):
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):
             message = f"the tools of {analysis.describe_site(site)} come from {fact.label} in no defined order; sort them by name"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE else None
-            yield Report(fact.node, message, fix=fix)
+            yield Report.at(site, fact.node, message, fix=fix)

@@ -108,7 +108,7 @@ def loop(messages, reminder):
                 continue  # messages, self.messages, state["messages"]
             for region, target in _conversation_regions(ctx, site, history):
                 for node, what in _rewrites(ctx, region, target):
-                    yield Report(node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
+                    yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
                                  "earlier messages are the cached prefix: keep history append-only")
 
 

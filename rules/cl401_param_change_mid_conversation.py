@@ -83,7 +83,7 @@ def agent(messages):
                 found = self._changing(ctx, expr, loop)
                 if found is not None:
                     node, how = found
-                    yield Report(node, f"`{name}` of {analysis.describe_site(site)} {how}, so it can change between turns of the conversation; it is part of the cache key")
+                    yield Report.at(site, node, f"`{name}` of {analysis.describe_site(site)} {how}, so it can change between turns of the conversation; it is part of the cache key")
 
     def _changing(self, ctx, expr, loop):
         """(node, how) when the value of `expr` is chosen anew inside `loop`."""

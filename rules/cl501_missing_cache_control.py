@@ -70,6 +70,6 @@ def ask(messages):
             tokens = counter_for("anthropic", model).count(" ".join(texts))  # type: ignore[arg-type]
             minimum = anthropic_minimum(model)
             if tokens >= minimum:
-                yield Report(site.node, f"about {tokens:,} tokens of static tools and system prompt are sent with no cache_control "
+                yield Report.at(site, site.node, f"about {tokens:,} tokens of static tools and system prompt are sent with no cache_control "
                              f"(the minimum for {model or 'the model'} is {minimum:,}): nothing is cached; add a breakpoint "
                              "on the last static block or a top-level cache_control")

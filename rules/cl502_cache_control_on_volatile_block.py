@@ -54,5 +54,5 @@ def ask(messages):
         for site, fact in analysis.facts({"volatile", "counter"}):
             if fact.landing.cache_block is None or not fact.severe:
                 continue
-            yield Report(fact.landing.cache_block, f"this {fact.landing.words} block of {analysis.describe_site(site)} carries a cache breakpoint "
+            yield Report.at(site, fact.landing.cache_block, f"this {fact.landing.words} block of {analysis.describe_site(site)} carries a cache breakpoint "
                          f"but contains `{fact.label}`, which changes every request: each request writes a new entry and none is read")

@@ -81,13 +81,13 @@ def run(messages):
                 continue
             count = len(markers(ctx, site)) + (1 if "cache_control" in site.args else 0)
             if count > LIMIT:
-                yield Report(site.node, f"{analysis.describe_site(site)} sends {count} cache breakpoints; the API accepts at most {LIMIT} and rejects the request")
+                yield Report.at(site, site.node, f"{analysis.describe_site(site)} sends {count} cache breakpoints; the API accepts at most {LIMIT} and rejects the request")
             loops = ctx.loops_around(site.node)
             if not loops or _removes_markers(ctx, loops[-1]):
                 continue
             for node in descendants(loops[-1]):
                 if _adds_marker(ctx, node):
-                    yield Report(node, f"a cache breakpoint is added to a message on every turn of the loop around {analysis.describe_site(site)} and never removed: "
+                    yield Report.at(site, node, f"a cache breakpoint is added to a message on every turn of the loop around {analysis.describe_site(site)} and never removed: "
                                  f"the markers accumulate in the history and the API rejects the request past {LIMIT}")
 
 

@@ -64,7 +64,7 @@ def ask(messages):
                     break
                 tokens = counter.count(text)
                 if tokens < minimum:
-                    yield Report(marker.node, f"the prefix up to this breakpoint is about {tokens:,} tokens, below the {minimum:,}-token "
+                    yield Report.at(site, marker.node, f"the prefix up to this breakpoint is about {tokens:,} tokens, below the {minimum:,}-token "
                                  f"minimum of {model or 'the model'}: the breakpoint silently caches nothing")
 
 

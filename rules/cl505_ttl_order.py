@@ -58,7 +58,7 @@ def ask(messages):
             seen_short = None
             for marker in markers(analysis.ctx, site):
                 if marker.ttl == "1h" and seen_short is not None:
-                    yield Report(marker.value, f"a 1h breakpoint comes after a 5m one (line {analysis.ctx.span(seen_short.node).row}) in "
+                    yield Report.at(site, marker.value, f"a 1h breakpoint comes after a 5m one (line {analysis.ctx.span(seen_short.node).row}) in "
                                  f"{analysis.describe_site(site)}; the API rejects it: put 1h breakpoints first")
                     break
                 if marker.ttl in (None, "5m"):

@@ -145,7 +145,7 @@ def test_json_round_trips_through_finding_from_json(findings):
     assert data[1]["message"] == "Per-user data — ‚user‘ — in the system prompt"
     assert data[1]["fix"]["applicability"] == "unsafe"
     assert data[2]["fix"] is None
-    assert set(data[0]) == {"code", "name", "message", "severity", "filename", "location", "end_location", "fix"}
+    assert set(data[0]) == {"code", "name", "message", "severity", "filename", "location", "end_location", "fix", "confidence"}
     assert json.loads(rendered([], "json")) == []
 
 

@@ -29,6 +29,8 @@ CLIENT_METHODS: dict[str, dict[tuple[str, ...], str]] = {
         ("beta", "messages", "create"): "anthropic",
         ("beta", "messages", "stream"): "anthropic",
         ("beta", "messages", "parse"): "anthropic",
+        ("beta", "prompt_caching", "messages", "create"): "anthropic",
+        ("beta", "prompt_caching", "messages", "stream"): "anthropic",
     },
     "openai": {
         ("chat", "completions", "create"): "openai-chat",
@@ -46,7 +48,22 @@ FUNCTIONS: dict[str, str] = {
     "litellm.acompletion": "openai-chat",
     "litellm.main.completion": "openai-chat",
     "litellm.main.acompletion": "openai-chat",
+    "openai.ChatCompletion.create": "openai-chat",  # openai < 1.0, still common in real code
+    "openai.ChatCompletion.acreate": "openai-chat",
 }
+# client.messages.with_raw_response.create(...): the same request, another way to read the response
+RESPONSE_WRAPPERS = frozenset({"with_raw_response", "with_streaming_response"})
+# a completion method on a receiver nobody can resolve (a framework injects the client): recognized by its
+# shape only, when the call also passes the keywords that method requires
+SHAPES: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {
+    ("chat", "completions", "create"): ("openai-chat", ("messages",)),
+    ("chat", "completions", "acreate"): ("openai-chat", ("messages",)),
+    ("chat", "completions", "parse"): ("openai-chat", ("messages",)),
+    ("messages", "create"): ("anthropic", ("model", "messages")),
+    ("messages", "stream"): ("anthropic", ("model", "messages")),
+    ("responses", "create"): ("openai-responses", ("model", "input")),
+}
+CERTAIN, LIKELY = "certain", "likely"
 PREFIX_ARGS = ("system", "tools", "messages", "instructions", "input", "tool_choice", "model", "thinking", "extra_headers", "betas")
 MAX_DEPTH = 6
 
@@ -57,6 +74,7 @@ class CallSite:
     api: str  # anthropic | openai-chat | openai-responses
     callee: str  # messages.create, litellm.completion, ...
     args: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    confidence: str = CERTAIN  # certain: a resolved SDK call; likely: only the call's shape says so
 
     def arg(self, name: str) -> cst.BaseExpression | None:
         return self.args.get(name)
@@ -165,6 +183,14 @@ class ClientResolver:
                         name = self.ctx.qualified_name_in(small.annotation.annotation, set(self.constructors))
                         if name:
                             return self.constructors[name]
+                        if small.value is not None:
+                            found = self.provider(small.value, depth + 1)
+                            if found:
+                                return found
+                    if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == wanted for t in small.targets):
+                        found = self.provider(small.value, depth + 1)  # class Bot: client = OpenAI()
+                        if found:
+                            return found
         return None
 
     def _from_function_returns(self, call: cst.Call, depth: int) -> str | None:
@@ -198,25 +224,165 @@ def _self_assignments(ctx: ModuleContext, cls: cst.ClassDef, attr: str) -> list[
 def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None = None) -> list[CallSite]:
     functions = {**FUNCTIONS, **(extra_functions or {})}
     resolver = ClientResolver(ctx)
+    aliases = _alias_names(ctx)
     sites = []
     for call in ctx.nodes(cst.Call):
-        site = _site(ctx, resolver, call, functions)
+        site = _site(ctx, resolver, call, functions, aliases)
         if site is not None:
             sites.append(site)
     return sites
 
 
-def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, functions: dict[str, str]) -> CallSite | None:
-    name = ctx.qualified_name_in(call.func, set(functions))
+def _alias_names(ctx: ModuleContext) -> set[str]:
+    """Names (and `self` attributes) assigned a name, an attribute or a call of `partial`: only calls of
+    these can be an SDK function under another name, so only these are looked up."""
+    found: set[str] = set()
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if isinstance(value, (cst.Name, cst.Attribute)) or (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute))
+                                                            and (value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value) in ("partial", "staticmethod")):
+            for target in assign.targets:
+                t = target.target
+                if isinstance(t, cst.Name):
+                    found.add(t.value)
+                elif isinstance(t, cst.Attribute):
+                    found.add(t.attr.value)
+    return found
+
+
+def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, functions: dict[str, str], aliases: set[str]) -> CallSite | None:
+    found = _callee(ctx, resolver, call.func, functions, aliases, 0)
+    if found is None:
+        return _shaped_site(ctx, call)
+    api, callee, bound = found
+    return CallSite(call, api, callee, {**bound, **call_arguments(ctx, call)})
+
+
+def _callee(ctx: ModuleContext, resolver: ClientResolver, func: cst.BaseExpression, functions: dict[str, str], aliases: set[str], depth: int) -> tuple[str, str, dict[str, cst.BaseExpression]] | None:
+    """(api, callee, arguments bound in advance) when calling `func` sends a request.
+
+    `func` is an SDK function or client method, or a name / attribute of `self` (an instance or class
+    attribute) bound to one, directly or through `functools.partial` (whose keywords are bound in advance)."""
+    if depth > 4:
+        return None
+    name = ctx.qualified_name_in(func, set(functions))
     if name:
-        api, callee = functions[name], name
-    else:
-        found = _client_method(resolver, call.func)
-        if found is None:
-            return None
-        api, callee = found
-    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    return CallSite(call, api, callee, args)
+        return functions[name], name, {}
+    method = _client_method(resolver, func)
+    if method is not None:
+        return method[0], method[1], {}
+    called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+    if called not in aliases:
+        return None
+    for value in _bound_values(ctx, func):
+        if isinstance(value, cst.Call) and ctx.qualified_name_in(value.func, {"functools.partial", "builtins.staticmethod"}) and value.args:
+            inner = _callee(ctx, resolver, value.args[0].value, functions, aliases, depth + 1)
+            if inner is not None:
+                bound = {a.keyword.value: a.value for a in value.args[1:] if a.keyword is not None}
+                return inner[0], inner[1], {**bound, **inner[2]}
+        elif isinstance(value, (cst.Name, cst.Attribute)):
+            inner = _callee(ctx, resolver, value, functions, aliases, depth + 1)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _bound_values(ctx: ModuleContext, func: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What a called name or `self.attr` was assigned (in its scope, or anywhere in the class for `self`)."""
+    if isinstance(func, cst.Name):
+        return [value for _, value in ctx.assigned_values(func) if value is not None]
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        cls = ctx.enclosing(func, (cst.ClassDef,))
+        if not isinstance(cls, cst.ClassDef):
+            return []
+        values = _self_assignments(ctx, cls, func.attr.value)
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == func.attr.value for t in small.targets):
+                        values.append(small.value)
+        return values
+    return []
+
+
+def call_arguments(ctx: ModuleContext, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """The keyword arguments of a call; `**params` contributes the keys its dict is known to hold."""
+    args: dict[str, cst.BaseExpression] = {}
+    for a in call.args:
+        if a.keyword is not None:
+            args[a.keyword.value] = a.value
+        elif a.star == "**":
+            for key, value in dict_entries(ctx, a.value, 0).items():
+                args.setdefault(key, value)
+    return args
+
+
+def dict_entries(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> dict[str, cst.BaseExpression]:
+    """The string keys a dict is known to hold and the expressions set for them: a literal, `dict(...)`,
+    `{**base, ...}`, a name assigned one of these, keys set with `d["k"] = v` or `d.update(...)` in the
+    name's scope, or the return value of a function of this module. The last setting of a key wins."""
+    from cachelint.check.values import string_value
+
+    entries: dict[str, cst.BaseExpression] = {}
+    if depth > 4:
+        return entries
+    if isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.StarredDictElement):
+                entries.update(dict_entries(ctx, element.value, depth + 1))
+            else:
+                key = string_value(element.key)
+                if key is not None:
+                    entries[key] = element.value
+    elif isinstance(expr, cst.Call):
+        if ctx.qualified_name_in(expr.func, {"builtins.dict"}):
+            for a in expr.args:
+                if a.keyword is not None:
+                    entries[a.keyword.value] = a.value
+                else:
+                    entries.update(dict_entries(ctx, a.value, depth + 1))
+        elif isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "copy":
+            entries.update(dict_entries(ctx, expr.func.value, depth + 1))
+        else:
+            for function in ctx.called_functions(expr):
+                for value in ctx.returns_of(function):
+                    entries.update(dict_entries(ctx, value, depth + 1))
+    elif isinstance(expr, cst.Name):
+        for _, value in ctx.assigned_values(expr):
+            if value is not None:
+                entries.update(dict_entries(ctx, value, depth + 1))
+        scope = ctx.scope_of(expr)
+        for assign in ctx.subscript_assignments.get(expr.value, []):
+            for target in assign.targets:
+                t = target.target
+                if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and ctx.scope_of(t.value) is scope and len(t.slice) == 1:
+                    index = t.slice[0].slice
+                    key = string_value(index.value) if isinstance(index, cst.Index) else None
+                    if key is not None:
+                        entries[key] = assign.value
+        for update in ctx.calls_on.get(expr.value, []):
+            if update.func.attr.value == "update" and ctx.scope_of(update.func.value) is scope:  # type: ignore[attr-defined]
+                for a in update.args:
+                    if a.keyword is not None:
+                        entries[a.keyword.value] = a.value
+                    else:
+                        entries.update(dict_entries(ctx, a.value, depth + 1))
+    return entries
+
+
+def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
+    """`x.chat.completions.create(messages=...)` on a receiver nobody can resolve: likely a request."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("create", "acreate", "parse", "stream"):
+        return None
+    _, path = _attribute_path(call.func)
+    path = tuple(p for p in path if p not in RESPONSE_WRAPPERS)
+    for length in (3, 2):
+        shape = SHAPES.get(path[-length:]) if len(path) >= length else None
+        if shape is not None:
+            args = call_arguments(ctx, call)
+            if all(k in args for k in shape[1]):
+                return CallSite(call, shape[0], ".".join(path[-length:]), args, LIKELY)
+    return None
 
 
 def _client_method(resolver: ClientResolver, func: cst.BaseExpression) -> tuple[str, str] | None:
@@ -227,7 +393,7 @@ def _client_method(resolver: ClientResolver, func: cst.BaseExpression) -> tuple[
     head = func
     for split in range(len(path) - 1, -1, -1):  # client.x.y.create: the client is `head` after `split` names
         head = head.value  # type: ignore[attr-defined]
-        method = path[split:]
+        method = tuple(p for p in path[split:] if p not in RESPONSE_WRAPPERS)
         if len(method) < 2:
             continue
         provider = resolver.provider(head)

@@ -121,19 +121,21 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
                 continue
             finding = Finding(
                 meta.code, meta.name, report.message, report.severity or meta.severity, ctx.filename,
-                span.row, span.column, span.end_row, span.end_column, report.fix,
+                span.row, span.column, span.end_row, span.end_column, report.fix, confidence=report.confidence,  # type: ignore[arg-type]
             )
             findings.setdefault((finding.code, finding.row, finding.column), finding)
     return sorted(findings.values(), key=lambda f: (f.row, f.column, f.code))
 
 
 _SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
+# a completion call on a client the module never imports (a framework injects it): recognized by shape
+_CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
 
 
 def _mentions_llm(source: str, options: Options | None) -> bool:
     """Whether the module imports an LLM SDK (or a configured call pattern's module): only then can the
     analysis resolve a call site, so only then is the costly scope and name metadata computed."""
-    if _SDK_IMPORT.search(source):
+    if _SDK_IMPORT.search(source) or _CALL_SHAPE.search(source):
         return True
     roots = {name.split(".")[0] for name in options.call_patterns} if options is not None else set()
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
 Applicability = Literal["safe", "unsafe"]
+Confidence = Literal["certain", "likely"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Finding:
     end_column: int
     fix: Fix | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    confidence: Confidence = "certain"  # certain: the data reaches a recognized SDK call; likely: only its shape says so
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +67,7 @@ class Finding:
             "location": {"row": self.row, "column": self.column},
             "end_location": {"row": self.end_row, "column": self.end_column},
             "fix": self.fix.to_json() if self.fix else None,
+            "confidence": self.confidence,
         }
 
     @classmethod
@@ -90,4 +93,5 @@ class Finding:
             )
             if fix
             else None,
+            confidence=data.get("confidence", "certain"),
         )

@@ -391,6 +391,7 @@ def sarif_result(finding: Finding, root: Path, fingerprint_: str, indices: dict[
             },
         }],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint_},
+        "properties": {"confidence": finding.confidence},
     })
     if finding.fix is not None and finding.fix.edits:
         result["fixes"] = [sarif_fix(finding.fix, finding.filename, root)]

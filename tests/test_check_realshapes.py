@@ -1,0 +1,226 @@
+"""Call shapes and false alarms seen on real LLM applications (issue 14): each a small file in the shape
+real code takes. A shape test asserts the request is recognized (a finding at the right line, with its
+confidence); a false-alarm test asserts the linter stays quiet."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from cachelint.check.engine import lint_source
+from cachelint.check.output import json_text
+
+LONG_HISTORY = "messages=history"  # an unbounded history: the prefix can be cached, so a break matters
+
+
+def lint(source: str, codes: set[str] | None = None):
+    source = textwrap.dedent(source).lstrip("\n")
+    findings = lint_source(source, "app.py")
+    return [f for f in findings if codes is None or f.code in codes]
+
+
+def rows(source: str, code: str) -> list[int]:
+    return [f.row for f in lint(source, {code})]
+
+
+# --- call shapes ------------------------------------------------------------------------------------------
+
+KWARGS_SHAPES = {
+    "literal": """
+        import anthropic, datetime
+        client = anthropic.Anthropic()
+        def ask(history):
+            params = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+                      "system": f"Now: {datetime.datetime.now()}", "messages": history}
+            return client.messages.create(**params)
+    """,
+    "dict-call": """
+        import anthropic, datetime
+        client = anthropic.Anthropic()
+        def ask(history):
+            params = dict(model="claude-sonnet-4-5", max_tokens=100,
+                          system=f"Now: {datetime.datetime.now()}", messages=history)
+            return client.messages.create(**params)
+    """,
+    "subscript": """
+        import litellm, datetime
+        def ask(history):
+            kwargs = {"model": "gpt-4o"}
+            kwargs["messages"] = [{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history]
+            return litellm.completion(**kwargs)
+    """,
+    "update": """
+        import litellm, datetime
+        def ask(history):
+            kwargs = {"model": "gpt-4o"}
+            kwargs.update(messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+            return litellm.completion(**kwargs)
+    """,
+    "helper-returns-dict": """
+        import anthropic, datetime
+        client = anthropic.Anthropic()
+        def build(history):
+            return {"model": "claude-sonnet-4-5", "max_tokens": 100, "system": f"Now: {datetime.datetime.now()}", "messages": history}
+        def ask(history):
+            return client.messages.create(**build(history))
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(KWARGS_SHAPES))
+def test_arguments_in_a_dict_are_followed(name):
+    found = lint(KWARGS_SHAPES[name], {"CL101"})
+    assert found, name
+    assert all(f.confidence == "certain" for f in found)
+    assert "datetime.now()" in found[0].message
+
+
+def test_explicit_keyword_wins_over_the_dict():
+    source = """
+        import anthropic, datetime
+        client = anthropic.Anthropic()
+        def ask(history):
+            params = {"system": f"Now: {datetime.datetime.now()}", "messages": history}
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Be brief.", **params)
+    """
+    assert rows(source, "CL101") == []
+
+
+SDK_SHAPES = {
+    "with-raw-response": """
+        import anthropic, datetime
+        client = anthropic.Anthropic()
+        def ask(history):
+            return client.beta.messages.with_raw_response.create(model="claude-sonnet-4-5", max_tokens=10,
+                system=f"Now: {datetime.datetime.now()}", messages=history)
+    """,
+    "with-streaming-response": """
+        import openai, datetime
+        client = openai.OpenAI()
+        def ask(history):
+            return client.chat.completions.with_streaming_response.create(model="gpt-4o",
+                messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "prompt-caching-beta": """
+        import anthropic, datetime
+        client = anthropic.Anthropic()
+        def ask(history):
+            return client.beta.prompt_caching.messages.create(model="claude-sonnet-4-5", max_tokens=10,
+                system=f"Now: {datetime.datetime.now()}", messages=history)
+    """,
+    "legacy-chatcompletion": """
+        import openai, datetime
+        def ask(history):
+            return openai.ChatCompletion.create(model="gpt-4",
+                messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "legacy-chatcompletion-acreate": """
+        import openai, datetime
+        async def ask(history):
+            return await openai.ChatCompletion.acreate(model="gpt-4",
+                messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "partial-of-method": """
+        import functools, datetime
+        from openai import OpenAI
+        client = OpenAI()
+        complete = functools.partial(client.chat.completions.create, model="gpt-4o")
+        def ask(history):
+            return complete(messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "partial-on-self": """
+        from functools import partial
+        import litellm, datetime
+        class LLM:
+            def __init__(self, model):
+                self._completion = partial(litellm.completion, model=model, temperature=0)
+            def ask(self, history):
+                return self._completion(messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "client-class-attribute": """
+        import datetime
+        from anthropic import Anthropic
+        class Bot:
+            client = Anthropic()
+            def ask(self, history):
+                return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10,
+                    system=f"Now: {datetime.datetime.now()}", messages=history)
+    """,
+    "function-class-attribute": """
+        import datetime
+        import litellm
+        class Bot:
+            completion = staticmethod(litellm.completion)
+            def ask(self, history):
+                return self.completion(model="gpt-4o", messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "function-alias": """
+        import datetime
+        from litellm import acompletion
+        class Bot:
+            def __init__(self):
+                self.complete = acompletion
+            async def ask(self, history):
+                return await self.complete(model="gpt-4o", messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "lazy-import": """
+        import datetime
+        def ask(history):
+            import litellm
+            return litellm.completion(model="gpt-4o", messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SDK_SHAPES))
+def test_sdk_call_shapes_are_recognized(name):
+    found = lint(SDK_SHAPES[name], {"CL101"})
+    assert found, name
+    assert {f.confidence for f in found} == {"certain"}
+
+
+INJECTED = {
+    "openai-shape": """
+        import datetime
+        class Action:
+            def __init__(self, llm):
+                self.llm = llm
+            def run(self, history):
+                return self.llm.aclient.chat.completions.create(model="gpt-4o",
+                    messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """,
+    "anthropic-shape": """
+        import time
+        def step(client, history):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"t={time.time()}", messages=history)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(INJECTED))
+def test_injected_clients_are_recognized_by_shape_as_likely(name):
+    found = lint(INJECTED[name], {"CL101"})
+    assert found and {f.confidence for f in found} == {"likely"}
+
+
+def test_shape_without_request_keywords_is_not_a_request():
+    # Twilio: client.messages.create(to=..., body=...) is an SMS, not an LLM request
+    source = """
+        import time
+        def remind(client, to):
+            return client.messages.create(to=to, from_="+100", body=f"sent at {time.time()}")
+    """
+    assert lint(source) == []
+
+
+def test_confidence_is_in_json_and_sarif():
+    from pathlib import Path
+
+    from cachelint.check.output import SourceLines, sarif_log
+
+    findings = lint(INJECTED["anthropic-shape"], {"CL101"})
+    assert json.loads(json_text(findings))[0]["confidence"] == "likely"
+    log = sarif_log(findings, SourceLines(), Path.cwd())
+    assert log["runs"][0]["results"][0]["properties"]["confidence"] == "likely"
