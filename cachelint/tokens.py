@@ -9,8 +9,10 @@
 
 cachelint never downloads anything to count tokens. tiktoken normally fetches its BPE files over the
 network on first use; cachelint instead rebuilds them from the ranks shipped in the `quicktok-v1` wheel,
-checks them against the SHA-256 that tiktoken itself pins for each file, and seeds tiktoken's cache with
-them. tiktoken then loads them as if it had downloaded them.
+accepts them only if they match the SHA-256 that tiktoken itself pins for each file, and builds tiktoken's
+Encoding from them. The verified definition is cached (marshal, checksummed) in cachelint's own folder
+(`~/.cache/cachelint`, 0700, written through a private temporary file), so later runs load it in
+milliseconds; an encoding is loaded only when a first text is counted.
 
 Counts are cached by a hash of the block's text, so a growing conversation costs O(new tokens) per
 request: only blocks never seen before are tokenized.
@@ -19,10 +21,13 @@ request: only blocks never seen before are tokenized.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import marshal
 import os
 import tempfile
 import threading
+import types
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
@@ -84,20 +89,43 @@ class _CountCache:
         return n
 
 
-def _tiktoken_cache_dir() -> str:
-    """Where tiktoken looks for its files (mirrors tiktoken.load.read_file_cached)."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        return os.environ["TIKTOKEN_CACHE_DIR"]
-    if "DATA_GYM_CACHE_DIR" in os.environ:
-        return os.environ["DATA_GYM_CACHE_DIR"]
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+def cache_dir() -> Path:
+    """cachelint's own cache folder, owned by the user and closed to others (0700).
+
+    `CACHELINT_CACHE_DIR`, else `$XDG_CACHE_HOME/cachelint`, else `~/.cache/cachelint`. Never a shared
+    temporary folder: a predictable name there lets another user plant a link.
+    """
+    explicit = os.environ.get("CACHELINT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cachelint"
 
 
-def _bpe_file_from_quicktok(name: str) -> bytes:
-    """Rebuild tiktoken's `<name>.tiktoken` file (base64 token, space, rank) from quicktok's shipped ranks."""
+def write_private(path: Path, data: bytes) -> None:
+    """Write a file atomically through a private temporary file beside it (O_EXCL, 0600; links never followed)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _ranks_from_quicktok(name: str) -> dict[bytes, int]:
+    """The BPE ranks of `name` from quicktok's shipped tables, accepted only if they rebuild tiktoken's pinned file.
+
+    tiktoken's `<name>.tiktoken` file is one line per token: base64 of its bytes, a space, its rank. The file
+    rebuilt from quicktok must have the SHA-256 that tiktoken itself pins for it.
+    """
     import quicktok
 
     enc = quicktok.get_encoding(name)
+    ranks: dict[bytes, int] = {}
     lines = []
     for rank in range(enc.n_vocab):
         if enc.is_special_token(rank):
@@ -106,44 +134,73 @@ def _bpe_file_from_quicktok(name: str) -> bytes:
             token = enc.decode_single_token_bytes(rank)
         except Exception:  # holes in the rank space
             continue
+        ranks[token] = rank
         lines.append(base64.b64encode(token) + b" " + str(rank).encode() + b"\n")
-    return b"".join(lines)
-
-
-def seed_tiktoken_cache(name: str) -> None:
-    """Make `tiktoken.get_encoding(name)` work offline by placing the verified BPE file in its cache."""
-    if name not in _TIKTOKEN_FILES:
-        return
-    url, expected = _TIKTOKEN_FILES[name]
-    cache_dir = _tiktoken_cache_dir()
-    if cache_dir == "":
-        return
-    path = Path(cache_dir) / hashlib.sha1(url.encode()).hexdigest()
-    if path.exists():
-        return
-    data = _bpe_file_from_quicktok(name)
-    if hashlib.sha256(data).hexdigest() != expected:
+    if hashlib.sha256(b"".join(lines)).hexdigest() != _TIKTOKEN_FILES[name][1]:
         raise CachelintError(f"the bundled {name} ranks do not match tiktoken's pinned hash; reinstall quicktok-v1")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    return ranks
+
+
+def _tiktoken_definition(name: str, ranks: dict[bytes, int]) -> dict:
+    """tiktoken's own definition of `name` (pattern, special tokens) around ranks it did not have to download.
+
+    tiktoken's constructor for an encoding loads its ranks over the network; it is run here on a copy of its
+    globals where the loader returns the verified ranks, so the pattern and special tokens stay tiktoken's.
+    """
+    import tiktoken_ext.openai_public as public
+
+    constructor = getattr(public, name)
+    scope = dict(constructor.__globals__, load_tiktoken_bpe=lambda *args, **kwargs: ranks)
+    return types.FunctionType(constructor.__code__, scope, constructor.__name__)()
+
+
+def _cached_definition(name: str) -> dict:
+    """The definition of encoding `name`, from cachelint's cache (marshal, checked) or built once and cached."""
+    path = cache_dir() / f"tiktoken-{name}-{_TIKTOKEN_FILES[name][1][:16]}.marshal"
+    with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+        blob = path.read_bytes()
+        digest, payload = blob[:32], blob[32:]
+        if hashlib.blake2b(payload, digest_size=32).digest() == digest:
+            definition = marshal.loads(payload)
+            if isinstance(definition, dict) and definition.get("name") == name:
+                return definition
+    definition = _tiktoken_definition(name, _ranks_from_quicktok(name))
+    payload = marshal.dumps(definition)
+    with contextlib.suppress(OSError):  # a read-only home only costs the next run the rebuild
+        write_private(path, hashlib.blake2b(payload, digest_size=32).digest() + payload)
+    return definition
+
+
+def load_encoding(name: str):
+    """A tiktoken Encoding, offline: verified ranks from quicktok, cached in cachelint's own folder."""
+    import tiktoken
+
+    if name not in _TIKTOKEN_FILES:
+        try:
+            return tiktoken.get_encoding(name)
+        except Exception as exc:  # network or unknown encoding
+            raise CachelintError(f"cannot load tiktoken encoding {name!r}: {exc}") from None
+    return tiktoken.Encoding(**_cached_definition(name))
 
 
 class TiktokenCounter:
-    def __init__(self, encoding_name: str, name: str | None = None) -> None:
-        import tiktoken
+    """Counts with a tiktoken encoding, loaded on the first text to count (a lint run often needs none)."""
 
-        seed_tiktoken_cache(encoding_name)
-        try:
-            self._encoding = tiktoken.get_encoding(encoding_name)
-        except Exception as exc:  # network or unknown encoding
-            raise CachelintError(f"cannot load tiktoken encoding {encoding_name!r}: {exc}") from None
+    def __init__(self, encoding_name: str, name: str | None = None) -> None:
+        self.encoding_name = encoding_name
         self.name = name or encoding_name
+        self._encoding = None
+        self._load_lock = threading.Lock()
         self._cache = _CountCache(self.encode)
 
     def encode(self, text: str) -> list[int]:
-        return self._encoding.encode_ordinary(text)
+        encoding = self._encoding
+        if encoding is None:
+            with self._load_lock:
+                if self._encoding is None:
+                    self._encoding = load_encoding(self.encoding_name)
+                encoding = self._encoding
+        return encoding.encode_ordinary(text)
 
     def count(self, text: str) -> int:
         return self._cache.count(text)
@@ -158,7 +215,9 @@ class HFCounter:
         try:
             from cachelint.hf import transformers
 
-            self.tokenizer = transformers().AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.tokenizer = transformers("--tokenizer").AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except CachelintError:
+            raise
         except Exception as exc:
             raise CachelintError(f"cannot load the tokenizer in {path}: {str(exc).splitlines()[0]}") from None
         self.name = f"hf:{Path(path).resolve()}"  # the whole path: two folders of the same name are two tokenizers
