@@ -546,10 +546,11 @@ def mutated(draw, body: dict) -> dict:
                 body = gen.replaced(body, p, items)
         elif how == "drop_key":
             dicts = [p for p in places if isinstance(resolve_path(body, p), dict) and resolve_path(body, p)]
-            p = draw(st.sampled_from(dicts))
-            d = dict(resolve_path(body, p))
-            del d[draw(st.sampled_from(sorted(d, key=str)))]
-            body = gen.replaced(body, p, d)
+            if dicts:  # a body whose only object is the (never dropped) top level has none
+                p = draw(st.sampled_from(dicts))
+                d = dict(resolve_path(body, p))
+                del d[draw(st.sampled_from(sorted(d, key=str)))]
+                body = gen.replaced(body, p, d)
         elif how == "model":
             body = {**body, "model": draw(st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-1", "gpt-4o", "gpt-5", "o3", "x"]))}
         elif how == "param":
