@@ -4,8 +4,12 @@
  */
 import { formatCommand, ServerCommand } from "./command";
 
+/** How to install this project: from its repository. `cachelint` on PyPI is another project, never named here. */
+export const INSTALL_HINT =
+  "install it from a checkout of its repository (`pipx install ./cachelint`, or `pip install ./cachelint` in the interpreter you use; the `cachelint` package on PyPI is a different project)";
+
 export const NOT_INSTALLED_MESSAGE =
-  "cachelint is not installed: run `pip install cachelint` in the interpreter you use, or set cachelint.path / cachelint.interpreter";
+  `cachelint is not installed: ${INSTALL_HINT}, or set cachelint.path / cachelint.interpreter`;
 
 export const EXTENSION_ID = "cachelint.cachelint";
 
@@ -99,7 +103,7 @@ export function describeFailure(failure: StartFailure): FailureReport {
   if (NO_LSP_COMMAND.test(stderr)) {
     return {
       kind: "failed",
-      message: `This cachelint has no \`lsp\` command${where}: upgrade it with \`pip install -U cachelint\` in the interpreter you use.`,
+      message: `This cachelint has no \`lsp\` command${where}: reinstall it from a current checkout of its repository (\`pipx install --force ./cachelint\`).`,
       actions: [OPEN_SETTINGS, SHOW_OUTPUT],
     };
   }
@@ -107,7 +111,7 @@ export function describeFailure(failure: StartFailure): FailureReport {
   if (dependency !== null) {
     return {
       kind: "failed",
-      message: `The cachelint language server needs ${dependency[1]}, which is missing${where}: run \`pip install -U cachelint\` in the interpreter you use.`,
+      message: `The cachelint language server needs ${dependency[1]}, which is missing${where}: reinstall cachelint from a checkout of its repository (\`pipx install --force ./cachelint\`, or \`pip install ./cachelint\` in the interpreter you use).`,
       actions: [SHOW_OUTPUT, OPEN_SETTINGS],
     };
   }

@@ -24,7 +24,7 @@ describe("describeFailure", () => {
   it("has the exact not-installed text", () => {
     assert.equal(
       NOT_INSTALLED_MESSAGE,
-      "cachelint is not installed: run `pip install cachelint` in the interpreter you use, or set cachelint.path / cachelint.interpreter",
+      "cachelint is not installed: install it from a checkout of its repository (`pipx install ./cachelint`, or `pip install ./cachelint` in the interpreter you use; the `cachelint` package on PyPI is a different project), or set cachelint.path / cachelint.interpreter",
     );
   });
 
@@ -50,7 +50,8 @@ describe("describeFailure", () => {
     const report = describeFailure({ command: onPath, exitCode: 2, stderr });
     assert.equal(report.kind, "failed");
     assert.match(report.message, /no `lsp` command/);
-    assert.match(report.message, /pip install -U cachelint/);
+    assert.match(report.message, /pipx install --force \.\/cachelint/);
+    assert.doesNotMatch(report.message, /pip install -U cachelint/);
   });
 
   it("names a missing server dependency", () => {
