@@ -9,8 +9,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 
-def transformers() -> Any:
-    """Import transformers without its start-up chatter ("PyTorch was not found ...")."""
+def transformers(what: str = "this command") -> Any:
+    """Import transformers without its start-up chatter ("PyTorch was not found ..."); a clear line when missing."""
+    from cachelint.extras import require
+
+    require("hf", what)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     for name in ("transformers", "huggingface_hub"):

@@ -61,7 +61,7 @@ def load_config(model: str) -> tuple[dict[str, Any], str]:
         )
     from cachelint.hf import hub_reachable, transformers
 
-    auto = transformers().AutoConfig
+    auto = transformers(f"{model!r} is not bundled and a local config.json was not given; reading its Hugging Face config").AutoConfig
     try:  # the local Hugging Face cache first
         return auto.from_pretrained(model, local_files_only=True).to_dict(), model
     except Exception:
