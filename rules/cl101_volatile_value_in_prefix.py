@@ -13,13 +13,15 @@ Finds a time, date, UUID, random number, process id, counter or file timestamp t
 prefix of an LLM request: the tools, the system prompt, the instructions, or messages before the newest
 turn. It follows the value through assignments, f-strings, `.format`, `%`, `+`, `str.join`, list and dict
 literals and functions of the same module, and says how often the value changes and whether it is computed
-per call, per conversation or once per process.
+per call, per conversation or once per process. A date computed once when the process starts is not
+reported: every process started that day builds the same text.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
 changes every token after it: the whole rest of the prompt is prefilled again (and billed as fresh input or
 a cache write) on every call. A date in the newest user message is fine: that turn is not reused yet, and
-once sent it stays the same in the history.
+once sent it stays the same in the history. A prefix that is provably shorter than the provider's minimum
+cacheable length (a short system prompt and no history) is never cached, so nothing there is reported.
 """
     example = """
 from datetime import datetime
@@ -27,12 +29,12 @@ import anthropic
 
 client = anthropic.Anthropic()
 
-def answer(question: str):
+def answer(history: list, question: str):
     return client.messages.create(
         model="claude-sonnet-4-5",
         max_tokens=1024,
         system=f"You are a helpful assistant. Current time: {datetime.now():%H:%M:%S}.",
-        messages=[{"role": "user", "content": question}],
+        messages=[*history, {"role": "user", "content": question}],
     )
 """
     instead = """
@@ -42,12 +44,12 @@ import anthropic
 client = anthropic.Anthropic()
 SYSTEM = "You are a helpful assistant."
 
-def answer(question: str):
+def answer(history: list, question: str):
     return client.messages.create(
         model="claude-sonnet-4-5",
         max_tokens=1024,
         system=SYSTEM,
-        messages=[{"role": "user", "content": f"(Current time: {datetime.now():%H:%M:%S}) {question}"}],
+        messages=[*history, {"role": "user", "content": f"(Current time: {datetime.now():%H:%M:%S}) {question}"}],
     )
 """
     fix_safety = "none (moving a value changes what the model sees; do it by hand)."
@@ -95,19 +97,19 @@ while True:
 from datetime import datetime
 import anthropic
 client = anthropic.Anthropic()
-def ask(q):
+def ask(history):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=100,
         system=f"You are helpful. Now: {datetime.now().isoformat()}",
-        messages=[{"role": "user", "content": q}])
+        messages=history)
 """, line=7, message="changes on every call"),
         Invalid("""
 import uuid
 from openai import OpenAI
 client = OpenAI()
-def run(task):
+def run(history, task):
     request_id = str(uuid.uuid4())
     system = "Request " + request_id + ". You are a careful planner."
-    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system}, {"role": "user", "content": task}])
+    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system}, *history, {"role": "user", "content": task}])
 """, line=6, message="system prompt"),
         # module level: once per process, a warning
         Invalid("""
@@ -143,7 +145,7 @@ for turn in range(10):
 import openai, time
 client = openai.OpenAI()
 def reply(history, question):
-    messages = [{"role": "system", "content": f"Clock: {time.time()}"}, {"role": "user", "content": question}]
+    messages = [{"role": "system", "content": f"Clock: {time.time()}"}, *history, {"role": "user", "content": question}]
     return client.chat.completions.create(model="gpt-4o-mini", messages=messages)
 """, line=5),
         # self.client set in __init__, value from a method
@@ -163,6 +165,8 @@ class Agent:
         for site, fact in analysis.facts({"volatile", "counter"}):
             if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
                 continue  # a turn rendered once per conversation and then kept is stable history
+            if fact.when == "per process" and fact.granularity in ("day", "month"):
+                continue  # a date computed once at start: processes started the same day build the same text
             where = fact.landing.words
             changes = GRANULARITY_WORDS.get(fact.granularity, "changes")
             if fact.when == "per process":

@@ -103,6 +103,8 @@ def loop(messages, reminder):
     def check(self, analysis):
         ctx = analysis.ctx
         for site in analysis.sites:
+            if not analysis.cacheable(site):
+                continue  # nothing of this request is ever cached
             history = site.arg("messages") or site.arg("input")
             if not isinstance(history, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # messages, self.messages, state["messages"]

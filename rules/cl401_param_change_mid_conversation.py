@@ -72,6 +72,8 @@ def agent(messages):
     def check(self, analysis):
         ctx = analysis.ctx
         for site in analysis.sites:
+            if not analysis.cacheable(site):
+                continue  # nothing of this request is ever cached
             loops = ctx.loops_around(site.node)
             if not loops:
                 continue
@@ -95,7 +97,7 @@ def agent(messages):
             for binding, value in bindings:
                 if value is None or (isinstance(value, (cst.SimpleString, cst.Integer)) and len(bindings) == 1):
                     continue
-                if ctx.contains(loop, binding):
+                if ctx.contains(loop, binding) and not (_unconditional(ctx, binding, loop) and _loop_invariant(ctx, value, loop)):
                     return ctx.statement_of(binding), "is assigned inside the conversation loop"
         if isinstance(expr, cst.Call):
             for arg in expr.args:
@@ -103,3 +105,51 @@ def agent(messages):
                     if any(ctx.contains(loop, b) and not isinstance(b, cst.Param) for b, _ in ctx.assigned_values(name)):
                         return arg.value, f"is computed from `{name.value}`, which changes inside the conversation loop"
         return None
+
+
+MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse"}
+
+
+def _loop_invariant(ctx, value, loop) -> bool:
+    """A value computed inside the loop from inputs the loop never changes: the same on every turn.
+
+    Every name it reads is bound outside the loop and not mutated inside it, and it calls no volatile
+    function (a clock, a random choice)."""
+    from cachelint.check.values import VOLATILE_CALLS
+
+    volatile = set(VOLATILE_CALLS)
+    for node in descendants(value):
+        if isinstance(node, (cst.IfExp, cst.Await, cst.Yield)):
+            return False
+        if isinstance(node, cst.Call) and ctx.qualified_name_in(node.func, volatile):
+            return False
+        if not isinstance(node, cst.Name) or _not_a_read(ctx, node):
+            continue
+        bindings = list(ctx.assigned_values(node))
+        if any(ctx.contains(loop, binding) for binding, _ in bindings):
+            return False
+        for call in ctx.calls_on.get(node.value, []):
+            if call.func.attr.value in MUTATORS and ctx.contains(loop, call) and ctx.scope_of(call.func.value) is ctx.scope_of(node):
+                return False
+        for assign in ctx.subscript_assignments.get(node.value, []):
+            if ctx.contains(loop, assign):
+                return False
+    return True
+
+
+def _unconditional(ctx, node, loop) -> bool:
+    """Whether `node` runs on every turn of `loop` (no `if`, `try` or inner loop between them)."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            return True
+        if isinstance(ancestor, (cst.If, cst.Try, cst.ExceptHandler, cst.For, cst.While, cst.Match)):
+            return False
+    return False
+
+
+def _not_a_read(ctx, name) -> bool:
+    """The attribute part of `x.attr`, or the keyword of `f(k=...)`: not a name the value reads."""
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return True
+    return isinstance(parent, cst.Arg) and parent.keyword is name

@@ -86,15 +86,18 @@ def run(messages):
             if not loops or _removes_markers(ctx, loops[-1]):
                 continue
             for node in descendants(loops[-1]):
-                if _adds_marker(ctx, node):
+                if _adds_marker(ctx, node, loops[-1]):
                     yield Report.at(site, node, f"a cache breakpoint is added to a message on every turn of the loop around {analysis.describe_site(site)} and never removed: "
                                  f"the markers accumulate in the history and the API rejects the request past {LIMIT}")
 
 
-def _adds_marker(ctx, node) -> bool:
-    """x[...]["cache_control"] = ... or history.append({... "cache_control": ...})."""
+def _adds_marker(ctx, node, loop) -> bool:
+    """x[...]["cache_control"] = ... on a block that moves from turn to turn, or history.append({... "cache_control": ...}).
+
+    Setting the key again on the same block each turn (`system[0]["cache_control"] = ...`, constant
+    indices from a name bound outside the loop) adds no breakpoint: it is the same marker."""
     if isinstance(node, cst.Assign):
-        return any(_marker_subscript(t.target) for t in node.targets)
+        return any(_marker_subscript(t.target) and _moving_block(ctx, t.target.value, loop) for t in node.targets)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert"):
         return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in descendants(a.value))
     return False
@@ -112,3 +115,19 @@ def _removes_markers(ctx, region) -> bool:
 
 def _marker_subscript(target) -> bool:
     return isinstance(target, cst.Subscript) and isinstance(target.slice[0].slice, cst.Index) and string_value(target.slice[0].slice.value) == "cache_control"
+
+
+def _moving_block(ctx, target, loop) -> bool:
+    """Whether `messages[-1]["content"][-1]` may be another block on the next turn: an index that is not a
+    non-negative constant, or a root name bound inside the loop (`last = messages[-1]`)."""
+    while isinstance(target, cst.Subscript):
+        for element in target.slice:
+            index = element.slice
+            if not isinstance(index, cst.Index):
+                return True
+            if not (isinstance(index.value, cst.Integer) or string_value(index.value) is not None):
+                return True  # -1, i, len(x) - 1: a position that moves
+        target = target.value
+    if isinstance(target, cst.Name):
+        return any(ctx.contains(loop, binding) for binding, _ in ctx.assigned_values(target))
+    return True

@@ -224,3 +224,117 @@ def test_confidence_is_in_json_and_sarif():
     assert json.loads(json_text(findings))[0]["confidence"] == "likely"
     log = sarif_log(findings, SourceLines(), Path.cwd())
     assert log["runs"][0]["results"][0]["properties"]["confidence"] == "likely"
+
+
+# --- false alarms seen on real code: each stays quiet ---------------------------------------------------
+
+def test_date_in_a_short_prompt_that_is_never_cached_is_quiet():
+    # ~150 tokens of system prompt, no history, no cache_control: below every minimum, nothing is cached
+    rules = " ".join(f"Rule {i}: answer in plain words and keep it short." for i in range(15))
+    source = f"""
+        import datetime
+        from openai import OpenAI
+        client = OpenAI()
+        RULES = {rules!r}
+        def ask(question):
+            system = f"You are a concise assistant. Today is {{datetime.date.today():%Y-%m-%d}}. {{RULES}}"
+            return client.chat.completions.create(model="gpt-4o-mini",
+                messages=[{{"role": "system", "content": system}}, {{"role": "user", "content": question}}])
+    """
+    assert lint(source) == []
+    anthropic = source.replace("from openai import OpenAI", "from anthropic import Anthropic").replace("OpenAI()", "Anthropic()")
+    anthropic = anthropic.replace('chat.completions.create(model="gpt-4o-mini",', 'messages.create(model="claude-sonnet-4-5", max_tokens=10,')
+    assert "messages.create" in anthropic and lint(anthropic) == []
+
+
+def test_the_same_date_is_reported_where_the_prefix_can_be_cached():
+    long_rules = " ".join(f"Rule {i}: answer in plain words, cite the handbook section, and keep it short." for i in range(120))
+    grows = """
+        import datetime
+        from openai import OpenAI
+        client = OpenAI()
+        def ask(history, question):
+            system = f"You are a concise assistant. Now: {datetime.datetime.now():%H:%M}."
+            return client.chat.completions.create(model="gpt-4o-mini",
+                messages=[{"role": "system", "content": system}, *history, {"role": "user", "content": question}])
+    """
+    assert rows(grows, "CL101") == [5]
+    long_static = f"""
+        import datetime
+        from openai import OpenAI
+        client = OpenAI()
+        RULES = {long_rules!r}
+        def ask(question):
+            system = f"Now: {{datetime.datetime.now():%H:%M}}. {{RULES}}"
+            return client.chat.completions.create(model="gpt-4o-mini",
+                messages=[{{"role": "system", "content": system}}, {{"role": "user", "content": question}}])
+    """
+    assert rows(long_static, "CL101") == [6]
+
+
+def test_day_resolution_value_computed_once_at_import_is_quiet():
+    source = """
+        import datetime
+        from anthropic import Anthropic
+        client = Anthropic()
+        TODAY = datetime.date.today().isoformat()
+        SYSTEM = f"You are the release assistant. Today is {TODAY}."
+        def ask(history):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=SYSTEM, messages=history)
+    """
+    assert rows(source, "CL101") == []
+    # a finer value computed once per process still differs between workers
+    assert rows(source.replace("datetime.date.today().isoformat()", "datetime.datetime.now().isoformat()"), "CL101") == [4]
+
+
+def test_tools_appended_under_if_else_raise_is_not_a_per_request_tool_list():
+    source = """
+        from anthropic import Anthropic
+        client = Anthropic()
+        REGISTRY = {"search": {"name": "search", "input_schema": {}}, "fetch": {"name": "fetch", "input_schema": {}}}
+        def step(history, names):
+            tools = []
+            for name in ("fetch", "search"):
+                found = REGISTRY.get(name)
+                if found:
+                    tools.append(found)
+                else:
+                    raise KeyError(name)
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tools, messages=history)
+    """
+    assert rows(source, "CL202") == []
+    # without the raise, a missing tool is silently dropped: that is a per-request list
+    dropped = source.replace("                else:\n                    raise KeyError(name)\n", "")
+    assert rows(dropped, "CL202") == [9]
+
+
+def test_param_rebuilt_in_loop_from_loop_invariant_inputs_is_quiet():
+    source = """
+        import os
+        from anthropic import Anthropic
+        client = Anthropic()
+        def agent(history, config):
+            while True:
+                model = config.get("model") or os.environ.get("MODEL", "claude-sonnet-4-5")
+                reply = client.messages.create(model=model, max_tokens=10, messages=history)
+                history.append({"role": "assistant", "content": reply.content})
+    """
+    assert rows(source, "CL401") == []
+    varying = source.replace('config.get("model")', 'pick(len(history))')
+    assert rows(varying, "CL401") == [6]
+
+
+def test_cache_control_set_again_on_the_same_system_block_is_quiet():
+    source = """
+        from anthropic import Anthropic
+        client = Anthropic()
+        def agent(history, system_text):
+            system = [{"type": "text", "text": system_text}]
+            while True:
+                system[0]["cache_control"] = {"type": "ephemeral"}
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system, messages=history)
+                history.append({"role": "assistant", "content": reply.content})
+    """
+    assert rows(source, "CL503") == []
+    moving = source.replace('system[0]["cache_control"]', 'history[-1]["content"][-1]["cache_control"]')
+    assert rows(moving, "CL503") == [6]

@@ -40,9 +40,32 @@ class Analysis:
         return find_call_sites(self.ctx, self.options.call_patterns)
 
     @cached_property
+    def _cacheable(self) -> dict[int, bool]:
+        from cachelint.check.prefix import minimum_tokens, prefix_text_bound
+        from cachelint.tokens import counter_for
+
+        found = {}
+        for site in self.sites:
+            text = prefix_text_bound(self.ctx, site)
+            if text is None:
+                found[id(site)] = True
+                continue
+            model = self.model_of(site)
+            provider = "anthropic" if site.api == "anthropic" else "openai"
+            found[id(site)] = counter_for(provider, model).count(text) >= minimum_tokens(site, model)
+        return found
+
+    def cacheable(self, site: CallSite) -> bool:
+        """False when the request's reusable prefix is provably shorter than the provider's minimum cacheable
+        length: nothing of it is ever cached, so nothing in it can break a cache."""
+        return self._cacheable.get(id(site), True)
+
+    @cached_property
     def site_facts(self) -> list[tuple[CallSite, list[Fact]]]:
         out = []
         for site in self.sites:
+            if not self.cacheable(site):
+                continue
             walker = ValueWalker(self.ctx, site, self.options.volatile_functions)
             facts: list[Fact] = []
             for arg in PREFIX_ARGS:

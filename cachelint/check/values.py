@@ -506,7 +506,7 @@ class ValueWalker:
                 continue
             if landing.arg in ("messages", "input"):
                 continue  # appended turns are rendered once and then kept: stable history
-            if landing.arg == "tools" and self.ctx.enclosing(call, (cst.If,)) is not None and self._inside_site_function(call):
+            if landing.arg == "tools" and self._conditional(call) and self._inside_site_function(call):
                 self._fact("filtered", call, landing, f"{name.value}.{func.attr.value}() under a condition")
             values = call.args[1:] if func.attr.value == "insert" else call.args
             for arg in values[:1]:
@@ -514,6 +514,20 @@ class ValueWalker:
                     self._iterable(arg.value, landing, d, ordered)
                 else:
                     self.walk(arg.value, landing, d)
+
+    def _conditional(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only on some paths: under an `if` whose other branches do not all raise
+        (`if tool: tools.append(tool) else: raise KeyError(name)` drops no tool: it fails instead)."""
+        child = node
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, SCOPES_STOP):
+                return False
+            if isinstance(ancestor, cst.If):
+                other = ancestor.orelse if child is ancestor.body else ancestor.body if child is ancestor.orelse else None
+                if other is None or not _always_raises(other):
+                    return True
+            child = ancestor
+        return False
 
     def _inside_site_function(self, node: cst.CSTNode) -> bool:
         return self._site_function is not None and self.ctx.contains(self._site_function, node)
@@ -579,6 +593,30 @@ class ValueWalker:
 
 
 PURE_BUILTINS = {f"builtins.{n}" for n in ("int", "float", "round", "abs", "min", "max", "format", "bool", "divmod", "hex", "oct")}
+
+
+SCOPES_STOP = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _always_raises(block: cst.CSTNode | None) -> bool:
+    """An `if` branch (a body, an `else:`, an `elif` chain) that ends in `raise` on every path."""
+    if block is None:
+        return False
+    if isinstance(block, cst.If):
+        return _always_raises(block.body) and _always_raises(block.orelse)
+    if isinstance(block, cst.Else):
+        return _always_raises(block.body)
+    body = getattr(block, "body", None)
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.Raise):  # if x: ... else: raise E (one line)
+        return True
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Raise) for small in last.body)
+    if isinstance(last, cst.If):
+        return _always_raises(last)
+    return False
 
 
 def _concatenated(node: cst.ConcatenatedString) -> list[cst.BaseExpression]:
