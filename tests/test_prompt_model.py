@@ -49,11 +49,11 @@ def test_anthropic_blocks_keep_types_and_shapes():
     prompt = prompt_of(anthropic_body())
     kinds = [(b.section, b.kind, b.role, b.shape) for b in prompt.section_blocks("messages")]
     assert kinds == [
-        ("messages", "text", "user", "string"),
+        ("messages", "text", "user", "block"),  # a string is one text block (the Messages API shorthand)
         ("messages", "text", "assistant", "block"),
         ("messages", "tool_use", "assistant", "block"),
         ("messages", "tool_result", "user", "block"),
-        ("messages", "text", "assistant", "string"),
+        ("messages", "text", "assistant", "block"),
         ("messages", "text", "user", "block"),
     ]
 

@@ -2,6 +2,11 @@
 
 Prefix order (Anthropic's prompt-caching docs): tools -> system -> messages. `cache_control` may sit on any
 block and at the top level; it is recorded, never treated as content.
+
+A plain string `system` or message `content` is, as the Messages API reference documents, "shorthand for an
+array of one content block of type text": it is the same prefix as `[{"type": "text", "text": ...}]`, so both
+become the same Block (only the pointer tells them apart). Claude Code sends the newest user message as one
+text block with a breakpoint and the same message as a string a request later; that is no change.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ def strip_cache_control(block: Any) -> tuple[Any, dict[str, Any] | None]:
 
 def _content_blocks(items: Any, pointer: str, section: str, role: str | None, message: int | None) -> list[Block]:
     if isinstance(items, str):
-        return [Block(section, "text", pointer, items, role=role, message=message, shape="string")]  # type: ignore[arg-type]
+        return [Block(section, "text", pointer, items, role=role, message=message, shape="block")]  # type: ignore[arg-type]
     if not isinstance(items, list):
         raise CachelintError(f"{pointer or '/'} must be a string or a list of content blocks")
     blocks = []

@@ -2,7 +2,9 @@
 
 OpenAI documents no exact serialization, so the order is an assumption, stated here and in the README:
 tools first, then the structured-output schema, then the system / developer instructions, then the
-conversation. OpenAI's caching guide says tools and images "must be identical between requests", and its
+conversation. Codex's layout is read the same way: tools sent as a leading `additional_tools` input item are the
+tools section, its leading developer messages the system prompt, and item ids (re-minted on every resume or
+compaction) are never content. OpenAI's caching guide says tools and images "must be identical between requests", and its
 cookbook says tools and schemas "get injected before developer instructions" and that the schema "serves
 as a prefix to the system message". Leading system / developer messages (Chat) and `instructions`
 (Responses) form the system prompt; later system messages are part of the conversation.
@@ -112,15 +114,31 @@ def responses_blocks(body: dict[str, Any]) -> list[Block]:
         at = join("", "input", i)
         if not isinstance(item, dict):
             raise CachelintError(f"{at} is not an input item (an object)")
-        is_message = item.get("type", "message") == "message"
+        kind = item.get("type", "message")
+        if kind == TOOLS_ITEM and leading and isinstance(item.get("tools"), list):
+            # Codex's tools as a leading input item: the tools section, one block a tool (or namespace)
+            out += [Block("tools", "tool", join(at, "tools", j), tool) for j, tool in enumerate(item["tools"])]
+            continue
+        is_message = kind == "message"
         leading = leading and is_message and item.get("role") in _SYSTEM_ROLES
         section = "system" if leading else "messages"
         if is_message:
             out += _message(item, at, i, section)
         else:
             role = "tool" if str(item.get("type", "")).endswith("_output") else "assistant"
-            out.append(Block(section, str(item["type"]), at, item, role, i))  # type: ignore[arg-type]
+            out.append(Block(section, str(item["type"]), at, item_content(item), role, i))  # type: ignore[arg-type]
     return out
+
+
+TOOLS_ITEM = "additional_tools"
+# Fields of an input item that name it rather than say anything to the model. Messages were always compared by
+# role and content alone; every other item (function_call, reasoning, ...) is compared the same way, without its
+# id and status, so ids minted again (after a compaction, or a resumed session) are not taken for new content.
+ITEM_IDENTITY_FIELDS = ("id", "status")
+
+
+def item_content(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k not in ITEM_IDENTITY_FIELDS}
 
 
 def chat_key_params(body: dict[str, Any]) -> dict[str, Any]:
