@@ -213,12 +213,21 @@ def test_responses_instructions_changed():
     assert (brk.cause, brk.pointer) == ("system_changed", "/instructions")
 
 
-def test_system_content_shape():
+def test_system_string_is_one_text_block():
+    # The Messages API documents a string as shorthand for one text block: the same prefix, no break.
     before, after = anthropic_body(), anthropic_body()
     before["system"] = "You are terse."
-    after["system"] = [{"type": "text", "text": "You are terse."}]
+    after["system"] = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
+    brk, b, a = diff(before, after)
+    assert (brk.cause, brk.rule, brk.reprefilled_tokens) == ("none", None, 0)
+    assert b.prompt_tokens == a.prompt_tokens
+
+
+def test_system_content_shape_openai_chat():
+    before, after = openai_chat_body(), openai_chat_body()
+    after["messages"][0]["content"] = [{"type": "text", "text": before["messages"][0]["content"]}]
     brk, _, _ = diff(before, after)
-    assert (brk.cause, brk.detail, brk.pointer, brk.char) == ("system_changed", "content_shape", "/system/0/text", None)
+    assert (brk.cause, brk.detail) == ("system_changed", "content_shape")
 
 
 def test_system_embedded_json_key_order():
@@ -249,7 +258,7 @@ def test_history_compacted_into_a_summary():
     after = clone(before)
     after["messages"] = [{"role": "user", "content": "Summary: order 1234 shipped with UPS."}] + after["messages"][3:]
     brk, _, _ = diff(before, after)
-    assert (brk.detail, brk.rule, brk.extra["messages_dropped"]) == ("history_truncated", "CL301", 3)
+    assert (brk.cause, brk.detail, brk.rule, brk.extra["messages_dropped"]) == ("compaction", "history_summarized", None, 3)
 
 
 def test_message_removed_in_the_middle():
@@ -277,11 +286,20 @@ def test_volatile_value_in_an_earlier_message():
     assert (brk.cause, brk.detail, brk.value_kind, brk.rule) == ("messages_changed", "volatile_value", "time", "CL101")
 
 
-def test_message_content_shape():
-    after = anthropic_body()
-    after["messages"][0]["content"] = [{"type": "text", "text": "Where is my order 1234?"}]
-    brk, _, _ = diff(anthropic_body(), after)
-    assert (brk.cause, brk.detail, brk.rule, brk.pointer) == ("messages_changed", "content_shape", "CL301", "/messages/0/content/0/text")
+def test_message_string_is_one_text_block():
+    # Claude Code sends the newest user message as one text block with a breakpoint, then as a string.
+    before = anthropic_body()
+    before["messages"][0]["content"] = [{"type": "text", "text": "Where is my order 1234?", "cache_control": {"type": "ephemeral"}}]
+    brk, _, _ = diff(before, anthropic_body())
+    assert (brk.cause, brk.rule) == ("none", None)
+
+
+def test_message_content_shape_openai_chat():
+    before, after = openai_chat_body(), openai_chat_body()
+    user = next(i for i, m in enumerate(before["messages"]) if m["role"] == "user")
+    after["messages"][user]["content"] = [{"type": "text", "text": before["messages"][user]["content"]}]
+    brk, _, _ = diff(before, after)
+    assert (brk.cause, brk.detail, brk.rule) == ("messages_changed", "content_shape", "CL301")
 
 
 def test_tool_use_input_key_order():

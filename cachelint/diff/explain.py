@@ -2,7 +2,12 @@
 
 The cause is decided in the provider's prefix order: model, then cache-key parameters, then tools (and the
 output schema), then the system prompt, then the messages. The first difference wins; everything after it
-is prefilled again.
+is prefilled again. Every other divergence is listed too (`divergences`, in prefix order: tools, schema,
+system, messages, then parameters, headers and the model), each with its own pointer, and the one the
+provider's cache key reaches first is marked: fixing only that one would not save the prefix.
+
+A history replaced by a summary (an agent's compaction) is its own cause, `compaction`: not a mistake but a
+trade (the whole prompt is written again once, every later request is shorter).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from cachelint.prompt.model import SECTION_ORDER, Block, Prompt
 from cachelint.prompt.pointer import resolve
 from cachelint.tokens import TokenCounter
 
-CAUSES = ("none", "model_changed", "params_changed", "tools_changed", "system_changed", "messages_changed")
+CAUSES = ("none", "model_changed", "params_changed", "tools_changed", "system_changed", "messages_changed", "compaction")
 _SECTION_CAUSE = {
     "tools": "tools_changed",
     "schema": "params_changed",
@@ -96,6 +101,24 @@ class Break:
             "section": self.section,
             **self.extra,
         }
+
+
+def divergence(brk: Break, first: bool) -> dict[str, Any]:
+    """One divergence of a break as listed in `divergences`."""
+    item = {
+        "cause": brk.cause,
+        "detail": brk.detail,
+        "rule": brk.rule,
+        "section": brk.section,
+        "location": {"pointer": brk.pointer, "char": brk.char},
+        "before": brk.before,
+        "after": brk.after,
+        "first": first,
+    }
+    for name in ("header", "before_pointer"):
+        if name in brk.extra:
+            item[name] = brk.extra[name]
+    return item
 
 
 def excerpt(text: str, at: int, width: int = EXCERPT) -> str:
@@ -204,35 +227,76 @@ class _Explainer:
         )
 
     def explain(self) -> Break:
+        first = self.first_cause()
+        if first.cause == "none":
+            return first
+        found = self.all_divergences(first)
+        first.extra["divergences"] = found
+        return first
+
+    def all_divergences(self, first: Break) -> list[dict[str, Any]]:
+        """Every place AFTER departs from BEFORE, in prefix order; `first` (the cause) is marked."""
+        out: list[dict[str, Any]] = []
+        for section in SECTION_ORDER:
+            b_blocks, a_blocks = self.b.section_blocks(section), self.a.section_blocks(section)  # type: ignore[arg-type]
+            if [x.key for x in b_blocks] == [x.key for x in a_blocks]:
+                continue
+            if section == "messages" and len(a_blocks) > len(b_blocks) and [x.key for x in a_blocks[: len(b_blocks)]] == [x.key for x in b_blocks]:
+                continue  # the conversation appended to: no divergence
+            sub = _Explainer(self._only(self.b, section), self._only(self.a, section), self.counter)
+            brk = sub.compare_blocks()
+            if brk.cause != "none":
+                out.append(divergence(brk, brk.section == first.section and first.cause not in ("model_changed", "params_changed")))
+        for name, _scope in self.changed_params():
+            brk = self.param_break(name, _scope, 0)
+            out.append(divergence(brk, first.cause == "params_changed" and first.detail == name))
         if self.b.model != self.a.model:
-            found = first_difference(self.b.model or "", self.a.model or "", "/model")
-            return self.result(
-                "model_changed",
-                detail="model",
-                pointer="/model",
-                char=found[1] if found else None,
-                before=_shown(self.b.model),
-                after=_shown(self.a.model),
-            )
+            out.append(divergence(self.model_break(), first.cause == "model_changed"))
+        if out and not any(d["first"] for d in out):
+            out[0]["first"] = True
+        return out
+
+    @staticmethod
+    def _only(prompt: Prompt, section: str) -> Prompt:
+        return Prompt(prompt.provider, prompt.model, {}, [b for b in prompt.blocks if b.section == section], prompt.body, prompt.tokenizer)
+
+    def model_break(self) -> Break:
+        found = first_difference(self.b.model or "", self.a.model or "", "/model")
+        return self.result(
+            "model_changed",
+            detail="model",
+            pointer="/model",
+            char=found[1] if found else None,
+            before=_shown(self.b.model),
+            after=_shown(self.a.model),
+        )
+
+    def param_break(self, name: str, scope: str | None, common: int) -> Break:
+        is_header = name == "anthropic-beta"
+        pointer, char = (None, None) if is_header else self.param_location(name)
+        return self.result(
+            "params_changed",
+            detail=name,
+            pointer=pointer,
+            char=char,
+            before=_shown(self.b.params.get(name)),
+            after=_shown(self.a.params.get(name)),
+            common_prefix_tokens=common,
+            section=scope,
+            extra={"header": name} if is_header else {},
+        )
+
+    def first_cause(self) -> Break:
+        if self.b.model != self.a.model:
+            return self.model_break()
         block_break = self.compare_blocks()
         param = self.changed_param()
         if param is not None:
             name, scope = param
             limit = self.a.tokens_before_section(scope) if scope else 0  # type: ignore[arg-type]
-            common = min(limit, block_break.common_prefix_tokens)
-            is_header = name == "anthropic-beta"
-            pointer, char = (None, None) if is_header else self.param_location(name)
-            return self.result(
-                "params_changed",
-                detail=name,
-                pointer=pointer,
-                char=char,
-                before=_shown(self.b.params.get(name)),
-                after=_shown(self.a.params.get(name)),
-                common_prefix_tokens=common,
-                section=scope,
-                extra={"header": name} if is_header else {},
-            )
+            if not scope or block_break.common_prefix_tokens >= limit:
+                return self.param_break(name, scope, min(limit, block_break.common_prefix_tokens))
+            # the blocks diverge before the part of the prefix the parameter invalidates: they are the cause
         return block_break
 
     def param_location(self, name: str) -> tuple[str, int | None]:
@@ -244,11 +308,18 @@ class _Explainer:
         return found if found else (base, None)
 
     def changed_param(self) -> tuple[str, str | None] | None:
+        """The changed cache-key parameter that reaches the prefix first (one scoped to the whole prefix wins)."""
+        changed = self.changed_params()
+        changed.sort(key=lambda item: -1 if item[1] is None else SECTION_ORDER[item[1]])
+        return changed[0] if changed else None
+
+    def changed_params(self) -> list[tuple[str, str | None]]:
         names = list(self.b.params) + [n for n in self.a.params if n not in self.b.params]
-        for name in names:
-            if _shown(self.b.params.get(name)) != _shown(self.a.params.get(name)):
-                return name, PARAM_SCOPE.get(name) if self.a.provider == "anthropic" else None
-        return None
+        return [
+            (name, PARAM_SCOPE.get(name) if self.a.provider == "anthropic" else None)
+            for name in names
+            if _shown(self.b.params.get(name)) != _shown(self.a.params.get(name))
+        ]
 
     def compare_blocks(self) -> Break:
         bb, ab = self.b.blocks, self.a.blocks
@@ -356,13 +427,16 @@ class _Explainer:
             tail = bkeys[k + dropped :]
             replaced = dropped >= 2 and akeys[k + 1 : k + 1 + len(tail)] == tail
             if akeys[k : k + len(tail)] == tail or replaced:
-                if replaced or k == 0:
+                cause = "messages_changed"
+                if replaced:
+                    cause, detail = "compaction", "history_summarized"
+                elif k == 0:
                     detail = "history_truncated"
                 else:
                     detail = "message_removed"
                 pointer = _message_pointer(a)
                 return self.result(
-                    "messages_changed",
+                    cause,
                     detail=detail,
                     pointer=pointer,
                     before=excerpt(b.text, 0),
@@ -377,3 +451,16 @@ class _Explainer:
 def explain(before: Prompt, after: Prompt, counter: TokenCounter) -> Break:
     """Why AFTER's prefix does (cause "none") or does not extend BEFORE's, and what it costs."""
     return _Explainer(before, after, counter).explain()
+
+
+def break_from_json(data: dict[str, Any]) -> Break:
+    """A stored break (`Break.to_json()`) as a Break again, for the words and the fix."""
+    known = {"cause", "detail", "rule", "location", "before", "after", "common_prefix_tokens", "before_prompt_tokens",
+             "after_prompt_tokens", "reprefilled_tokens", "value_kind", "section"}
+    location = data.get("location") or {}
+    return Break(
+        str(data.get("cause")), data.get("detail"), data.get("rule"), location.get("pointer"), location.get("char"),
+        data.get("before") or "", data.get("after") or "", data.get("common_prefix_tokens") or 0,
+        data.get("before_prompt_tokens") or 0, data.get("after_prompt_tokens") or 0, data.get("value_kind"),
+        data.get("section"), {k: v for k, v in data.items() if k not in known},
+    )

@@ -25,7 +25,11 @@ def describe(brk: Break) -> str:
     if brk.cause == "model_changed":
         return f"The model changed ({brk.before} -> {brk.after}); caches are per model, so nothing is reused."
     if brk.cause == "params_changed":
+        if "header" in brk.extra:
+            return f"The {d} header changed ({brk.before} -> {brk.after}); it is part of the cache key, so nothing is reused."
         return f"The cache-key parameter {d} changed ({brk.before} -> {brk.after}) between turns."
+    if brk.cause == "compaction":
+        return "The history was compacted: earlier messages were replaced by a summary, so the prompt is written to the cache again from there."
     return {
         "volatile_value": f"A {_KIND_WORDS.get(brk.value_kind or '', 'volatile value')} changed in place in the {where}.",
         "tools_reordered": "The same tools were sent in a different order.",
@@ -54,7 +58,13 @@ def fix(brk: Break) -> str:
     if brk.cause == "model_changed":
         return "Keep one model per conversation; send a side task to another model as its own conversation."
     if brk.cause == "params_changed":
+        if "header" in brk.extra:
+            return (f"The {brk.detail} header is usually set by the client itself (e.g. a CLI version or feature flag); "
+                    "if it is yours, keep it fixed for the whole conversation, and see the other divergences listed.")
         return f"Keep {brk.detail} fixed for the whole conversation."
+    if brk.cause == "compaction":
+        return ("Nothing to fix if it was needed: a compaction pays when the summary saves more tokens on every later "
+                "request than the one full write it costs; compact rarely and in large steps, never on every turn.")
     return {
         "volatile_value": "Move the value out of the cached prefix (into the newest user message) or freeze it once per session.",
         "tools_reordered": "Sort the tools by name (or keep one fixed order) before every request.",
