@@ -338,3 +338,82 @@ def test_cache_control_set_again_on_the_same_system_block_is_quiet():
     assert rows(source, "CL503") == []
     moving = source.replace('system[0]["cache_control"]', 'history[-1]["content"][-1]["cache_control"]')
     assert rows(moving, "CL503") == [6]
+
+
+# --- data flow across functions and methods of a module -------------------------------------------------
+
+def test_a_time_passed_as_an_argument_into_a_helper_is_followed():
+    source = """
+        import datetime
+        from anthropic import Anthropic
+        client = Anthropic()
+        def render_system(now, rules):
+            return f"{rules}\\nCurrent time: {now}"
+        def ask(history):
+            system = render_system(datetime.datetime.now().isoformat(), "Be brief.")
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system, messages=history)
+    """
+    assert rows(source, "CL101") == [7]
+    # the same helper called with a constant is quiet
+    assert rows(source.replace("datetime.datetime.now().isoformat()", '"2026-01-01"'), "CL101") == []
+
+
+def test_a_parameter_of_the_sending_function_is_followed_to_its_callers():
+    source = """
+        import time
+        from openai import OpenAI
+        client = OpenAI()
+        def send(system, history):
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *history])
+        def handle(history):
+            return send(f"Request started at {time.time()}. You answer tickets.", history)
+    """
+    assert rows(source, "CL101") == [7]
+
+
+def test_a_set_kept_on_self_and_iterated_in_another_method_is_found():
+    source = """
+        from anthropic import Anthropic
+        class Agent:
+            def __init__(self):
+                self.client = Anthropic()
+                self.skills = set()
+            def learn(self, name):
+                self.skills.add(name)
+            def system_blocks(self):
+                text = "Skills:\\n" + "\\n".join(self.skills)
+                return [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
+            def step(self, history):
+                return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=self.system_blocks(), messages=history)
+    """
+    found = lint(source, {"CL103"})
+    assert [f.row for f in found] == [9] and "self.skills" in found[0].message
+
+
+def test_a_constructor_argument_kept_on_self_is_followed():
+    source = """
+        import uuid
+        from openai import OpenAI
+        class Bot:
+            def __init__(self, persona):
+                self.client = OpenAI()
+                self.persona = persona
+            def ask(self, history):
+                return self.client.responses.create(model="gpt-5", instructions=self.persona, input=history)
+        def make():
+            return Bot(persona=f"You are agent {uuid.uuid4()}. Answer briefly.")
+    """
+    assert rows(source, "CL101") == [10]
+
+
+def test_a_comprehension_over_a_parameter_follows_the_callers():
+    source = """
+        import os
+        from anthropic import Anthropic
+        client = Anthropic()
+        def tool_specs(names):
+            return [{"name": n, "description": n, "input_schema": {}} for n in names]
+        def ask(history):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tool_specs(os.listdir("tools")), messages=history)
+    """
+    assert rows(source, "CL201") == [7]

@@ -18,6 +18,8 @@ from cachelint.check.callsites import CallSite
 from cachelint.check.module import ModuleContext, descendants
 
 MAX_DEPTH = 24
+MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
+MAX_CALLERS = 8  # callers of one function whose arguments are followed
 
 # qualified name -> (how the value changes, label)
 VOLATILE_CALLS: dict[str, str] = {
@@ -140,6 +142,8 @@ class ValueWalker:
         self._seen: set[tuple[int, str, bool]] = set()
         self._site_function = ctx.enclosing_function(site.node)
         self._params_only = 0
+        # calls followed into their functions: (call, function, {id(param): argument}), innermost last
+        self._frames: list[tuple[cst.Call, cst.FunctionDef | None, dict[int, cst.BaseExpression]]] = []
         self._site_loops = ctx.loops_around(site.node)
 
     # --- entry points ----------------------------------------------------------------------------------------
@@ -162,7 +166,8 @@ class ValueWalker:
     def walk(self, expr: cst.BaseExpression | None, landing: Landing, depth: int, newest_last: bool = False, ordered: bool = False) -> None:
         if expr is None or depth > MAX_DEPTH:
             return
-        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)), ordered)
+        frame = id(self._frames[-1][0]) if self._frames else 0  # a helper's body means something else per call
+        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)), ordered, frame)
         if key in self._seen:
             return
         self._seen.add(key)
@@ -236,6 +241,10 @@ class ValueWalker:
             self.walk(expr.elt, landing, d)
 
     def _iterable(self, iterable: cst.BaseExpression, landing: Landing, d: int, ordered: bool) -> None:
+        argument = self._argument_of(iterable)
+        if argument is not None:  # a parameter of a helper being followed: the caller's argument is the source
+            self._iterable(argument, landing, d, ordered)
+            return
         label = self._unordered_source(iterable)
         if label:
             self._fact("unordered", iterable, landing, label, ordered=ordered)
@@ -256,10 +265,20 @@ class ValueWalker:
                     return f"{self.ctx.code(expr.func.value)}.{attr}() (a dict filled at run time)"
         if isinstance(expr, cst.Await):
             return self._unordered_source(expr.expression)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
+            cls = self.ctx.enclosing(expr, (cst.ClassDef,))  # self.seen = set() in one method, iterated in another
+            for value in _self_values(self.ctx, cls, expr.attr.value) if isinstance(cls, cst.ClassDef) else ():
+                if not isinstance(value, cst.Attribute):
+                    found = self._unordered_source(value)
+                    if found:
+                        return f"{found} (self.{expr.attr.value})"
+            return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, (cst.Call, cst.Await, cst.Name)):
             return self._unordered_source(expr.value)  # (await session.list_tools()).tools, listed.tools
         if isinstance(expr, cst.Name):
-            for _, value in self.ctx.assigned_values(expr):
+            for binding, value in self.ctx.assigned_values(expr):
+                if isinstance(binding, cst.Param):
+                    value = self._bound_argument(binding)  # the argument of the call being followed
                 if value is not None and not isinstance(value, cst.Name):
                     found = self._unordered_source(value)
                     if found:
@@ -322,8 +341,12 @@ class ValueWalker:
             return
         functions = self.ctx.called_functions(call)
         for function in functions:
-            for value in self.ctx.returns_of(function):
-                self.walk(value, landing, d, newest_last, ordered)
+            self._frames.append((call, function, _bind_arguments(self.ctx, call, function)))
+            try:
+                for value in self.ctx.returns_of(function):
+                    self.walk(value, landing, d, newest_last, ordered)
+            finally:
+                self._frames.pop()
         if self._built_by_local_class(call):
             chain = _call_chain(call)
             for link in chain:  # Builder(x).with_section(y).build(): every argument lands
@@ -454,9 +477,7 @@ class ValueWalker:
         for binding, value in self.ctx.assigned_values(name):
             parent = self.ctx.parent(binding)
             if isinstance(binding, cst.Param):
-                function = self.ctx.enclosing_function(binding)
-                if function is not None and function is self._site_function:
-                    self._fact("param", name, landing, binding.name.value)
+                self._param(name, binding, landing, d, newest_last, ordered)
                 continue
             if isinstance(parent, cst.AugAssign):
                 if isinstance(parent.value, (cst.Integer, cst.Float)):
@@ -478,6 +499,45 @@ class ValueWalker:
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
 
+    def _argument_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The argument a followed call passes for `expr`, when `expr` names only a parameter."""
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = list(self.ctx.assigned_values(expr))
+        if len(bindings) == 1 and isinstance(bindings[0][0], cst.Param):
+            return self._bound_argument(bindings[0][0])
+        return None
+
+    def _bound_argument(self, param: cst.Param) -> cst.BaseExpression | None:
+        function = self.ctx.enclosing_function(param)
+        for _, called, bound in reversed(self._frames):
+            if called is function:
+                return bound.get(id(param))
+        return None
+
+    def _param(self, name: cst.Name, param: cst.Param, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
+        """A parameter: the argument of the call being followed into its function, else what the module's
+        callers pass (bounded); a parameter of the function that sends the request is per-request data."""
+        function = self.ctx.enclosing_function(param)
+        for call, called, bound in reversed(self._frames):
+            if called is function:
+                value = bound.get(id(param))
+                if value is not None:
+                    self.walk(value, landing, d, newest_last, ordered)
+                return
+        if function is not None and function is self._site_function:
+            self._fact("param", name, landing, param.name.value)
+        if function is None or len(self._frames) >= MAX_FRAMES:
+            return
+        for call in callers(self.ctx, function)[:MAX_CALLERS]:
+            value = _bind_arguments(self.ctx, call, function).get(id(param))
+            if value is not None:
+                self._frames.append((call, None, {}))
+                try:
+                    self.walk(value, landing, d, newest_last, ordered)
+                finally:
+                    self._frames.pop()
+
     def _loop_variable(self, name: cst.Name, loop, landing: Landing, d: int, ordered: bool) -> None:
         iterable = loop.iter
         if isinstance(iterable, cst.Call) and self.ctx.qualified_name_in(iterable.func, {"builtins.enumerate", "builtins.range", "itertools.count"}):
@@ -486,6 +546,7 @@ class ValueWalker:
                 return
             if isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" and iterable.args:
                 iterable = iterable.args[0].value
+        iterable = self._argument_of(iterable) or iterable
         label = self._unordered_source(iterable)
         if label:
             self._fact("unordered", iterable, landing, label, ordered=ordered)
@@ -596,6 +657,87 @@ PURE_BUILTINS = {f"builtins.{n}" for n in ("int", "float", "round", "abs", "min"
 
 
 SCOPES_STOP = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _self_values(ctx: ModuleContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
+    """Values assigned to `self.<attr>` anywhere in the class, and to `<attr>` in its body."""
+    from cachelint.check.callsites import _self_assignments
+
+    values = _self_assignments(ctx, cls, attr)
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == attr for t in small.targets):
+                    values.append(small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name) and small.target.value == attr:
+                    values.append(small.value)
+    return values
+
+
+def _is_method(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    params = function.params.params
+    return (isinstance(ctx.parent(ctx.parent(function) or function), cst.ClassDef) and bool(params)
+            and params[0].name.value in ("self", "cls")
+            and not any(isinstance(dec.decorator, cst.Name) and dec.decorator.value == "staticmethod" for dec in function.decorators))
+
+
+def _bind_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef) -> dict[int, cst.BaseExpression]:
+    """{id(param): argument expression} for a call of `function` (positional, keyword; `self` skipped)."""
+    params = list(function.params.params)
+    if _is_method(ctx, function):
+        params = params[1:]
+    by_name = {p.name.value: p for p in [*params, *function.params.kwonly_params]}
+    bound: dict[int, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return bound  # *args / **kwargs: the rest is not known by position
+        if arg.keyword is not None:
+            param = by_name.get(arg.keyword.value)
+            if param is not None:
+                bound[id(param)] = arg.value
+        else:
+            if position < len(params):
+                bound[id(params[position])] = arg.value
+            position += 1
+    for param in by_name.values():
+        if id(param) not in bound and param.default is not None:
+            bound[id(param)] = param.default
+    return bound
+
+
+_CALLERS: dict[int, tuple[ModuleContext, dict[str, list[cst.Call]]]] = {}
+
+
+def callers(ctx: ModuleContext, function: cst.FunctionDef) -> list[cst.Call]:
+    """Calls in this module that run `function`: `f(...)`, `self.f(...)` / `obj.f(...)` for a method,
+    `Class(...)` for `__init__`."""
+    cached = _CALLERS.get(id(ctx))
+    if cached is None or cached[0] is not ctx:
+        index: dict[str, list[cst.Call]] = {}
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            key = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if key is not None:
+                index.setdefault(key, []).append(call)
+        _CALLERS.clear()  # one module at a time
+        _CALLERS[id(ctx)] = cached = (ctx, index)
+    index = cached[1]
+    name = function.name.value
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    if name == "__init__" and isinstance(cls, cst.ClassDef):
+        return index.get(cls.name.value, [])
+    found = []
+    for call in index.get(name, []):
+        if ctx.contains(function, call):
+            continue  # recursion
+        if isinstance(call.func, cst.Name) or (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value in ("self", "cls")):
+            if any(f is function for f in ctx.called_functions(call)):
+                found.append(call)
+        elif isinstance(cls, cst.ClassDef) and len(ctx.functions.get(f"{cls.name.value}.{name}", [])) == 1 and sum(
+                key.endswith(f".{name}") or key == name for key in ctx.functions) == 1:
+            found.append(call)  # obj.method(...): the only function of this name in the module
+    return found
 
 
 def _always_raises(block: cst.CSTNode | None) -> bool:
