@@ -199,8 +199,10 @@ def test_claude_code_side_calls_are_their_own_session(proxy, upstream):
     proxy.stop()
     data = report(proxy.db)
     sessions = {s["session"]: s for s in data["sessions"]}
-    assert set(sessions) == {"cc-42/claude-sonnet-4-5", "cc-42/claude-haiku-4-5"}
-    assert sessions["cc-42/claude-sonnet-4-5"]["requests"] == 3 and sessions["cc-42/claude-sonnet-4-5"]["breaks"] == []
+    # the conversation is Claude Code's own id; the quota probes (no tools, their own prompt) are kept apart
+    assert set(sessions) == {"cc-42", "cc-42/side-claude-haiku-4-5"}
+    assert sessions["cc-42"]["requests"] == 3 and sessions["cc-42"]["breaks"] == []
+    assert sessions["cc-42/side-claude-haiku-4-5"]["requests"] == 3 and sessions["cc-42/side-claude-haiku-4-5"]["breaks"] == []
     assert sum(r.path.endswith("?beta=true") for r in upstream.requests) == 3  # client.beta.* adds ?beta=true
 
 

@@ -7,6 +7,7 @@ The proxy calls `Recorder.record` from a worker thread, never from mitmproxy's e
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -117,11 +118,16 @@ class Recorder:
         usage = from_response_body(prompt.provider, response_text) if response_text and (captured.status or 0) < 400 else None
         if usage is None and captured.status and captured.status < 400 and not row.error:
             row.error = "no usage in the response"
+        if usage is not None and row.error and (captured.status or 0) < 400 and response_complete(prompt.provider, response_text):
+            # the whole response arrived (Codex closes the connection right after response.completed): not an error
+            row.error = None
         self._recent[previous_key] = prompt
         self._recent.move_to_end(previous_key)
         while len(self._recent) > RECENT_PROMPTS:
             self._recent.popitem(last=False)
         session = self.sessions.assign(prompt, headers, body)
+        if session.requests == 0 and self.store is not None:
+            session.requests = self.store.last_seq(session.id)  # a conversation the store already holds goes on
         self._fill(row, prompt, usage, session, captured)
         session.last, session.last_usage = prompt, usage
         return row
@@ -140,12 +146,21 @@ class Recorder:
         row.prediction, row.mismatch = self._simulate(prompt, usage, captured)
         if session.last is not None:
             brk = explain(session.last, prompt, counter_for(prompt.provider, prompt.model))
+            if session.pending_compaction and brk.cause != "none":
+                brk = as_compaction(brk)
+            session.pending_compaction = False
             data = brk.to_json()
             estimate = estimate_error(prompt.prompt_tokens, usage)
             if estimate:
                 data["token_estimate"] = estimate
+            reason = uncacheable(session.last, session.last_usage)
+            if reason is not None and brk.cause != "none":
+                # nothing could have been read: the previous request was never cached. Not a break, no waste.
+                data["cause"], data["not_cacheable"] = "none", reason
+                brk = None
+            else:
+                row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage, row.mismatch)
             row.brk = data
-            row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage, row.mismatch)
         row.kv_model, row.kv_bytes, row.wasted_kv_bytes = self._kv_cost(usage.prompt_tokens if usage else prompt.prompt_tokens, row.wasted_prefill_tokens)
         row.cost, row.wasted_cost = self._money(prompt.model, usage, row.wasted_prefill_tokens)
         row.findings = dynamic_findings(prompt, brk)
@@ -209,6 +224,62 @@ class Recorder:
         t.errors += 1 if row.error or (row.status or 0) >= 400 else 0
         if row.brk and row.brk.get("cause") != "none":
             t.last_break = {"seq": row.seq, **{k: row.brk.get(k) for k in ("cause", "detail", "rule", "location")}}
+
+
+OPENAI_MIN_CACHEABLE = 1024  # OpenAI caches prompts of 1024 tokens or more
+
+
+def uncacheable(prompt: Prompt, usage: Usage | None) -> str | None:
+    """Why `prompt` could not have been cached at all (so a later request could read nothing of it), or None.
+    Anthropic writes only at a breakpoint whose prefix reaches the model's minimum cacheable length; OpenAI
+    caches prompts of 1024 tokens or more. The provider's own count wins over the estimate where there is one."""
+    if isinstance(usage, Usage) and (usage.cache_read_tokens or usage.cache_write_tokens):
+        return None
+    if prompt.provider == "anthropic":
+        from cachelint.check.analysis import anthropic_minimum
+
+        marks = prompt.breakpoints()
+        if not marks and prompt.top_level_cache_control is None:
+            return "no cache_control breakpoint"
+        last = len(prompt.blocks) - 1 if prompt.top_level_cache_control is not None else marks[-1]
+        tokens = sum(b.tokens for b in prompt.blocks[: last + 1])
+        if isinstance(usage, Usage):
+            tokens = min(tokens, usage.prompt_tokens)
+        minimum = anthropic_minimum(prompt.model)
+        return f"its prefix (about {tokens} tokens) is below the minimum cacheable length of {minimum}" if tokens < minimum else None
+    tokens = usage.prompt_tokens if isinstance(usage, Usage) else prompt.prompt_tokens
+    if tokens < OPENAI_MIN_CACHEABLE:
+        return f"{tokens} tokens, below the minimum cacheable length of {OPENAI_MIN_CACHEABLE}"
+    return None
+
+
+def as_compaction(brk):
+    """A break right after the agent compacted its history (a compaction call was seen in between): the history
+    was replaced by a summary, whatever the first divergence looks like. A model switch stays the cause (it
+    reaches the cache key first); the compaction is then listed with the divergences."""
+    divergences = brk.extra.setdefault("divergences", [])
+    if brk.cause == "model_changed":
+        divergences.append({"cause": "compaction", "detail": "history_summarized", "rule": None, "section": "messages",
+                            "location": {"pointer": None, "char": None}, "before": "", "after": "", "first": False})
+        return brk
+    brk.extra["compacted_from"] = {"cause": brk.cause, "detail": brk.detail}
+    brk.cause, brk.detail, brk.rule, brk.value_kind = "compaction", "history_summarized", None, None
+    return brk
+
+
+def response_complete(provider: str, text: str | None) -> bool:
+    """Whether a response body arrived whole: a JSON body that parses, or a stream that reached its final event."""
+    if not text:
+        return False
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            json.loads(stripped)
+        except ValueError:
+            return False
+        return True
+    final = {"anthropic": "message_stop", "openai-responses": "response.completed", "openai-chat": "[DONE]"}.get(provider)
+    return bool(final) and final in text
 
 
 def dynamic_findings(prompt: Prompt, brk) -> list[dict[str, Any]]:

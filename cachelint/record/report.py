@@ -14,20 +14,7 @@ def session_report(session: str, rows: list[Row]) -> dict[str, Any]:
     prompt = sum(r.prompt_tokens or 0 for r in rows)
     read = sum(r.cache_read_tokens or 0 for r in rows)
     write = sum(r.cache_write_tokens or 0 for r in rows)
-    breaks = [
-        {
-            "request": i,
-            "cause": r.brk["cause"],
-            "detail": r.brk.get("detail"),
-            "rule": r.brk.get("rule"),
-            "pointer": (r.brk.get("location") or {}).get("pointer"),
-            "reprefilled_tokens": r.wasted_prefill_tokens,
-            "before": r.brk.get("before"),
-            "after": r.brk.get("after"),
-        }
-        for i, r in enumerate(rows, start=1)
-        if r.brk and r.brk.get("cause") != "none"
-    ]
+    breaks = [_break(i, r) for i, r in enumerate(rows, start=1) if r.brk and r.brk.get("cause") != "none"]
     return {
         "session": session,
         "model": rows[-1].model if rows else None,
@@ -44,17 +31,59 @@ def session_report(session: str, rows: list[Row]) -> dict[str, Any]:
         "kv_bytes_peak": max((r.kv_bytes or 0 for r in rows), default=0),
         "errors": sum(1 for r in rows if r.error or (r.status or 0) >= 400),
         "breaks": breaks,
+        "models": sorted({r.model for r in rows if r.model}),
+        "ttft_p50_s": _median([r.ttft for r in rows if r.ttft is not None]),
         "turns": [
-            {"request": i, "prompt_tokens": r.prompt_tokens, "cache_read_tokens": r.cache_read_tokens,
+            {"request": i, "model": r.model, "prompt_tokens": r.prompt_tokens, "cache_read_tokens": r.cache_read_tokens,
              "cache_write_tokens": r.cache_write_tokens, "hit_rate": r.hit_rate, "status": r.status, "error": r.error,
-             "mismatch": r.mismatch, "findings": r.findings}
+             "mismatch": r.mismatch, "ttft_s": round(r.ttft, 4) if r.ttft is not None else None, "findings": r.findings,
+             "not_cacheable": (r.brk or {}).get("not_cacheable")}
             for i, r in enumerate(rows, start=1)
         ],
     }
 
 
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[len(ordered) // 2], 4)
+
+
+def _break(i: int, r: Row) -> dict[str, Any]:
+    from cachelint.diff.explain import break_from_json
+    from cachelint.diff.render import describe, fix
+
+    brk = r.brk or {}
+    words = break_from_json(brk)
+    return {
+        "request": i,
+        "seq": r.seq,
+        "cause": brk["cause"],
+        "detail": brk.get("detail"),
+        "rule": brk.get("rule"),
+        "pointer": (brk.get("location") or {}).get("pointer"),
+        "header": brk.get("header"),
+        "reprefilled_tokens": r.wasted_prefill_tokens,
+        "before": brk.get("before"),
+        "after": brk.get("after"),
+        "explanation": describe(words),
+        "fix": fix(words),
+        "divergences": brk.get("divergences") or [],
+    }
+
+
+def session_names(store: Store, session: str | None) -> list[str]:
+    """The sessions to report: all, or the one named and its side calls (`NAME/side-...`). A name is what
+    `cachelint report` prints, or what `cachelint sessions` prints for the same conversation (the agent's id)."""
+    names = store.sessions()
+    if not session:
+        return names
+    return [n for n in names if n == session or n.startswith(session + "/")]
+
+
 def build_report(store: Store, session: str | None = None) -> dict[str, Any]:
-    sessions = [session] if session else store.sessions()
+    sessions = session_names(store, session)
     reports = []
     for name in sessions:
         rows = list(store.rows(name))
@@ -73,8 +102,27 @@ def render_text(report: dict[str, Any]) -> Iterable[str]:
     for s in report["sessions"]:
         yield (f"{s['session']}  {s['model']}  {s['requests']} requests  hit rate {s['hit_rate']:.0%}  read {s['cache_read_tokens']:,}  "
                f"written {s['cache_write_tokens']:,}  fresh {s['input_tokens']:,}  wasted {s['wasted_prefill_tokens']:,} tokens (${s['wasted_cost']:.4f})")
+        extra = []
+        if len(s.get("models") or []) > 1:
+            extra.append("models " + ", ".join(s["models"]))
+        if s.get("ttft_p50_s") is not None:
+            extra.append(f"time to first token p50 {s['ttft_p50_s']:.2f} s")
+        if s["errors"]:
+            extra.append(f"{s['errors']} errors")
+        if extra:
+            yield "  " + "; ".join(extra)
         for b in s["breaks"]:
-            yield f"  break at request {b['request']}: {b['cause']}/{b['detail']} {b['rule'] or ''} at {b['pointer']}  ({b['reprefilled_tokens']:,} tokens prefilled again)"
+            where = b["pointer"] if b["pointer"] is not None else (f"header {b['header']}" if b.get("header") else "(the request)")
+            yield f"  break at request {b['request']}: {b['cause']}/{b['detail']} {b['rule'] or ''} at {where}  ({b['reprefilled_tokens']:,} tokens prefilled again)"
+            yield f"    {b['explanation']}"
+            others = [d for d in b.get("divergences") or [] if not d.get("first")]
+            for d in others:
+                at = (d.get("location") or {}).get("pointer") or (f"header {d['header']}" if d.get("header") else "")
+                yield f"    also: {d['cause']}/{d['detail']} {d.get('rule') or ''} at {at}"
+            yield f"    fix: {b['fix']}"
+        for t in s["turns"]:
+            if t["error"] or (t["status"] or 0) >= 400:
+                yield f"  error at request {t['request']}: status {t['status']}, {t['error'] or 'HTTP error'}"
     t = report["totals"]
     yield (f"total: {t['requests']} requests, hit rate {t['hit_rate']:.0%}, {t['breaks']} breaks, {t['wasted_prefill_tokens']:,} tokens "
            f"prefilled again (${t['wasted_cost']:.4f}), cost ${t['cost']:.4f}")
@@ -128,6 +176,10 @@ def render_html(report: dict[str, Any]) -> str:
         for b in s["breaks"]:
             out.append(f"<div class='brk'><b>Break at request {b['request']}</b>: {e(b['cause'])} / {e(str(b['detail']))} "
                        f"{e(b['rule'] or '')} at <code>{e(str(b['pointer']))}</code>, {b['reprefilled_tokens']:,} tokens prefilled again"
+                       f"<br>{e(b['explanation'])}"
+                       + "".join(f"<br>also: {e(str(d['cause']))} / {e(str(d['detail']))} at <code>{e(str((d.get('location') or {}).get('pointer') or d.get('header') or ''))}</code>"
+                                 for d in b.get("divergences") or [] if not d.get("first"))
+                       + f"<br>fix: {e(b['fix'])}"
                        f"<br>before: <code>{e(str(b['before']))}</code><br>after: <code>{e(str(b['after']))}</code></div>")
     out.append("</body></html>")
     return "\n".join(out)

@@ -1,24 +1,42 @@
 """Which conversation a request belongs to, and which earlier request it continues.
 
-1. Claude Code's `x-claude-code-session-id` header, else `metadata.user_id` in the body: the conversation
-   is known. Side calls (title generation, quota probes on a small model) use another model, so each model
-   gets its own session inside the conversation and never counts as a break of the main one.
-2. Otherwise the prefix lineage: the recent session (same API and model) whose last request shares the
-   longest prefix with this one; none sharing anything starts a new session.
+1. The agent's own conversation id, when it sends one: Claude Code's `x-claude-code-session-id` header (else the
+   `session_id` inside `metadata.user_id`), Codex's `session-id` / `thread-id` headers, else `prompt_cache_key`
+   (Codex sets it to its thread id; OpenAI documents it as the key that routes requests sharing a prefix to the
+   same cache). The session is that id, whatever the model.
+2. Inside a conversation, a request that continues the main line is the main line even on another model: a
+   model switch is then a break (`model_changed`, CL401) of the same session. A side call (its own prompt: a
+   title, a quota probe, a compaction summary) is kept apart in `<id>/side-<model>`, so it never counts as a
+   break of the main line. The rule, from what Claude Code 2.1 and Codex 0.171 send: Codex names each request
+   (`request_kind` in its `x-codex-turn-metadata` header: `turn` is the main line, anything else such as
+   `compaction` a side call); otherwise the main line carries the agent's tools, so a request without tools
+   while the main line has them is a side call, and so is one that shares neither the main line's first
+   message nor its tool list.
+3. Without an id: the prefix lineage. The recent session (same API, any model) whose last request shares the
+   longest prefix with this one; none sharing anything starts a new session, named with the time the recorder
+   started so ids never collide with those of an earlier run in the same store.
+
+`user`, `safety_identifier` and Anthropic's `metadata.user_id` without a session name a user, not a
+conversation: one user's conversations would merge, so they are left to the lineage.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cachelint.diff.locate import common_prefix_items
 from cachelint.prompt.model import Prompt
 
 SESSION_HEADER = "x-claude-code-session-id"
+CODEX_HEADERS = ("session-id", "thread-id", "session_id", "conversation_id")
+CODEX_METADATA_HEADER = "x-codex-turn-metadata"
 MAX_SESSIONS = 500
 _SAFE = re.compile(r"[^A-Za-z0-9_.:@-]+")
+_SESSION_IN_USER_ID = re.compile(r"_session_([0-9a-fA-F-]{8,})$")
 
 
 @dataclass(slots=True)
@@ -29,39 +47,123 @@ class SessionState:
     last: Prompt | None = None
     last_usage: object | None = None
     requests: int = 0
+    side: bool = False
+    pending_compaction: bool = False  # a compaction side call was seen since the main line's last request
+
+
+@dataclass(slots=True)
+class Conversation:
+    key: str
+    main: SessionState
+    sides: dict[str, SessionState] = field(default_factory=dict)
+
+
+def _safe(value: object) -> str:
+    return _SAFE.sub("_", str(value))[:120]
 
 
 def conversation_key(headers: dict[str, str], body: object) -> str | None:
-    value = headers.get(SESSION_HEADER)
-    if not value and isinstance(body, dict) and isinstance(body.get("metadata"), dict):
-        value = body["metadata"].get("user_id")
-    return _SAFE.sub("_", str(value))[:120] if value else None
+    """The conversation id the agent sent, made safe for a session name, or None."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    value = lower.get(SESSION_HEADER)
+    if not value:
+        value = next((lower[name] for name in CODEX_HEADERS if lower.get(name)), None)
+    if not value and isinstance(body, dict):
+        value = _session_in_metadata(body.get("metadata"))
+        if not value and isinstance(body.get("prompt_cache_key"), str):
+            value = body["prompt_cache_key"]
+    return _safe(value) if value else None
+
+
+def _session_in_metadata(metadata: object) -> str | None:
+    """Claude Code's session id in `metadata.user_id`: a JSON object with `session_id` (2.1), or the older
+    `user_<hash>_account_<uuid>_session_<uuid>` string."""
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("user_id"), str):
+        return None
+    user_id = metadata["user_id"]
+    try:
+        parsed = json.loads(user_id)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("session_id"), str) and parsed["session_id"]:
+        return parsed["session_id"]
+    found = _SESSION_IN_USER_ID.search(user_id)
+    return found.group(1) if found else None
+
+
+def request_kind(headers: dict[str, str]) -> str | None:
+    """What Codex says a request is for (`turn`, `compaction`, ...), from its turn-metadata header."""
+    raw = {k.lower(): v for k, v in headers.items()}.get(CODEX_METADATA_HEADER)
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    kind = data.get("request_kind") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _first_message(prompt: Prompt) -> tuple:
+    first = next((b.message for b in prompt.blocks if b.section == "messages"), None)
+    return tuple(b.key for b in prompt.blocks if b.section == "messages" and b.message == first) if first is not None else ()
+
+
+def continues(main: Prompt, prompt: Prompt) -> bool:
+    """Whether `prompt` carries on the conversation whose latest main-line request is `main`."""
+    has_tools = bool(prompt.section_blocks("tools"))
+    if main.section_blocks("tools") and not has_tools:
+        return False  # the main line carries the agent's tools; a call without them is a side call
+    first = _first_message(main)
+    if first and first == _first_message(prompt):
+        return True
+    tools = [b.key for b in main.section_blocks("tools")]
+    return bool(tools) and tools == [b.key for b in prompt.section_blocks("tools")]
 
 
 class Sessions:
-    def __init__(self, max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(self, max_sessions: int = MAX_SESSIONS, run: str | None = None) -> None:
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
+        self._conversations: OrderedDict[str, Conversation] = OrderedDict()
         self._max = max_sessions
         self._counter = 0
+        self.run = run or time.strftime("%Y%m%dT%H%M%S")
 
     def assign(self, prompt: Prompt, headers: dict[str, str], body: object) -> SessionState:
         key = conversation_key(headers, body)
-        if key is not None:
-            session_id = f"{key}/{prompt.model or 'unknown'}"
-            state = self._sessions.get(session_id) or SessionState(session_id, prompt.provider, prompt.model)
-        else:
-            state = self._lineage(prompt)
+        state = self._in_conversation(key, prompt, headers) if key is not None else self._lineage(prompt)
         self._sessions[state.id] = state
         self._sessions.move_to_end(state.id)
         while len(self._sessions) > self._max:
             self._sessions.popitem(last=False)
         return state
 
+    def _in_conversation(self, key: str, prompt: Prompt, headers: dict[str, str]) -> SessionState:
+        conv = self._conversations.get(key)
+        if conv is None:
+            conv = self._conversations[key] = Conversation(key, SessionState(key, prompt.provider, prompt.model))
+            while len(self._conversations) > self._max:
+                self._conversations.popitem(last=False)
+        self._conversations.move_to_end(key)
+        main = conv.main
+        kind = request_kind(headers)
+        if kind not in (None, "turn") or (kind is None and main.last is not None and not continues(main.last, prompt)):
+            if main.last is None or main.last.section_blocks("tools") or not prompt.section_blocks("tools"):
+                if kind == "compaction":
+                    main.pending_compaction = True
+                name = f"{key}/side-{kind if kind not in (None, 'turn') else prompt.model or 'unknown'}"
+                side = conv.sides.get(name) or SessionState(name, prompt.provider, prompt.model, side=True)
+                if kind == "compaction" and side.last is not None:
+                    side.pending_compaction = True  # the previous compaction call's history was itself compacted since
+                conv.sides[name] = side
+                return side
+            main.last = None  # the main line so far was a side call without tools: this one starts the real one
+        main.model = prompt.model
+        return main
+
     def _lineage(self, prompt: Prompt) -> SessionState:
         keys = [b.key for b in prompt.blocks]
         best, best_shared = None, 0
         for state in reversed(self._sessions.values()):
-            if state.last is None or state.provider != prompt.provider or state.model != prompt.model:
+            if state.last is None or state.provider != prompt.provider or state.side:
                 continue
             shared = common_prefix_items([b.key for b in state.last.blocks], keys)
             if shared > best_shared:
@@ -69,7 +171,7 @@ class Sessions:
         if best is not None:
             return best
         self._counter += 1
-        return SessionState(f"{prompt.provider}-{self._counter}", prompt.provider, prompt.model)
+        return SessionState(f"{prompt.provider}-{self.run}-{self._counter}", prompt.provider, prompt.model)
 
     def __len__(self) -> int:
         return len(self._sessions)

@@ -213,6 +213,12 @@ class Store:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT session FROM exchanges GROUP BY session ORDER BY min(started_at)")]
 
+    def last_seq(self, session: str) -> int:
+        """The highest sequence number recorded for a session (0 when it has none)."""
+        with self._lock:
+            found = self._db.execute("SELECT max(seq) FROM exchanges WHERE session = ?", (session,)).fetchone()
+        return int(found[0] or 0)
+
     def count(self) -> int:
         with self._lock:
             return self._db.execute("SELECT count(*) FROM exchanges").fetchone()[0]
