@@ -132,6 +132,8 @@ def test_codex_conversation_is_one_session_with_compaction_and_model_switch(tmp_
     assert (brk["cause"], brk["rule"]) == ("model_changed", "CL401")
     causes = [d["cause"] for d in brk["divergences"]]
     assert "compaction" in causes and "model_changed" in causes
+    assert not [d for d in brk["divergences"] if d["rule"] in ("CL101", "CL301")]  # the summary is no edited history
+    assert next(d for d in brk["divergences"] if d["cause"] == "compaction")["location"]["pointer"].startswith("/input/")
     assert all(r.error is None for r in rows)  # complete streams
 
 
@@ -145,6 +147,7 @@ def test_codex_compaction_without_a_model_switch_is_named_compaction(tmp_path):
         rows.append(recorder.record(captured(req, body=body, response=responses_sse(9000, 0))))
     brk = rows[2].brk
     assert (brk["cause"], brk["detail"], brk["rule"]) == ("compaction", "history_summarized", None)
+    assert [(d["cause"], d["first"]) for d in brk["divergences"]] == [("compaction", True)]
     assert rows[2].wasted_prefill_tokens > 0  # it is what a compaction costs, reported as such
 
 

@@ -255,15 +255,23 @@ def uncacheable(prompt: Prompt, usage: Usage | None) -> str | None:
 
 def as_compaction(brk):
     """A break right after the agent compacted its history (a compaction call was seen in between): the history
-    was replaced by a summary, whatever the first divergence looks like. A model switch stays the cause (it
-    reaches the cache key first); the compaction is then listed with the divergences."""
-    divergences = brk.extra.setdefault("divergences", [])
-    if brk.cause == "model_changed":
-        divergences.append({"cause": "compaction", "detail": "history_summarized", "rule": None, "section": "messages",
-                            "location": {"pointer": None, "char": None}, "before": "", "after": "", "first": False})
-        return brk
-    brk.extra["compacted_from"] = {"cause": brk.cause, "detail": brk.detail}
-    brk.cause, brk.detail, brk.rule, brk.value_kind = "compaction", "history_summarized", None, None
+    was replaced by a summary, so what differs in the system prompt and the conversation is the compaction, not
+    an edit (no CL301, no CL101). A model switch or a changed tool list stays its own cause (it reaches the cache
+    key first); the compaction is then listed with the divergences."""
+    divergences = brk.extra.get("divergences") or []
+    rewritten = [d for d in divergences if d.get("section") in ("system", "messages") and d["cause"] != "compaction"]
+    kept = [d for d in divergences if d not in rewritten]
+    pointer = (rewritten[0].get("location") or {}).get("pointer") if rewritten else None
+    entry = {"cause": "compaction", "detail": "history_summarized", "rule": None, "section": "messages",
+             "location": {"pointer": pointer, "char": None}, "before": rewritten[0]["before"] if rewritten else "",
+             "after": rewritten[0]["after"] if rewritten else "", "first": False}
+    if brk.cause in ("system_changed", "messages_changed"):
+        brk.extra["compacted_from"] = {"cause": brk.cause, "detail": brk.detail}
+        brk.cause, brk.detail, brk.rule, brk.value_kind = "compaction", "history_summarized", None, None
+        entry["first"] = True
+    order = {"tools": 0, "schema": 1}
+    at = next((i for i, d in enumerate(kept) if d.get("section") not in order), len(kept))
+    brk.extra["divergences"] = kept[:at] + [entry] + kept[at:]
     return brk
 
 
