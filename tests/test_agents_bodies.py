@@ -218,6 +218,23 @@ def test_session_ids_do_not_collide_across_restarts(tmp_path):
     assert (a.session, a.seq, b.session, b.seq) == (CODEX_THREAD, 1, CODEX_THREAD, 2)
 
 
+def test_lineage_follows_a_conversation_onto_another_model_but_keeps_strangers_apart(tmp_path):
+    recorder = Recorder(Store(tmp_path / "s.db"))
+    tools = [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {}}}]
+
+    def body(model, system, turns):
+        return {"model": model, "tools": tools, "instructions": system, "input": [{"role": "user", "content": t} for t in turns]}
+
+    def rec(b):
+        return recorder.record(captured({"path": "/v1/responses", "headers": {}, "body": b}, response=responses_sse(2000, 0)))
+
+    a1 = rec(body("gpt-5.1", "You fix bugs. " * 200, ["first task"]))
+    b1 = rec(body("gpt-5.1-mini", "You write docs. " * 200, ["first task"]))  # shares only the tools
+    a2 = rec(body("gpt-5.1-mini", "You fix bugs. " * 200, ["first task", "go on"]))  # a1's history, another model
+    assert a1.session != b1.session and a2.session == a1.session
+    assert (a2.seq, a2.brk["cause"], a2.brk["rule"]) == (2, "model_changed", "CL401")
+
+
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cachelint", *args], capture_output=True, text=True, timeout=120)
 

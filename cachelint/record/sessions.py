@@ -12,8 +12,9 @@
    `compaction` a side call); otherwise the main line carries the agent's tools, so a request without tools
    while the main line has them is a side call, and so is one that shares neither the main line's first
    message nor its tool list.
-3. Without an id: the prefix lineage. The recent session (same API, any model) whose last request shares the
-   longest prefix with this one; none sharing anything starts a new session, named with the time the recorder
+3. Without an id: the prefix lineage. The recent session of the same API whose last request shares the longest
+   prefix with this one (on another model: at least its head and first message, the same history carried on,
+   else two conversations that only share their tools would merge); none sharing anything starts a new session, named with the time the recorder
    started so ids never collide with those of an earlier run in the same store.
 
 `user`, `safety_identifier` and Anthropic's `metadata.user_id` without a session name a user, not a
@@ -107,6 +108,14 @@ def _first_message(prompt: Prompt) -> tuple:
     return tuple(b.key for b in prompt.blocks if b.section == "messages" and b.message == first) if first is not None else ()
 
 
+def _through_first_message(prompt: Prompt) -> int:
+    """How many blocks lead up to the end of the first conversation message (all of them when there is none)."""
+    first = next((b.message for b in prompt.blocks if b.section == "messages"), None)
+    if first is None:
+        return len(prompt.blocks)
+    return max(i for i, b in enumerate(prompt.blocks) if b.section == "messages" and b.message == first) + 1
+
+
 def continues(main: Prompt, prompt: Prompt) -> bool:
     """Whether `prompt` carries on the conversation whose latest main-line request is `main`."""
     has_tools = bool(prompt.section_blocks("tools"))
@@ -166,6 +175,8 @@ class Sessions:
             if state.last is None or state.provider != prompt.provider or state.side:
                 continue
             shared = common_prefix_items([b.key for b in state.last.blocks], keys)
+            if state.model != prompt.model and shared < _through_first_message(state.last):
+                continue  # on another model only a request that carries on the same history is the same conversation
             if shared > best_shared:
                 best, best_shared = state, shared
         if best is not None:
