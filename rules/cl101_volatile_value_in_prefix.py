@@ -175,5 +175,5 @@ class Agent:
                 detail = f"it {changes} and is computed once per conversation, so no two conversations share the prefix"
             else:
                 detail = f"it {changes} and is computed on every call"
-            message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: {detail}"
+            message = f"`{fact.label}`{fact.origin} reaches the {where} of {analysis.describe_site(site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")

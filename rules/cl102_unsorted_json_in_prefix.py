@@ -94,9 +94,9 @@ def ask(settings, q):
         for site, fact in analysis.facts({"unsorted_json", "dict_repr"}):
             where = fact.landing.words
             if fact.kind == "unsorted_json":
-                fix = add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
-                message = f"`json.dumps()` of a dict built at run time reaches the {where} of {analysis.describe_site(site)} without `sort_keys=True`: its key order can change between requests"
+                fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
+                message = f"`json.dumps()`{fact.origin} of a dict built at run time reaches the {where} of {analysis.describe_site(site)} without `sort_keys=True`: its key order can change between requests"
             else:
                 fix = None
-                message = f"`{fact.label}` reaches the {where} of {analysis.describe_site(site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
+                message = f"`{fact.label}`{fact.origin} reaches the {where} of {analysis.describe_site(site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
             yield Report.at(site, fact.node, message, fix=fix)

@@ -79,6 +79,6 @@ def ask(q, skills: set[str]):
 
     def check(self, analysis):
         for site, fact in analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input")):
-            message = f"{fact.label} is iterated in no defined order into the {fact.landing.words} of {analysis.describe_site(site)}; sort it"
-            fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE else None
+            message = f"{fact.label}{fact.origin} is iterated in no defined order into the {fact.landing.words} of {analysis.describe_site(site)}; sort it"
+            fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
             yield Report.at(site, fact.node, message, fix=fix)

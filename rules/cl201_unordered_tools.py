@@ -97,6 +97,6 @@ def run(messages):
 
     def check(self, analysis):
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):
-            message = f"the tools of {analysis.describe_site(site)} come from {fact.label} in no defined order; sort them by name"
-            fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE else None
+            message = f"the tools of {analysis.describe_site(site)} come from {fact.label}{fact.origin} in no defined order; sort them by name"
+            fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
             yield Report.at(site, fact.node, message, fix=fix)

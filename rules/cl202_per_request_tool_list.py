@@ -60,5 +60,5 @@ def step(messages, user):
 
     def check(self, analysis):
         for site, fact in analysis.facts({"filtered"}, args=("tools",)):
-            yield Report.at(site, fact.node, f"the tools of {analysis.describe_site(site)} are chosen per request ({fact.label}); "
+            yield Report.at(site, fact.node, f"the tools of {analysis.describe_site(site)} are chosen per request ({fact.label}{fact.origin}); "
                          "keep one tool list per conversation and restrict tools per turn with tool_choice instead")

@@ -417,3 +417,84 @@ def test_a_comprehension_over_a_parameter_follows_the_callers():
             return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tool_specs(os.listdir("tools")), messages=history)
     """
     assert rows(source, "CL201") == [7]
+
+
+# --- across modules of the linted tree ------------------------------------------------------------------
+
+PROMPTS = '''
+import datetime
+import os
+
+STAMP = datetime.datetime.now().isoformat()
+SYSTEM = f"You are the support bot. Started {STAMP}."
+
+
+def render(user, notes_dir):
+    notes = "\\n".join(os.listdir(notes_dir))
+    return f"Time: {datetime.datetime.now():%H:%M}. User {user}.\\n{notes}"
+'''
+AGENT = '''
+from anthropic import Anthropic
+
+from .prompts import SYSTEM, render
+from .reexport import SYSTEM as AGAIN
+
+client = Anthropic()
+
+
+def ask(history):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=SYSTEM, messages=history)
+
+
+def ask_user(history, user):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=render(user, "notes"), messages=history)
+
+
+def ask_again(history):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=AGAIN, messages=history)
+'''
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "prompts.py").write_text(PROMPTS)
+    (app / "reexport.py").write_text("from .prompts import SYSTEM\n")
+    (app / "agent.py").write_text(AGENT)
+    (tmp_path / "pyproject.toml").write_text("[tool.cachelint]\n")
+    monkeypatch.chdir(tmp_path)
+    return app
+
+
+def test_names_imported_from_another_module_are_followed(package):
+    agent = package / "agent.py"
+    found = lint_source(agent.read_text(), str(agent))
+    by_row = {(f.row, f.code): f for f in found}
+    assert set(by_row) == {(11, "CL101"), (15, "CL101"), (15, "CL103"), (19, "CL101")}
+    assert "prompts.py:5" in by_row[11, "CL101"].message and "once per process" in by_row[11, "CL101"].message
+    assert "prompts.py:11" in by_row[15, "CL101"].message and "every minute" in by_row[15, "CL101"].message
+    assert by_row[15, "CL103"].fix is None  # the listing is in the other file: no edit here
+    assert all(f.confidence == "certain" for f in found)
+
+
+def test_a_clean_imported_prompt_stays_quiet(package):
+    (package / "prompts.py").write_text('SYSTEM = "You are the support bot."\n\ndef render(user, notes_dir):\n    return "Be brief."\n')
+    agent = package / "agent.py"
+    assert lint_source(agent.read_text(), str(agent)) == []
+
+
+def test_the_cache_drops_a_result_when_an_imported_module_changes(package):
+    import subprocess
+    import sys
+
+    def check() -> set[tuple[int, str]]:
+        out = subprocess.run([sys.executable, "-m", "cachelint", "check", "app", "--output-format", "json", "--exit-zero"],
+                             capture_output=True, text=True, check=True, timeout=120)
+        return {(f["location"]["row"], f["code"]) for f in json.loads(out.stdout) if f["filename"].endswith("agent.py")}
+
+    assert (11, "CL101") in check()
+    assert any((package.parent / ".cachelint_cache").rglob("*.json"))
+    (package / "prompts.py").write_text(PROMPTS.replace("datetime.datetime.now().isoformat()", '"v1"'))
+    assert (11, "CL101") not in check() and (15, "CL101") in check()

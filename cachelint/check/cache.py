@@ -73,6 +73,41 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
     return finding
 
 
+def _dependency_hashes(path: Path, content: bytes) -> dict[str, str]:
+    """{absolute path: sha256} of the tree's modules the analysis of this file may follow names into
+    (only for files the analysis looks at: those that send a request)."""
+    from cachelint.check.engine import _CALL_SHAPE, _SDK_IMPORT
+    from cachelint.check.project import dependencies
+
+    try:
+        source = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return {}
+    if not (_SDK_IMPORT.search(source) or _CALL_SHAPE.search(source)):
+        return {}
+    hashes = {}
+    for dep in dependencies(source, str(path)):
+        try:
+            hashes[os.path.abspath(dep)] = _sha256(dep.read_bytes())
+        except OSError:
+            continue
+    return hashes
+
+
+def _dependencies_unchanged(deps: Any) -> bool:
+    if not deps:
+        return True
+    if not isinstance(deps, dict):
+        return False
+    for dep, digest in deps.items():
+        try:
+            if _sha256(Path(dep).read_bytes()) != digest:
+                return False
+        except (OSError, TypeError):
+            return False
+    return True
+
+
 class ResultCache:
     """Findings per file, valid while the file's content and the cache key stay the same."""
 
@@ -121,6 +156,8 @@ class ResultCache:
         entry = self._changed.get(rel) if rel in self._changed else self._entries.get(rel)
         if entry is None or entry.get("sha256") != _sha256(content):
             return None
+        if not _dependencies_unchanged(entry.get("deps")):
+            return None  # a module of the tree whose definitions the analysis followed has changed
         try:
             findings = [_finding_from_json(f) for f in entry["findings"]]
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -150,6 +187,9 @@ class ResultCache:
             self._changed[rel] = None  # not storable: forget the path rather than cache something partial
             return
         self._changed[rel] = {"sha256": _sha256(content), "path": str(path), "findings": serialized}
+        deps = _dependency_hashes(path, content)
+        if deps:
+            self._changed[rel]["deps"] = deps
 
     def save(self) -> bool:
         """Write the cache atomically. Returns False (and changes nothing) when it cannot be written."""

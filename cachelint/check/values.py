@@ -9,6 +9,7 @@ parameter. Rules turn facts into findings. The walk is bounded in depth and neve
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 
@@ -20,6 +21,7 @@ from cachelint.check.module import ModuleContext, descendants
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
 MAX_CALLERS = 8  # callers of one function whose arguments are followed
+MAX_HOPS = 1  # modules of the linted tree followed from the linted one (a re-export counts as the same hop)
 
 # qualified name -> (how the value changes, label)
 VOLATILE_CALLS: dict[str, str] = {
@@ -104,6 +106,11 @@ class Fact:
     extra: dict = field(default_factory=dict)
 
     @property
+    def origin(self) -> str:
+        """" (in prompts.py:4)" for a value found in another module of the tree, else ""."""
+        return f" (in {self.extra['origin']})" if self.extra.get("origin") else ""
+
+    @property
     def severe(self) -> bool:
         """Changes within a conversation, not just between processes or days."""
         return self.when == "per call" and self.granularity not in _COARSE
@@ -144,6 +151,10 @@ class ValueWalker:
         self._params_only = 0
         # calls followed into their functions: (call, function, {id(param): argument}), innermost last
         self._frames: list[tuple[cst.Call, cst.FunctionDef | None, dict[int, cst.BaseExpression]]] = []
+        self._volatile_extra = volatile_extra
+        self._outer: tuple[ValueWalker, cst.FunctionDef, dict[int, cst.BaseExpression]] | None = None  # the linted module's walker
+        self._landing: Landing | None = None  # where the value followed into another module lands
+        self._hops = 0  # modules crossed to get here
         self._site_loops = ctx.loops_around(site.node)
 
     # --- entry points ----------------------------------------------------------------------------------------
@@ -340,6 +351,10 @@ class ValueWalker:
                 self.walk(arg.value, landing, d)
             return
         functions = self.ctx.called_functions(call)
+        if not functions and isinstance(func, cst.Name) and not self._params_only:
+            imports = [b for b, _ in self.ctx.assigned_values(func) if isinstance(b, cst.ImportFrom)]
+            if imports and self._imported(func, imports[0], call, landing, d, newest_last, ordered):
+                return
         for function in functions:
             self._frames.append((call, function, _bind_arguments(self.ctx, call, function)))
             try:
@@ -479,6 +494,9 @@ class ValueWalker:
             if isinstance(binding, cst.Param):
                 self._param(name, binding, landing, d, newest_last, ordered)
                 continue
+            if isinstance(binding, cst.ImportFrom):
+                self._imported(name, binding, None, landing, d, newest_last, ordered)
+                continue
             if isinstance(parent, cst.AugAssign):
                 if isinstance(parent.value, (cst.Integer, cst.Float)):
                     self._fact("counter", name, landing, f"{name.value} (incremented with {self.ctx.code(parent.operator).strip()})", "turn")
@@ -498,6 +516,43 @@ class ValueWalker:
                 self.walk(value, landing, d, newest_last and not grows, ordered)
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
+
+    def _imported(self, name: cst.Name, node: cst.ImportFrom, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool) -> bool:
+        """Follow a name imported from another module of the tree to its definition there; what is found
+        is reported here, at the name, naming the other file's line. Returns whether it was followed."""
+        from cachelint.check.project import imported_definition
+
+        if self._hops >= MAX_HOPS or self._params_only:
+            return False
+        found = imported_definition(self.ctx, node, name.value)
+        if found is None:
+            return False
+        other, definition = found
+        sub = ValueWalker(other, self.site, self._volatile_extra)
+        sub._hops = self._hops + 1
+        sub._landing = landing
+        if isinstance(definition, cst.FunctionDef):
+            if call is None:
+                return False
+            sub._outer = (self, definition, _bind_arguments_across(call, definition))
+            values = other.returns_of(definition)
+        elif isinstance(definition, cst.ClassDef):
+            return False
+        else:
+            if call is not None:
+                return False
+            values = [definition]
+        for value in values:
+            sub.walk(value, landing, d, newest_last, ordered)
+        anchor = call if call is not None else name
+        where = os.path.relpath(other.filename) if not os.path.isabs(self.ctx.filename) else other.filename
+        for fact in sub.facts:
+            if fact.kind == "param":
+                continue
+            row = other.span(fact.node).row
+            self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
+                                   fact.granularity, fact.when, {"origin": f"{where}:{row}"}))
+        return True
 
     def _argument_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The argument a followed call passes for `expr`, when `expr` names only a parameter."""
@@ -525,6 +580,12 @@ class ValueWalker:
                 if value is not None:
                     self.walk(value, landing, d, newest_last, ordered)
                 return
+        if self._outer is not None and self._outer[1] is function:
+            outer, _, bound = self._outer  # a function of another module called from the linted one
+            value = bound.get(id(param))
+            if value is not None:
+                outer.walk(value, replace(landing, cache_block=self._landing.cache_block) if self._landing else landing, d, newest_last, ordered)
+            return
         if function is not None and function is self._site_function:
             self._fact("param", name, landing, param.name.value)
         if function is None or len(self._frames) >= MAX_FRAMES:
@@ -679,6 +740,22 @@ def _is_method(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     return (isinstance(ctx.parent(ctx.parent(function) or function), cst.ClassDef) and bool(params)
             and params[0].name.value in ("self", "cls")
             and not any(isinstance(dec.decorator, cst.Name) and dec.decorator.value == "staticmethod" for dec in function.decorators))
+
+
+def _bind_arguments_across(call: cst.Call, function: cst.FunctionDef) -> dict[int, cst.BaseExpression]:
+    """Arguments of a call of a module-level function of another module (not a method)."""
+    params = list(function.params.params)
+    by_name = {p.name.value: p for p in [*params, *function.params.kwonly_params]}
+    bound: dict[int, cst.BaseExpression] = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            if arg.keyword.value in by_name:
+                bound[id(by_name[arg.keyword.value])] = arg.value
+        elif position < len(params):
+            bound[id(params[position])] = arg.value
+    return bound
 
 
 def _bind_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef) -> dict[int, cst.BaseExpression]:

@@ -1,0 +1,129 @@
+"""The linted project's other modules: a name imported from a module of the same tree, followed to its
+definition there.
+
+Bounded: only `from <module> import <name>` of a module that is a file of the tree (relative imports, or
+absolute ones found beside the importing file's top package or the working directory), one hop from the
+linted file (a re-export is followed once more), files under 512 KB, at most 64 parsed modules kept per
+process. A module's parse is kept while its size and modification time stay the same.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext
+
+MAX_BYTES = 512 * 1024
+MAX_MODULES = 64
+_MODULES: dict[str, tuple[tuple[int, int], ModuleContext | None]] = {}
+_IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b", re.M)
+
+
+def module_file(importer: str, module: str, level: int) -> Path | None:
+    """The file of `module` (`from <level dots><module> import ...` in `importer`), if it is in the tree."""
+    here = Path(os.path.abspath(importer)).parent
+    parts = [p for p in module.split(".") if p]
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        roots = [base]
+    else:
+        top = here
+        while (top / "__init__.py").is_file() and top.parent != top:
+            top = top.parent
+        roots = list(dict.fromkeys([top, here, Path.cwd()]))
+    for root in roots:
+        if not parts:
+            candidates = [root / "__init__.py"]
+        else:
+            candidates = [root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")]
+        for candidate in candidates:
+            if candidate.is_file() and os.path.abspath(candidate) != os.path.abspath(importer):
+                return candidate
+    return None
+
+
+def module_context(path: Path) -> ModuleContext | None:
+    """The parsed module at `path` with its metadata, or None when it cannot be read, parsed or is too big."""
+    key = os.path.abspath(path)
+    try:
+        stat = os.stat(key)
+    except OSError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _MODULES.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    ctx = None
+    if stat.st_size <= MAX_BYTES:
+        try:
+            source = Path(key).read_bytes().decode("utf-8-sig")
+            ctx = ModuleContext(source, key)
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+            ctx = None
+    if len(_MODULES) >= MAX_MODULES:
+        _MODULES.pop(next(iter(_MODULES)))
+    _MODULES[key] = (stamp, ctx)
+    return ctx
+
+
+def _dotted(node: cst.BaseExpression | None) -> str:
+    if node is None:
+        return ""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def imported_definition(ctx: ModuleContext, node: cst.ImportFrom, local: str, hops: int = 2):
+    """(module context, definition) for the name bound as `local` by `from ... import ...` `node`: the
+    value assigned to it at the top of its module, or its function; None when it is not in the tree."""
+    if isinstance(node.names, cst.ImportStar):
+        return None
+    original = None
+    for alias in node.names:
+        bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else _dotted(alias.name)
+        if bound == local:
+            original = _dotted(alias.name)
+    if original is None:
+        return None
+    path = module_file(ctx.filename, _dotted(node.module), len(node.relative))
+    other = module_context(path) if path is not None else None
+    if other is None:
+        return None
+    return top_level_definition(other, original, hops)
+
+
+def top_level_definition(ctx: ModuleContext, name: str, hops: int):
+    found = None
+    for stmt in ctx.module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value == name:
+            found = (ctx, stmt)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                    found = (ctx, small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name) and small.target.value == name:
+                    found = (ctx, small.value)
+                elif isinstance(small, cst.ImportFrom) and hops > 1:
+                    again = imported_definition(ctx, small, name, hops - 1)  # a re-export: from .prompts import SYSTEM
+                    if again is not None:
+                        found = again
+    return found
+
+
+def dependencies(source: str, filename: str) -> list[Path]:
+    """The tree's files whose definitions an analysis of this module may read (its `from ... import`s)."""
+    found: dict[str, Path] = {}
+    for match in _IMPORT_FROM.finditer(source):
+        path = module_file(filename, match.group(2), len(match.group(1)))
+        if path is not None:
+            found.setdefault(os.path.abspath(path), path)
+    return list(found.values())
