@@ -121,6 +121,7 @@ def test_snake_case_key_is_rejected_with_a_hint(tmp_path):
         'volatile-functions = ["a..b"]',
         'per-file-ignores = ["tests/*"]',
         "exclude = [1]",
+        'confidence = "maybe"',
     ],
 )
 def test_bad_value_types_are_errors(tmp_path, body):
@@ -143,6 +144,7 @@ call-patterns = ["mylib.llm.chat"]
 volatile-functions = ["myapp.clock.now"]
 model = "claude-sonnet-4-5"
 respect-gitignore = false
+confidence = "certain"
 """,
     )
     cfg = load_config(tmp_path / "sub" / "deeper")  # walks up; start need not exist
@@ -157,6 +159,7 @@ respect-gitignore = false
     assert cfg.volatile_functions == ["myapp.clock.now"]
     assert cfg.model == "claude-sonnet-4-5"
     assert cfg.respect_gitignore is False
+    assert cfg.confidence == "certain"
 
 
 # --- per-file-ignores --------------------------------------------------------------------------------

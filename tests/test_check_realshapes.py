@@ -498,3 +498,20 @@ def test_the_cache_drops_a_result_when_an_imported_module_changes(package):
     assert any((package.parent / ".cachelint_cache").rglob("*.json"))
     (package / "prompts.py").write_text(PROMPTS.replace("datetime.datetime.now().isoformat()", '"v1"'))
     assert (11, "CL101") not in check() and (15, "CL101") in check()
+
+
+def test_confidence_certain_in_config_drops_findings_only_a_shape_suggests(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    (tmp_path / "injected.py").write_text(textwrap.dedent(INJECTED["anthropic-shape"]).lstrip("\n"))
+    (tmp_path / "sdk.py").write_text(textwrap.dedent(SDK_SHAPES["legacy-chatcompletion"]).lstrip("\n"))
+
+    def codes(config: str) -> set[tuple[str, str]]:
+        (tmp_path / "pyproject.toml").write_text(f"[tool.cachelint]\n{config}")
+        out = subprocess.run([sys.executable, "-m", "cachelint", "check", ".", "--output-format", "json", "--exit-zero"],
+                             cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
+        return {(f["filename"], f["confidence"]) for f in json.loads(out.stdout)}
+
+    assert codes("") == {("injected.py", "likely"), ("sdk.py", "certain")}
+    assert codes('confidence = "certain"\n') == {("sdk.py", "certain")}

@@ -28,6 +28,7 @@ class Options:
     volatile_functions: dict[str, str] = field(default_factory=dict)
     call_patterns: dict[str, str] = field(default_factory=dict)
     model: str | None = None
+    confidence: str = "likely"  # the least sure findings reported (certain | likely)
 
 
 class Analysis:

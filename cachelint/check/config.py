@@ -60,7 +60,9 @@ _KEYS: dict[str, str] = {
     "volatile-functions": "volatile_functions",
     "model": "model",
     "respect-gitignore": "respect_gitignore",
+    "confidence": "confidence",
 }
+CONFIDENCES = ("certain", "likely")  # most sure first
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
 _GLOB_KEYS = ("exclude", "extend-exclude")
 _QUALNAME_KEYS = ("call-patterns", "volatile-functions")
@@ -148,6 +150,7 @@ class Config:
     volatile_functions: list[str] = field(default_factory=list)
     model: str | None = None
     respect_gitignore: bool = True
+    confidence: str = "likely"  # the least sure findings reported: "certain" drops those only a call's shape suggests
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None
 
@@ -288,6 +291,7 @@ class Config:
             "volatile_functions": sorted(set(self.volatile_functions)),
             "model": self.model,
             "respect_gitignore": self.respect_gitignore,
+            "confidence": self.confidence,
             "catalog": list(ALL_CODES),
         }
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -382,6 +386,10 @@ def config_from_table(table: dict[str, Any], root: Path, source: Path | None, ta
             if not isinstance(value, str) or not value.strip():
                 raise CachelintError(f"{where} must be a non-empty string, got {value!r}")
             kwargs["model"] = value.strip()
+        elif key == "confidence":
+            if value not in CONFIDENCES:
+                raise CachelintError(f"{where} must be one of {', '.join(map(repr, CONFIDENCES))}, got {value!r}")
+            kwargs["confidence"] = value
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise CachelintError(f"{where} must be true or false, got {value!r}")

@@ -115,6 +115,8 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
             continue
         meta = rule_class.meta()
         for report in rule_class().check(analysis):
+            if report.confidence == "likely" and options is not None and options.confidence == "certain":
+                continue
             span = ctx.span(report.node)
             statement_row = ctx.span(ctx.statement_of(report.node)).row
             if suppressions.covers(meta.code, (span.row, statement_row)):

@@ -32,6 +32,7 @@ def options_for(config: Config) -> Options:
         volatile_functions={name: "call" for name in config.volatile_functions},
         call_patterns={name: "openai-chat" for name in config.call_patterns},
         model=config.model,
+        confidence=config.confidence,
     )
 
 
