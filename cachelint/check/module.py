@@ -206,6 +206,17 @@ class ModuleContext:
         return found
 
     @cached_property
+    def calls_by_name(self) -> dict[str, list[cst.Call]]:
+        """Calls by the name they call: {"render": [render(...), self.render(...), obj.render(...)]}."""
+        found: dict[str, list[cst.Call]] = {}
+        for call in self.nodes(cst.Call):
+            func = call.func
+            key = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if key is not None:
+                found.setdefault(key, []).append(call)
+        return found
+
+    @cached_property
     def subscript_assignments(self) -> dict[str, list[cst.Assign]]:
         """`x[...] = ...` statements by the code of `x`."""
         found: dict[str, list[cst.Assign]] = {}

@@ -524,7 +524,10 @@ class ValueWalker:
 
         if self._hops >= MAX_HOPS or self._params_only:
             return False
-        found = imported_definition(self.ctx, node, name.value)
+        try:
+            found = imported_definition(self.ctx, node, name.value)
+        except (RecursionError, ValueError, OSError):
+            return False  # another module that cannot be analysed costs this hop, never the linted file
         if found is None:
             return False
         other, definition = found
@@ -783,23 +786,10 @@ def _bind_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDe
     return bound
 
 
-_CALLERS: dict[int, tuple[ModuleContext, dict[str, list[cst.Call]]]] = {}
-
-
 def callers(ctx: ModuleContext, function: cst.FunctionDef) -> list[cst.Call]:
     """Calls in this module that run `function`: `f(...)`, `self.f(...)` / `obj.f(...)` for a method,
     `Class(...)` for `__init__`."""
-    cached = _CALLERS.get(id(ctx))
-    if cached is None or cached[0] is not ctx:
-        index: dict[str, list[cst.Call]] = {}
-        for call in ctx.nodes(cst.Call):
-            func = call.func
-            key = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-            if key is not None:
-                index.setdefault(key, []).append(call)
-        _CALLERS.clear()  # one module at a time
-        _CALLERS[id(ctx)] = cached = (ctx, index)
-    index = cached[1]
+    index = ctx.calls_by_name
     name = function.name.value
     cls = ctx.enclosing(function, (cst.ClassDef,))
     if name == "__init__" and isinstance(cls, cst.ClassDef):
