@@ -3,6 +3,10 @@
 The hooks only capture: streaming is switched on for recognized responses in `responseheaders` (so tokens
 are forwarded as they arrive, never buffered), chunks are copied by a tap, and the finished exchange is
 queued. Analysis and the database write happen on a worker thread, off mitmproxy's event loop.
+
+WebSocket connections to the Responses API (Codex's default transport) are followed message by message
+(`websocket_message`): each `response.create` and the events answering it become one exchange
+(cachelint.record.websocket); the messages themselves pass unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from cachelint.proxy.tap import StreamTap
 from cachelint.record.analyze import DEFAULT_KV_MODEL, Recorder, RecorderOptions
 from cachelint.record.exchange import Captured, route_provider
 from cachelint.record.store import Store, default_path
+from cachelint.record.websocket import ResponsesSocket
 
 log = logging.getLogger("cachelint.proxy")
 _STOP = object()
@@ -25,6 +30,10 @@ _STOP = object()
 
 def is_recorded(flow: http.HTTPFlow) -> bool:
     return flow.request.method == "POST" and route_provider(flow.request.path) is not None
+
+
+def is_recorded_socket(flow: http.HTTPFlow) -> bool:
+    return flow.websocket is not None and route_provider(flow.request.path) == "openai-responses"
 
 
 def capture(flow: http.HTTPFlow, tap: StreamTap | None) -> Captured:
@@ -83,6 +92,26 @@ class CacheLintAddon:
 
     def error(self, flow: http.HTTPFlow) -> None:
         self._finish(flow)
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        if not is_recorded_socket(flow):
+            return
+        socket = flow.metadata.get("cachelint_socket")
+        if socket is None:
+            socket = flow.metadata["cachelint_socket"] = ResponsesSocket(flow.request.pretty_url, list(flow.request.headers.items(multi=True)))
+        message = flow.websocket.messages[-1]  # type: ignore[union-attr]
+        text = message.content.decode("utf-8", "replace")
+        at = message.timestamp or time.time()
+        done = socket.client_message(text, at) if message.from_client else socket.server_message(text, at)
+        if done is not None:
+            self.queue.put(done)
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        socket = flow.metadata.get("cachelint_socket")
+        if socket is not None:
+            done = socket.close(time.time(), flow.error.msg if flow.error is not None else None)
+            if done is not None:
+                self.queue.put(done)
 
     def _finish(self, flow: http.HTTPFlow) -> None:
         if is_recorded(flow) and not flow.metadata.get("cachelint_queued"):

@@ -130,26 +130,28 @@ def test_claude_code_conversation_with_a_model_switch_and_back(proxy, upstream, 
     assert_no_key_on_disk(proxy.db, ANTHROPIC_KEY)
 
 
-def codex_home(home: Path, proxy_url: str, compact_at: int) -> Path:
+def codex_home(home: Path, proxy_url: str, compact_at: int, websocket: bool) -> Path:
     codex = home / ".codex"
     codex.mkdir(parents=True)
     (codex / "config.toml").write_text(
         'model = "gpt-5.1-codex"\nmodel_provider = "cachelint"\n'
         f"model_auto_compact_token_limit = {compact_at}\n\n"
-        "[model_providers.cachelint]\n"
+        + ("[features]\nresponses_websockets = true\n\n" if websocket else "")
+        + "[model_providers.cachelint]\n"
         'name = "cachelint proxy"\n'
         f'base_url = "{proxy_url}/v1"\n'
         'wire_api = "responses"\n'
         'env_key = "CACHELINT_TEST_OPENAI_KEY"\n'
+        f"supports_websockets = {'true' if websocket else 'false'}\n"
     )
     return codex
 
 
-def codex_session(tmp_path: Path, proxy: Proxy, steps: list[list[str]], compact_at: int) -> Path:
+def codex_session(tmp_path: Path, proxy: Proxy, steps: list[list[str]], compact_at: int, websocket: bool = False) -> Path:
     codex = agent_bin("codex")
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir(), work.mkdir()
-    env = base_env(home) | {"CODEX_HOME": str(codex_home(home, proxy.url, compact_at)), "CACHELINT_TEST_OPENAI_KEY": OPENAI_KEY}
+    env = base_env(home) | {"CODEX_HOME": str(codex_home(home, proxy.url, compact_at, websocket)), "CACHELINT_TEST_OPENAI_KEY": OPENAI_KEY}
     for step in steps:
         run_cli([codex, "exec", "--skip-git-repo-check", *step], env, work)
     proxy.stop()
@@ -162,19 +164,27 @@ def thread_id(home: Path) -> str:
     return first["payload"]["id"]
 
 
-def test_codex_over_http_with_compaction_and_a_model_switch(proxy, upstream, tmp_path):
+def kind_of(request) -> str:
+    meta = (request.json or {}).get("client_metadata") or {}
+    raw = meta.get("x-codex-turn-metadata") or request.header("x-codex-turn-metadata") or "{}"
+    return "prewarm" if (request.json or {}).get("generate") is False else json.loads(raw).get("request_kind")
+
+
+@pytest.mark.parametrize("websocket", [False, True], ids=["http", "websocket"])
+def test_codex_with_compaction_and_a_model_switch(proxy, upstream, tmp_path, websocket):
     steps = [["say hello"], ["resume", "--last", "and again"], ["resume", "--last", "a third time"],
              ["-m", "gpt-5.1-codex-mini", "resume", "--last", "now on mini"]]
-    home = codex_session(tmp_path, proxy, steps, compact_at=2000)
+    home = codex_session(tmp_path, proxy, steps, compact_at=2000, websocket=websocket)
     key = thread_id(home)
     data = report(proxy.db, "--session", key)
     main, sides = conversation(data, key)
 
     turns = [r for r in upstream.requests if r.route == "/v1/responses"]
-    compactions = [r for r in turns if '"request_kind":"compaction"' in (r.header("x-codex-turn-metadata") or "")]
-    assert compactions, "the low compaction limit made Codex compact"
-    assert main["requests"] == len(steps)
-    assert [s["session"] for s in sides] == [f"{key}/side-compaction"] and sides[0]["requests"] == len(compactions)
+    assert {r.method for r in turns} == ({"WS"} if websocket else {"POST"})
+    kinds = [kind_of(r) for r in turns]
+    assert "compaction" in kinds, "the low compaction limit made Codex compact"
+    assert main["requests"] == kinds.count("turn") == len(steps)
+    assert {s["session"]: s["requests"] for s in sides} == {f"{key}/side-{k}": kinds.count(k) for k in set(kinds) - {"turn"}}
     causes = [(b["request"], b["cause"]) for b in main["breaks"]]
     assert (3, "compaction") in causes and (4, "model_changed") in causes, causes
     switch = next(b for b in main["breaks"] if b["cause"] == "model_changed")
@@ -188,17 +198,22 @@ def test_codex_over_http_with_compaction_and_a_model_switch(proxy, upstream, tmp
     listed = subprocess.run([sys.executable, "-m", "cachelint", "sessions", str(home / ".codex" / "sessions"), "--format", "json"],
                             capture_output=True, text=True, timeout=120)
     [rollout] = json.loads(listed.stdout)
-    assert (rollout["session"], rollout["agent"], rollout["requests"]) == (key, "codex", len(turns))
-    assert rollout["prompt_tokens"] == data["totals"]["prompt_tokens"]  # Codex's own count agrees with the proxy's
+    # Codex's rollout records every response but its prewarms (which generate nothing); its counts agree with the proxy's
+    prewarm = sum(s["prompt_tokens"] for s in sides if s["session"].endswith("/side-prewarm"))
+    assert (rollout["session"], rollout["agent"], rollout["requests"]) == (key, "codex", len(turns) - kinds.count("prewarm"))
+    assert rollout["prompt_tokens"] == data["totals"]["prompt_tokens"] - prewarm
     assert_no_key_on_disk(proxy.db, OPENAI_KEY)
 
 
-def test_codex_turns_without_compaction_are_one_clean_conversation(proxy, upstream, tmp_path):
+@pytest.mark.parametrize("websocket", [False, True], ids=["http", "websocket"])
+def test_codex_turns_without_compaction_are_one_clean_conversation(proxy, upstream, tmp_path, websocket):
     steps = [["say hello"], ["resume", "--last", "and again"], ["resume", "--last", "a third time"]]
-    home = codex_session(tmp_path, proxy, steps, compact_at=10_000_000)
+    home = codex_session(tmp_path, proxy, steps, compact_at=10_000_000, websocket=websocket)
     key = thread_id(home)
     data = report(proxy.db)
     main, sides = conversation(data, key)
-    assert (main["requests"], main["breaks"], sides) == (3, [], [])
+    assert (main["requests"], main["breaks"]) == (3, [])
+    assert [s["session"] for s in sides] == ([f"{key}/side-prewarm"] if websocket else [])
+    assert all(s["breaks"] == [] for s in sides)
     assert main["cache_read_tokens"] > 0  # resumed turns read the previous prefix
     assert data["totals"]["prompt_tokens"] == stand_in_prompt_tokens(upstream, "/v1/responses")

@@ -281,3 +281,25 @@ def test_fixtures_hold_no_key(name):
     request = fixture(name)
     assert not {"x-api-key", "authorization"} & {h.lower() for h in request["headers"]}
     assert "dummy-KEY" not in (FIXTURES / f"{name}.json").read_text()  # the key the CLIs were given
+
+
+def test_websocket_requests_are_rebuilt_from_the_connections_earlier_responses():
+    from cachelint.record.websocket import ResponsesSocket
+
+    socket = ResponsesSocket("http://127.0.0.1:1/v1/responses", [("session-id", CODEX_THREAD)])
+    turn = fixture(CODEX[0])["body"]
+    assert socket.client_message(json.dumps({"type": "response.create", **turn}), 1.0) is None
+    reply = {"id": "msg_9", "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}
+    done = {"type": "response.completed", "response": {"id": "resp_9", "output": [reply], "usage": {"input_tokens": 9000, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1}}}
+    assert socket.server_message(json.dumps({"type": "response.created"}), 1.1) is None
+    first = socket.server_message(json.dumps(done), 1.2)
+    assert (first.method, first.status, first.error, first.first_byte_at) == ("WS", 200, None, 1.1)
+    new = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "and again"}]}]
+    socket.client_message(json.dumps({"type": "response.create", **dict(turn, input=new), "previous_response_id": "resp_9"}), 2.0)
+    second = socket.close(2.5, None)  # the connection dropped before the answer
+    body = json.loads(second.request_body)
+    assert body["input"] == turn["input"] + [reply] + new
+    assert second.error == "the connection closed before the response completed"
+    socket.client_message(json.dumps({"type": "response.create", **dict(turn, input=new), "previous_response_id": "resp_older"}), 3.0)
+    third = socket.server_message(json.dumps(done), 3.1)
+    assert "was not seen on this connection" in third.error and json.loads(third.request_body)["input"] == new

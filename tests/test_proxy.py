@@ -379,3 +379,40 @@ def test_stream_faults_drip_no_usage_and_a_50mb_body(tmp_path):
     assert rows[1]["cache_write_tokens"] is not None and rows[1]["error"] is None  # drip: parsed like any stream
     assert rows[2]["error"] == "no usage in the response"
     assert len(rows) == 3
+
+
+def test_responses_over_websocket_are_recorded_as_exchanges(proxy, upstream):
+    """Codex's default transport: a WebSocket to /v1/responses; each response.create is one exchange, with the full
+    input rebuilt from previous_response_id, and the messages pass through unchanged."""
+    from cachelint.record.store import Store
+    from upstream import WebSocketClient
+
+    ws = WebSocketClient(proxy.url + "/v1/responses", headers={"session-id": "thread-7", "authorization": f"Bearer {OPENAI_KEY}"})
+    base = {"model": "gpt-5.1-codex", "instructions": SYSTEM * 3, "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object"}}]}
+    first = [{"role": "user", "content": "fix the failing test"}]
+    ws.send_json({"type": "response.create", **base, "input": first, "generate": False})
+    ws.until("response.completed")
+    ws.send_json({"type": "response.create", **base, "input": first})
+    one = ws.until("response.completed")
+    ws.send_json({"type": "response.create", **base, "previous_response_id": one[-1]["response"]["id"], "input": [{"role": "user", "content": "and again"}]})
+    two = ws.until("response.completed")
+    edited = dict(base, instructions="Today is 2026-12-01.\n" + SYSTEM * 3)
+    full = [*first, one[-1]["response"]["output"][0], {"role": "user", "content": "and again"}, two[-1]["response"]["output"][0], {"role": "user", "content": "third"}]
+    ws.send_json({"type": "response.create", **edited, "input": full})
+    three = ws.until("response.completed")
+    ws.close()
+    assert two[-1] == upstream.responses[2].events[-1]["data"]  # what the server sent is what the client got
+    assert three[-1]["response"]["usage"] == upstream.responses[3].usage
+    proxy.stop()
+    data = report(proxy.db)
+    sessions = {s["session"]: s for s in data["sessions"]}
+    assert set(sessions) == {"thread-7", "thread-7/side-prewarm"}
+    main = sessions["thread-7"]
+    assert main["requests"] == 3 and main["errors"] == 0
+    assert [(b["request"], b["cause"], b["pointer"]) for b in main["breaks"]] == [(3, "system_changed", "/instructions")]
+    assert data["totals"]["prompt_tokens"] == sum(r.usage["input_tokens"] for r in upstream.responses)
+    assert data["totals"]["cache_read_tokens"] == sum(r.usage["input_tokens_details"]["cached_tokens"] for r in upstream.responses)
+    rows = list(Store(proxy.db, readonly=True).rows("thread-7"))
+    assert [r.method for r in rows] == ["WS", "WS", "WS"]
+    assert json.loads(rows[1].request_body)["input"] == upstream.requests[2].json["input"]  # rebuilt as the server did
+    assert OPENAI_KEY.encode() not in proxy.db.read_bytes()

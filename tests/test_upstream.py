@@ -710,3 +710,35 @@ def test_fault_precedence_instance_queue_header():
         assert [r.status for r in server.responses] == [529, 429, 200, 200, 500, 200]
         with pytest.raises(anthropic.BadRequestError, match="unknown upstream fault"):
             client.messages.create(extra_headers={"x-upstream-fault": "explode"}, **kw)
+
+
+# ---------------------------------------------------------------------------------------------- websocket
+
+
+def test_responses_over_websocket_continue_a_previous_response():
+    from upstream import WebSocketClient
+
+    with Upstream(event_delay=0.0) as up:
+        ws = WebSocketClient(up.url + "/v1/responses")
+        first_input = [{"role": "developer", "content": "B" * 4400}, {"role": "user", "content": USER}]
+        ws.send_json({"type": "response.create", "model": GPT, "input": first_input, "generate": False})
+        warm = ws.until("response.completed")
+        assert warm[-1]["response"]["output"][0]["content"][0]["text"] == ""  # a prewarm generates nothing
+        ws.send_json({"type": "response.create", "model": GPT, "input": first_input})
+        events = ws.until("response.completed")
+        assert [e["type"] for e in events][:2] == ["response.created", "response.in_progress"]
+        done = events[-1]["response"]
+        ws.send_json({"type": "response.create", "model": GPT, "previous_response_id": done["id"],
+                      "input": [{"role": "user", "content": "and again"}]})
+        second = ws.until("response.completed")[-1]["response"]
+        ws.send_json({"type": "response.create", "model": GPT, "previous_response_id": "resp_nope", "input": []})
+        error = ws.recv_json()
+        ws.close()
+    assert error["type"] == "error" and error["error"]["code"] == "previous_response_not_found"
+    # the continued request is the full conversation: earlier input, the earlier output, the new items
+    full = up.requests[2].json["input"]
+    assert full[:2] == first_input and full[2]["id"] == done["output"][0]["id"] and full[3]["content"] == "and again"
+    assert [r.method for r in up.requests] == ["WS", "WS", "WS"]
+    assert second["usage"]["input_tokens"] > done["usage"]["input_tokens"] >= 1024
+    assert second["usage"]["input_tokens_details"]["cached_tokens"] >= 1024  # the prefix the first request cached
+    assert up.responses[2].usage == second["usage"]

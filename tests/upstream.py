@@ -13,6 +13,13 @@ Routes (anything else: 404 with the provider's error JSON):
 - ``POST /v1/messages/count_tokens``: ``{"input_tokens": N}`` (Claude Code calls it through a gateway).
 - ``POST /v1/chat/completions``: OpenAI Chat Completions, JSON or SSE.
 - ``POST /v1/responses``: OpenAI Responses, JSON or SSE.
+- ``GET /v1/responses`` with ``Upgrade: websocket``: OpenAI Responses over WebSocket (RFC 6455, no extensions),
+  as Codex speaks it: each client text message ``{"type": "response.create", ...request fields}`` is answered with
+  the same events as the SSE stream, one JSON text message each. ``previous_response_id`` names an earlier
+  response *of the same connection*; its input and output items come before the new ``input`` (the full input is
+  what is counted and cached, and what ``requests[i].json`` holds, with ``previous_response_id`` kept beside it).
+  ``"generate": false`` (a prewarm) is answered with an empty output. Each message is a ``requests`` entry of
+  method ``WS``; the handshake itself is not recorded.
 
 A body that is not JSON, not an object, or misses a required field gets a 400 in the provider's shape:
 Anthropic ``{"type":"error","error":{"type":"invalid_request_error","message":...},"request_id":...}``,
@@ -84,6 +91,7 @@ sent, so once a client has a response its record is complete.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import http
@@ -106,6 +114,7 @@ __all__ = [
     "RecordedRequest",
     "RecordedResponse",
     "Upstream",
+    "WebSocketClient",
     "canonical",
     "estimate_tokens",
 ]
@@ -612,6 +621,135 @@ class _Responder:
 # the server
 
 
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+class _WebSocketConn:
+    """RFC 6455 framing on the handler's socket: masked client frames in, unmasked server frames out; no
+    extensions are negotiated, so frames are never compressed. Pings are answered, fragments joined."""
+
+    def __init__(self, h: _Handler) -> None:
+        self.rfile, self.wfile = h.rfile, h.wfile
+        self._send_lock = threading.Lock()
+
+    def _read(self, n: int) -> bytes:
+        data = self.rfile.read(n)
+        if len(data) < n:
+            raise OSError("connection closed")
+        return data
+
+    def receive(self) -> str | None:
+        """The next text (or binary, decoded) message, or None once the client closed."""
+        parts: list[bytes] = []
+        while True:
+            b0, b1 = self._read(2)
+            opcode, fin = b0 & 0x0F, b0 & 0x80
+            length = b1 & 0x7F
+            if length == 126:
+                length = int.from_bytes(self._read(2), "big")
+            elif length == 127:
+                length = int.from_bytes(self._read(8), "big")
+            mask = self._read(4) if b1 & 0x80 else b"\0\0\0\0"
+            payload = bytes(c ^ mask[i % 4] for i, c in enumerate(self._read(length)))
+            if opcode == 0x8:
+                self._frame(0x8, payload[:2])
+                return None
+            if opcode == 0x9:
+                self._frame(0xA, payload)
+                continue
+            if opcode == 0xA:
+                continue
+            parts.append(payload)
+            if fin:
+                return b"".join(parts).decode("utf-8", "replace")
+
+    def _frame(self, opcode: int, payload: bytes) -> None:
+        head = bytes([0x80 | opcode])
+        n = len(payload)
+        head += bytes([n]) if n < 126 else bytes([126]) + n.to_bytes(2, "big") if n < 65536 else bytes([127]) + n.to_bytes(8, "big")
+        with self._send_lock:
+            self.wfile.write(head + payload)
+            self.wfile.flush()
+
+    def send_json(self, data: Any) -> None:
+        self._frame(0x1, _dump(data))
+
+
+class WebSocketClient:
+    """A minimal RFC 6455 client for tests (masked frames, no extensions): ``WebSocketClient(url)``, then
+    ``send_json`` / ``recv_json`` / ``close``. ``url`` is ``http://host:port/path`` (upgraded) or ``ws://...``."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None, timeout: float = 30) -> None:
+        parts = urlsplit(url)
+        self.sock = socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout)
+        key = base64.b64encode(hashlib.sha1(url.encode()).digest()[:16]).decode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        self.sock.sendall(
+            f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n".encode()
+        )
+        self.rfile = self.sock.makefile("rb")
+        status = self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass
+        if b" 101 " not in status:
+            raise OSError(f"no WebSocket upgrade: {status!r}")
+
+    def send_json(self, data: Any) -> None:
+        payload = _dump(data)
+        mask = hashlib.sha1(payload).digest()[:4]
+        n = len(payload)
+        head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big") if n < 65536 else bytes([0x80 | 127]) + n.to_bytes(8, "big"))
+        self.sock.sendall(head + mask + bytes(c ^ mask[i % 4] for i, c in enumerate(payload)))
+
+    def recv_json(self) -> Any:
+        b0, b1 = self.rfile.read(2)
+        length = b1 & 0x7F
+        if length == 126:
+            length = int.from_bytes(self.rfile.read(2), "big")
+        elif length == 127:
+            length = int.from_bytes(self.rfile.read(8), "big")
+        return json.loads(self.rfile.read(length))
+
+    def until(self, *kinds: str) -> list[Any]:
+        """Messages up to and including the first of one of these types."""
+        out = []
+        while True:
+            out.append(self.recv_json())
+            if out[-1].get("type") in kinds:
+                return out
+
+    def close(self) -> None:
+        try:
+            mask = b"\0\0\0\0"
+            self.sock.sendall(bytes([0x88, 0x80 | 2]) + mask + (1000).to_bytes(2, "big"))
+        except OSError:
+            pass
+        self.sock.close()
+
+
+class _WebSocketOut:
+    """Where `_responses` sends its events for a WebSocket request: one text message per event."""
+
+    prewarm = False
+
+    def __init__(self, conn: _WebSocketConn, record: RecordedResponse) -> None:
+        self.conn, self.record = conn, record
+        self.final_response: dict[str, Any] | None = None
+
+    def send_events(self, events: list[tuple[str | None, Any]], delay: float) -> None:
+        self.record.status = 101
+        for i, (_name, data) in enumerate(events):
+            if i and delay:
+                time.sleep(delay)
+            payload = _dump(data)
+            self.record.content += payload + b"\n"
+            self.conn._frame(0x1, payload)
+            if isinstance(data, dict) and data.get("type") in ("response.completed", "response.incomplete"):
+                self.final_response = data.get("response")
+        self.record.complete = True
+
+
 class Upstream:
     """A threaded HTTP/1.1 server on 127.0.0.1 that answers like the Anthropic and OpenAI APIs.
 
@@ -765,6 +903,9 @@ class Upstream:
         return h.rfile.read(length) if length else b""
 
     def _handle(self, h: _Handler) -> None:
+        if h.command == "GET" and (h.headers.get("upgrade") or "").lower() == "websocket":
+            self._websocket(h)
+            return
         body = self._read_body(h)
         raw_headers = list(h.headers.items())
         headers: dict[str, str] = {}
@@ -809,6 +950,71 @@ class Upstream:
         except OSError:
             record.client_gone = True
             h.close_connection = True
+
+    # websocket (Responses) ---------------------------------------------------------------------------------
+
+    def _websocket(self, h: _Handler) -> None:
+        route = urlsplit(h.path).path.rstrip("/")
+        key = h.headers.get("sec-websocket-key")
+        if route != "/v1/responses" or not key:
+            h.send_error(404 if route != "/v1/responses" else 400)
+            return
+        accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()
+        h.wfile.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
+        )
+        h.wfile.flush()
+        h.close_connection = True
+        raw_headers = list(h.headers.items())
+        headers = {k.lower(): v for k, v in raw_headers}
+        conn = _WebSocketConn(h)
+        earlier: dict[str, list[Any]] = {}  # response id -> the full input and the output items of that response
+        while True:
+            try:
+                message = conn.receive()
+            except (OSError, ValueError):
+                return
+            if message is None:
+                return
+            try:
+                data = json.loads(message)
+            except ValueError:
+                data = None
+            if not isinstance(data, dict) or data.get("type") != "response.create":
+                conn.send_json({"type": "error", "status": 400, "error": {"type": "invalid_request_error", "code": "unknown_message",
+                                                                           "message": "expected a response.create message"}})
+                continue
+            body = {k: v for k, v in data.items() if k != "type"}
+            previous = body.get("previous_response_id")
+            new_input = body.get("input") if isinstance(body.get("input"), list) else []
+            if previous is not None and previous not in earlier:
+                conn.send_json({"type": "error", "status": 400, "error": {"type": "invalid_request_error", "code": "previous_response_not_found",
+                                                                           "message": f"Previous response with id '{previous}' not found.", "param": "previous_response_id"}})
+                continue
+            full = dict(body, input=(earlier[previous] if previous else []) + list(new_input), stream=True)
+            with self._lock:
+                index = len(self.requests)
+                request = RecordedRequest(index, "WS", "/v1/responses", headers, raw_headers, _dump(full), full, None, time.monotonic())
+                record = RecordedResponse(index)
+                self.requests.append(request)
+                self.responses.append(record)
+            out = _WebSocketOut(conn, record)
+            try:
+                payload = self._validate("responses", request)
+                if body.get("generate") is False:
+                    payload = dict(payload)
+                    out.prewarm = True
+                self._responses(out, request, payload, _Faults())  # type: ignore[arg-type]
+            except _BadRequest as exc:
+                conn.send_json({"type": "error", "status": 400, "error": {"type": "invalid_request_error", "message": exc.message, "param": exc.param}})
+                continue
+            except OSError:
+                record.client_gone = True
+                return
+            final = out.final_response or {}
+            if final.get("id"):
+                earlier[final["id"]] = full["input"] + [dict(item) for item in final.get("output") or []]
 
     @staticmethod
     def _provider(route: str, headers: dict[str, str]) -> str:
@@ -970,6 +1176,11 @@ class Upstream:
         error_event: tuple[str | None, Any],
     ) -> None:
         """events: (event name or None, data: a JSON-able object or a raw string)."""
+        if isinstance(out, _WebSocketOut):
+            out.record.stream = True
+            out.record.events = [{"event": name, "data": data} for name, data in events]
+            out.send_events(events, self.event_delay)
+            return
         record = out.record
         record.stream = True
         record.events = [{"event": name, "data": data} for name, data in events]
@@ -1296,7 +1507,7 @@ class Upstream:
         pieces = _responses_pieces(body)
         input_tokens = _pieces_tokens(pieces)
         cached = self.openai_cached_tokens("responses", body, pieces)
-        text = self._reply_text("openai-responses", body, _last_user_text(body.get("input")), faults)
+        text = "" if getattr(out, "prewarm", False) else self._reply_text("openai-responses", body, _last_user_text(body.get("input")), faults)
         incomplete = False
         limit = body.get("max_output_tokens")
         if not faults.big and isinstance(limit, int) and estimate_tokens(text) > limit:

@@ -8,8 +8,8 @@
    model switch is then a break (`model_changed`, CL401) of the same session. A side call (its own prompt: a
    title, a quota probe, a compaction summary) is kept apart in `<id>/side-<model>`, so it never counts as a
    break of the main line. The rule, from what Claude Code 2.1 and Codex 0.171 send: Codex names each request
-   (`request_kind` in its `x-codex-turn-metadata` header: `turn` is the main line, anything else such as
-   `compaction` a side call); otherwise the main line carries the agent's tools, so a request without tools
+   (`request_kind` in its `x-codex-turn-metadata`, a header over HTTP and in `client_metadata` over WebSocket:
+   `turn` is the main line, anything else such as `compaction` a side call; a `"generate": false` prewarm too); otherwise the main line carries the agent's tools, so a request without tools
    while the main line has them is a side call, and so is one that shares neither the main line's first
    message nor its tool list.
 3. Without an id: the prefix lineage. The recent session of the same API whose last request shares the longest
@@ -92,9 +92,15 @@ def _session_in_metadata(metadata: object) -> str | None:
     return found.group(1) if found else None
 
 
-def request_kind(headers: dict[str, str]) -> str | None:
-    """What Codex says a request is for (`turn`, `compaction`, ...), from its turn-metadata header."""
-    raw = {k.lower(): v for k, v in headers.items()}.get(CODEX_METADATA_HEADER)
+def request_kind(headers: dict[str, str], body: object = None) -> str | None:
+    """What Codex says a request is for (`turn`, `compaction`, ...), from its turn metadata: in the request's
+    `client_metadata` (per message over WebSocket), else its header. A Responses `"generate": false` request is
+    a `prewarm`: it only fills the cache for the turn that follows."""
+    if isinstance(body, dict) and body.get("generate") is False:
+        return "prewarm"
+    meta = body.get("client_metadata") if isinstance(body, dict) else None
+    raw = meta.get(CODEX_METADATA_HEADER) if isinstance(meta, dict) else None
+    raw = raw if isinstance(raw, str) else {k.lower(): v for k, v in headers.items()}.get(CODEX_METADATA_HEADER)
     try:
         data = json.loads(raw) if raw else None
     except ValueError:
@@ -138,14 +144,14 @@ class Sessions:
 
     def assign(self, prompt: Prompt, headers: dict[str, str], body: object) -> SessionState:
         key = conversation_key(headers, body)
-        state = self._in_conversation(key, prompt, headers) if key is not None else self._lineage(prompt)
+        state = self._in_conversation(key, prompt, request_kind(headers, body)) if key is not None else self._lineage(prompt)
         self._sessions[state.id] = state
         self._sessions.move_to_end(state.id)
         while len(self._sessions) > self._max:
             self._sessions.popitem(last=False)
         return state
 
-    def _in_conversation(self, key: str, prompt: Prompt, headers: dict[str, str]) -> SessionState:
+    def _in_conversation(self, key: str, prompt: Prompt, kind: str | None) -> SessionState:
         conv = self._conversations.get(key)
         if conv is None:
             conv = self._conversations[key] = Conversation(key, SessionState(key, prompt.provider, prompt.model))
@@ -153,7 +159,6 @@ class Sessions:
                 self._conversations.popitem(last=False)
         self._conversations.move_to_end(key)
         main = conv.main
-        kind = request_kind(headers)
         if kind not in (None, "turn") or (kind is None and main.last is not None and not continues(main.last, prompt)):
             if main.last is None or main.last.section_blocks("tools") or not prompt.section_blocks("tools"):
                 if kind == "compaction":
