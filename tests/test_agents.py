@@ -217,3 +217,28 @@ def test_codex_turns_without_compaction_are_one_clean_conversation(proxy, upstre
     assert all(s["breaks"] == [] for s in sides)
     assert main["cache_read_tokens"] > 0  # resumed turns read the previous prefix
     assert data["totals"]["prompt_tokens"] == stand_in_prompt_tokens(upstream, "/v1/responses")
+
+
+def test_codex_builtin_provider_speaks_websocket_and_is_recorded(proxy, upstream, tmp_path):
+    """The recipe without a provider entry: `openai_base_url` in config.toml and `codex login --with-api-key`.
+    Codex's built-in OpenAI provider then talks WebSocket, and every request of it is recorded."""
+    codex = agent_bin("codex")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir(), work.mkdir()
+    config = home / ".codex"
+    config.mkdir()
+    (config / "config.toml").write_text(f'model = "gpt-5.1-codex"\nopenai_base_url = "{proxy.url}/v1"\n')
+    env = base_env(home) | {"CODEX_HOME": str(config)}
+    login = subprocess.run([codex, "login", "--with-api-key"], input=OPENAI_KEY + "\n", env=env, capture_output=True, text=True, timeout=120)
+    assert login.returncode == 0, login.stderr
+    run_cli([codex, "exec", "--skip-git-repo-check", "say hello"], env, work)
+    run_cli([codex, "exec", "--skip-git-repo-check", "resume", "--last", "and again"], env, work)
+    proxy.stop()
+    key = thread_id(home)
+    data = report(proxy.db)
+    main, _sides = conversation(data, key)
+    assert {r.method for r in upstream.requests} == {"WS"}
+    assert (main["requests"], main["breaks"], main["errors"]) == (2, [], 0)
+    assert data["totals"]["requests"] == len(upstream.requests)
+    assert data["totals"]["prompt_tokens"] == stand_in_prompt_tokens(upstream, "/v1/responses")
+    assert_no_key_on_disk(proxy.db, OPENAI_KEY)
