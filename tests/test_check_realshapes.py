@@ -515,3 +515,36 @@ def test_confidence_certain_in_config_drops_findings_only_a_shape_suggests(tmp_p
 
     assert codes("") == {("injected.py", "likely"), ("sdk.py", "certain")}
     assert codes('confidence = "certain"\n') == {("sdk.py", "certain")}
+
+
+# --- prompts built here and sent elsewhere (a framework sends them) -------------------------------------
+
+def test_a_message_list_built_for_a_framework_is_judged_as_likely():
+    source = """
+        import datetime
+        def build_messages(history, question):
+            messages = [{"role": "system", "content": f"You are the planner. Now: {datetime.datetime.now()}"}]
+            messages.extend(history)
+            messages.append({"role": "user", "content": question})
+            return messages
+    """
+    found = lint(source)
+    assert [(f.row, f.code, f.confidence) for f in found] == [(3, "CL101", "likely")]
+    assert "by its shape" in found[0].message
+
+
+def test_a_short_system_message_sent_alone_with_the_question_is_quiet():
+    source = """
+        import datetime
+        def build_messages(question):
+            return [{"role": "system", "content": f"Today is {datetime.date.today()}."}, {"role": "user", "content": question}]
+    """
+    assert lint(source) == []
+
+
+def test_lists_of_other_dicts_are_not_prompts():
+    source = """
+        import time
+        ROWS = [{"role": "admin", "content": f"created {time.time()}"}]
+    """
+    assert lint(source) == []

@@ -84,6 +84,8 @@ class Analysis:
                     yield site, fact
 
     def describe_site(self, site: CallSite) -> str:
+        if not isinstance(site.node, cst.Call):
+            return f"the {site.callee} on line {self.ctx.span(site.node).row} (a prompt by its shape; its sender is not in this module)"
         return f"{site.callee}() on line {self.ctx.span(site.node).row}"
 
     def model_of(self, site: CallSite) -> str | None:

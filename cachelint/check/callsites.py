@@ -230,7 +230,41 @@ def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None =
         site = _site(ctx, resolver, call, functions, aliases)
         if site is not None:
             sites.append(site)
+    return sites or prompt_shaped_sites(ctx)
+
+
+def prompt_shaped_sites(ctx: ModuleContext) -> list[CallSite]:
+    """A module that builds prompts but sends them elsewhere (a framework, another package): each outermost
+    list literal of messages with a system (or developer) message stands for a request, with confidence
+    `likely`: only the data's shape says it is a prompt."""
+    from cachelint.check.values import string_value
+
+    def shaped(node: cst.List) -> bool:
+        for element in node.elements:
+            value = element.value
+            if is_system_message(value) and any(isinstance(e, cst.DictElement) and string_value(e.key) == "content" for e in value.elements):  # type: ignore[union-attr]
+                return True
+        return False
+
+    found = [node for node in ctx.nodes(cst.List) if shaped(node)]
+    outermost = [n for n in found if not any(ctx.contains(other, n) for other in found if other is not n)]
+    sites = []
+    for node in outermost:
+        messages: cst.BaseExpression = node
+        target = ctx.parent(node)
+        if isinstance(target, cst.Assign) and len(target.targets) == 1 and isinstance(target.targets[0].target, cst.Name):
+            messages = target.targets[0].target  # messages = [system]; messages.append(...): the name, with its appends
+        sites.append(CallSite(node, "openai-chat", "message list", {"messages": messages}, LIKELY))  # type: ignore[arg-type]
     return sites
+
+
+def is_system_message(expr: cst.BaseExpression) -> bool:
+    """A dict literal {"role": "system" | "developer", ...}: instructions, never the newest turn."""
+    from cachelint.check.values import string_value
+
+    if not isinstance(expr, cst.Dict):
+        return False
+    return any(isinstance(e, cst.DictElement) and string_value(e.key) == "role" and string_value(e.value) in ("system", "developer") for e in expr.elements)
 
 
 def _alias_names(ctx: ModuleContext) -> set[str]:

@@ -131,13 +131,15 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
 
 _SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
+# a message list built here and sent elsewhere: {"role": "system", ...}
+_SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
 _CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
 
 
 def _mentions_llm(source: str, options: Options | None) -> bool:
     """Whether the module imports an LLM SDK (or a configured call pattern's module): only then can the
     analysis resolve a call site, so only then is the costly scope and name metadata computed."""
-    if _SDK_IMPORT.search(source) or _CALL_SHAPE.search(source):
+    if _SDK_IMPORT.search(source) or _CALL_SHAPE.search(source) or _SYSTEM_MESSAGE.search(source):
         return True
     roots = {name.split(".")[0] for name in options.call_patterns} if options is not None else set()
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cachelint.check.breakpoints import literal
-from cachelint.check.callsites import CallSite
+from cachelint.check.callsites import CallSite, is_system_message
 from cachelint.check.module import ModuleContext
 from cachelint.check.values import VOLATILE_CALLS, string_value
 
@@ -69,7 +69,8 @@ def _earlier_turns(ctx: ModuleContext, expr: cst.BaseExpression) -> list[cst.Bas
         return None
     if any(isinstance(e, cst.StarredElement) for e in expr.elements):
         return None
-    return [e.value for e in expr.elements[:-1]]
+    last = expr.elements[-1].value
+    return [e.value for e in expr.elements[:-1]] + ([last] if is_system_message(last) else [])
 
 
 def _bound(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from cachelint.check.callsites import CallSite
+from cachelint.check.callsites import CallSite, is_system_message
 from cachelint.check.module import ModuleContext, descendants
 
 MAX_DEPTH = 24
@@ -208,7 +208,7 @@ class ValueWalker:
                 self._fact("unordered", expr, landing, "a set literal", ordered=ordered)
             elements = list(expr.elements)
             for i, element in enumerate(elements):
-                newest = newest_last and i == len(elements) - 1 and not isinstance(element, cst.StarredElement)
+                newest = newest_last and i == len(elements) - 1 and not isinstance(element, cst.StarredElement) and not is_system_message(element.value)
                 self.walk(element.value, replace(landing, prefix=landing.prefix and not newest), d)
         elif isinstance(expr, cst.Dict):
             block = expr if any(_key_is(e, "cache_control") for e in expr.elements) else landing.cache_block
