@@ -119,8 +119,8 @@ def _loop_invariant(ctx, value, loop) -> bool:
 
     volatile = set(VOLATILE_CALLS)
     for node in descendants(value):
-        if isinstance(node, (cst.IfExp, cst.Await, cst.Yield)):
-            return False
+        if isinstance(node, (cst.Await, cst.Yield)):
+            return False  # a conditional expression is as invariant as its condition and branches (checked below)
         if isinstance(node, cst.Call) and ctx.qualified_name_in(node.func, volatile):
             return False
         if not isinstance(node, cst.Name) or _not_a_read(ctx, node):

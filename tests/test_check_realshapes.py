@@ -548,3 +548,23 @@ def test_lists_of_other_dicts_are_not_prompts():
         ROWS = [{"role": "admin", "content": f"created {time.time()}"}]
     """
     assert lint(source) == []
+
+
+def test_betas_rebuilt_each_turn_from_settings_is_quiet():
+    # the shape of anthropic-quickstarts' computer-use loop (44c2b5c9, computer_use_demo/loop.py)
+    source = """
+        from anthropic import Anthropic
+        def loop(messages, model, beta_flag, efficient, api_key):
+            system = {"type": "text", "text": "You operate a computer."}
+            while True:
+                betas = [beta_flag] if beta_flag else []
+                if efficient:
+                    betas.append("token-efficient-tools-2025-02-19")
+                client = Anthropic(api_key=api_key)
+                system["cache_control"] = {"type": "ephemeral"}
+                response = client.beta.messages.with_raw_response.create(max_tokens=10, messages=messages, model=model,
+                                                                         system=[system], betas=betas)
+                messages.append({"role": "assistant", "content": response.parse().content})
+    """
+    assert lint(source, {"CL401", "CL503"}) == []
+    assert rows(source.replace("if beta_flag else", "if len(messages) > 8 else"), "CL401") == [5]
