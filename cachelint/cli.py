@@ -292,6 +292,9 @@ def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashbo
     """
     import asyncio
 
+    from cachelint.extras import require
+
+    require("proxy", "cachelint proxy")
     from cachelint.kv import model_kv_cost
     from cachelint.proxy.run import ProxyConfig, serve
     from cachelint.record.store import default_path
@@ -376,6 +379,9 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
     from contextlib import nullcontext
     from pathlib import Path
 
+    from cachelint.extras import require
+
+    require("replay", "cachelint replay")
     from cachelint.replay import whatif
     from cachelint.replay.engine import Engine
     from cachelint.replay.launch import VllmServer

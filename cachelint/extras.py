@@ -30,7 +30,7 @@ def require(extra: str, what: str) -> None:
     missing = [m for m in modules if not _importable(m)]
     if missing:
         raise CachelintError(
-            f"{what} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed: install cachelint "
+            f"{what} needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed: install cachelint "
             f"with the `{extra}` extra, from a checkout of its repository: {install_hint(extra)}"
         )
 
