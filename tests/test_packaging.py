@@ -15,12 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("dist")
+    # an isolated build, as pip builds it for a user: the build backend pyproject.toml names, whatever
+    # setuptools the test environment happens to hold
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True, text=True, timeout=600,
     )
-    if build.returncode != 0 and "No module named" in build.stderr:
-        pytest.skip("setuptools is not installed in this environment")
     assert build.returncode == 0, build.stderr
     return zipfile.ZipFile(next(out.glob("cachelint-*.whl")))
 
