@@ -45,6 +45,7 @@ class ModuleContext:
         self._qnames = meta[QualifiedNameProvider]
         self._scopes = meta[ScopeProvider]
         self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._returns: dict[int, list[cst.BaseExpression]] = {}
         self._index = self._build_index()
 
     # --- positions and text ----------------------------------------------------------------------------------
@@ -179,6 +180,13 @@ class ModuleContext:
         return self.functions.get(key, []) if key else []
 
     def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """The values `function` returns (not those of functions nested in it); computed once per function."""
+        cached = self._returns.get(id(function))
+        if cached is None:
+            cached = self._returns[id(function)] = self._collect_returns(function)
+        return cached
+
+    def _collect_returns(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
         values: list[cst.BaseExpression] = []
 
         class Collect(cst.CSTVisitor):
