@@ -5,6 +5,10 @@ Four sessions, interleaved in time as an agent host would send them:
 - `tools`   Anthropic: the tool list comes back in another order from turn 3 on (an MCP reconnect).
 - `trunc`   OpenAI Chat with tool calls: from turn 4 the client drops the oldest turns to save tokens.
 - `clean`   OpenAI Chat: only appends; the control.
+
+Shaped like what agents send: Anthropic requests carry Claude Code's breakpoints (the system prompt and the
+newest message), prompts are over the minimum cacheable length, and usage counts the request's size (about
+four bytes a token), so the proxy's analysis sees prefixes a provider would have cached.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ _RULES = [
 
 def _system(name: str) -> str:
     return f"You are {name}, a careful software engineering agent working in a Python repository.\n" + "\n".join(
-        f"{i + 1}. {rule}" for i, rule in enumerate(_RULES * 3)
+        f"{i + 1}. {rule}" for i, rule in enumerate(_RULES * 5)
     )
 
 
@@ -54,6 +58,19 @@ def _file_text(turn: int) -> str:
     return "\n".join(f"{n:4d}  def handler_{turn}_{n}(request):  # returns the parsed body of the request" for n in range(12))
 
 
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    return len(json.dumps(body)) // 4
+
+
+def _with_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history with Claude Code's breakpoint on the newest message's last block (moved every turn)."""
+    *older, newest = messages
+    content = newest["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    return [*older, {**newest, "content": blocks}]
+
+
 def _exchange(path: str, headers: dict[str, str], body: dict[str, Any], usage: dict[str, Any], at: float) -> dict[str, Any]:
     if path.endswith("/messages"):
         response = {"id": "msg", "type": "message", "role": "assistant", "model": body["model"],
@@ -74,7 +91,8 @@ def _anthropic_session(kind: str, turns: int) -> list[dict[str, Any]]:
     out = []
     for turn in range(1, turns + 1):
         stamp = "2026-11-29T10:00:00Z" if kind != "ts" or turn < 3 else f"2026-11-29T10:{turn * 7:02d}:{turn * 13 % 60:02d}Z"
-        system = [{"type": "text", "text": f"Session started {stamp}.\n" + _system("Ada" if kind == "ts" else "Grace")}]
+        system = [{"type": "text", "text": f"Session started {stamp}.\n" + _system("Ada" if kind == "ts" else "Grace"),
+                   "cache_control": {"type": "ephemeral"}}]
         turn_tools = list(reversed(tools)) if kind == "tools" and turn >= 3 else tools
         if turn > 1:
             call_id = f"toolu_{kind}_{turn - 1}"
@@ -85,9 +103,9 @@ def _anthropic_session(kind: str, turns: int) -> list[dict[str, Any]]:
             messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": _file_text(turn - 1)}]})
         else:
             messages.append({"role": "user", "content": "Find why the request handlers return the wrong body, and fix it."})
-        body = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "tools": turn_tools, "messages": list(messages)}
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "tools": turn_tools, "messages": _with_breakpoint(messages)}
         out.append(_exchange("/v1/messages", {"x-claude-code-session-id": f"sess-{kind}"}, body,
-                             {"input_tokens": 900, "output_tokens": 40, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}, 0.0))
+                             {"input_tokens": _prompt_tokens(body), "output_tokens": 40, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}, 0.0))
     return out
 
 
@@ -103,7 +121,8 @@ def _openai_session(kind: str, turns: int, model: str) -> list[dict[str, Any]]:
             history.append({"role": "tool", "tool_call_id": call_id, "content": _file_text(turn - 1)})
         kept = history[-3:] if kind == "trunc" and turn >= 4 else history
         body = {"model": model, "messages": [system, *kept], "tools": _openai_tools()}
-        out.append(_exchange("/v1/chat/completions", {}, body, {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940,
+        tokens = _prompt_tokens(body)
+        out.append(_exchange("/v1/chat/completions", {}, body, {"prompt_tokens": tokens, "completion_tokens": 40, "total_tokens": tokens + 40,
                                                                 "prompt_tokens_details": {"cached_tokens": 0}}, 0.0))
     return out
 

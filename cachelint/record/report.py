@@ -100,7 +100,7 @@ def build_report(store: Store, session: str | None = None) -> dict[str, Any]:
 
 def render_text(report: dict[str, Any]) -> Iterable[str]:
     for s in report["sessions"]:
-        yield (f"{s['session']}  {s['model']}  {s['requests']} requests  hit rate {s['hit_rate']:.0%}  read {s['cache_read_tokens']:,}  "
+        yield (f"{s['session']}  {s['model']}  {_n(s['requests'], 'request')}  hit rate {s['hit_rate']:.0%}  read {s['cache_read_tokens']:,}  "
                f"written {s['cache_write_tokens']:,}  fresh {s['input_tokens']:,}  wasted {s['wasted_prefill_tokens']:,} tokens (${s['wasted_cost']:.4f})")
         extra = []
         if len(s.get("models") or []) > 1:
@@ -124,7 +124,7 @@ def render_text(report: dict[str, Any]) -> Iterable[str]:
             if t["error"] or (t["status"] or 0) >= 400:
                 yield f"  error at request {t['request']}: status {t['status']}, {t['error'] or 'HTTP error'}"
     t = report["totals"]
-    yield (f"total: {t['requests']} requests, hit rate {t['hit_rate']:.0%}, {t['breaks']} breaks, {t['wasted_prefill_tokens']:,} tokens "
+    yield (f"total: {_n(t['requests'], 'request')}, hit rate {t['hit_rate']:.0%}, {_n(t['breaks'], 'break')}, {t['wasted_prefill_tokens']:,} tokens "
            f"prefilled again (${t['wasted_cost']:.4f}), cost ${t['cost']:.4f}")
 
 
@@ -158,14 +158,14 @@ def render_html(report: dict[str, Any]) -> str:
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4f4}.l{text-align:left}"
         "code{background:#f4f4f4;padding:1px 3px}.brk{border-left:4px solid #c62828;padding-left:8px;margin:8px 0}</style></head><body>",
         "<h1>cachelint report</h1>",
-        f"<p>{t['requests']} requests, hit rate <b>{t['hit_rate']:.0%}</b>, {t['breaks']} breaks, "
+        f"<p>{_n(t['requests'], 'request')}, hit rate <b>{t['hit_rate']:.0%}</b>, {_n(t['breaks'], 'break')}, "
         f"{t['wasted_prefill_tokens']:,} tokens prefilled again (${t['wasted_cost']:.4f}), cost ${t['cost']:.4f}.</p>",
         "<p>Bars per request: <span style='color:#2e7d32'>read from cache</span>, <span style='color:#f9a825'>written</span>, "
         "<span style='color:#c62828'>fresh</span>; ▼ marks a break.</p>",
     ]
     for s in report["sessions"]:
         out.append(f"<h2>{e(s['session'])} <small>{e(str(s['model']))}</small></h2>")
-        out.append(f"<p>{s['requests']} requests, hit rate <b>{s['hit_rate']:.0%}</b>, wasted {s['wasted_prefill_tokens']:,} tokens (${s['wasted_cost']:.4f})</p>")
+        out.append(f"<p>{_n(s['requests'], 'request')}, hit rate <b>{s['hit_rate']:.0%}</b>, wasted {s['wasted_prefill_tokens']:,} tokens (${s['wasted_cost']:.4f})</p>")
         out.append(_bars(s["turns"], {b["request"] for b in s["breaks"]}))
         out.append("<table><tr><th>#</th><th>prompt</th><th>read</th><th>written</th><th>hit</th><th class='l'>note</th></tr>")
         for turn in s["turns"]:
@@ -187,3 +187,8 @@ def render_html(report: dict[str, Any]) -> str:
 
 def dumps(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def _n(count: int, noun: str) -> str:
+    """`1 break`, `2 breaks`: a count with its noun in the right number."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
