@@ -479,6 +479,22 @@ def test_names_imported_from_another_module_are_followed(package):
     assert all(f.confidence == "certain" for f in found)
 
 
+def test_names_of_an_imported_module_are_followed(package):
+    (package / "service.py").write_text(
+        "import anthropic\n"
+        "from . import prompts\n"
+        "import app.prompts as p\n"
+        "client = anthropic.Anthropic()\n"
+        "def ask(history):\n"
+        "    return client.messages.create(model='claude-sonnet-4-5', max_tokens=10, system=prompts.SYSTEM, messages=history)\n"
+        "def ask_user(history, user):\n"
+        "    return client.messages.create(model='claude-sonnet-4-5', max_tokens=10, system=p.render(user, 'notes'), messages=history)\n"
+    )
+    service = package / "service.py"
+    found = {(f.row, f.code) for f in lint_source(service.read_text(), str(service))}
+    assert found == {(6, "CL101"), (8, "CL101"), (8, "CL103")}
+
+
 def test_a_clean_imported_prompt_stays_quiet(package):
     (package / "prompts.py").write_text('SYSTEM = "You are the support bot."\n\ndef render(user, notes_dir):\n    return "Be brief."\n')
     agent = package / "agent.py"

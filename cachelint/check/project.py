@@ -101,6 +101,24 @@ def imported_definition(ctx: ModuleContext, node: cst.ImportFrom, local: str, ho
     return top_level_definition(other, original, hops)
 
 
+def module_attribute_definition(ctx: ModuleContext, node: cst.CSTNode, local: str, attr: str):
+    """(module context, definition) for `<local>.<attr>` where `local` names a module of the tree:
+    `from . import prompts` / `from app import prompts` / `import app.prompts as prompts`."""
+    path = None
+    if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else _dotted(alias.name)
+            if bound == local:
+                base = _dotted(node.module)
+                path = module_file(ctx.filename, f"{base}.{_dotted(alias.name)}" if base else _dotted(alias.name), len(node.relative))
+    elif isinstance(node, cst.Import):
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name) and alias.asname.name.value == local:
+                path = module_file(ctx.filename, _dotted(alias.name), 0)
+    other = module_context(path) if path is not None else None
+    return top_level_definition(other, attr, 2) if other is not None else None
+
+
 def top_level_definition(ctx: ModuleContext, name: str, hops: int):
     found = None
     for stmt in ctx.module.body:

@@ -355,6 +355,10 @@ class ValueWalker:
             imports = [b for b, _ in self.ctx.assigned_values(func) if isinstance(b, cst.ImportFrom)]
             if imports and self._imported(func, imports[0], call, landing, d, newest_last, ordered):
                 return
+        if not functions and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and not self._params_only:
+            imports = [b for b, _ in self.ctx.assigned_values(func.value) if isinstance(b, (cst.ImportFrom, cst.Import))]
+            if imports and self._imported(func.value, imports[0], call, landing, d, newest_last, ordered, attr=func.attr.value):
+                return  # prompts.build_system(...): a function of a module of the tree
         for function in functions:
             self._frames.append((call, function, _bind_arguments(self.ctx, call, function)))
             try:
@@ -517,15 +521,21 @@ class ValueWalker:
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
 
-    def _imported(self, name: cst.Name, node: cst.ImportFrom, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool) -> bool:
+    def _imported(self, name: cst.Name, node: cst.CSTNode, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool,
+                  attr: str | None = None, anchor: cst.CSTNode | None = None) -> bool:
         """Follow a name imported from another module of the tree to its definition there; what is found
         is reported here, at the name, naming the other file's line. Returns whether it was followed."""
-        from cachelint.check.project import imported_definition
+        from cachelint.check.project import imported_definition, module_attribute_definition
 
         if self._hops >= MAX_HOPS or self._params_only:
             return False
         try:
-            found = imported_definition(self.ctx, node, name.value)
+            if attr is not None:
+                found = module_attribute_definition(self.ctx, node, name.value, attr)
+            elif isinstance(node, cst.ImportFrom):
+                found = imported_definition(self.ctx, node, name.value)
+            else:
+                found = None
         except (RecursionError, ValueError, OSError):
             return False  # another module that cannot be analysed costs this hop, never the linted file
         if found is None:
@@ -547,7 +557,7 @@ class ValueWalker:
             values = [definition]
         for value in values:
             sub.walk(value, landing, d, newest_last, ordered)
-        anchor = call if call is not None else name
+        anchor = call if call is not None else anchor if anchor is not None else name
         where = os.path.relpath(other.filename) if not os.path.isabs(self.ctx.filename) else other.filename
         for fact in sub.facts:
             if fact.kind == "param":
@@ -666,6 +676,8 @@ class ValueWalker:
                 if isinstance(binding, cst.Param) and self.ctx.enclosing_function(binding) is self._site_function:
                     self._fact("param", attr, landing, self.ctx.code(attr))
                     return
+                if isinstance(binding, (cst.Import, cst.ImportFrom)) and self._imported(attr.value, binding, None, landing, d, False, ordered, attr=attr.attr.value, anchor=attr):
+                    return  # prompts.SYSTEM: a value of a module of the tree
         if isinstance(attr.value, cst.Name) and attr.value.value in ("self", "cls"):
             cls = self.ctx.enclosing(attr, (cst.ClassDef,))
             if isinstance(cls, cst.ClassDef):
