@@ -23,6 +23,7 @@ from cachelint.record.secrets import clean_headers, clean_url
 from cachelint.record.sessions import Sessions, SessionState, conversation_key
 from cachelint.record.store import Row, Store
 from cachelint.rules import NAMES
+from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS
 from cachelint.tokens import counter_for
 
 DEFAULT_KV_MODEL = "Qwen/Qwen3-8B"
@@ -226,7 +227,6 @@ class Recorder:
             t.last_break = {"seq": row.seq, **{k: row.brk.get(k) for k in ("cause", "detail", "rule", "location")}}
 
 
-OPENAI_MIN_CACHEABLE = 1024  # OpenAI caches prompts of 1024 tokens or more
 
 
 def uncacheable(prompt: Prompt, usage: Usage | None) -> str | None:
@@ -236,7 +236,7 @@ def uncacheable(prompt: Prompt, usage: Usage | None) -> str | None:
     if isinstance(usage, Usage) and (usage.cache_read_tokens or usage.cache_write_tokens):
         return None
     if prompt.provider == "anthropic":
-        from cachelint.check.analysis import anthropic_minimum
+        from cachelint.simulate.models import anthropic_minimum
 
         marks = prompt.breakpoints()
         if not marks and prompt.top_level_cache_control is None:
@@ -248,8 +248,8 @@ def uncacheable(prompt: Prompt, usage: Usage | None) -> str | None:
         minimum = anthropic_minimum(prompt.model)
         return f"its prefix (about {tokens} tokens) is below the minimum cacheable length of {minimum}" if tokens < minimum else None
     tokens = usage.prompt_tokens if isinstance(usage, Usage) else prompt.prompt_tokens
-    if tokens < OPENAI_MIN_CACHEABLE:
-        return f"{tokens} tokens, below the minimum cacheable length of {OPENAI_MIN_CACHEABLE}"
+    if tokens < OPENAI_MINIMUM_TOKENS:
+        return f"{tokens} tokens, below the minimum cacheable length of {OPENAI_MINIMUM_TOKENS}"
     return None
 
 
@@ -298,7 +298,7 @@ def dynamic_findings(prompt: Prompt, brk) -> list[dict[str, Any]]:
     if prompt.provider == "anthropic" and count > BREAKPOINT_LIMIT:
         findings.append(_finding("CL503", f"{count} cache breakpoints; the API accepts at most {BREAKPOINT_LIMIT}"))
     if prompt.provider == "anthropic" and breakpoints:
-        from cachelint.check.analysis import anthropic_minimum
+        from cachelint.simulate.models import anthropic_minimum
 
         minimum = anthropic_minimum(prompt.model)
         first = breakpoints[0]
