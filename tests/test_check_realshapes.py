@@ -504,16 +504,27 @@ def test_a_clean_imported_prompt_stays_quiet(package):
 def test_the_cache_drops_a_result_when_an_imported_module_changes(package):
     import subprocess
     import sys
+    from pathlib import Path
 
-    def check() -> set[tuple[int, str]]:
+    (package / "service.py").write_text(
+        "import anthropic\nfrom . import prompts\nclient = anthropic.Anthropic()\n"
+        "def ask(history):\n"
+        "    return client.messages.create(model='claude-sonnet-4-5', max_tokens=10, system=prompts.SYSTEM, messages=history)\n"
+    )
+
+    def check() -> set[tuple[str, int, str]]:
         out = subprocess.run([sys.executable, "-m", "cachelint", "check", "app", "--output-format", "json", "--exit-zero"],
                              capture_output=True, text=True, check=True, timeout=120)
-        return {(f["location"]["row"], f["code"]) for f in json.loads(out.stdout) if f["filename"].endswith("agent.py")}
+        return {(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(out.stdout)}
 
-    assert (11, "CL101") in check()
+    before = check()
+    assert {("agent.py", 11, "CL101"), ("service.py", 5, "CL101")} <= before
     assert any((package.parent / ".cachelint_cache").rglob("*.json"))
+    assert check() == before  # served from the cache
     (package / "prompts.py").write_text(PROMPTS.replace("datetime.datetime.now().isoformat()", '"v1"'))
-    assert (11, "CL101") not in check() and (15, "CL101") in check()
+    after = check()
+    assert ("agent.py", 11, "CL101") not in after and ("service.py", 5, "CL101") not in after
+    assert ("agent.py", 15, "CL101") in after
 
 
 def test_confidence_certain_in_config_drops_findings_only_a_shape_suggests(tmp_path, monkeypatch):

@@ -20,7 +20,8 @@ from cachelint.check.module import ModuleContext
 MAX_BYTES = 512 * 1024
 MAX_MODULES = 64
 _MODULES: dict[str, tuple[tuple[int, int], ModuleContext | None]] = {}
-_IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b", re.M)
+_IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w., \t]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+\w+", re.M)
 
 
 def module_file(importer: str, module: str, level: int) -> Path | None:
@@ -140,8 +141,17 @@ def top_level_definition(ctx: ModuleContext, name: str, hops: int):
 def dependencies(source: str, filename: str) -> list[Path]:
     """The tree's files whose definitions an analysis of this module may read (its `from ... import`s)."""
     found: dict[str, Path] = {}
+    candidates: list[tuple[str, int]] = []
     for match in _IMPORT_FROM.finditer(source):
-        path = module_file(filename, match.group(2), len(match.group(1)))
+        level, module = len(match.group(1)), match.group(2)
+        candidates.append((module, level))
+        for name in match.group(3).split(","):  # from . import prompts: the submodule, too
+            name = name.strip().split(" ")[0]
+            if name.isidentifier():
+                candidates.append((f"{module}.{name}" if module else name, level))
+    candidates += [(m.group(1), 0) for m in _IMPORT.finditer(source)]
+    for module, level in candidates:
+        path = module_file(filename, module, level)
         if path is not None:
             found.setdefault(os.path.abspath(path), path)
     return list(found.values())
