@@ -21,6 +21,7 @@ from cachelint.check.module import ModuleContext, descendants
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
 MAX_CALLERS = 8  # callers of one function whose arguments are followed
+MAX_CALLER_LEVELS = 2  # from a parameter out to its callers, and from theirs to their callers, no further
 MAX_HOPS = 1  # modules of the linted tree followed from the linted one (a re-export counts as the same hop)
 
 # qualified name -> (how the value changes, label)
@@ -601,7 +602,7 @@ class ValueWalker:
             return
         if function is not None and function is self._site_function:
             self._fact("param", name, landing, param.name.value)
-        if function is None or len(self._frames) >= MAX_FRAMES:
+        if function is None or len(self._frames) >= MAX_FRAMES or sum(called is None for _, called, _ in self._frames) >= MAX_CALLER_LEVELS:
             return
         for call in callers(self.ctx, function)[:MAX_CALLERS]:
             value = _bind_arguments(self.ctx, call, function).get(id(param))
