@@ -1,0 +1,525 @@
+"""Score `cachelint check` (and the peers pcdlint / cachedrift) against the hand labels of bench/realworld/.
+
+Usage: python bench/realworld/score.py [--mirror DIR] [--peer-bin DIR] [--json OUT] [--repo NAME ...]
+                                       [--no-file-times] [--jobs N] [--timeout S]
+
+Each repository of repos.toml is exported at its pinned commit from a local git mirror (`DIR/owner+name`,
+a git dir or a folder holding one, e.g. `DIR/owner+name/repo`) into a temporary folder; a repository that is
+missing from the mirror, or whose mirror lacks the commit, is reported and skipped. No network is used.
+
+Each tool runs on the whole exported tree (so that imports between modules can be followed); only findings in
+the files that repos.toml lists as reviewed are scored. A finding matches a problem label when it is in the
+same file, its line is within [line - 3, end_line + 3] (end_line defaults to line), and its rule family
+(CL1xx, CL2xx, ..., CL5xx) is the label's; exact-code matches are counted too. A finding in a reviewed file
+that matches no problem label is a false positive (one inside a `clean` label's window is marked as a trap
+hit). A problem label that no finding matches is a miss. Precision = matched findings / findings in reviewed
+files; recall = matched problem labels / problem labels.
+
+The peers have their own rule codes; each is mapped to the CL families it covers (PEER_FAMILIES below, read
+from the peers' rule descriptions) and they are also scored on location alone (any code in the window).
+Their low-severity findings (pcdlint INFO, cachedrift info) are scored separately ("incl. info").
+
+Timing: the whole run per repository per tool (wall clock), and with file times on, each tool once more on
+each reviewed file alone (in the same tree, so imports still resolve), wall clock including the tool's
+start-up, which is measured on an empty file and printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WINDOW = 3  # lines either side of a label's [line, end_line]
+FAMILIES = ("CL1", "CL2", "CL3", "CL4", "CL5")
+
+# Peer rule -> the CL families it speaks to (from the rules' own descriptions).
+PEER_FAMILIES = {
+    "PCL001": {"CL1"},  # dynamic value placed before static prompt text (CL101 / CL104)
+    "PCL002": {"CL1"},  # json.dumps without sort_keys reaching a prompt (CL102)
+    "PCL003": {"CL1"},  # unsorted set iterated while building prompt text (CL103)
+    "PCL004": {"CL2"},  # tools list assembled in a non-deterministic order (CL201)
+    "PCL005": {"CL1", "CL5"},  # dynamic value before a cache_control breakpoint (CL101 / CL502)
+    "CD01": {"CL1"},  # time call feeding a prompt
+    "CD02": {"CL1"},  # random / unique id near prompt assembly
+    "CD03": {"CL1", "CL2"},  # tools / prompt built from a set literal
+    "CD04": {"CL2"},  # tool list iterated without a sort
+    "CD05": {"CL4"},  # tool_choice computed dynamically
+    "CD06": {"CL1"},  # file re-encoded to base64 inline
+    "CD07": {"CL1"},  # timestamp stamped into a template
+    "CD08": {"CL1"},  # dict serialized without sort_keys
+    "CD09": {"CL1", "CL3"},  # whitespace mutation on a prompt string
+    "CD10": {"CL4"},  # model id read from env per call
+}
+
+
+@dataclass
+class Label:
+    repo: str
+    file: str
+    line: int
+    family: str
+    why: str
+    confidence: str
+    end_line: int | None = None
+
+    @property
+    def lo(self) -> int:
+        return self.line - WINDOW
+
+    @property
+    def hi(self) -> int:
+        return (self.end_line or self.line) + WINDOW
+
+    @property
+    def problem(self) -> bool:
+        return self.family != "clean"
+
+
+@dataclass
+class Finding:
+    tool: str
+    repo: str
+    file: str
+    line: int
+    code: str
+    message: str
+    low: bool = False  # a peer's info-level finding
+
+
+def families_of(code: str) -> set[str]:
+    """The CL families a finding's code speaks to (its own family for cachelint's codes)."""
+    if code.startswith("CL") and len(code) >= 3:
+        return {code[:3]}
+    return set(PEER_FAMILIES.get(code, set()))
+
+
+def load_labels(path: Path) -> list[Label]:
+    labels = []
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        if raw.strip():
+            d = json.loads(raw)
+            try:
+                labels.append(Label(d["repo"], d["file"], int(d["line"]), d["family"], d.get("why", ""),
+                                    d.get("confidence", ""), int(d["end_line"]) if d.get("end_line") else None))
+            except (KeyError, ValueError) as exc:
+                raise SystemExit(f"{path}:{n}: bad label ({exc})") from None
+    return labels
+
+
+def load_repos(path: Path) -> list[dict]:
+    return tomllib.loads(path.read_text())["repo"]
+
+
+# ---------------------------------------------------------------- matching (pure; tested on its own)
+
+
+def in_window(f: Finding, lab: Label) -> bool:
+    return f.repo == lab.repo and f.file == lab.file and lab.lo <= f.line <= lab.hi
+
+
+def match(findings: list[Finding], labels: list[Label], reviewed: dict[str, set[str]]) -> dict:
+    """Score `findings` (one tool) against `labels`; `reviewed` maps repo -> the files reviewed in full.
+
+    Returns the findings in reviewed files, each classed `tp` (matches a problem label's window and family),
+    or `fp` (with `trap` when it falls in a clean label's window and `near` naming the problem labels of
+    another family whose window it is in), and per label whether it was found by family, by exact code and by
+    location (any code).
+    """
+    scored = [f for f in findings if f.file in reviewed.get(f.repo, set())]
+    problems = [lab for lab in labels if lab.problem]
+    cleans = [lab for lab in labels if not lab.problem]
+    rows = []
+    for f in scored:
+        fams = families_of(f.code)
+        hits = [lab for lab in problems if in_window(f, lab) and lab.family[:3] in fams]
+        near = [lab for lab in problems if in_window(f, lab) and lab.family[:3] not in fams]
+        traps = [lab for lab in cleans if in_window(f, lab)]
+        rows.append({"finding": f, "tp": bool(hits), "labels": hits, "near": near, "traps": traps})
+    per_label = []
+    for lab in problems:
+        around = [f for f in scored if in_window(f, lab)]
+        per_label.append({
+            "label": lab,
+            "family": any(lab.family[:3] in families_of(f.code) for f in around),
+            "exact": any(f.code == lab.family for f in around),
+            "location": bool(around),
+            "around": around,
+        })
+    return {"rows": rows, "labels": per_label, "unscored": len(findings) - len(scored)}
+
+
+def summarize(result: dict, family: str | None = None) -> dict:
+    """Counts, precision and recall, for one family (CL1..CL5) or overall (None)."""
+    rows = [r for r in result["rows"] if family is None or family in families_of(r["finding"].code)]
+    labs = [p for p in result["labels"] if family is None or p["label"].family.startswith(family)]
+    tp = sum(r["tp"] for r in rows)
+    fp = len(rows) - tp
+    found = sum(p["family"] for p in labs)
+    return {
+        "findings": len(rows), "tp": tp, "fp": fp, "fp_on_clean": sum(1 for r in rows if not r["tp"] and r["traps"]),
+        "precision": tp / len(rows) if rows else None,
+        "labels": len(labs), "found": found, "recall": found / len(labs) if labs else None,
+        "found_exact": sum(p["exact"] for p in labs), "found_location": sum(p["location"] for p in labs),
+        "found_high": sum(p["family"] for p in labs if p["label"].confidence == "high"),
+        "labels_high": sum(1 for p in labs if p["label"].confidence == "high"),
+    }
+
+
+# ---------------------------------------------------------------- running the tools
+
+
+def git_dir(mirror: Path, name: str) -> Path | None:
+    base = mirror / name.replace("/", "+")
+    candidates = [base, base / "repo", *sorted(base.glob("*.git"))] if base.is_dir() else []
+    for c in candidates:
+        if (c / "HEAD").is_file() and (c / "objects").is_dir():
+            return c
+    return None
+
+
+def export(gitdir: Path, commit: str, dest: Path) -> str | None:
+    """Write the tree of `commit` into `dest`; an error line, or None."""
+    with tempfile.TemporaryFile() as tar:
+        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", commit], stdout=tar,
+                              stderr=subprocess.PIPE, text=False)
+        if proc.returncode:
+            lines = proc.stderr.decode(errors="replace").strip().splitlines()
+            return lines[-1] if lines else "git archive failed"
+        tar.seek(0)
+        with tarfile.open(fileobj=tar) as tf:
+            tf.extractall(dest, filter="data")
+    return None
+
+
+def run_tool(argv: list[str], cwd: Path, timeout: float) -> tuple[str, float, str | None]:
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "", time.perf_counter() - start, f"timed out after {timeout:.0f} s"
+    seconds = time.perf_counter() - start
+    error = None
+    if proc.returncode not in (0, 1) and not proc.stdout.strip():
+        error = f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or [""])[-1][:200]
+    return proc.stdout, seconds, error
+
+
+def _rel(path: str, tree: Path) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            p = p.relative_to(tree)
+        except ValueError:
+            pass
+    return p.as_posix().removeprefix("./")
+
+
+class Tool:
+    name = ""
+
+    def argv(self, paths: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def parse(self, out: str, repo: str, tree: Path) -> list[Finding]:
+        raise NotImplementedError
+
+
+class Cachelint(Tool):
+    name = "cachelint"
+
+    def __init__(self, command: list[str], jobs: int):
+        self.command, self.jobs = command, jobs
+
+    def argv(self, paths: list[str]) -> list[str]:
+        return [*self.command, "check", "--output-format", "json", "--no-cache", "--exit-zero", "-j", str(self.jobs),
+                *paths]
+
+    def parse(self, out: str, repo: str, tree: Path) -> list[Finding]:
+        return [Finding(self.name, repo, _rel(f["filename"], tree), f["location"]["row"], f["code"], f["message"])
+                for f in json.loads(out or "[]")]
+
+
+class Pcdlint(Tool):
+    name = "pcdlint"
+
+    def __init__(self, command: str):
+        self.command = command
+
+    def argv(self, paths: list[str]) -> list[str]:
+        return [self.command, "--format", "json", *paths]
+
+    def parse(self, out: str, repo: str, tree: Path) -> list[Finding]:
+        return [Finding(self.name, repo, _rel(f["file_path"], tree), f["lineno"], f.get("rule_id") or "?",
+                        f.get("message", ""), str(f.get("severity", "")).upper() == "INFO")
+                for f in json.loads(out or "[]")]
+
+
+class Cachedrift(Tool):
+    name = "cachedrift"
+
+    def __init__(self, command: str):
+        self.command = command
+
+    def argv(self, paths: list[str]) -> list[str]:
+        return [self.command, "--format", "json", "--min-severity", "info", *paths]
+
+    def parse(self, out: str, repo: str, tree: Path) -> list[Finding]:
+        return [Finding(self.name, repo, _rel(f["file"], tree), f["line"], f["rule"], f.get("message", ""),
+                        f.get("severity") == "info")
+                for f in json.loads(out or "{}").get("findings", [])]
+
+
+def find_tools(args: argparse.Namespace) -> tuple[list[Tool], list[str]]:
+    command = args.cachelint.split() if args.cachelint else [sys.executable, "-m", "cachelint"]
+    tools: list[Tool] = [Cachelint(command, args.jobs)]
+    notes = []
+    for name, cls in (("pcdlint", Pcdlint), ("cachedrift", Cachedrift)):
+        candidate = args.peer_bin / name if args.peer_bin else None
+        command = str(candidate) if candidate and candidate.exists() else shutil.which(name)
+        if command:
+            tools.append(cls(command))
+        else:
+            notes.append(f"{name}: not found (see --peer-bin); skipped")
+    return tools, notes
+
+
+def dedupe(findings: list[Finding]) -> list[Finding]:
+    seen, out = set(), []
+    for f in findings:
+        key = (f.file, f.line, f.code, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def run_repo(repo: dict, tools: list[Tool], args: argparse.Namespace, tmp: Path) -> dict:
+    name, commit = repo["name"], repo["commit"]
+    record: dict = {"repo": name, "commit": commit, "findings": {}, "seconds": {}, "file_seconds": {}, "errors": [],
+                    "missing_files": []}
+    gitdir = git_dir(args.mirror, name)
+    if gitdir is None:
+        record["skipped"] = f"not in the mirror ({args.mirror / name.replace('/', '+')})"
+        return record
+    tree = tmp / name.replace("/", "+")
+    tree.mkdir()
+    error = export(gitdir, commit, tree)
+    if error:
+        record["skipped"] = f"commit {commit[:12]} not exported: {error}"
+        return record
+    reviewed = [f for f in repo["files"] if (tree / f).is_file()]
+    record["missing_files"] = [f for f in repo["files"] if f not in reviewed]
+    for tool in tools:
+        # the whole tree, plus the reviewed files named explicitly (a walk may skip a tracked file an ignore file names)
+        out, seconds, error = run_tool(tool.argv([".", *reviewed]), tree, args.timeout)
+        record["seconds"][tool.name] = seconds
+        try:
+            record["findings"][tool.name] = dedupe(tool.parse(out, name, tree))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            error = error or f"unreadable output ({exc})"
+            record["findings"][tool.name] = []
+        if error:
+            record["errors"].append(f"{tool.name}: {error}")
+        if args.file_times:
+            times = {}
+            for f in reviewed:
+                _, secs, _ = run_tool(tool.argv([f]), tree, args.timeout)
+                times[f] = secs
+            record["file_seconds"][tool.name] = times
+    shutil.rmtree(tree, ignore_errors=True)
+    return record
+
+
+def measure_startup(tools: list[Tool], tmp: Path, timeout: float) -> dict[str, float]:
+    empty = tmp / "empty"
+    empty.mkdir()
+    (empty / "empty.py").write_text("")
+    out = {}
+    for tool in tools:
+        runs = [run_tool(tool.argv(["empty.py"]), empty, timeout)[1] for _ in range(3)]
+        out[tool.name] = sorted(runs)[1]
+    return out
+
+
+# ---------------------------------------------------------------- report
+
+
+def pct(x: float | None) -> str:
+    return "  -  " if x is None else f"{x:5.2f}"
+
+
+def scoring_variants(tool: str, findings: list[Finding]) -> list[tuple[str, list[Finding]]]:
+    main = [f for f in findings if not f.low]
+    variants = [(tool, main)]
+    if len(main) != len(findings):
+        variants.append((f"{tool} incl. info", findings))
+    return variants
+
+
+def report(records: list[dict], labels: list[Label], repos: list[dict], tools: list[Tool], startup: dict,
+           notes: list[str]) -> dict:
+    ran = [r for r in records if "skipped" not in r]
+    ran_names = {r["repo"] for r in ran}
+    reviewed = {r["name"]: set(r["files"]) for r in repos if r["name"] in ran_names}
+    used = [lab for lab in labels if lab.repo in ran_names]
+    stray = [lab for lab in used if lab.file not in reviewed[lab.repo]]
+    problems = sum(lab.problem for lab in used)
+    print(f"{len(ran)}/{len(records)} repositories, {sum(len(v) for v in reviewed.values())} reviewed files, "
+          f"{len(used)} labels ({problems} problems, {len(used) - problems} clean); match window: "
+          f"[line-{WINDOW}, end_line+{WINDOW}], same family (CL1xx..CL5xx)")
+    for r in records:
+        if "skipped" in r:
+            print(f"SKIPPED {r['repo']}: {r['skipped']}")
+        for f in r.get("missing_files", []):
+            print(f"MISSING reviewed file {r['repo']}:{f} (not in the tree at {r['commit'][:12]})")
+        for e in r.get("errors", []):
+            print(f"ERROR {r['repo']}: {e}")
+    for lab in stray:
+        print(f"NOTE label on a file not listed as reviewed: {lab.repo}:{lab.file}:{lab.line}")
+    for n in notes:
+        print(n)
+
+    out: dict = {"window": WINDOW, "repos": [], "tools": {}, "startup_seconds": startup}
+    results = {}
+    print()
+    print(f"{'tool':<24}{'findings':>9}{'TP':>5}{'FP':>5}{'on clean':>9}{'prec':>7}"
+          f"{'found':>7}{'/':>1}{'labels':<6}{'recall':>7}{'exact':>7}{'any code':>9}{'high':>8}{'other files':>12}")
+    for tool in tools:
+        allf = [f for r in ran for f in r["findings"].get(tool.name, [])]
+        for variant, findings in scoring_variants(tool.name, allf):
+            res = match(findings, used, reviewed)
+            results[variant] = res
+            s = summarize(res)
+            print(f"{variant:<24}{s['findings']:>9}{s['tp']:>5}{s['fp']:>5}{s['fp_on_clean']:>9}"
+                  f"{pct(s['precision']):>7}"
+                  f"{s['found']:>7}/{s['labels']:<6}{pct(s['recall']):>7}{s['found_exact']:>7}{s['found_location']:>9}"
+                  f"{s['found_high']:>4}/{s['labels_high']:<3}{res['unscored']:>12}")
+            out["tools"][variant] = {"overall": s, "families": {fam: summarize(res, fam) for fam in FAMILIES}}
+    print("  prec = TP / findings in reviewed files; found = problem labels matched by family; exact = by exact code; "
+          "any code = a finding of any code in the window;\n  high = found / labels of high confidence; "
+          "other files = findings outside the reviewed files (not scored)")
+
+    print("\nper family (precision by the finding's family; recall by the label's family)")
+    print(f"{'tool':<24}" + "".join(f"{fam + 'xx':>16}" for fam in FAMILIES))
+    for variant, res in results.items():
+        cells = []
+        for fam in FAMILIES:
+            s = summarize(res, fam)
+            cells.append(f"P {pct(s['precision']).strip():>4} R {s['found']}/{s['labels']}")
+        print(f"{variant:<24}" + "".join(f"{c:>16}" for c in cells))
+    print("\nrecall per label code")
+    codes = sorted({lab.family for lab in used if lab.problem})
+    print(f"{'tool':<24}" + "".join(f"{c:>7}" for c in codes))
+    for variant, res in results.items():
+        print(f"{variant:<24}" + "".join(
+            f"{sum(p['family'] for p in res['labels'] if p['label'].family == c):>3}/"
+            f"{sum(1 for p in res['labels'] if p['label'].family == c):<3}" for c in codes))
+
+    for variant, res in results.items():
+        fps = [r for r in res["rows"] if not r["tp"]]
+        print(f"\n{variant}: false positives ({len(fps)})")
+        for r in sorted(fps, key=lambda r: (r["finding"].repo, r["finding"].file, r["finding"].line)):
+            f = r["finding"]
+            tag = ""
+            if r["traps"]:
+                tag += " [clean trap: " + "; ".join(f"{t.line}: {t.why[:90]}" for t in r["traps"]) + "]"
+            if r["near"]:
+                tag += " [near " + ", ".join(f"{n.family}@{n.line}" for n in r["near"]) + "]"
+            print(f"  {f.repo}:{f.file}:{f.line} {f.code} {f.message[:160]}{tag}")
+        misses = [p for p in res["labels"] if not p["family"]]
+        print(f"{variant}: misses ({len(misses)})")
+        for p in misses:
+            lab = p["label"]
+            span = f"{lab.line}-{lab.end_line}" if lab.end_line else str(lab.line)
+            other = f" [in window: {', '.join(sorted({f.code for f in p['around']}))}]" if p["around"] else ""
+            print(f"  {lab.repo}:{lab.file}:{span} {lab.family} ({lab.confidence}) {lab.why[:160]}{other}")
+
+    print("\ntiming (s, wall clock; whole tree per repository)")
+    print(f"{'repository':<36}" + "".join(f"{t.name:>12}" for t in tools))
+    for r in ran:
+        print(f"{r['repo']:<36}" + "".join(f"{r['seconds'].get(t.name, 0):>12.2f}" for t in tools))
+    print(f"{'total':<36}" + "".join(f"{sum(r['seconds'].get(t.name, 0) for r in ran):>12.2f}" for t in tools))
+    print("start-up on an empty file: " + ", ".join(f"{k} {v:.2f} s" for k, v in startup.items()))
+    for t in tools:
+        times = [(secs, r["repo"], f) for r in ran for f, secs in r["file_seconds"].get(t.name, {}).items()]
+        if times:
+            times.sort(reverse=True)
+            print(f"slowest reviewed files, {t.name} (each alone, wall clock incl. start-up): " +
+                  "; ".join(f"{repo}:{f} {secs:.2f}" for secs, repo, f in times[:8]))
+
+    for r in records:
+        out["repos"].append({k: v for k, v in r.items() if k != "findings"} |
+                            {"findings": {t: [asdict(f) for f in fs] for t, fs in r.get("findings", {}).items()}})
+    for variant, res in results.items():
+        out["tools"][variant]["false_positives"] = [
+            asdict(r["finding"]) | {"clean_traps": [asdict(t) for t in r["traps"]],
+                                    "near": [asdict(n) for n in r["near"]]}
+            for r in res["rows"] if not r["tp"]]
+        out["tools"][variant]["true_positives"] = [
+            asdict(r["finding"]) | {"labels": [asdict(lab) for lab in r["labels"]]} for r in res["rows"] if r["tp"]]
+        out["tools"][variant]["misses"] = [
+            asdict(p["label"]) | {"in_window": [asdict(f) for f in p["around"]]}
+            for p in res["labels"] if not p["family"]]
+        out["tools"][variant]["found"] = [
+            asdict(p["label"]) | {"exact": p["exact"]} for p in res["labels"] if p["family"]]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Score cachelint and its peers on the hand-labelled public repos.")
+    parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"), help="Folder of owner+name git mirrors.")
+    parser.add_argument("--peer-bin", type=Path, help="Folder with the pcdlint and cachedrift commands.")
+    parser.add_argument("--cachelint", help="Command for cachelint (default: this Python's -m cachelint).")
+    parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
+    parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
+    parser.add_argument("--labels", type=Path, default=HERE / "labels.jsonl")
+    parser.add_argument("--repos", type=Path, default=HERE / "repos.toml")
+    parser.add_argument("--no-file-times", dest="file_times", action="store_false",
+                        help="Skip running each tool on each reviewed file alone.")
+    parser.add_argument("--no-peers", action="store_true", help="Run cachelint only.")
+    parser.add_argument("--jobs", type=int, default=2, help="cachelint processes (default 2).")
+    parser.add_argument("--timeout", type=float, default=600.0, help="Seconds one tool run may take (default 600).")
+    args = parser.parse_args(argv)
+    if not args.mirror.is_dir():
+        print(f"error: --mirror {args.mirror}: no such folder", file=sys.stderr)
+        return 2
+    try:
+        labels, repos = load_labels(args.labels), load_repos(args.repos)
+    except (OSError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        print(f"error: cannot read the labels: {exc}", file=sys.stderr)
+        return 2
+    if args.repo:
+        unknown = set(args.repo) - {r["name"] for r in repos}
+        if unknown:
+            print(f"error: not in repos.toml: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        repos = [r for r in repos if r["name"] in args.repo]
+    tools, notes = find_tools(args)
+    if args.no_peers:
+        tools, notes = tools[:1], []
+    with tempfile.TemporaryDirectory(prefix="cachelint-realworld-") as tmp:
+        startup = measure_startup(tools, Path(tmp), args.timeout)
+        records = []
+        for repo in repos:
+            print(f"... {repo['name']}", file=sys.stderr, flush=True)
+            records.append(run_repo(repo, tools, args, Path(tmp)))
+    out = report(records, labels, repos, tools, startup, notes)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, default=str) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
