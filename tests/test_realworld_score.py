@@ -104,14 +104,19 @@ def test_end_to_end_on_a_local_mirror(tmp_path, capsys):
     work = tmp_path / "work"
     work.mkdir()
     (work / "app.py").write_text(APP)
+    (work / "asset.bin").write_bytes(b"\x00large file a mirror leaves out")
     _git("init", "-q", cwd=work)
-    _git("add", "app.py", cwd=work)
+    _git("add", "app.py", "asset.bin", cwd=work)
     _git("commit", "-q", "-m", "app", cwd=work)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
     (work / "app.py").write_text("# later edit, not at the pinned commit\n")  # the export must use the commit
     mirror = tmp_path / "mirror"
     mirror.mkdir()
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "owner+app" / "repo")], check=True)
+    gitdir = mirror / "owner+app" / "repo"
+    subprocess.run(["git", "clone", "-q", "--bare", "--no-hardlinks", str(work), str(gitdir)], check=True)
+    blob = subprocess.run(["git", "--git-dir", str(gitdir), "rev-parse", f"{commit}:asset.bin"], capture_output=True,
+                          text=True).stdout.strip()
+    (gitdir / "objects" / blob[:2] / blob[2:]).unlink()  # an absent blob must not stop the export
     repos = tmp_path / "repos.toml"
     repos.write_text(f'[[repo]]\nname = "owner/app"\ncommit = "{commit}"\nfiles = ["app.py"]\n\n'
                      f'[[repo]]\nname = "owner/absent"\ncommit = "{commit}"\nfiles = ["x.py"]\n')
@@ -124,6 +129,7 @@ def test_end_to_end_on_a_local_mirror(tmp_path, capsys):
     text = capsys.readouterr().out
     assert rc == 0
     assert "SKIPPED owner/absent: not in the mirror" in text
+    assert "NOTE owner/app: 1 files of the commit are absent from the mirror" in text
     data = json.loads(out.read_text())
     overall = data["tools"]["cachelint"]["overall"]
     assert (overall["found"], overall["labels"]) == (1, 1)

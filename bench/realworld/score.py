@@ -28,15 +28,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
+import threading
 import time
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -188,18 +187,52 @@ def git_dir(mirror: Path, name: str) -> Path | None:
     return None
 
 
-def export(gitdir: Path, commit: str, dest: Path) -> str | None:
-    """Write the tree of `commit` into `dest`; an error line, or None."""
-    with tempfile.TemporaryFile() as tar:
-        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", commit], stdout=tar,
-                              stderr=subprocess.PIPE, text=False)
-        if proc.returncode:
-            lines = proc.stderr.decode(errors="replace").strip().splitlines()
-            return lines[-1] if lines else "git archive failed"
-        tar.seek(0)
-        with tarfile.open(fileobj=tar) as tf:
-            tf.extractall(dest, filter="data")
-    return None
+def export(gitdir: Path, commit: str, dest: Path) -> tuple[str | None, list[str]]:
+    """Write the files of `commit` into `dest`: (an error line or None, the paths whose content the mirror lacks).
+
+    Mirrors may leave their largest blobs out, so the tree is listed and each blob that is present is written
+    (`git archive` would stop at the first absent one). Submodules and symbolic links are left out.
+    """
+    git = ["git", "--git-dir", str(gitdir)]
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True)
+    if listing.returncode:
+        lines = listing.stderr.decode(errors="replace").strip().splitlines()
+        return (lines[-1] if lines else "git ls-tree failed"), []
+    entries = []  # (sha, path)
+    for item in listing.stdout.split(b"\0"):
+        if not item:
+            continue
+        meta, _, path = item.partition(b"\t")
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode != b"120000":
+            entries.append((sha.decode(), path.decode(errors="surrogateescape")))
+    shas = "".join(f"{sha}\n" for sha, _ in entries).encode()
+    check = subprocess.run([*git, "cat-file", "--batch-check"], input=shas, capture_output=True)
+    present = {line.split()[0].decode() for line in check.stdout.splitlines() if not line.endswith(b" missing")}
+    missing = [path for sha, path in entries if sha not in present]
+    wanted = [(sha, path) for sha, path in entries if sha in present]
+    with subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        writer = threading.Thread(target=_feed, args=(proc.stdin, [sha for sha, _ in wanted]), daemon=True)
+        writer.start()
+        for sha, path in wanted:
+            header = proc.stdout.readline().split()
+            size = int(header[2])
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)  # the newline after each object
+            target = dest / path
+            if ".." in Path(path).parts or Path(path).is_absolute():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        writer.join()
+    return None, missing
+
+
+def _feed(stdin, shas: list[str]) -> None:
+    for sha in shas:
+        stdin.write(f"{sha}\n".encode())
+    stdin.close()
 
 
 def run_tool(argv: list[str], cwd: Path, timeout: float) -> tuple[str, float, str | None]:
@@ -314,7 +347,7 @@ def run_repo(repo: dict, tools: list[Tool], args: argparse.Namespace, tmp: Path)
         return record
     tree = tmp / name.replace("/", "+")
     tree.mkdir()
-    error = export(gitdir, commit, tree)
+    error, record["absent_blobs"] = export(gitdir, commit, tree)
     if error:
         record["skipped"] = f"commit {commit[:12]} not exported: {error}"
         return record
@@ -381,6 +414,9 @@ def report(records: list[dict], labels: list[Label], repos: list[dict], tools: l
     for r in records:
         if "skipped" in r:
             print(f"SKIPPED {r['repo']}: {r['skipped']}")
+        if r.get("absent_blobs"):
+            print(f"NOTE {r['repo']}: {len(r['absent_blobs'])} files of the commit are absent from the mirror and "
+                  f"were not exported (e.g. {r['absent_blobs'][0]})")
         for f in r.get("missing_files", []):
             print(f"MISSING reviewed file {r['repo']}:{f} (not in the tree at {r['commit'][:12]})")
         for e in r.get("errors", []):
@@ -476,6 +512,21 @@ def report(records: list[dict], labels: list[Label], repos: list[dict], tools: l
     return out
 
 
+def reused(path: Path, tools: set[str]) -> dict[tuple[str, str], dict]:
+    """The repository records of a previous --json that ran every one of `tools`, by (repo, commit)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"error: --reuse {path}: {exc}") from None
+    out = {}
+    for r in data.get("repos", []):
+        if "skipped" in r or not tools <= set(r.get("findings", {})):
+            continue
+        r["findings"] = {t: [Finding(**f) for f in fs] for t, fs in r["findings"].items()}
+        out[(r["repo"], r["commit"])] = r
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Score cachelint and its peers on the hand-labelled public repos.")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"), help="Folder of owner+name git mirrors.")
@@ -488,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-file-times", dest="file_times", action="store_false",
                         help="Skip running each tool on each reviewed file alone.")
     parser.add_argument("--no-peers", action="store_true", help="Run cachelint only.")
+    parser.add_argument("--reuse", type=Path, help="A previous --json OUT: its results for repositories at the same "
+                        "commit are scored again instead of re-running the tools (stale once the tools change).")
     parser.add_argument("--jobs", type=int, default=2, help="cachelint processes (default 2).")
     parser.add_argument("--timeout", type=float, default=600.0, help="Seconds one tool run may take (default 600).")
     args = parser.parse_args(argv)
@@ -508,10 +561,15 @@ def main(argv: list[str] | None = None) -> int:
     tools, notes = find_tools(args)
     if args.no_peers:
         tools, notes = tools[:1], []
+    previous = reused(args.reuse, {t.name for t in tools}) if args.reuse else {}
     with tempfile.TemporaryDirectory(prefix="cachelint-realworld-") as tmp:
         startup = measure_startup(tools, Path(tmp), args.timeout)
         records = []
         for repo in repos:
+            old = previous.get((repo["name"], repo["commit"]))
+            if old is not None:
+                records.append(old)
+                continue
             print(f"... {repo['name']}", file=sys.stderr, flush=True)
             records.append(run_repo(repo, tools, args, Path(tmp)))
     out = report(records, labels, repos, tools, startup, notes)
