@@ -53,7 +53,10 @@ class Analysis:
                 continue
             model = self.model_of(site)
             provider = "anthropic" if site.api == "anthropic" else "openai"
-            found[id(site)] = counter_for(provider, model).count(text) >= minimum_tokens(site, model)
+            minimum = minimum_tokens(site, model)
+            # a byte-level BPE token covers at least one byte: fewer bytes than the minimum is fewer tokens, and
+            # no tokenizer has to be loaded to know it
+            found[id(site)] = len(text.encode("utf-8", "surrogatepass")) >= minimum and counter_for(provider, model).count(text) >= minimum
         return found
 
     def cacheable(self, site: CallSite) -> bool:
