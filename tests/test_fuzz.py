@@ -282,11 +282,13 @@ def test_lint_ten_megabyte_file(tmp_path, ten_megabytes):
         assert "too large" in findings[0].message and f"{len(ten_megabytes):,} bytes" in findings[0].message
 
 
+# a guide of unknown length ahead of the clock: a prefix that can be cached (a short one could not, and is quiet)
 GOOD_VOLATILE = '''import anthropic, datetime
 client = anthropic.Anthropic()
+GUIDE = open("guide.md").read()
 def ask(q):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=100,
-        system=f"You are helpful. Now: {datetime.datetime.now().isoformat()}",
+        system=f"{GUIDE} Now: {datetime.datetime.now().isoformat()}",
         messages=[{"role": "user", "content": q}])
 '''
 GOOD_JSON = '''import json
