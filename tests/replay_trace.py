@@ -29,9 +29,9 @@ _RULES = [
 ]
 
 
-def _system(name: str) -> str:
+def _system(name: str, repeat: int = 3) -> str:
     return f"You are {name}, a careful software engineering agent working in a Python repository.\n" + "\n".join(
-        f"{i + 1}. {rule}" for i, rule in enumerate(_RULES * 5)
+        f"{i + 1}. {rule}" for i, rule in enumerate(_RULES * repeat)
     )
 
 
@@ -91,7 +91,7 @@ def _anthropic_session(kind: str, turns: int) -> list[dict[str, Any]]:
     out = []
     for turn in range(1, turns + 1):
         stamp = "2026-11-29T10:00:00Z" if kind != "ts" or turn < 3 else f"2026-11-29T10:{turn * 7:02d}:{turn * 13 % 60:02d}Z"
-        system = [{"type": "text", "text": f"Session started {stamp}.\n" + _system("Ada" if kind == "ts" else "Grace"),
+        system = [{"type": "text", "text": f"Session started {stamp}.\n" + _system("Ada" if kind == "ts" else "Grace", repeat=5),
                    "cache_control": {"type": "ephemeral"}}]
         turn_tools = list(reversed(tools)) if kind == "tools" and turn >= 3 else tools
         if turn > 1:
