@@ -63,3 +63,20 @@ def test_the_recorder_reads_bodies_with_a_bom_or_in_utf16(tmp_path):
                                        request_headers=[("content-type", "application/json")], request_body=raw, status=200,
                                        response_body=b'{"usage": {"prompt_tokens": 9, "completion_tokens": 1}}'))
         assert row.provider == "openai-chat" and row.error is None
+
+
+def test_a_new_store_is_readable_by_its_owner_only(tmp_path):
+    import stat
+
+    from cachelint.record.store import Store
+
+    path = tmp_path / "home" / "cachelint" / "cachelint.db"
+    store = Store(path)
+    try:
+        sidecars = sorted(path.parent.glob("cachelint.db-*"))
+        assert [p.name for p in sidecars] == ["cachelint.db-shm", "cachelint.db-wal"]  # WAL mode, open
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        for file in [path, *sidecars]:
+            assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+    finally:
+        store.close()

@@ -66,6 +66,17 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
+def _create_private(path: Path) -> None:
+    """A new store holds prompts: its folder is created 0700 and the file 0600 (SQLite gives its -wal and -shm
+    files the database file's mode). An existing folder or file keeps the mode its owner gave it."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def default_path() -> Path:
     base = os.environ.get("CACHELINT_HOME") or os.path.join(os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "cachelint")
     return Path(base) / "cachelint.db"
@@ -145,7 +156,7 @@ class Store:
         if readonly and not self.path.exists():
             raise CachelintError(f"{self.path}: no such store (record traffic with `cachelint proxy` or `cachelint import` first)")
         if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
         self._db = self._open(readonly)
 
     def _open(self, readonly: bool) -> sqlite3.Connection:
@@ -174,6 +185,7 @@ class Store:
             if sidecar.exists():
                 os.replace(sidecar, Path(str(aside) + suffix))
         self.recovered_from = aside
+        _create_private(self.path)
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA journal_mode=WAL")
