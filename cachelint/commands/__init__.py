@@ -1,0 +1,1 @@
+"""One module per `cachelint` command; cachelint.cli puts them in the group."""

@@ -1,0 +1,79 @@
+"""`cachelint check`."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour (with --fix), and show them.")
+@click.option("--diff", "show_diff", is_flag=True, help="Show the fixes as a diff instead of writing them.")
+@click.option("--select", help="Codes or prefixes to enable, comma-separated (replaces the configured ones).")
+@click.option("--extend-select", help="More codes or prefixes to enable.")
+@click.option("--ignore", help="Codes or prefixes to disable.")
+@click.option("--output-format", "output_format", type=click.Choice(["text", "concise", "json", "sarif", "github"]), default=None, help="Output format [default: text; github under GitHub Actions].")
+@click.option("--stdin-filename", help="Lint source read from standard input, reported under this name.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write .cachelint_cache/.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A pyproject.toml or cachelint.toml to use.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to lint with [default: CPU count, at most 8].")
+def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, output_format, stdin_filename, exit_zero, no_cache, config_file, jobs) -> None:
+    """Find code that breaks LLM prompt caching (Python apps on the anthropic / openai / litellm SDKs).
+
+    PATHS are files or directories (default: the current directory). Exit code 0 when clean, 1 when there
+    are findings, 2 on an error.
+
+    \b
+    Example:
+      cachelint check src/
+      cachelint check --fix app.py
+      cachelint check --output-format sarif . > cachelint.sarif
+    """
+    from pathlib import Path
+
+    from cachelint.check.config import load_config
+    from cachelint.check.output import render
+    from cachelint.check.run import fix_source, options_for, run_check
+
+    fmt = output_format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    start = Path(stdin_filename).parent if stdin_filename else Path(paths[0]) if paths else Path.cwd()
+    config = load_config(start if start.exists() else Path.cwd(), Path(config_file) if config_file else None)
+    config = config.with_overrides(select=select, ignore=ignore, extend_select=extend_select)
+    if stdin_filename:
+        data = sys.stdin.buffer.read()
+        codes = config.enabled_codes(Path(stdin_filename))
+        try:
+            source = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            from cachelint.check.engine import lint_source
+
+            render(lint_source(data, stdin_filename, codes, options_for(config)), fmt, sys.stdout, files_checked=1)
+            sys.exit(0 if exit_zero else 1)
+        new_source, applied, findings = fix_source(source, stdin_filename, codes, options_for(config), unsafe_fixes) if (fix or show_diff) else (source, 0, None)
+        if findings is None:
+            from cachelint.check.engine import lint_source
+
+            findings = lint_source(source, stdin_filename, codes, options_for(config))
+        if fix and not show_diff:
+            sys.stdout.write(new_source)
+            sys.exit(0 if exit_zero or not findings else 1)
+        if show_diff:
+            from cachelint.check.run import unified_diff
+
+            sys.stdout.write(unified_diff(source, new_source, stdin_filename))
+            sys.exit(0 if exit_zero or not applied else 1)
+        render(findings, fmt, sys.stdout, files_checked=1, unsafe_fixes=unsafe_fixes)
+        sys.exit(0 if exit_zero or not findings else 1)
+    targets = [Path(p) for p in paths] or [Path.cwd()]
+    run = run_check(targets, config, fix=fix and not show_diff, unsafe_fixes=unsafe_fixes, diff=show_diff, use_cache=not no_cache, processes=jobs)
+    if show_diff:
+        sys.stdout.write("".join(run.diffs))
+        sys.exit(0 if exit_zero or not run.diffs else 1)
+    render(run.findings, fmt, sys.stdout, files_checked=run.files, fixed=run.fixed, unsafe_fixes=unsafe_fixes)
+    sys.exit(0 if exit_zero or not run.findings else 1)

@@ -1,0 +1,82 @@
+"""`cachelint replay`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cachelint.commands.common import FORMATS, print_json, stdout_console
+from cachelint.errors import CachelintError
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--session", help="Only this session of SOURCE.")
+@click.option("--base-url", help="A running vLLM server: its root (http://host:8000) or its /v1 URL.")
+@click.option("--model", help="The served model name [default: the one model the server serves; with --launch, the directory's name].")
+@click.option("--launch", "launch_dir", type=click.Path(file_okay=False), help="Start vLLM on this model directory for the replay, and stop it afterwards.")
+@click.option("--vllm-python", help="The Python that has vLLM installed, for --launch [default: $CACHELINT_VLLM_PYTHON, else this one].")
+@click.option("--launch-arg", "launch_args", multiple=True, help="One more argument for the launched server (repeat), e.g. --launch-arg=--max-model-len=8192.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=1, show_default=True, help="Sessions replayed at once (1: every request in recorded order).")
+@click.option("--speed", type=click.FloatRange(min=0.001), help="Keep the recorded gaps between requests, divided by this [default: no waiting].")
+@click.option("--max-tokens", type=click.IntRange(1), default=1, show_default=True, help="Output tokens per request (prefill is what is measured).")
+@click.option("--what-if", "what_if", help="Also replay fixed copies: freeze-volatile, sort-tools, keep-history, all (comma-separated).")
+@click.option("--check", is_flag=True, help="Exit 1 when any request's measured reuse differs from the prediction.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds to wait for one request.")
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
+def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, check, timeout, fmt) -> None:
+    """Replay recorded traffic on a vLLM server with prefix caching and measure the real reuse.
+
+    SOURCE is the proxy's store (see --session) or a file `cachelint import` reads (HAR, JSONL). Every
+    request is also predicted by cachelint's vLLM prefix-cache simulator; --what-if measures what a fix buys.
+
+    \b
+    Examples:
+      cachelint replay ~/.local/share/cachelint/cachelint.db --base-url http://127.0.0.1:8000 --model qwen
+      cachelint replay traffic.jsonl --launch ./Qwen3-4B --what-if freeze-volatile,sort-tools --check
+    """
+    from contextlib import nullcontext
+    from pathlib import Path
+
+    from cachelint.extras import require
+
+    require("replay", "cachelint replay")
+    from cachelint.replay import whatif
+    from cachelint.replay.engine import Engine
+    from cachelint.replay.launch import VllmServer
+    from cachelint.replay.render import check_lines, render_text
+    from cachelint.replay.run import Replay, ReplayOptions
+    from cachelint.replay.source import load
+
+    variants = whatif.parse_variants(what_if)
+    if launch_dir and base_url:
+        raise click.UsageError("give --base-url (a running server) or --launch (start one), not both")
+    if not launch_dir and not base_url:
+        raise click.UsageError("give --base-url of a running vLLM server, or --launch MODEL_DIR to start one")
+    recorded = load(source, session)
+    if launch_dir:
+        model = model or Path(launch_dir).resolve().name
+        server = VllmServer(launch_dir, model, python=vllm_python, extra_args=launch_args)
+        if fmt == "text":
+            click.echo(f"starting vLLM on {launch_dir} (log {server.log_path}) ...", err=True)
+    with server if launch_dir else nullcontext(base_url) as url:
+        with Engine(url, model or "", timeout=timeout) as engine:
+            if not model:
+                served = engine.served_models()
+                if len(served) != 1:
+                    raise CachelintError(f"the server serves {len(served)} models ({', '.join(served)}): choose one with --model")
+                engine.model = served[0]
+            progress = (lambda message: click.echo(f"replaying {message}", err=True)) if fmt == "text" else None
+            options = ReplayOptions(concurrency=concurrency, speed=speed, max_tokens=max_tokens, variants=variants)
+            result = Replay(engine, recorded, options, progress).run()
+    if fmt == "json":
+        print_json(result.to_json())
+    else:
+        render_text(result, stdout_console())
+    if check:
+        lines = check_lines(result)
+        for line in lines:
+            click.echo(f"cachelint: {line}", err=True)
+        if lines:
+            sys.exit(1)
