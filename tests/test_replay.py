@@ -311,3 +311,137 @@ def test_a_server_without_tokenize_is_one_line(trace):
     assert result.returncode == 2
     assert result.stderr.strip().startswith(f"cachelint: error: http://127.0.0.1:{httpd.server_port}/tokenize answered HTTP 404: the replay needs vLLM's /tokenize")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- a server that misbehaves: every engine call is bounded in time and size (issue 18) -----------------------
+
+_MODELS = b'{"data": [{"id": "m"}]}'
+_METRICS = b'vllm:cache_config_info{block_size="16",enable_prefix_caching="True",num_gpu_blocks="100"} 1.0\n'
+
+
+def _misbehaving_server(behaviour: str):
+    """A small HTTP server that answers /v1/models (and, for the chat cases, /metrics and /tokenize) the way
+    `behaviour` says. Every endless answer stops by itself after 60 s or when the client hangs up."""
+    import http.server
+    import threading
+    import time
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _send(self, body: bytes, content_type: str = "application/json") -> None:
+            self.send_response(200)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _endless(self, piece: bytes, pause: float, headers: dict[str, str] | None = None) -> None:
+            self.send_response(200)
+            for name, value in (headers or {"content-type": "application/json"}).items():
+                self.send_header(name, value)
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(b'{"data": [')  # a JSON answer that never closes
+            stop = time.monotonic() + 60
+            try:
+                while time.monotonic() < stop:
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if pause:
+                        time.sleep(pause)
+            except OSError:  # the client hung up: what the test expects
+                pass
+            self.close_connection = True
+
+        def do_GET(self):
+            if self.path == "/metrics":
+                return self._send(_METRICS, "text/plain")
+            if behaviour == "models-trickle":
+                return self._endless(b" ", 0.1)
+            if behaviour == "models-endless":
+                return self._endless(b'{"id": "m"},' * 5000, 0.0)
+            if behaviour == "models-stall":
+                self.send_response(200)
+                self.send_header("content-length", "100")
+                self.end_headers()
+                self.wfile.flush()
+                time.sleep(30)
+                return None
+            if behaviour == "models-huge-length":
+                self.send_response(200)
+                self.send_header("content-length", str(10**12))
+                self.end_headers()
+                return None
+            if behaviour == "models-gzip":
+                import gzip
+
+                body = gzip.compress(b" " * 50_000_000)
+                self.send_response(200)
+                self.send_header("content-encoding", "gzip")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return None
+            return self._send(_MODELS)
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            if self.path == "/tokenize":
+                return self._send(b'{"tokens": [1, 2, 3, 4, 5]}')
+            event = b'data: {"choices": [{"delta": {"content": "x"}}]}\n\n'
+            if behaviour == "chat-forever":
+                return self._endless(event, 0.05, {"content-type": "text/event-stream"})
+            if behaviour == "chat-one-endless-line":
+                return self._endless(b"data: " + b"x" * 65536, 0.0, {"content-type": "text/event-stream"})
+            return self._send(b"{}")
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def _replay_with_peak_rss(trace: Path, url: str, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run the CLI in a child and return its result and its peak resident memory in MiB."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=110)\n"
+        "sys.stdout.write(r.stdout); sys.stderr.write(r.stderr)\n"
+        "print('PEAK_RSS_KIB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(r.returncode)\n"
+    )
+    command = [sys.executable, "-c", probe, sys.executable, "-m", "cachelint", "replay", str(trace), "--base-url", url, "--model", "m", *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    lines = result.stderr.strip().splitlines()
+    peak = int(lines[-1].split()[-1]) // 1024
+    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout, "\n".join(lines[:-1]) + "\n"), peak
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "says"),
+    [
+        ("models-trickle", "/v1/models was still sending after 2 s (--timeout): a server that trickles or never ends its answer"),
+        ("models-endless", "/v1/models sent more than 16 MiB and was still sending: not a vLLM server, or a broken one"),
+        ("models-stall", "/v1/models did not answer within 2 s (--timeout): is the server overloaded or hung?"),
+        ("models-huge-length", "/v1/models announced 1,000,000,000,000 bytes, more than the 16 MiB a vLLM answer needs"),
+        ("models-gzip", "/v1/models answered with content-encoding 'gzip' though none was asked for: not a vLLM server"),
+        ("chat-forever", "/v1/chat/completions was still sending after 2 s (--timeout)"),
+        ("chat-one-endless-line", "/v1/chat/completions sent more than 4 MiB and was still sending"),
+    ],
+)
+def test_a_server_that_trickles_or_never_ends_cannot_hang_the_replay_or_grow_its_memory(trace, behaviour, says):
+    httpd = _misbehaving_server(behaviour)
+    url = f"http://127.0.0.1:{httpd.server_port}"
+    try:
+        result, peak_mib = _replay_with_peak_rss(trace, url, "--timeout", "2", "--session", "sess-ts", "--format", "json")
+    finally:
+        httpd.shutdown()
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"cachelint: error: {url}{says}"), result.stderr
+    assert result.stdout == ""
+    assert peak_mib < 400, f"peak RSS {peak_mib} MiB"  # the old client read an endless answer into memory

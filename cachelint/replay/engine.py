@@ -2,6 +2,12 @@
 
 Every failure a user can cause (wrong URL, wrong model, a server started without prefix caching or without
 prompt token details) becomes one `CachelintError` line.
+
+Every call is bounded, whatever the server does: one deadline for the whole answer (`timeout`, checked as
+bytes arrive, so a server that trickles a byte a second cannot hold it open; a server that sends nothing
+more is cut by the read timeout), and a cap on the bytes read (answers are read raw, without decompression,
+so a small compressed answer cannot grow in memory). A server that breaks either bound is not an engine the
+replay can measure: `EngineUnreachable`, one line.
 """
 
 from __future__ import annotations
@@ -9,7 +15,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -17,6 +25,13 @@ import httpx
 from cachelint.errors import CachelintError
 from cachelint.prompt.usage import token_count
 from cachelint.sse import SSEParser
+
+MiB = 1024 * 1024
+MAX_INFO_BYTES = 16 * MiB  # /v1/models, /metrics: vLLM's are kilobytes
+MAX_TOKENIZE_BYTES = 64 * MiB  # a token list for a prompt of a few million tokens
+MAX_ERROR_BYTES = 64 * 1024  # the body of an error answer: only its first line is shown
+STREAM_BASE_BYTES = 4 * MiB  # a streamed answer: this, plus STREAM_BYTES_PER_TOKEN per output token asked for
+STREAM_BYTES_PER_TOKEN = 64 * 1024
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -76,11 +91,16 @@ class Measured:
     error: str | None = None
     details: bool = True  # False: the usage had no prompt_tokens_details
     rejected: bool = False  # answered with an error status before it was scheduled: the engine computed nothing
-    chunks: list[str] = field(default_factory=list, repr=False)
 
 
 class EngineUnreachable(CachelintError):
-    """The server cannot serve the replay at all (no answer, no /tokenize), as opposed to rejecting one request."""
+    """The server cannot serve the replay at all (no answer, no /tokenize, past the deadline or the size cap),
+    as opposed to rejecting one request."""
+
+
+class ConnectionLost(EngineUnreachable):
+    """The connection failed or broke (not a timeout): fatal for the questions asked once, one failed request
+    for a chat request."""
 
 
 def _truthy(value: str | None) -> bool | None:
@@ -89,11 +109,20 @@ def _truthy(value: str | None) -> bool | None:
     return value.strip().lower() in ("true", "1", "yes")
 
 
+def _size(n: int) -> str:
+    return f"{n // MiB} MiB" if n >= MiB else f"{n // 1024} KiB"
+
+
 class Engine:
     def __init__(self, base_url: str, model: str, *, timeout: float = 300.0) -> None:
         self.root = root_url(base_url)
         self.model = model
-        self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0))
+        self.timeout = timeout
+        # identity: the caps below count the bytes that reach memory, never a compressed size
+        # no connection limit: the session sweep runs one thread per session, and waiting for a pooled
+        # connection would count as time to first token
+        self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)), headers={"accept-encoding": "identity"},
+                                  limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
 
     def close(self) -> None:
         self._http.close()
@@ -104,26 +133,58 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+    @contextmanager
+    def _open(self, method: str, path: str, body: dict[str, Any] | None = None) -> Iterator[tuple[httpx.Response, float]]:
+        """A response whose body is not read yet, and the deadline (time.monotonic) for reading it."""
+        deadline = time.monotonic() + self.timeout
         try:
-            return self._http.request(method, self.root + path, json=body)
+            with self._http.stream(method, self.root + path, json=body) as response:
+                encoding = response.headers.get("content-encoding", "identity").strip().lower()
+                if encoding not in ("", "identity"):
+                    raise EngineUnreachable(f"{self.root}{path} answered with content-encoding {encoding[:40]!r} though none was asked for: "
+                                            "not a vLLM server")
+                yield response, deadline
+        except httpx.TimeoutException:
+            raise EngineUnreachable(f"{self.root}{path} did not answer within {self.timeout:g} s (--timeout): is the server overloaded or hung?") from None
         except httpx.HTTPError as exc:
-            raise EngineUnreachable(f"cannot reach the vLLM server at {self.root} ({type(exc).__name__}: {exc or 'no answer'})") from None
+            raise ConnectionLost(f"cannot reach the vLLM server at {self.root} ({type(exc).__name__}: {exc or 'no answer'})") from None
 
-    def _get(self, path: str) -> httpx.Response:
+    def _chunks(self, response: httpx.Response, path: str, deadline: float, cap: int, *, truncate: bool = False) -> Iterator[bytes]:
+        """The raw body in pieces, stopped at the deadline or past `cap` bytes (one line each); with `truncate`
+        (an error's text, of which the start is enough) it ends quietly at the cap instead."""
+        declared = response.headers.get("content-length", "")
+        if not truncate and declared.isdigit() and int(declared) > cap:
+            raise EngineUnreachable(f"{self.root}{path} announced {int(declared):,} bytes, more than the {_size(cap)} a vLLM answer needs: not a vLLM server?")
+        read = 0
+        for chunk in response.iter_raw():
+            if truncate and read + len(chunk) >= cap:
+                yield chunk[: cap - read]
+                return
+            read += len(chunk)
+            if read > cap:
+                raise EngineUnreachable(f"{self.root}{path} sent more than {_size(cap)} and was still sending: not a vLLM server, or a broken one")
+            if time.monotonic() > deadline:
+                raise EngineUnreachable(f"{self.root}{path} was still sending after {self.timeout:g} s (--timeout): a server that trickles or never ends its answer")
+            yield chunk
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None, cap: int = MAX_INFO_BYTES) -> tuple[int, str]:
+        """(status, text) of a whole answer, read within the deadline and the cap (an error answer: its first KiB)."""
+        with self._open(method, path, body) as (response, deadline):
+            ok = response.status_code == 200
+            data = b"".join(self._chunks(response, path, deadline, cap if ok else MAX_ERROR_BYTES, truncate=not ok))
+            return response.status_code, data.decode("utf-8", "replace")
+
+    def _get(self, path: str) -> tuple[int, str]:
         return self._request("GET", path)
-
-    def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
-        return self._request("POST", path, body)
 
     # --- what the server is -----------------------------------------------------------------------------------
 
     def served_models(self) -> list[str]:
-        response = self._get("/v1/models")
-        if response.status_code != 200:
-            raise CachelintError(f"{self.root}/v1/models answered HTTP {response.status_code}: not an OpenAI-compatible server")
+        status, text = self._get("/v1/models")
+        if status != 200:
+            raise CachelintError(f"{self.root}/v1/models answered HTTP {status}: not an OpenAI-compatible server")
         try:
-            return [str(m["id"]) for m in response.json().get("data", [])]
+            return [str(m["id"]) for m in json.loads(text).get("data", [])]
         except (ValueError, KeyError, TypeError, AttributeError):
             raise CachelintError(f"{self.root}/v1/models: not an OpenAI model list") from None
 
@@ -133,10 +194,10 @@ class Engine:
             raise CachelintError(f"the server at {self.root} does not serve model {self.model!r} (it serves: {', '.join(served) or 'nothing'})")
 
     def metrics(self) -> dict[str, list[tuple[dict[str, str], float]]]:
-        response = self._get("/metrics")
-        if response.status_code != 200:
-            raise CachelintError(f"{self.root}/metrics answered HTTP {response.status_code}: is this a vLLM server?")
-        return parse_metrics(response.text)
+        status, text = self._get("/metrics")
+        if status != 200:
+            raise CachelintError(f"{self.root}/metrics answered HTTP {status}: is this a vLLM server?")
+        return parse_metrics(text)
 
     def cache_config(self, metrics: dict[str, list[tuple[dict[str, str], float]]] | None = None) -> CacheConfig:
         metrics = metrics if metrics is not None else self.metrics()
@@ -169,61 +230,76 @@ class Engine:
     # --- requests ---------------------------------------------------------------------------------------------
 
     def tokenize(self, body: dict[str, Any]) -> list[int]:
-        response = self._post("/tokenize", body)
-        if response.status_code in (404, 405, 501):
-            raise EngineUnreachable(f"{self.root}/tokenize answered HTTP {response.status_code}: the replay needs vLLM's /tokenize "
+        status, text = self._request("POST", "/tokenize", body, MAX_TOKENIZE_BYTES)
+        if status in (404, 405, 501):
+            raise EngineUnreachable(f"{self.root}/tokenize answered HTTP {status}: the replay needs vLLM's /tokenize "
                                     "(the engine's own token ids) for its prediction; is this a vLLM server?")
-        if response.status_code != 200:
-            raise CachelintError(f"{self.root}/tokenize answered HTTP {response.status_code}: {_error_text(response.text)}")
+        if status != 200:
+            raise CachelintError(f"{self.root}/tokenize answered HTTP {status}: {_error_text(text)}")
         try:
-            return [int(t) for t in response.json()["tokens"]]
+            return [int(t) for t in json.loads(text)["tokens"]]
         except (ValueError, KeyError, TypeError):
             raise CachelintError(f"{self.root}/tokenize: no token list in the answer") from None
 
     def chat(self, body: dict[str, Any]) -> Measured:
-        """Send one streamed chat request; time to the first chunk, usage from the last."""
+        """Send one streamed chat request; time to the first chunk, usage from the last. A connection lost
+        mid-answer fails this request; a server past the deadline or the size cap stops the replay."""
+        max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else 1
+        cap = STREAM_BASE_BYTES + STREAM_BYTES_PER_TOKEN * max(1, max_tokens)
         measured = Measured()
         parser = SSEParser()
         usage: dict[str, Any] | None = None
         started = time.perf_counter()
+        path = "/v1/chat/completions"
         try:
-            with self._http.stream("POST", self.root + "/v1/chat/completions", json=body) as response:
+            with self._open("POST", path, body) as (response, deadline):
                 if response.status_code != 200:
-                    measured.error = f"HTTP {response.status_code}: {_error_text(response.read().decode('utf-8', 'replace'))}"
+                    error = b"".join(self._chunks(response, path, deadline, MAX_ERROR_BYTES, truncate=True))
+                    measured.error = f"HTTP {response.status_code}: {_error_text(error.decode('utf-8', 'replace'))}"
                     measured.rejected = True
                     return measured
-                for chunk in response.iter_bytes():
+                for chunk in self._chunks(response, path, deadline, cap):
                     for event in parser.feed(chunk):
                         if event.data in ("", "[DONE]"):
                             continue
                         if measured.ttft_ms is None:
                             measured.ttft_ms = (time.perf_counter() - started) * 1000.0
-                        try:
-                            data = json.loads(event.data)
-                        except ValueError:
-                            continue
-                        if isinstance(data, dict) and isinstance(data.get("usage"), dict):
-                            usage = data["usage"]
-                        if isinstance(data, dict) and isinstance(data.get("error"), dict):
-                            measured.error = str(data["error"].get("message", data["error"]))
-        except httpx.HTTPError as exc:
-            measured.error = f"{type(exc).__name__}: {exc or 'connection lost'}"
+                        usage = _usage_of(event.data, measured) or usage
+        except ConnectionLost as exc:
+            measured.error = str(exc)  # a broken stream: this request failed (reported), the others go on
             return measured
         if usage is None:
             measured.error = measured.error or "no usage in the stream"
             return measured
-        measured.prompt_tokens = token_count(usage.get("prompt_tokens"))
-        measured.completion_tokens = token_count(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details")
-        if isinstance(details, dict):
-            measured.cached_tokens = token_count(details.get("cached_tokens") or 0)
-            if measured.cached_tokens is None:
-                measured.error = f"usage.prompt_tokens_details.cached_tokens is not a count: {details.get('cached_tokens')!r}"
-        else:
-            measured.details = False
-        if measured.prompt_tokens is None:
-            measured.error = measured.error or f"usage.prompt_tokens is not a count: {usage.get('prompt_tokens')!r}"
+        _read_usage(usage, measured)
         return measured
+
+
+def _usage_of(data: str, measured: Measured) -> dict[str, Any] | None:
+    """The usage a streamed chunk carries, if any (an error chunk sets the request's error)."""
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(chunk, dict):
+        return None
+    if isinstance(chunk.get("error"), dict):
+        measured.error = str(chunk["error"].get("message", chunk["error"]))[:300]
+    return chunk["usage"] if isinstance(chunk.get("usage"), dict) else None
+
+
+def _read_usage(usage: dict[str, Any], measured: Measured) -> None:
+    measured.prompt_tokens = token_count(usage.get("prompt_tokens"))
+    measured.completion_tokens = token_count(usage.get("completion_tokens"))
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict):
+        measured.cached_tokens = token_count(details.get("cached_tokens") or 0)
+        if measured.cached_tokens is None:
+            measured.error = f"usage.prompt_tokens_details.cached_tokens is not a count: {details.get('cached_tokens')!r}"
+    else:
+        measured.details = False
+    if measured.prompt_tokens is None:
+        measured.error = measured.error or f"usage.prompt_tokens is not a count: {usage.get('prompt_tokens')!r}"
 
 
 def _error_text(text: str) -> str:
