@@ -23,15 +23,30 @@ def test_rows_round_trip_and_schema_version(tmp_path):
     assert int(version) == SCHEMA_VERSION
 
 
-def test_a_damaged_file_is_set_aside_not_deleted(tmp_path):
+def _damage(path) -> None:
+    """Overwrite every page after the first (the header and the schema stay, the tables are garbage)."""
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page:] = (b"\xde\xad\xbe\xef" * (len(data) // 4 + 1))[: len(data) - page]
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_store_is_set_aside_not_deleted(tmp_path):
     path = tmp_path / "db.sqlite"
-    path.write_bytes(b"this is not a database" * 100)
     store = Store(path)
-    assert store.recovered_from.exists() and store.recovered_from.read_bytes().startswith(b"this is not a database")
+    for i in range(50):
+        store.add(Row(session="s", seq=i, started_at=float(i), request_body="x" * 2000))
+    store.close()
+    for sidecar in tmp_path.glob("db.sqlite-*"):
+        sidecar.unlink()
+    _damage(path)
+    damaged = path.read_bytes()
+    store = Store(path)
+    assert store.recovered_from.exists() and store.recovered_from.read_bytes() == damaged
     store.add(Row(session="s", seq=1, started_at=0.0))
     assert store.count() == 1
     with pytest.raises(CachelintError, match="not a readable cachelint store"):
-        Store(store.recovered_from, readonly=True)
+        list(Store(store.recovered_from, readonly=True).rows())
 
 
 def test_credentials_are_dropped_from_headers_and_urls():
