@@ -1,0 +1,364 @@
+"""Which lines of a tree produced an observed break, ranked, with how sure the link is.
+
+Four ways in, by what broke:
+
+- text (the system prompt, a message, an output schema): the characters before and after the changed span
+  of the break's excerpts are aligned with every template of the tree (`index.Template`). A template fits
+  when its literal parts around one hole match the text on both sides of the change: the hole (or the line
+  that produced the name in it) is the place. The more literal characters agree, the surer the link; a
+  template whose literal contradicts the observed text ranks low.
+- tools: the tool names of the break are looked up as `"name": "..."` in the tree's dict literals; the list
+  they live in is followed to where it is iterated into a list (where its order and membership are decided).
+- history (truncated, removed or compacted messages): slices, pops and deletes of message lists in the tree.
+- model / parameters: the model names as literals.
+
+In every case a static finding (`cachelint check` on the tree) of the same rule family at the place raises
+the link to certain and gives its rule and message. A finding alone, with nothing observed pointing at its
+file, is not taken as the source: when no text, name or code of the tree matches, the answer is "not found".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cachelint.check.finding import Finding
+from cachelint.diff.classify import changed_span
+from cachelint.link.index import Hole, Site, Template, TreeIndex
+
+CONFIDENCES = ("certain", "likely", "possible")
+MIN_SCORE = 6  # literal characters that must agree before a template is a candidate at all
+LIKELY_SCORE = 10
+CERTAIN_SCORE = 16
+MAX_CANDIDATES = 5
+# rule -> family: a finding of the same family as the break's rule can be its cause
+FAMILIES = {
+    "CL101": "value", "CL102": "value", "CL103": "value", "CL104": "value", "CL502": "value",
+    "CL201": "tools", "CL202": "tools", "CL301": "history", "CL401": "params",
+}
+_HISTORY_DETAILS = ("history_truncated", "message_removed", "history_summarized")
+
+
+@dataclass(slots=True)
+class Candidate:
+    file: Path
+    line: int
+    message: str
+    score: float
+    confidence: str
+    rule: str | None = None
+    code: str = ""  # the code at the place, short (what a one-line summary shows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": display_path(self.file), "line": self.line, "rule": self.rule, "message": self.message,
+                "confidence": self.confidence, "code": self.code}
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when the file is under it (what a terminal or editor opens), else absolute."""
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:
+        return absolute
+    return absolute if relative.startswith("..") else relative
+
+
+def section_of(brk: dict[str, Any]) -> str | None:
+    if brk.get("section"):
+        return brk["section"]
+    for d in brk.get("divergences") or []:
+        if d.get("first") and d.get("section"):
+            return d["section"]
+    pointer = brk.get("pointer") or ""
+    for name in ("tools", "system", "messages", "input", "instructions"):
+        if pointer.startswith("/" + name):
+            return {"input": "messages", "instructions": "system"}.get(name, name)
+    return None
+
+
+def family_of(brk: dict[str, Any]) -> str:
+    if brk.get("rule") in FAMILIES:
+        return FAMILIES[brk["rule"]]
+    if brk.get("cause") == "tools_changed":
+        return "tools"
+    if brk.get("detail") in _HISTORY_DETAILS or brk.get("cause") == "compaction":
+        return "history"
+    if brk.get("cause") in ("model_changed", "params_changed"):
+        return "params"
+    return "value"
+
+
+def link_break(brk: dict[str, Any], index: TreeIndex, findings: list[Finding]) -> list[Candidate]:
+    """The ranked places of the tree that may have produced this break (empty: not found in the tree)."""
+    cause, family = brk.get("cause"), family_of(brk)
+    if cause == "tools_changed":
+        found = _tool_candidates(brk, index)
+    elif family == "history":
+        found = _history_candidates(index)
+    elif cause == "model_changed":
+        found = _literal_candidates([str(brk.get("after") or "")], index, "the model name")
+    elif cause == "params_changed":
+        found = _literal_candidates([str(brk.get("after") or "")], index, f"the {brk.get('detail')} value") if len(str(brk.get("after") or "")) >= 4 else []
+    else:
+        found = _text_candidates(brk, index)
+    if not found:
+        return []
+    _with_findings(found, family, findings, index)
+    best: dict[tuple[Path, int], Candidate] = {}
+    for c in found:
+        key = (c.file, c.line)
+        if key not in best or c.score > best[key].score:
+            best[key] = c
+    ranked = sorted(best.values(), key=lambda c: (-c.score, str(c.file), c.line))
+    return ranked[:MAX_CANDIDATES]
+
+
+# --- text --------------------------------------------------------------------------------------------
+
+
+def _strip_marks(text: str) -> tuple[str, bool, bool]:
+    """An excerpt without its `…` marks, and whether it was cut at the start / the end."""
+    cut_start, cut_end = text.startswith("…"), text.endswith("…")
+    return text[1 if cut_start else 0 : len(text) - (1 if cut_end else 0)], cut_start, cut_end
+
+
+def observed_context(brk: dict[str, Any]) -> tuple[str, str, str, str] | None:
+    """(text before the change, changed text before, changed text after, text after the change) from the
+    break's excerpts, or None when there are none."""
+    before, after = brk.get("before"), brk.get("after")
+    if not isinstance(before, str) or not isinstance(after, str) or not (before or after):
+        return None
+    b, _, _ = _strip_marks(before)
+    a, _, _ = _strip_marks(after)
+    start, b_end, a_end = changed_span(b, a)
+    return a[:start], b[start:b_end], a[start:a_end], a[a_end:]
+
+
+def _common_suffix(a: str, b: str) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def align_left(parts: list[str | Hole], text: str) -> tuple[int, bool]:
+    """How many literal characters of `parts` (read right to left) agree with the end of `text`, and whether
+    one contradicted it (a literal that differs where the text still has characters)."""
+    score, gap = 0, False
+    for part in reversed(parts):
+        if isinstance(part, Hole):
+            gap = True
+            continue
+        if gap:  # a hole of unknown length sits between: the literal must appear somewhere before
+            at = text.rfind(part)
+            if at < 0:
+                return score, False
+            score, text, gap = score + len(part), text[:at], False
+            continue
+        n = _common_suffix(part, text)
+        score += n
+        if n < len(part):
+            return score, n < len(text)
+        text = text[: len(text) - n]
+    return score, False
+
+
+def align_right(parts: list[str | Hole], text: str) -> tuple[int, bool]:
+    """align_left's mirror: literal characters of `parts` that agree with the start of `text`."""
+    score, gap = 0, False
+    for part in parts:
+        if isinstance(part, Hole):
+            gap = True
+            continue
+        if gap:
+            at = text.find(part)
+            if at < 0:
+                return score, False
+            score, text, gap = score + len(part), text[at + len(part) :], False
+            continue
+        n = _common_prefix(part, text)
+        score += n
+        if n < len(part):
+            return score, n < len(text)
+        text = text[n:]
+    return score, False
+
+
+def _text_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
+    context = observed_context(brk)
+    if context is None:
+        return []
+    prefix, _old, new, suffix = context
+    out: list[Candidate] = []
+    for template in index.templates:
+        if template.has_holes:
+            out += _hole_fits(template, prefix, suffix)
+        elif len(new) >= 3:
+            fit = _literal_fit(template, prefix, new, suffix)
+            if fit is not None:
+                out.append(fit)
+    return out
+
+
+def _hole_fits(template: Template, prefix: str, suffix: str) -> list[Candidate]:
+    out = []
+    for i, part in enumerate(template.parts):
+        if not isinstance(part, Hole):
+            continue
+        left, left_bad = align_left(template.parts[:i], prefix)
+        right, right_bad = align_right(template.parts[i + 1 :], suffix)
+        score = left + right
+        if score < MIN_SCORE:
+            continue
+        contradicted = left_bad or right_bad
+        both = left > 0 and right > 0 or (left > 0 and not suffix) or (right > 0 and not prefix)
+        if contradicted:
+            confidence, score = "possible", score / 2
+        elif score >= CERTAIN_SCORE and both:
+            confidence = "certain"
+        elif score >= LIKELY_SCORE:
+            confidence = "likely"
+        else:
+            confidence = "possible"
+        shown = _preview(template, i)
+        if part.producer_line is not None:
+            line, message = part.producer_line, f"{part.producer_code} is the changed value (as {part.code} in {shown})"
+        else:
+            line, message = part.line, f"{part.code} is the changed value in {shown}"
+        out.append(Candidate(template.file, line, message, score, confidence, code=part.producer_code or part.code))
+    return out
+
+
+def _literal_fit(template: Template, prefix: str, new: str, suffix: str) -> Candidate | None:
+    """A plain literal that holds the changed text itself (an edited constant), with context that agrees."""
+    literal = template.parts[0]
+    assert isinstance(literal, str)
+    best = None
+    start = literal.find(new)
+    tries = 0
+    while start >= 0 and tries < 20:
+        left = _common_suffix(literal[:start], prefix)
+        right = _common_prefix(literal[start + len(new) :], suffix)
+        score = len(new) + left + right
+        best = max(best or 0, score)
+        start, tries = literal.find(new, start + 1), tries + 1
+    if best is None or best < LIKELY_SCORE:
+        return None
+    confidence = "likely" if best < CERTAIN_SCORE + len(new) else "certain"
+    return Candidate(template.file, template.line, f"the changed text is written here ({_short(literal)})", float(best), confidence, code=_short(literal, 30))
+
+
+def _preview(template: Template, hole: int) -> str:
+    text = "".join(("{…}" if j != hole else "{" + p.code + "}") if isinstance(p, Hole) else p for j, p in enumerate(template.parts))  # type: ignore[union-attr]
+    return _short(text)
+
+
+def _short(text: str, width: int = 60) -> str:
+    flat = text.replace("\n", "⏎")
+    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+# --- tools -------------------------------------------------------------------------------------------
+
+
+def tool_names(text: Any) -> list[str]:
+    if not isinstance(text, str) or not text.startswith("tools:"):
+        return []
+    return [n.strip() for n in text[len("tools:") :].split(",") if n.strip()]
+
+
+def _tool_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
+    before, after = tool_names(brk.get("before")), tool_names(brk.get("after"))
+    changed = sorted(set(before) ^ set(after)) or after
+    wanted = set(before) | set(after)
+    defined = [s for s in index.sites_of("tool_name") if s.name in wanted]
+    if not defined:
+        return []
+    out: list[Candidate] = []
+    containers = [s for s in index.sites_of("tool_container") if set(s.code.split(",")) & wanted]
+    seen: set[tuple[Path, int]] = set()
+    for container in containers:
+        uses = [s for s in index.sites_of("iterate", container.name) if (s.file, s.line) != (container.file, container.line)]
+        uses.sort(key=lambda s: (s.file != container.file, str(s.file), s.line))
+        for rank, use in enumerate(uses):
+            if (use.file, use.line) in seen:
+                continue
+            seen.add((use.file, use.line))
+            score = 20.0 - rank
+            code = _line_text(use)
+            out.append(Candidate(use.file, use.line, f"the tool list is built from {container.name} here: {code}", score, "likely", code=code))
+        held = ", ".join(sorted(wanted & set(container.code.split(","))))
+        out.append(Candidate(container.file, container.line, f"{container.name} holds the tool definitions ({held})", 8.0, "possible", code=container.name))
+    for site in defined:
+        if site.name in changed and brk.get("detail") != "tools_reordered":
+            out.append(Candidate(site.file, site.line, f"the definition of tool {site.name!r}", 9.0, "possible", code=site.name))
+    if not containers:  # tools written inline where the request is built: their first definition is the place
+        first = min(defined, key=lambda s: (str(s.file), s.line))
+        out.append(Candidate(first.file, first.line, f"the tool list is written here ({', '.join(sorted(wanted))})", 12.0, "likely", code=first.name))
+    return out
+
+
+# --- history, model, findings -----------------------------------------------------------------------
+
+
+def _history_candidates(index: TreeIndex) -> list[Candidate]:
+    if not index.sites_of("call"):
+        return []  # nothing in the tree sends a request: the history is kept elsewhere
+    shrinks = index.sites_of("shrink")
+    confidence = "likely" if len(shrinks) == 1 else "possible"
+    return [Candidate(s.file, s.line, f"{s.name} is cut here: {_line_text(s)}", 12.0, confidence, code=_line_text(s)) for s in shrinks]
+
+
+def _literal_candidates(values: list[str], index: TreeIndex, what: str) -> list[Candidate]:
+    out = []
+    for value in values:
+        if not value or value in ("(absent)", "null"):
+            continue
+        value = value.strip('"')
+        for template in index.templates:
+            if not template.has_holes and template.parts[0] == value:
+                out.append(Candidate(template.file, template.line, f"{what} {value!r} is written here", 12.0, "likely", code=repr(value)))
+    return out
+
+
+def _with_findings(found: list[Candidate], family: str, findings: list[Finding], index: TreeIndex) -> None:
+    """A finding of the break's family on a candidate's line (or its statement) makes the link certain and
+    names the rule; a finding of the family elsewhere in a candidate's file is listed as possible."""
+    files = {c.file for c in found}
+    by_file: dict[Path, list[Finding]] = {}
+    for f in findings:
+        if FAMILIES.get(f.code) == family:
+            by_file.setdefault(Path(os.path.abspath(f.filename)), []).append(f)
+    for c in found:
+        for f in by_file.get(Path(os.path.abspath(c.file)), []):
+            if f.row <= c.line <= max(f.end_row, f.row) or abs(f.row - c.line) <= 1:
+                c.rule, c.message, c.confidence, c.score = f.code, f.message, "certain", c.score + 20
+                break
+    taken = {(Path(os.path.abspath(c.file)), c.line) for c in found}
+    for path in {Path(os.path.abspath(p)) for p in files}:
+        for f in by_file.get(path, []):
+            if (path, f.row) not in taken:
+                found.append(Candidate(path, f.row, f.message, 5.0, "possible", f.code, code=f.name))
+
+
+def _line_text(site: Site) -> str:
+    try:
+        with open(site.file, encoding="utf-8-sig") as fh:
+            for number, text in enumerate(fh, start=1):
+                if number == site.line:
+                    code = re.sub(r"\s+#[^'\"]*$", "", text).strip()
+                    return code if len(code) <= 80 else code[:77] + "..."
+    except OSError:
+        pass
+    return site.code

@@ -1,0 +1,188 @@
+"""From a live break to the line of code that caused it: tests/linkapp driven through the real proxy by the real
+anthropic SDK against the stand-in provider (tests/upstream.py), then the report joined to the app's source.
+
+The expected place of each break is the line of tests/linkapp marked `# link: <scenario>`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anthropic
+import pytest
+
+from cachelint.link import annotate, render_sources_text
+from cachelint.link.index import build_index
+from cachelint.link.match import align_left, align_right, link_break
+from cachelint.link.index import Hole
+from cachelint.record.report import build_report
+from cachelint.record.store import Store
+from linkapp.client import SupportBot
+from linkapp.prompts import Customer, customer_system, plain_system, stamped_system
+from linkapp.tools import tools_for
+from test_proxy import API_KEY, Proxy
+from upstream import Upstream
+
+APP = Path(__file__).parent / "linkapp"
+# a prompt built outside the app's tree (as a framework or a gateway would add it)
+OUTSIDE_RULES = "Release notes for the operators follow. Keep answers under forty words and in plain English. " * 30
+
+
+def marked(scenario: str) -> tuple[Path, int]:
+    """The file and line of tests/linkapp marked `# link: <scenario>`."""
+    for path in sorted(APP.glob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if line.rstrip().endswith(f"# link: {scenario}"):
+                return path.resolve(), number
+    raise AssertionError(f"no marker for {scenario}")
+
+
+def run_scenarios(client: anthropic.Anthropic) -> None:
+    """Five conversations of the support bot, each with one kind of break (and one source outside the app)."""
+    bot = SupportBot(client, "link-timestamp")
+    for turn in range(3):
+        bot.ask(f"Where is order {turn}?", system=stamped_system(), tools=tools_for([]))
+    customer = Customer("Ada Lovelace", 1)
+    bot = SupportBot(client, "link-per-user")
+    for turn in range(3):
+        bot.ask(f"Any news on ticket {turn}?", system=customer_system(customer), tools=tools_for([]))
+        customer.open_tickets += 1
+    bot = SupportBot(client, "link-tools")
+    for recent in ([], ["track_parcel"], ["open_ticket", "track_parcel"]):
+        bot.ask("Track my parcel please.", system=plain_system(), tools=tools_for(recent))
+    bot = SupportBot(client, "link-history", keep_all=False)
+    for turn in range(4):
+        bot.ask(f"Question {turn} about my delivery.", system=plain_system(), tools=tools_for([]))
+    bot = SupportBot(client, "link-outside")
+    for turn in range(2):
+        banner = [{"type": "text", "text": f"Operator banner generated at {time.time_ns()} by the deploy pipeline.\n{OUTSIDE_RULES}",
+                   "cache_control": {"type": "ephemeral"}}]
+        bot.ask(f"Outside question {turn}", system=banner, tools=tools_for([]))
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> dict:
+    db = tmp_path_factory.mktemp("link") / "cachelint.db"
+    with Upstream(event_delay=0.0) as upstream:
+        proxy = Proxy(upstream.url, db)
+        try:
+            run_scenarios(anthropic.Anthropic(api_key=API_KEY, base_url=proxy.url, max_retries=0))
+        finally:
+            proxy.stop()
+    return build_report(Store(db, readonly=True))
+
+
+@pytest.fixture(scope="module")
+def linked(recorded) -> dict:
+    annotate(recorded, APP)
+    return recorded
+
+
+def breaks_of(report: dict, session: str) -> list[dict]:
+    [found] = [s for s in report["sessions"] if s["session"].startswith(session)]
+    return found["breaks"]
+
+
+EXPECTED = {  # session -> (break detail, marker of the line that caused it)
+    "link-timestamp": ("volatile_value", "timestamp"),
+    "link-per-user": ("volatile_value", "per_user"),
+    "link-tools": ("tools_reordered", "tools_reordered"),
+    "link-history": ("history_truncated", "history_truncated"),
+}
+
+
+@pytest.mark.parametrize("session", sorted(EXPECTED))
+def test_each_break_names_the_line_that_caused_it(linked, session):
+    detail, marker = EXPECTED[session]
+    breaks = breaks_of(linked, session)
+    assert len(breaks) == 2 and {b["detail"] for b in breaks} == {detail}
+    for brk in breaks:
+        top = brk["source"][0]
+        assert (Path(top["file"]).resolve(), top["line"]) == marked(marker), brk["source"]
+        assert top["confidence"] in ("certain", "likely") and brk["source_note"] is None
+        assert set(top) >= {"file", "line", "rule", "message", "confidence"}
+
+
+def test_a_break_made_outside_the_tree_is_not_found(linked):
+    [brk] = breaks_of(linked, "link-outside")
+    assert brk["detail"] == "volatile_value" and brk["source"] == []
+    assert brk["source_note"].startswith("not found in ") and brk["source_note"].endswith("linkapp")
+
+
+def test_sources_rank_places_by_wasted_prefill_with_shares(linked):
+    sources = linked["sources"]
+    assert {(Path(s["file"]).resolve(), s["line"]) for s in sources} == {marked(m) for _, m in EXPECTED.values()}
+    assert all(s["breaks"] == 2 for s in sources)
+    wasted = [s["wasted_prefill_tokens"] for s in sources]
+    assert wasted == sorted(wasted, reverse=True) and all(w > 0 for w in wasted)
+    total = sum(b.get("wasted_prefill_tokens", b["reprefilled_tokens"]) or 0 for s in linked["sessions"] for b in s["breaks"])
+    for s in sources:
+        assert s["share"] == pytest.approx(s["wasted_prefill_tokens"] / total, abs=1e-4)
+    assert linked["sources_unmatched"]["breaks"] == 1
+    lines = render_sources_text(linked)
+    assert len(lines) == len(sources) + 1 and lines[-1].startswith("not found in the source tree -> 1 break,")
+    first = lines[0]
+    assert first.startswith(f"{sources[0]['file']}:{sources[0]['line']} ") and "2 breaks, " in first and "% of wasted prefill, " in first
+    assert all(s["wasted_cost"] and s["wasted_cost"] > 0 for s in sources)  # the stand-in's models are priced
+    assert " $0.00 " not in " ".join(lines) + " " and "cost unknown" not in first
+
+
+def test_unknown_money_is_never_printed_as_zero():
+    report = {"sessions": [{"breaks": [
+        {"wasted_prefill_tokens": 900, "wasted_cost": None, "source": [{"file": "app/p.py", "line": 3, "rule": "CL101", "message": "m", "confidence": "certain"}]},
+        {"wasted_prefill_tokens": 100, "wasted_cost": 0.5, "source": [{"file": "app/q.py", "line": 9, "rule": "CL201", "message": "n", "confidence": "likely"}]},
+    ]}]}
+    from cachelint.link import rank_sources
+
+    report["sources"], report["sources_unmatched"] = rank_sources(report)
+    assert [(s["file"], s["wasted_cost"], s["share"]) for s in report["sources"]] == [("app/p.py", None, 0.9), ("app/q.py", 0.5, 0.1)]
+    lines = render_sources_text(report)
+    assert lines == ["app/p.py:3 CL101 m -> 1 break, 90% of wasted prefill, cost unknown (certain)",
+                     "app/q.py:9 CL201 n -> 1 break, 10% of wasted prefill, $0.50 (likely)"]
+
+
+def test_a_static_finding_at_the_place_makes_it_certain_and_names_the_rule(tmp_path):
+    (tmp_path / "bot.py").write_text(
+        "from datetime import datetime\nimport anthropic\n\nclient = anthropic.Anthropic()\nRULES = 'Answer briefly. ' * 200\n\n\n"
+        "def ask(q):\n"
+        "    system = f'Today is {datetime.now()} and the rules follow.\\n' + RULES\n"
+        "    return client.messages.create(model='claude-sonnet-4-5', max_tokens=9, system=system, messages=[{'role': 'user', 'content': q}])\n")
+    brk = {"cause": "system_changed", "detail": "volatile_value", "rule": "CL101", "pointer": "/system", "section": "system",
+           "before": "Today is 2026-12-01 10:31:05.120001 and the rules follow.\nAnswer briefly. Ans…",
+           "after": "Today is 2026-12-01 10:31:06.004512 and the rules follow.\nAnswer briefly. Ans…"}
+    report = {"sessions": [{"breaks": [brk]}]}
+    annotate(report, tmp_path)
+    top = brk["source"][0]
+    assert (Path(top["file"]).resolve(), top["line"], top["rule"], top["confidence"], top["finding"]) == ((tmp_path / "bot.py").resolve(), 9, "CL101", "certain", True)
+
+
+def test_templates_of_every_shape_are_matched(tmp_path):
+    (tmp_path / "shapes.py").write_text(
+        "import time\n"
+        "def a(user):\n    return 'Hello {}, your plan is {} today.'.format(user.name, user.plan)\n"
+        "def b(n):\n    return 'Queue depth: %d jobs waiting right now.' % n\n"
+        "def c():\n    stamp = str(time.time())\n    return 'Snapshot taken ' + stamp + ' for the nightly audit.'\n")
+    index = build_index(tmp_path)
+
+    def top(before: str, after: str) -> tuple[int, str]:
+        [first, *_] = link_break({"cause": "system_changed", "detail": "volatile_value", "rule": "CL101", "before": before, "after": after}, index, [])
+        return first.line, first.confidence
+
+    assert top("Hello Ada, your plan is gold today.", "Hello Ada, your plan is free today.") == (3, "certain")
+    assert top("Queue depth: 4 jobs waiting right now.", "Queue depth: 5 jobs waiting right now.") == (5, "certain")
+    assert top("Snapshot taken 1764585000.12 for the nightly audit.", "Snapshot taken 1764585001.5 for the nightly audit.") == (7, "certain")
+    assert link_break({"cause": "system_changed", "detail": "volatile_value", "before": "Nothing like this 12 here", "after": "Nothing like this 13 here"}, index, []) == []
+
+
+def test_alignment_counts_literal_characters_across_holes():
+    parts = ["Customer: ", Hole(1, "name"), ", with "]
+    assert align_left(parts, "Customer: Ada Lovelace, with ") == (len("Customer: ") + len(", with "), False)
+    assert align_left(["Time: "], "Current time: ") == (5, True)  # 'T' contradicts 't': a different template
+    assert align_right([" open tickets.", Hole(2, "x"), " end"], " open tickets. … end") == (len(" open tickets.") + 4, False)
+
+
+def test_source_dir_must_be_a_directory(tmp_path):
+    from cachelint.errors import CachelintError
+
+    with pytest.raises(CachelintError, match="not a directory"):
+        annotate({"sessions": []}, tmp_path / "missing")
