@@ -17,10 +17,14 @@ def sessions(directory, fmt) -> None:
 
     Transcripts hold no request bodies, so they cannot say why a cache broke: run `cachelint proxy` for that.
     The session ids printed are those `cachelint report --session` takes for the same conversation.
+    A line or a file that cannot be read is skipped, and said on standard error.
     """
-    from cachelint.record.transcripts import read_sessions
+    from cachelint.record.transcripts import Skipped, read_sessions
 
-    found = read_sessions(directory)
+    skipped = Skipped()
+    found = read_sessions(directory, skipped)
+    for message in skipped.messages():
+        click.echo(f"cachelint: warning: {message}", err=True)
     if fmt == "json":
         print_json([s.to_json() for s in found])
         return

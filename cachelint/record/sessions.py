@@ -15,7 +15,8 @@
 3. Without an id: the prefix lineage. The recent session of the same API whose last request shares the longest
    prefix with this one (on another model: at least its head and first message, the same history carried on,
    else two conversations that only share their tools would merge); none sharing anything starts a new session, named with the time the recorder
-   started so ids never collide with those of an earlier run in the same store.
+   started and a random part of its own, so ids never collide with those of an earlier run, or of another proxy
+   started in the same second, on the same store (two unrelated conversations would otherwise merge there).
 
 `user`, `safety_identifier` and Anthropic's `metadata.user_id` without a session name a user, not a
 conversation: one user's conversations would merge, so they are left to the lineage.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -134,13 +136,19 @@ def continues(main: Prompt, prompt: Prompt) -> bool:
     return bool(tools) and tools == [b.key for b in prompt.section_blocks("tools")]
 
 
+def new_run_id() -> str:
+    """This recorder's part of the lineage session ids: when it started (readable) and 6 random hex digits
+    (unique per process, even for two started in the same second on one store)."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
+
+
 class Sessions:
     def __init__(self, max_sessions: int = MAX_SESSIONS, run: str | None = None) -> None:
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
         self._conversations: OrderedDict[str, Conversation] = OrderedDict()
         self._max = max_sessions
         self._counter = 0
-        self.run = run or time.strftime("%Y%m%dT%H%M%S")
+        self.run = run or new_run_id()
 
     def assign(self, prompt: Prompt, headers: dict[str, str], body: object) -> SessionState:
         key = conversation_key(headers, body)

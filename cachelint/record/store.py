@@ -204,7 +204,7 @@ def failure_reason(path: Path, exc: BaseException) -> str:
         return locked_reason(path)
     if name.startswith("SQLITE_FULL"):
         return "disk full"
-    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM")):
+    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN")):
         return "read-only (the file, its folder or its file system)"
     if name.startswith("SQLITE_IOERR"):
         return f"I/O error ({exc}; a full disk or a file size limit?)"
@@ -350,6 +350,22 @@ class Store:
         db.row_factory = sqlite3.Row
         return db
 
+    def _read_connection(self) -> sqlite3.Connection:
+        """A read-only connection. A store in WAL mode on a read-only file system (no -shm can be made) is
+        opened as immutable: nobody can write it there anyway."""
+        for uri in (f"file:{self.path}?mode=ro", f"file:{self.path}?mode=ro&immutable=1"):
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            db.row_factory = sqlite3.Row
+            try:
+                self._retry_busy(lambda: db.execute("SELECT count(*) FROM sqlite_master").fetchone())
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if not _error_name(exc).startswith("SQLITE_CANTOPEN") or "immutable" in uri:
+                    raise
+                continue
+            return db
+        raise AssertionError("unreachable")
+
     def _retry_busy(self, action: Callable[[], Any], wait: float | None = None) -> Any:
         """Run `action`, retrying with backoff while another process holds the lock, for `wait` seconds at most."""
         deadline = time.monotonic() + (self.lock_wait if wait is None else wait)
@@ -366,7 +382,7 @@ class Store:
     def _open(self, readonly: bool) -> sqlite3.Connection:
         db = None
         try:
-            db = self._connect(readonly)
+            db = self._read_connection() if readonly else self._connect(readonly)
             tables = self._retry_busy(lambda: {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")})
             self._refuse_foreign_tables(tables)
             if readonly:
@@ -395,7 +411,20 @@ class Store:
                 raise CachelintError(f"{self.path}: not a readable cachelint store ({exc})") from None
             if _is_damage(exc) and self._damaged():
                 return self._replace_corrupt()
+            if _is_write_failure(exc):
+                return self._open_unwritable(exc)
             raise CachelintError(f"{self.path}: cannot open the store: {exc}") from None
+
+    def _open_unwritable(self, exc: sqlite3.DatabaseError) -> sqlite3.Connection:
+        """A store that can be read but not written (a read-only file system): open it to read, say why it cannot
+        be written (the probe), and keep new rows in memory until it can."""
+        try:
+            db = self._read_connection()
+            self._refuse_foreign_tables({r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")})
+        except sqlite3.DatabaseError:
+            raise CachelintError(f"{self.path}: cannot open the store: {failure_reason(self.path, exc)}") from None
+        self.write_error = failure_reason(self.path, exc)
+        return db
 
     def _refuse_foreign_tables(self, tables: set[str]) -> None:
         """An SQLite database with other tables is someone else's: never add ours to it."""
@@ -484,8 +513,8 @@ class Store:
     # --- writing ----------------------------------------------------------------------------------------------
 
     def add(self, row: Row) -> int | None:
-        """Store one exchange. Its id, or None when it is already in the store (row.id then names that row) or
-        is waiting in memory because the store cannot be written now."""
+        """Store one exchange. Its id, or None when the store already holds it or when it waits in memory because
+        the store cannot be written now (see `pending`)."""
         columns = _to_columns(row)
         row.exchange_key = columns["exchange_key"]
         with self._lock:
@@ -509,14 +538,16 @@ class Store:
         """Write what is waiting, in one transaction. True when nothing is left waiting."""
         if not self._pending:
             return True
-        try:
-            self._retry_busy(self._write_pending, wait)
-        except sqlite3.DatabaseError as exc:
-            self.write_error = failure_reason(self.path, exc)
-            self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {len(self._pending):,} exchanges kept in memory, retrying")
-            if _error_name(exc).startswith("SQLITE_READONLY"):
-                self._reconnect()
-            return False
+        for attempt in range(2):
+            try:
+                self._retry_busy(self._write_pending, wait)
+                break
+            except sqlite3.DatabaseError as exc:
+                if attempt == 0 and _error_name(exc).startswith("SQLITE_READONLY") and self._reconnect():
+                    continue  # it may have been made writable since it was opened
+                self.write_error = failure_reason(self.path, exc)
+                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {len(self._pending):,} exchanges kept in memory, retrying")
+                return False
         if self.write_error is not None:
             self._warn(f"cachelint: the store {self.path} accepts writes again: the exchanges kept in memory are written")
         self.write_error = None
@@ -530,34 +561,29 @@ class Store:
                 names = ", ".join(f'"{k}"' for k in columns)
                 marks = ", ".join("?" for _ in columns)
                 cursor = self._db.execute(f"INSERT OR IGNORE INTO exchanges ({names}) VALUES ({marks})", list(columns.values()))
-                if cursor.rowcount == 1:
-                    outcome.append((row, cursor.lastrowid, True))
-                else:
-                    found = self._db.execute("SELECT id FROM exchanges WHERE exchange_key = ?", (columns["exchange_key"],)).fetchone()
-                    outcome.append((row, found[0] if found else None, False))
+                outcome.append((row, cursor.lastrowid if cursor.rowcount == 1 else None))
             self._db.commit()
         except BaseException:
             self._db.rollback()
             raise
-        for row, rowid, new in outcome:
-            row.id = rowid if new else None
-            if not new:
-                row.id = None
-                row.exchange_key = row.exchange_key  # already stored under this key
-            self.added += new
-            self.duplicates += not new
+        for row, rowid in outcome:
+            row.id = rowid  # None: the store already held this exchange
+            self.added += rowid is not None
+            self.duplicates += rowid is None
         self._pending.clear()
         self._pending_bytes = 0
 
-    def _reconnect(self) -> None:
+    def _reconnect(self) -> bool:
         """A connection opened on a read-only file stays read-only: open it again, in case that changed."""
         try:
             db = self._connect(False)
             db.execute("PRAGMA journal_mode=WAL")
+            self._migrate(db)
         except sqlite3.DatabaseError:
-            return
+            return False
         self._db.close()
         self._db = db
+        return True
 
     # --- reading ----------------------------------------------------------------------------------------------
 
@@ -565,7 +591,10 @@ class Store:
         """Rows in time order, streamed from a cursor of their own (a report on a store of gigabytes holds one row
         at a time, not the store)."""
         query = "SELECT * FROM exchanges" + (" WHERE session = ?" if session else "") + " ORDER BY started_at, id"
-        db = self._connect(True)
+        try:
+            db = self._read_connection()
+        except sqlite3.DatabaseError as exc:
+            raise CachelintError(f"{self.path}: not a readable cachelint store ({exc})") from None
         try:
             cursor = self._retry_busy(lambda: db.execute(query, (session,) if session else ()))
             for record in cursor:

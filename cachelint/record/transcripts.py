@@ -14,6 +14,8 @@ Transcripts hold no request bodies, so causes of breaks cannot be named from the
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +52,27 @@ class TranscriptSession:
         }
 
 
-def read_sessions(directory: str | Path | None = None) -> list[TranscriptSession]:
+@dataclass(slots=True)
+class Skipped:
+    """What a run left out, so it can say so: lines that are no transcript entry (a half-written last line, a
+    line an older or newer agent wrote differently), and files that are not regular files (a FIFO, a socket) or
+    cannot be read."""
+
+    lines: int = 0
+    files: list[str] = field(default_factory=list)
+
+    def messages(self) -> list[str]:
+        out = [f"skipped {f}" for f in self.files]
+        if self.lines:
+            out.append(f"skipped {self.lines:,} transcript line{'s' if self.lines != 1 else ''} that could not be read as an entry")
+        return out
+
+
+def read_sessions(directory: str | Path | None = None, skipped: Skipped | None = None) -> list[TranscriptSession]:
     """Sessions from a directory of transcripts (Claude Code's or Codex's, told apart per file), or by default from
-    both agents' home directories (those that exist)."""
+    both agents' home directories (those that exist). One bad line or file never stops the run: it is skipped and
+    counted in `skipped`."""
+    skipped = skipped if skipped is not None else Skipped()
     roots = [Path(directory)] if directory else [p for p in (DEFAULT_DIR, CODEX_DIR) if p.exists()]
     if directory and not roots[0].exists():
         raise CachelintError(f"{directory}: no such directory")
@@ -62,22 +82,47 @@ def read_sessions(directory: str | Path | None = None) -> list[TranscriptSession
     seen: set[tuple[str, str]] = set()
     for root in roots:
         for path in sorted(root.rglob("*.jsonl")):
-            entries = list(_entries(path))
+            entries = _entries(path, skipped)
+            if entries is None:
+                continue
             if entries and entries[0].get("type") == "session_meta":
-                _read_codex(path, entries, sessions)
+                skipped.lines += _read_codex(path, entries, sessions)
             else:
-                _read_claude(path, entries, sessions, seen)
+                skipped.lines += _read_claude(path, entries, sessions, seen)
     return sorted(sessions.values(), key=lambda s: -s.prompt_tokens)
 
 
-def _entries(path: Path):
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a half-written last line
-        if isinstance(entry, dict):
-            yield entry
+def _entries(path: Path, skipped: Skipped) -> list[dict[str, Any]] | None:
+    """The JSON objects of one transcript, or None for a file that is not a regular readable file (a FIFO named
+    *.jsonl would block a plain open forever: it is opened without blocking and left alone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        skipped.files.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            skipped.files.append(f"{path}: not a regular file")
+            return None
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace", closefd=False) as f:
+            entries = []
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                except (ValueError, RecursionError):
+                    entry = None  # a half-written last line, or not JSON at all
+                if isinstance(entry, dict):
+                    entries.append(entry)
+                else:
+                    skipped.lines += 1
+            return entries
+    except OSError as exc:
+        skipped.files.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return None
+    finally:
+        os.close(fd)
 
 
 def _add(s: TranscriptSession, usage: Usage, model: str | None) -> None:
@@ -98,22 +143,35 @@ def _add(s: TranscriptSession, usage: Usage, model: str | None) -> None:
         pass
 
 
-def _read_claude(path: Path, entries: list[dict[str, Any]], sessions: dict[str, TranscriptSession], seen: set[tuple[str, str]]) -> None:
+def _read_claude(path: Path, entries: list[dict[str, Any]], sessions: dict[str, TranscriptSession], seen: set[tuple[str, str]]) -> int:
+    """Count Claude Code's responses; the number of entries that could not be read."""
+    bad = 0
     for entry in entries:
-        message = entry.get("message")
-        if entry.get("type") != "assistant" or not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
-            continue
-        if message.get("model") == SYNTHETIC_MODEL:
-            continue  # written by Claude Code itself: no request behind it
-        key = (str(message.get("id")), str(entry.get("requestId")))
-        if key in seen:
-            continue
-        seen.add(key)
-        usage = from_anthropic(message["usage"])
-        if usage is None:
-            continue
-        sid = str(entry.get("sessionId") or path.stem)
-        _add(sessions.setdefault(sid, TranscriptSession(sid, path.parent.name)), usage, message.get("model"))
+        try:
+            _claude_entry(path, entry, sessions, seen)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            bad += 1
+    return bad
+
+
+def _claude_entry(path: Path, entry: dict[str, Any], sessions: dict[str, TranscriptSession], seen: set[tuple[str, str]]) -> None:
+    message = entry.get("message")
+    if entry.get("type") != "assistant" or not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
+        return
+    if message.get("model") == SYNTHETIC_MODEL:
+        return  # written by Claude Code itself: no request behind it
+    key = (str(message.get("id")), str(entry.get("requestId")))
+    if key in seen:
+        return
+    usage = from_anthropic(message["usage"])
+    if usage is None:
+        return
+    model = message.get("model")
+    if model is not None and not isinstance(model, str):
+        raise TypeError("the model is not a string")
+    seen.add(key)
+    sid = str(entry.get("sessionId") or path.stem)
+    _add(sessions.setdefault(sid, TranscriptSession(sid, path.parent.name)), usage, model)
 
 
 def _codex_usage(raw: Any) -> Usage | None:
@@ -124,28 +182,36 @@ def _codex_usage(raw: Any) -> Usage | None:
     return Usage(prompt, read, token_count(raw.get("cache_write_input_tokens")) or 0, output_tokens=token_count(raw.get("output_tokens")))
 
 
-def _read_codex(path: Path, entries: list[dict[str, Any]], sessions: dict[str, TranscriptSession]) -> None:
+def _read_codex(path: Path, entries: list[dict[str, Any]], sessions: dict[str, TranscriptSession]) -> int:
+    """Count a Codex rollout's responses; the number of entries that could not be read."""
     meta = entries[0].get("payload") if isinstance(entries[0].get("payload"), dict) else {}
     sid = str(meta.get("id") or meta.get("session_id") or path.stem)
     s = sessions.setdefault(sid, TranscriptSession(sid, Path(str(meta.get("cwd") or "")).name or path.parent.name, agent="codex"))
-    model = None
-    records = [e for e in entries if e.get("type") == "token_usage_record"]
-    responses: set[str] = set()
-    last_total = None
+    state: dict[str, Any] = {"model": None, "last_total": None, "responses": set(),
+                             "records": any(e.get("type") == "token_usage_record" for e in entries)}
+    bad = 0
     for entry in entries:
-        payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
-        if entry.get("type") == "turn_context" and isinstance(payload.get("model"), str):
-            model = payload["model"]
-        elif records and entry.get("type") == "token_usage_record":
-            rid = str(payload.get("response_id"))
-            usage = _codex_usage(payload.get("usage"))
-            if usage is not None and rid not in responses:
-                responses.add(rid)
-                _add(s, usage, model)
-        elif not records and entry.get("type") == "event_msg" and payload.get("type") == "token_count":
-            info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
-            total = json.dumps(info.get("total_token_usage"), sort_keys=True)
-            usage = _codex_usage(info.get("last_token_usage"))
-            if usage is not None and usage.prompt_tokens and total != last_total:
-                _add(s, usage, model)
-            last_total = total
+        try:
+            _codex_entry(entry, s, state)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            bad += 1
+    return bad
+
+
+def _codex_entry(entry: dict[str, Any], s: TranscriptSession, state: dict[str, Any]) -> None:
+    payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
+    if entry.get("type") == "turn_context" and isinstance(payload.get("model"), str):
+        state["model"] = payload["model"]
+    elif state["records"] and entry.get("type") == "token_usage_record":
+        rid = str(payload.get("response_id"))
+        usage = _codex_usage(payload.get("usage"))
+        if usage is not None and rid not in state["responses"]:
+            state["responses"].add(rid)
+            _add(s, usage, state["model"])
+    elif not state["records"] and entry.get("type") == "event_msg" and payload.get("type") == "token_count":
+        info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+        total = json.dumps(info.get("total_token_usage"), sort_keys=True)
+        usage = _codex_usage(info.get("last_token_usage"))
+        if usage is not None and usage.prompt_tokens and total != state["last_total"]:
+            _add(s, usage, state["model"])
+        state["last_total"] = total
