@@ -1,33 +1,98 @@
-"""Prometheus metrics from the recorder's live totals (`--metrics-port`)."""
+"""Prometheus metrics from the recorder's live totals (`--metrics-port`), with bounded label sets.
+
+Sessions grow without limit, so no metric has a session label: the totals are summed per model. Model names
+come off the wire, so the first `max_models` distinct ones are labels and any later one is counted as
+`model="other"`; break causes are a fixed list (anything else is `other`). However many sessions and models a
+proxy sees, a scrape has at most (max_models + 1) x (causes + 1) series per family. `cachelint_sessions` counts
+the sessions.
+"""
 
 from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from cachelint.diff.explain import CAUSES
+
+MAX_MODELS = 32
+OTHER = "other"
+BREAK_CAUSES = frozenset(CAUSES) - {"none"} | {"ttl_expired", "provider_side", "provider_miss"}
+
+_SUMS = (
+    ("requests", "cachelint_requests", "Recorded LLM requests"),
+    ("prompt_tokens", "cachelint_prompt_tokens", "Prompt tokens reported by the provider"),
+    ("cache_read_tokens", "cachelint_cache_read_tokens", "Prompt tokens read from cache"),
+    ("cache_write_tokens", "cachelint_cache_write_tokens", "Prompt tokens written to cache"),
+    ("output_tokens", "cachelint_output_tokens", "Output tokens reported by the provider"),
+    ("wasted_prefill_tokens", "cachelint_wasted_prefill_tokens", "Tokens prefilled again after a cache break"),
+    ("wasted_cost", "cachelint_wasted_usd", "Money spent on re-prefilled tokens (USD)"),
+    ("cost", "cachelint_cost_usd", "Money spent on the recorded requests (USD, priced ones)"),
+    ("errors", "cachelint_errors", "Requests that failed (HTTP status >= 400 or a transport error)"),
+)
+
 
 class TotalsCollector(Collector):
-    def __init__(self, recorder) -> None:
+    """Register with prometheus_client's registry; pass each recorded row to `on_row` for the break counts."""
+
+    def __init__(self, recorder, max_models: int = MAX_MODELS) -> None:
         self.recorder = recorder
+        self.max_models = max_models
+        self._models: set[str] = set()
+        self._breaks: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+
+    def model_label(self, model: str | None) -> str:
+        """The label for a model: itself while fewer than `max_models` are known, else `other`."""
+        name = model or ""
+        with self._lock:
+            if name in self._models:
+                return name
+            if len(self._models) < self.max_models:
+                self._models.add(name)
+                return name
+        return OTHER
+
+    def on_row(self, row) -> None:
+        brk = row.brk or {}
+        cause = brk.get("cause")
+        if cause in (None, "none"):
+            kind = (brk.get("provider_diagnosis") or {}).get("type")
+            if not kind or kind in ("none", "cache_hit", "previous_message_not_found", "comparison_response_not_found", "unavailable"):
+                return
+            cause = "provider_miss"
+        label = cause if cause in BREAK_CAUSES else OTHER
+        model = self.model_label(row.model)
+        with self._lock:
+            self._breaks[(model, label)] += 1
+
+    def per_model(self) -> dict[str, dict[str, Any]]:
+        """The recorder's per-session totals summed per model label."""
+        found: dict[str, dict[str, Any]] = {}
+        for t in list(self.recorder.totals.values()):
+            sums = found.setdefault(self.model_label(t.model), {key: 0 for key, _, _ in _SUMS})
+            for key, _, _ in _SUMS:
+                sums[key] += getattr(t, key) or 0
+        return found
 
     def collect(self):
-        families = {
-            "requests": CounterMetricFamily("cachelint_requests", "Recorded LLM requests", labels=["session", "model"]),
-            "prompt": CounterMetricFamily("cachelint_prompt_tokens", "Prompt tokens reported by the provider", labels=["session", "model"]),
-            "read": CounterMetricFamily("cachelint_cache_read_tokens", "Prompt tokens read from cache", labels=["session", "model"]),
-            "write": CounterMetricFamily("cachelint_cache_write_tokens", "Prompt tokens written to cache", labels=["session", "model"]),
-            "wasted": CounterMetricFamily("cachelint_wasted_prefill_tokens", "Tokens prefilled again after a cache break", labels=["session", "model"]),
-            "wasted_usd": CounterMetricFamily("cachelint_wasted_usd", "Money spent on re-prefilled tokens", labels=["session", "model"]),
-        }
-        hit = GaugeMetricFamily("cachelint_hit_rate", "Share of prompt tokens read from cache", labels=["session", "model"])
-        for session, t in list(self.recorder.totals.items()):
-            labels = [session, t.model or ""]
-            families["requests"].add_metric(labels, t.requests)
-            families["prompt"].add_metric(labels, t.prompt_tokens)
-            families["read"].add_metric(labels, t.cache_read_tokens)
-            families["write"].add_metric(labels, t.cache_write_tokens)
-            families["wasted"].add_metric(labels, t.wasted_prefill_tokens)
-            families["wasted_usd"].add_metric(labels, t.wasted_cost)
-            hit.add_metric(labels, t.hit_rate)
+        models = self.per_model()
+        families = {key: CounterMetricFamily(name, text, labels=["model"]) for key, name, text in _SUMS}
+        hit = GaugeMetricFamily("cachelint_hit_rate", "Share of prompt tokens read from cache", labels=["model"])
+        for model, sums in sorted(models.items()):
+            for key, _, _ in _SUMS:
+                families[key].add_metric([model], sums[key])
+            hit.add_metric([model], sums["cache_read_tokens"] / sums["prompt_tokens"] if sums["prompt_tokens"] else 0.0)
+        breaks = CounterMetricFamily("cachelint_breaks", "Cache breaks by cause (cachelint's, or the provider's own diagnosis)",
+                                     labels=["model", "cause"])
+        with self._lock:
+            counted = sorted(self._breaks.items())
+        for (model, cause), n in counted:
+            breaks.add_metric([model, cause], n)
         yield from families.values()
         yield hit
+        yield breaks
+        yield GaugeMetricFamily("cachelint_sessions", "Sessions the proxy has seen since it started", value=len(self.recorder.totals))

@@ -135,3 +135,63 @@ def test_many_sessions_show_the_latest_and_count_all():
     assert "s29" in text and "s0 " not in text and "total (30 sessions)" in text and "the 20 latest of 30 sessions" in text
     total_line = next(line for line in text.splitlines() if "total (30 sessions)" in line)
     assert " 30 " in total_line and "1,500" in total_line and "50%" in total_line
+
+
+# --- Prometheus metrics (--metrics-port) ------------------------------------------------------------------------
+
+
+class FakeRecorder:
+    """Only the attribute the collector reads: the recorder's live totals per session."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, Totals] = {}
+
+
+def scrape(collector) -> dict[str, list]:
+    """The collector served over real HTTP by prometheus_client and parsed back: family name -> samples."""
+    import socket
+    import urllib.request
+
+    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client.parser import text_string_to_metric_families
+
+    registry = CollectorRegistry()
+    registry.register(collector)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+    finally:
+        server.shutdown()
+        thread.join(timeout=30)
+    return {f.name: f.samples for f in text_string_to_metric_families(text)}
+
+
+def test_metrics_have_no_session_label_and_stay_bounded_with_many_sessions_and_models():
+    from cachelint.proxy.metrics import OTHER, TotalsCollector
+
+    recorder = FakeRecorder()
+    collector = TotalsCollector(recorder, max_models=8)
+    for i in range(5000):  # many sessions, three models
+        model = ("claude-sonnet-4-5", "gpt-4o", "claude-haiku-4-5")[i % 3]
+        recorder.totals[f"session-{i}"] = Totals(requests=2, prompt_tokens=1000, cache_read_tokens=600, cache_write_tokens=100,
+                                                 wasted_prefill_tokens=10, wasted_cost=0.001, cost=0.002, model=model)
+        collector.on_row(Row(session=f"session-{i}", seq=2, started_at=0.0, model=model,
+                             brk={"cause": "system_changed" if i % 2 else "made_up_cause"}))
+    for i in range(200):  # then 200 distinct model names off the wire
+        recorder.totals[f"odd-{i}"] = Totals(requests=1, prompt_tokens=10, model=f"model-{i}")
+        collector.on_row(Row(session=f"odd-{i}", seq=1, started_at=0.0, model=f"model-{i}", brk={"cause": "tools_changed"}))
+    families = scrape(collector)
+    series = [s for samples in families.values() for s in samples]
+    assert all("session" not in s.labels for s in series)
+    models = {s.labels["model"] for s in series if "model" in s.labels}
+    assert len(models) == 8 + 1 and OTHER in models and {"claude-sonnet-4-5", "gpt-4o", "claude-haiku-4-5"} <= models
+    assert len(series) < 200  # bounded: models x families, models x causes, not sessions
+    requests = {s.labels["model"]: s.value for s in families["cachelint_requests"] if s.name == "cachelint_requests_total"}
+    assert sum(requests.values()) == 5000 * 2 + 200 and requests["gpt-4o"] == 1667 * 2
+    assert {s.labels["cause"] for s in families["cachelint_breaks"] if s.name.endswith("_total")} == {"system_changed", "other", "tools_changed"}
+    hit = {s.labels["model"]: s.value for s in families["cachelint_hit_rate"]}
+    assert hit["gpt-4o"] == pytest.approx(0.6)
+    assert families["cachelint_sessions"][0].value == 5200
