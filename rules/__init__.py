@@ -45,3 +45,33 @@ _CATALOG = [
 
 RULE_META: dict[str, RuleMeta] = {m.code: m for m in _CATALOG}
 NAMES: dict[str, str] = {m.code: m.name for m in _CATALOG}
+BY_NAME: dict[str, str] = {m.name: m.code for m in _CATALOG}
+
+# CL999 has no rule class (the engine reports it before any rule runs); its page in `cachelint rule`.
+CL999_DOC = """## CL999 unanalyzable-file
+
+**Default severity:** error. **Fix:** none (fix the file, or exclude it).
+
+### What it does
+Reports a file that `cachelint check` could not analyze, at the place that stopped it: a syntax error (at the
+line and column CPython's compiler names), bytes that are not UTF-8, NUL bytes, a lone surrogate, brackets
+nested deeper than 200 levels, or a file over 5 MiB (skipped by its size, never read). A bug in cachelint
+costs that one file too: the message names the exception and asks for a report.
+
+### Why is this bad?
+Nothing in that file was checked: a volatile value or a rewritten history there goes unseen. A syntax error
+usually means the file is not Python 3 (a template, a Python 2 script, a file with merge markers).
+
+### Example
+```python
+def build_prompt(:
+    return SYSTEM
+```
+
+### Use instead
+```python
+def build_prompt():
+    return SYSTEM
+```
+Or exclude files that are not Python 3 with `exclude` / `extend-exclude` in `[tool.cachelint]`.
+"""

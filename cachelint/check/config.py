@@ -417,6 +417,10 @@ def _read_toml(path: Path, *, strict: bool = True) -> dict[str, Any] | None:
         if not strict and b"cachelint" not in raw:
             return None
         raise CachelintError(_toml_error(path, raw, exc)) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        if not strict and b"cachelint" not in raw:
+            return None
+        raise CachelintError(f"{path}: invalid TOML: nested too deeply to read") from None
 
 
 def _toml_error(path: Path, raw: bytes, exc: tomllib.TOMLDecodeError) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +62,7 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        return [_unanalyzable(filename, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
+        return [_syntax_error(source, filename, exc)]
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     if not _mentions_llm(source, options):
@@ -74,6 +74,30 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     except Exception as exc:  # a bug must cost one file, never the run (or the editor's server)
         return [_unanalyzable(filename, f"cachelint could not analyze this file ({type(exc).__name__}: {exc}); please report it")]
+
+
+MAX_MESSAGE = 200  # characters of a parser's message kept: a message may quote a whole (huge) line
+
+
+def _bounded(text: str, limit: int = MAX_MESSAGE) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _syntax_error(source: str, filename: str, exc: cst.ParserSyntaxError) -> Finding:
+    """CL999 at the real error. libcst's parser reports where it gave up (often the line after the error);
+    CPython's compiler names the token that is wrong, so its position wins when it has one."""
+    row, column, message = exc.raw_line, exc.raw_column + 1, exc.message
+    try:
+        # not the real file name: CPython would read the line again from disk and shift a long line's offset
+        compile(source, "<cachelint>", "exec", flags=0x400 | 0x2000, dont_inherit=True)  # PyCF_ONLY_AST | TYPE_COMMENTS
+    except SyntaxError as err:
+        if err.lineno:
+            row, column = err.lineno, max(err.offset or 1, 1)
+            message = err.msg or message
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        pass
+    return _unanalyzable(filename, f"syntax error: {_bounded(message)}", row, column)
 
 
 def _nesting_depth(source: str) -> int:
@@ -145,7 +169,14 @@ def _mentions_llm(source: str, options: Options | None) -> bool:
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
+def too_large(filename: str, size: int) -> Finding:
+    return _unanalyzable(filename, f"file skipped: too large to analyze ({size:,} bytes; the limit is {MAX_FILE_BYTES:,})")
+
+
 def lint_file(path: Path, display: str, codes: frozenset[str], options: Options | None) -> list[Finding]:
+    size = _size(str(path))
+    if size > MAX_FILE_BYTES:
+        return [too_large(display, size)]  # checked before reading: never load a huge file into memory
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -165,7 +196,8 @@ def _lint_one(job: tuple[str, str, frozenset[str], Options | None]) -> list[Find
     return lint_file(Path(path), display, codes, options)
 
 
-def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], processes: int) -> Iterable[list[Finding]]:
+def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], processes: int,
+              on_done: "Callable[[int], None] | None" = None) -> Iterable[list[Finding]]:
     """Findings for each job, in order; in parallel processes when there is enough work.
 
     In parallel, the largest files go first in small chunks, so no process is left with a big file at the end
@@ -175,12 +207,17 @@ def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], proce
         results: list[list[Finding]] = [[] for _ in jobs]
         chunk = max(1, min(16, len(jobs) // (processes * 32)))
         with ProcessPoolExecutor(max_workers=processes) as pool:
-            for index, findings in zip(order, pool.map(_lint_one, [jobs[i] for i in order], chunksize=chunk)):
+            for done, (index, findings) in enumerate(zip(order, pool.map(_lint_one, [jobs[i] for i in order], chunksize=chunk)), 1):
                 results[index] = findings
+                if on_done is not None:
+                    on_done(done)
         yield from results
     else:
-        for job in jobs:
-            yield _lint_one(job)
+        for done, job in enumerate(jobs, 1):
+            findings = _lint_one(job)
+            if on_done is not None:
+                on_done(done)
+            yield findings
 
 
 def default_processes() -> int:

@@ -238,6 +238,7 @@ def snippet_lines(finding: Finding, line: str, *, color: bool = False) -> list[s
     number = str(finding.row)
     pad = " " * len(number)
     bar = paint("|", "blue", "bold", color=color)
+    line, finding = _windowed(line, finding)
     shown = line.translate(_CONTROLS).replace("\t", " " * TAB_WIDTH)
     offset, width = caret_span(line, finding)
     carets = paint("^" * width + " " + finding.code, "red", "bold", color=color)
@@ -247,6 +248,26 @@ def snippet_lines(finding: Finding, line: str, *, color: bool = False) -> list[s
         f"{pad} {bar} {' ' * offset}{carets}",
         f"{pad} {bar}",
     ]
+
+
+MAX_SNIPPET = 200  # characters of a source line shown; a minified or generated line may be megabytes long
+
+
+def _windowed(line: str, finding: Finding) -> tuple[str, Finding]:
+    """At most MAX_SNIPPET characters of `line` around the finding's column (cut ends marked with an
+    ellipsis), and the finding with its columns moved to match."""
+    if len(line) <= MAX_SNIPPET:
+        return line, finding
+    from dataclasses import replace
+
+    start = max(finding.column - 1, 0)
+    lo = min(max(start - MAX_SNIPPET // 4, 0), len(line) - MAX_SNIPPET)
+    hi = lo + MAX_SNIPPET
+    head, tail = ("\u2026" if lo > 0 else ""), ("\u2026" if hi < len(line) else "")
+    shift = lo - len(head)
+    end_column = finding.end_column - shift if finding.end_row == finding.row else hi - shift + 1
+    moved = replace(finding, column=max(finding.column - shift, 1), end_column=min(end_column, hi - shift + 1), end_row=finding.row)
+    return head + line[lo:hi] + tail, moved
 
 
 def help_line(fix: Fix, finding: Finding, *, color: bool = False) -> str | None:
@@ -440,3 +461,26 @@ def github_line(finding: Finding, root: Path) -> str:
     joined = ",".join(f"{k}={escape_github_property(str(v))}" for k, v in props)
     return f"::{command} {joined}::{escape_github_data(f'{finding.code} {finding.message}')}"
 
+
+
+# --------------------------------------------------------------------------------------------------------
+# --statistics
+
+
+def statistics_rows(findings: Sequence[Finding]) -> list[tuple[int, str, str, bool]]:
+    """(count, code, rule name, all fixable) per rule, most frequent first (as `ruff check --statistics`)."""
+    counts: dict[str, list[Finding]] = {}
+    for finding in findings:
+        counts.setdefault(finding.code, []).append(finding)
+    rows = [(len(group), code, group[0].name, all(is_fixable(f) for f in group)) for code, group in counts.items()]
+    return sorted(rows, key=lambda r: (-r[0], r[1]))
+
+
+def statistics_text(findings: Sequence[Finding], fmt: str = "text") -> str:
+    rows = statistics_rows(findings)
+    if fmt == "json":
+        return json.dumps([{"code": code, "name": name, "count": count, "fixable": fix} for count, code, name, fix in rows], indent=2) + "\n"
+    if not rows:
+        return ""
+    width = max(len(str(r[0])) for r in rows)
+    return "".join(f"{count:>{width}}\t{code}\t{'[*] ' if fix else ''}{name}\n" for count, code, name, fix in rows)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cachelint.check.analysis import Options
 from cachelint.check.cache import ResultCache
 from cachelint.check.config import Config
-from cachelint.check.engine import default_processes, lint_many, lint_source
+from cachelint.check.engine import MAX_FILE_BYTES, default_processes, lint_many, lint_source, too_large
 from cachelint.check.files import discover
 from cachelint.check.finding import Finding
 from cachelint.check.fixes import apply_edits, fixable
@@ -25,6 +26,7 @@ class CheckRun:
     fixed: int = 0
     cached: int = 0
     diffs: list[str] = field(default_factory=list)  # unified diffs of what --fix would write (--diff)
+    warnings: list[str] = field(default_factory=list)  # one line each, for stderr (a file --fix could not write)
 
 
 def options_for(config: Config) -> Options:
@@ -72,7 +74,9 @@ def run_check(
     diff: bool = False,
     use_cache: bool = True,
     processes: int | None = None,
+    progress: "Callable[[int, int], None] | None" = None,
 ) -> CheckRun:
+    """Lint `paths`; `progress(done, total)` is called as files are linted (total: the files not in the cache)."""
     run = CheckRun()
     options = options_for(config)
     files = discover(paths, config)
@@ -83,6 +87,11 @@ def run_check(
     results: dict[str, list[Finding]] = {}
     for path in files:
         name = display_name(path)
+        size = _size(path)
+        if size > MAX_FILE_BYTES:  # never read: a generated or minified file may be gigabytes
+            results[name] = [too_large(name, size)]
+            contents[path] = b""
+            continue
         try:
             data = path.read_bytes()
         except OSError:
@@ -95,7 +104,8 @@ def run_check(
         else:
             pending.append((str(path), name, config.enabled_codes(path), options))
     by_name = {display_name(p): p for p in files}
-    for job, findings in zip(pending, lint_many(pending, processes or default_processes())):
+    on_done = (lambda done: progress(done, len(pending))) if progress is not None else None
+    for job, findings in zip(pending, lint_many(pending, processes or default_processes(), on_done)):
         results[job[1]] = findings
         if cache is not None:
             path = by_name[job[1]]
@@ -111,15 +121,62 @@ def run_check(
             except UnicodeDecodeError:
                 run.findings += findings
                 continue
+            original = findings
             new_source, applied, findings = fix_source(source, name, config.enabled_codes(path), options, unsafe_fixes)
             if applied and diff:
                 run.diffs.append(unified_diff(source, new_source, name))
             elif applied:
-                path.write_text(new_source, encoding="utf-8")
-                run.fixed += applied
+                problem = write_fixed(path, new_source, bom=contents[path].startswith(_BOM))
+                if problem:
+                    run.warnings.append(f"{name}: fixes not written: {problem}")
+                    findings = original  # the file is as it was: so are its findings
+                else:
+                    run.fixed += applied
         run.findings += findings
     run.findings.sort(key=lambda f: (f.filename, f.row, f.column, f.code))
     return run
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def write_fixed(path: Path, text: str, *, bom: bool) -> str | None:
+    """Write a fixed file through a temporary file beside it and an atomic rename, so an interrupted run never
+    leaves half a file; the file keeps its mode and its UTF-8 BOM. Returns why it could not be written, or None.
+    A read-only file is left alone (the rename would replace it: the directory's permission, not the file's)."""
+    import stat
+    import tempfile
+
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return "the file is read-only"  # its mode says so even where the user (root) could write it
+    data = (_BOM if bom else b"") + text.encode("utf-8", "surrogatepass")
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cachelint-tmp", dir=path.parent)
+    except OSError as exc:
+        return f"cannot create a file beside it ({exc.strerror or exc})"
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except OSError as exc:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        return exc.strerror or str(exc)
+    return None
 
 
 def _renamed(finding: Finding, name: str) -> Finding:

@@ -23,7 +23,9 @@ import click
 @click.option("--no-cache", is_flag=True, help="Do not read or write .cachelint_cache/.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A pyproject.toml or cachelint.toml to use.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to lint with [default: CPU count, at most 8].")
-def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, output_format, stdin_filename, exit_zero, no_cache, config_file, jobs) -> None:
+@click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
+def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, output_format, stdin_filename, exit_zero, no_cache, config_file, jobs,
+          statistics) -> None:
     """Find code that breaks LLM prompt caching (Python apps on the anthropic / openai / litellm SDKs).
 
     PATHS are files or directories (default: the current directory). Exit code 0 when clean, 1 when there
@@ -71,9 +73,55 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
         render(findings, fmt, sys.stdout, files_checked=1, unsafe_fixes=unsafe_fixes)
         sys.exit(0 if exit_zero or not findings else 1)
     targets = [Path(p) for p in paths] or [Path.cwd()]
-    run = run_check(targets, config, fix=fix and not show_diff, unsafe_fixes=unsafe_fixes, diff=show_diff, use_cache=not no_cache, processes=jobs)
+    with progress_bar() as progress:
+        run = run_check(targets, config, fix=fix and not show_diff, unsafe_fixes=unsafe_fixes, diff=show_diff, use_cache=not no_cache,
+                        processes=jobs, progress=progress)
+    if run.files == 0:
+        click.echo(f"cachelint: warning: no Python files found in {', '.join(str(t) for t in targets)}", err=True)
+    for line in run.warnings:
+        click.echo(f"cachelint: warning: {line}", err=True)
     if show_diff:
         sys.stdout.write("".join(run.diffs))
         sys.exit(0 if exit_zero or not run.diffs else 1)
-    render(run.findings, fmt, sys.stdout, files_checked=run.files, fixed=run.fixed, unsafe_fixes=unsafe_fixes)
+    if statistics:
+        from cachelint.check.output import statistics_text
+
+        sys.stdout.write(statistics_text(run.findings, fmt))
+    else:
+        render(run.findings, fmt, sys.stdout, files_checked=run.files, fixed=run.fixed, unsafe_fixes=unsafe_fixes)
     sys.exit(0 if exit_zero or not run.findings else 1)
+
+
+PROGRESS_AFTER_FILES = 200  # a run over fewer files ends before a bar is worth drawing
+
+
+class progress_bar:
+    """A rich progress bar on stderr while files are linted, only when stderr is a terminal and the run is long
+    (nothing at all when piped or redirected, so logs and CI output stay clean). The context value is the
+    `progress(done, total)` callback for run_check, or None."""
+
+    def __init__(self) -> None:
+        self._progress = None
+        self._task = None
+
+    def __enter__(self):
+        if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+            return None
+        return self._update
+
+    def _update(self, done: int, total: int) -> None:
+        if total < PROGRESS_AFTER_FILES:
+            return
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                      console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("check", total=total)
+        self._progress.update(self._task, completed=done)
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.stop()
