@@ -152,3 +152,30 @@ if __name__ == "__main__":
     import sys
 
     print(write_trace(Path(sys.argv[1] if len(sys.argv) > 1 else "trace.jsonl")))
+
+
+def build_agent_sessions(sessions: int = 1, turns: int = 6, file_lines: int = 120) -> list[dict[str, Any]]:
+    """Agent sessions that only append (no breaks), for the session sweep: a long fixed prefix (the system
+    prompt and a file the agent read) and small turns after it, so a session's length changes little over its
+    life and the concurrency cliff is sharp. Each session is its own Claude Code session id and system prompt."""
+    out: list[dict[str, Any]] = []
+    for s in range(sessions):
+        body_file = "\n".join(f"{n:4d}  def route_{s}_{n}(request):  # parses, validates and answers request {n}" for n in range(file_lines))
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Here is app/routes.py; find the route that skips validation.\n" + body_file}]
+        for turn in range(1, turns + 1):
+            if turn > 1:
+                call_id = f"toolu_{s}_{turn - 1}"
+                messages.append({"role": "assistant", "content": [
+                    {"type": "tool_use", "id": call_id, "name": "run_tests", "input": {"path": f"tests/test_routes_{turn - 1}.py"}}]})
+                messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": f"{turn} passed, 1 failed"}]})
+            system = [{"type": "text", "text": _system(f"Agent {s}", repeat=1), "cache_control": {"type": "ephemeral"}}]
+            body = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "tools": _anthropic_tools(), "messages": _with_breakpoint(messages)}
+            usage = {"input_tokens": _prompt_tokens(body), "output_tokens": 20, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+            exchange = _exchange("/v1/messages", {"x-claude-code-session-id": f"agent-{s}"}, body, usage, T0 + turn * 10 + s)
+            out.append(exchange)
+    return sorted(out, key=lambda e: e["started_at"])
+
+
+def write_agent_sessions(path: Path, sessions: int = 1, turns: int = 6, file_lines: int = 120) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in build_agent_sessions(sessions, turns, file_lines)), encoding="utf-8")
+    return path

@@ -22,10 +22,12 @@ from cachelint.errors import CachelintError
 @click.option("--speed", type=click.FloatRange(min=0.001), help="Keep the recorded gaps between requests, divided by this [default: no waiting].")
 @click.option("--max-tokens", type=click.IntRange(1), default=1, show_default=True, help="Output tokens per request (prefill is what is measured).")
 @click.option("--what-if", "what_if", help="Also replay fixed copies: freeze-volatile, sort-tools, keep-history, all (comma-separated).")
+@click.option("--sessions", "sessions_spec", metavar="COUNTS", help="Session sweep: replay the recording as N concurrent sessions for each N (1,2,4,8 or 1-16), next to `cachelint kv`'s prediction.")
+@click.option("--kv-model", help="With --sessions: the model config for the kv prediction (a config.json or model dir, a bundled or Hugging Face id) [default: the --launch directory, else the served model name when kv knows it].")
 @click.option("--check", is_flag=True, help="Exit 1 when any request's measured reuse differs from the prediction.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds to wait for one request.")
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
-def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, check, timeout, fmt) -> None:
+def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, sessions_spec, kv_model, check, timeout, fmt) -> None:
     """Replay recorded traffic on a vLLM server with prefix caching and measure the real reuse.
 
     SOURCE is the proxy's store (see --session) or a file `cachelint import` reads (HAR, JSONL). Every
@@ -35,6 +37,7 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
     Examples:
       cachelint replay ~/.local/share/cachelint/cachelint.db --base-url http://127.0.0.1:8000 --model qwen
       cachelint replay traffic.jsonl --launch ./Qwen3-4B --what-if freeze-volatile,sort-tools --check
+      cachelint replay traffic.db --base-url http://127.0.0.1:8000 --sessions 1-16 --kv-model Qwen/Qwen3-4B
     """
     from contextlib import nullcontext
     from pathlib import Path
@@ -45,11 +48,16 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
     from cachelint.replay import whatif
     from cachelint.replay.engine import Engine
     from cachelint.replay.launch import VllmServer
-    from cachelint.replay.render import check_lines, render_text
+    from cachelint.replay.render import check_lines, render_sweep_text, render_text
     from cachelint.replay.run import Replay, ReplayOptions
     from cachelint.replay.source import load
 
+    from cachelint.replay.sweep import Sweep, parse_sessions
+
     variants = whatif.parse_variants(what_if)
+    counts = parse_sessions(sessions_spec) if sessions_spec else None
+    if counts and (variants or check or concurrency != 1 or speed):
+        raise click.UsageError("--sessions runs its own concurrency: not with --what-if, --check, --concurrency or --speed")
     if launch_dir and base_url:
         raise click.UsageError("give --base-url (a running server) or --launch (start one), not both")
     if not launch_dir and not base_url:
@@ -68,8 +76,15 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
                     raise CachelintError(f"the server serves {len(served)} models ({', '.join(served)}): choose one with --model")
                 engine.model = served[0]
             progress = (lambda message: click.echo(f"replaying {message}", err=True)) if fmt == "text" else None
-            options = ReplayOptions(concurrency=concurrency, speed=speed, max_tokens=max_tokens, variants=variants)
-            result = Replay(engine, recorded, options, progress).run()
+            if counts:
+                config = kv_model or (launch_dir if launch_dir else _known_model(engine.model))
+                swept = Sweep(engine, recorded, counts, max_tokens=max_tokens, kv_model=config, progress=progress).run()
+            else:
+                options = ReplayOptions(concurrency=concurrency, speed=speed, max_tokens=max_tokens, variants=variants)
+                result = Replay(engine, recorded, options, progress).run()
+    if counts:
+        print_json(swept.to_json()) if fmt == "json" else render_sweep_text(swept, stdout_console())
+        return
     if fmt == "json":
         print_json(result.to_json())
     else:
@@ -80,3 +95,16 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
             click.echo(f"cachelint: {line}", err=True)
         if lines:
             sys.exit(1)
+
+
+def _known_model(name: str) -> str | None:
+    """The served model name as a kv model when kv knows it (a bundled id or a local path), else None:
+    a served name is often an alias, and the sweep never waits on the Hugging Face Hub unasked."""
+    from pathlib import Path
+
+    from cachelint.kv import bundled_models
+
+    lowered = name.lower()
+    if Path(name).exists() or any(lowered in (b.lower(), b.lower().split("/", 1)[1]) for b in bundled_models()):
+        return name
+    return None

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cachelint.replay.run import ORIGINAL, ReplayResult, Summary
+from cachelint.replay.sweep import SweepResult
 
 MAX_ROWS = 200
 
@@ -80,3 +81,40 @@ def _delta(s: Summary, base: Summary) -> str:
 def check_lines(result: ReplayResult) -> list[str]:
     """One line per request whose measured reuse differs from the prediction (for --check)."""
     return [f"request {r.index} ({r.variant}, session {r.session} #{r.seq}): {r.disagreement()}" for r in result.disagreements]
+
+
+def render_sweep_text(result: SweepResult, console: Console) -> None:
+    """One row per session count, the cliff marked, then the knee next to `kv`'s prediction."""
+    cache, kv = result.cache, result.kv
+    console.print(f"[bold]session sweep[/bold] on {result.base_url} model {result.model}: {kv.pool_blocks:,} usable blocks of "
+                  f"{cache.block_size} tokens = {kv.pool_tokens:,} tokens; {result.recorded_sessions} recorded session"
+                  f"{'s' if result.recorded_sessions != 1 else ''}, {kv.session_tokens:,} tokens each at their longest")
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("N", "requests", "hit rate", "sim.", "prefill", "TTFT p50", "p99", "preempt", "evicted", "sim.", ""):
+        table.add_column(name, justify="right" if name else "left", no_wrap=True)
+    knee, fall = result.knee()
+    for p in result.points:
+        mark = "" if p.fits else "[yellow]> kv[/yellow]"
+        if p.sessions == fall:
+            mark += " [bold red]cliff[/bold red]"
+        table.add_row(
+            str(p.sessions), f"{p.requests:,}" + (f" ({p.errors} failed)" if p.errors else ""), f"{p.hit_rate:.1%}", f"{p.predicted_hit_rate:.1%}",
+            f"{p.prefill_tokens:,}", _ms(p.ttft_p50_ms) + " ms", _ms(p.ttft_p99_ms) + " ms",
+            _count(p.preemptions), _count(p.engine_evictions), f"{p.predicted_evictions:,}", mark,
+        )
+    console.print(table)
+    model = f"{kv.model}, {kv.bytes_per_token:,} B/token" if kv.model else "pool tokens / session tokens"
+    console.print(f"kv ({model}): {kv.max_concurrent_sessions} sessions of {kv.session_tokens:,} tokens fit "
+                  f"({kv.block_bound} in whole blocks of {cache.block_size})")
+    if knee is None:
+        console.print(f"measured: no cliff up to {result.points[-1].sessions} sessions (hit rate never fell below half of its best)")
+    else:
+        console.print(f"measured: the knee at {knee} sessions; at {fall} the hit rate falls to "
+                      f"{next(p.hit_rate for p in result.points if p.sessions == fall):.1%}")
+    console.print("[dim]sim.: cachelint's simulator (hit rate, evicted blocks); > kv: more sessions than kv says the pool holds[/dim]")
+    if all(p.engine_evictions is None for p in result.points):
+        console.print("[dim]evicted: start vLLM with --kv-cache-metrics --kv-cache-metrics-sample 1 for the engine's count[/dim]")
+
+
+def _count(value: float | None) -> str:
+    return f"{value:,.0f}" if value is not None else "-"
