@@ -29,20 +29,72 @@ def test_the_table_is_dated_and_every_row_has_a_source():
         assert min(price.input, price.cache_write_5m, price.cache_write_1h, price.cache_read, price.output) >= 0
 
 
+READ_MULTIPLIERS = {"claude-fable-5-1": 0.025, "claude-mythos-5-1": 0.025, "claude-opus-5-5": 0.05,
+                    "claude-sonnet-5-5": 0.05}
+
+
 def test_anthropic_multipliers():
     for price in PRICES:
-        if price.provider != "anthropic":
+        if price.provider != "anthropic" or price.model == "claude-3-haiku":
             continue
         assert price.cache_write_5m == pytest.approx(1.25 * price.input), price.model
         assert price.cache_write_1h == pytest.approx(2.0 * price.input), price.model
-        expected = 0.025 if price.model in ("claude-fable-5-1", "claude-mythos-5-1") else 0.1
-        assert price.read_multiplier == pytest.approx(expected), price.model
+        assert price.read_multiplier == pytest.approx(READ_MULTIPLIERS.get(price.model, 0.1)), price.model
+
+
+@pytest.mark.parametrize(("model", "row"), [
+    # the model pages' own numbers (input, 5m write, 1h write, read, output)
+    ("claude-opus-5-5", (4.0, 5.0, 8.0, 0.20, 20.0)),
+    ("claude-sonnet-5-5", (2.0, 2.5, 4.0, 0.10, 10.0)),
+    ("claude-haiku-5-5", (0.10, 0.125, 0.20, 0.01, 0.50)),
+    ("claude-fable-5-1", (10.0, 12.5, 20.0, 0.25, 50.0)),
+    ("claude-3-haiku-20240307", (0.25, 0.30, 0.50, 0.03, 1.25)),
+])
+def test_anthropic_rows_match_the_pricing_pages(model, row):
+    price = lookup(model)
+    assert (price.input, price.cache_write_5m, price.cache_write_1h, price.cache_read, price.output) == \
+        pytest.approx(row)
+
+
+def test_haiku_5_5_long_prompt_band():
+    small = cost("claude-haiku-5-5", Usage(prompt_tokens=100_000, output_tokens=1000))
+    large = cost("claude-haiku-5-5", Usage(prompt_tokens=100_001, cache_read_tokens=90_000, output_tokens=1000))
+    assert small.input == pytest.approx(100_000 * 0.10 / 1e6) and small.output == pytest.approx(1000 * 0.5 / 1e6)
+    assert large.cache_read == pytest.approx(90_000 * 0.05 / 1e6)  # the higher band on every token
+    assert large.output == pytest.approx(1000 * 2.5 / 1e6)
 
 
 def test_openai_has_no_write_fee_before_gpt_5_6():
     for price in PRICES:
-        if price.provider == "openai":
+        if price.provider == "openai" and not price.model.startswith("gpt-5.6"):
             assert price.cache_write_5m == price.cache_write_1h == price.input, price.model
+
+
+def test_gpt_5_6_bills_writes_at_1_25x():
+    for name in ("gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"):
+        price = lookup(name)
+        assert price.cache_write_5m == pytest.approx(1.25 * price.input)
+        assert price.cache_read == pytest.approx(0.1 * price.input)
+    c = cost("gpt-5.6-terra", Usage(prompt_tokens=3000, cache_read_tokens=1000, cache_write_tokens=1500))
+    assert c.cache_write == pytest.approx(1500 * 3.125 / 1e6) and c.input == pytest.approx(500 * 2.5 / 1e6)
+
+
+@pytest.mark.parametrize(("model", "input_", "cached", "output"), [
+    ("gpt-5-codex", 1.25, 0.125, 10.0),
+    ("gpt-5.1-codex", 1.25, 0.125, 10.0),
+    ("gpt-5.1-codex-mini", 0.25, 0.025, 2.0),
+    ("gpt-5.1-codex-max", 1.25, 0.125, 10.0),
+    ("gpt-5.2-codex", 1.75, 0.175, 14.0),
+    ("gpt-5.3-codex", 1.75, 0.175, 14.0),
+    ("gpt-5.4-mini", 0.75, 0.075, 4.5),
+    ("gpt-5.5", 5.0, 0.5, 30.0),
+    ("codex-mini-latest", 1.5, 0.375, 6.0),
+    ("gpt-5-mini-2025-08-07", 0.25, 0.025, 2.0),
+])
+def test_codex_and_mini_variants_have_their_own_rows(model, input_, cached, output):
+    price = lookup(model)
+    assert price is not None, model
+    assert (price.input, price.cache_read, price.output) == pytest.approx((input_, cached, output))
 
 
 @pytest.mark.parametrize(("model", "row", "input_"), [
@@ -64,7 +116,7 @@ def test_lookup_by_prefix(model, row, input_):
     assert price is not None and price.model == row and price.input == input_
 
 
-@pytest.mark.parametrize("model", ["claude-opus-4-9", "gpt-5.5", "o3-pro", "llama-3", "", None])
+@pytest.mark.parametrize("model", ["claude-opus-4-9", "gpt-5.3-codex-spark", "o3-pro", "llama-3", "", None])
 def test_unknown_models_are_not_guessed(model):
     assert lookup(model) is None
 
@@ -110,12 +162,31 @@ def test_unknown_model_cost_is_a_one_line_error():
     assert "mystery-model" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_demo_helpers_keep_working():
+def test_anthropic_base_price():
     assert anthropic_base_price("claude-sonnet-4-5") == 3.0
     assert anthropic_base_price("claude-opus-4-5") == 5.0
-    assert anthropic_base_price("not-a-claude") == 3.0
+    assert anthropic_base_price("not-a-claude") is None
+    assert anthropic_base_price("gpt-4o") is None
+
+
+def test_wasted_prefill_by_each_providers_rule():
+    # Anthropic: a write instead of a read (5 minutes by default, 1 hour when the entry was a 1-hour one)
     assert wasted_prefill_usd(1037, "claude-sonnet-4-5") == pytest.approx(1037 * 3.0 * (1.25 - 0.1) / 1e6)
-    assert wasted_prefill_usd(1_000_000, None) == pytest.approx(3.45)
+    assert wasted_prefill_usd(1000, "claude-sonnet-4-5", ttl="1h") == pytest.approx(1000 * 3.0 * (2.0 - 0.1) / 1e6)
+    # OpenAI before GPT-5.6: input instead of cached input
+    assert wasted_prefill_usd(1000, "gpt-4o") == pytest.approx(1000 * (2.5 - 1.25) / 1e6)
+    assert wasted_prefill_usd(1000, "gpt-5.1-codex-mini") == pytest.approx(1000 * (0.25 - 0.025) / 1e6)
+    # GPT-5.6+: a billed cache write instead of a read
+    assert wasted_prefill_usd(1000, "gpt-5.6-luna") == pytest.approx(1000 * (1.25 - 0.1) / 1e6)
+    assert wasted_prefill_usd(0, "gpt-4o") == 0.0
+
+
+@pytest.mark.parametrize("model", [None, "", "mystery-model", "claude-opus-9", "gpt-5.3-codex-spark"])
+def test_unknown_models_are_unknown_never_zero(model):
+    assert wasted_prefill_usd(1000, model) is None
+    assert lookup(model) is None
+    with pytest.raises(CachelintError):
+        cost(model, Usage(prompt_tokens=1000))
 
 
 # --- LiteLLM ------------------------------------------------------------------------------------------------

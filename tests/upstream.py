@@ -62,6 +62,24 @@ Prompt cache (kept per model and per cache key; ``clear_cache()`` empties it)
   for prompts of at least 1024 tokens, is ``cached_tokens``. Entries idle longer than ``openai_ttl``
   (600 s) are dropped.
 
+Cache diagnostics (only when the request opts in, as the providers document them)
+-------------------------------------------------------------------------------
+- Anthropic: a request with ``"diagnostics": {"previous_message_id": ...}`` gets a ``diagnostics`` key in its
+  message (the JSON response, or ``message_start``'s message when streaming); a request without it gets none and
+  leaves no fingerprint. ``null`` on the first turn (``previous_message_id: null``) and when no divergence was found;
+  ``{"cache_miss_reason": {"type": "previous_message_not_found"}}`` when the id names no fingerprint (unknown, a
+  request that did not opt in, older than ``fingerprint_ttl``); otherwise the earliest divergence in the order
+  model, tools, system (``speed`` included), then the prompt-affecting parameters and the ``anthropic-beta`` set
+  (``unavailable``), then messages: ``model_changed`` / ``tools_changed`` / ``system_changed`` /
+  ``messages_changed`` with ``cache_missed_input_tokens`` = the tokens from the divergence to the end.
+  The fault ``diagnosis-pending`` answers ``{"cache_miss_reason": null}`` (the comparison still running).
+- OpenAI Responses: every response leaves a fingerprint; a request with
+  ``prompt_cache_options.comparison_response_id`` gets ``prompt_cache_diagnostics`` on its response (JSON, and the
+  response of ``response.completed``): ``comparison_response_not_found``; ``cache_miss`` with ``reason``
+  (``model_changed``, ``prompt_cache_key_changed``, ``service_tier_changed``, ``tools_changed``,
+  ``text_format_changed``, ``reasoning_effort_changed``, ``verbosity_changed``, ``input_changed``, checked in that
+  order), ``cache_missed_tokens`` and ``comparison_reusable_tokens``; or ``cache_hit``.
+
 Faults
 ------
 Per instance (``Upstream(fault="gzip")``, the ``fault`` attribute, a callable ``RecordedRequest -> str | None``),
@@ -78,6 +96,7 @@ Several faults are joined with commas (``"drip,gzip"``). Names:
 - ``drip`` or ``drip=SECONDS``: the body goes out one byte per chunk (optional delay between bytes).
 - ``no-usage``: no usage anywhere (no ``usage`` key in JSON, none in the events, no include_usage chunk).
 - ``big`` or ``big=BYTES``: the reply text is ``big_size`` (default 4 MiB) bytes, ignoring max tokens.
+- ``diagnosis-pending``: an Anthropic request that asked for diagnostics gets ``{"cache_miss_reason": null}``.
 - ``gzip`` (``content-encoding: gzip`` when the client's ``accept-encoding`` allows it) or ``gzip=force``
   (always). Streams are compressed incrementally (a sync flush per event). Without this fault the
   server never compresses.
@@ -128,6 +147,7 @@ FAULTS = (
     "no-usage",
     "big",
     "gzip",
+    "diagnosis-pending",
 )
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -242,6 +262,7 @@ class _Faults:
     big_size: int | None = None
     gzip: bool = False
     gzip_force: bool = False
+    diagnosis_pending: bool = False
 
 
 def parse_faults(spec: str | None) -> _Faults:
@@ -276,6 +297,8 @@ def parse_faults(spec: str | None) -> _Faults:
             faults.big, faults.big_size = True, int(value) if value else None
         elif name == "gzip" and value in ("", "force"):
             faults.gzip, faults.gzip_force = True, value == "force"
+        elif name == "diagnosis-pending" and not value:
+            faults.diagnosis_pending = True
         else:
             raise ValueError(f"unknown upstream fault {item!r}; known: {', '.join(FAULTS)}")
     return faults
@@ -493,6 +516,106 @@ def _truncate_tokens(text: str, max_tokens: int) -> str:
 
 # --------------------------------------------------------------------------------------------------------
 # the HTTP side
+
+
+# --------------------------------------------------------------------------------------------------------
+# cache diagnostics: fingerprints and comparisons
+
+
+def _anthropic_fingerprint(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    """Per section, each block's identity and tokens (no content is needed to compare)."""
+    sections: dict[str, list[tuple[str, int]]] = {"tools": [], "system": [], "messages": []}
+    for kind, entry in _anthropic_layout(body):
+        if kind == "block":
+            section = json.loads(entry.key)[0]
+            digest = hashlib.sha256(entry.key.encode("utf-8")).hexdigest()
+            sections[section].append((digest, entry.tokens))
+    betas = sorted({b.strip() for b in (headers.get("anthropic-beta") or "").split(",") if b.strip()})
+    return {
+        "model": body.get("model"),
+        "speed": body.get("speed"),
+        "params": canonical([{k: body.get(k) for k in ANTHROPIC_MESSAGE_PARAMS}, betas]),
+        **sections,
+    }
+
+
+def _tokens_from(fp: dict[str, Any], section: str, index: int) -> int:
+    order = ("tools", "system", "messages")
+    tokens = sum(t for _, t in fp[section][index:])
+    return tokens + sum(t for later in order[order.index(section) + 1:] for _, t in fp[later])
+
+
+def _first_difference(before: list[tuple[str, int]], after: list[tuple[str, int]], *, extends: bool) -> int | None:
+    """The first block where AFTER departs from BEFORE (`extends`: AFTER may add blocks at the end)."""
+    for i, block in enumerate(before):
+        if i >= len(after) or after[i][0] != block[0]:
+            return i
+    if not extends and len(after) != len(before):
+        return len(before)
+    return None
+
+
+def _anthropic_miss_reason(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+    """The earliest divergence of AFTER from BEFORE, as cache diagnostics reports it; None when none."""
+    if before["model"] != after["model"]:
+        return {"type": "model_changed", "cache_missed_input_tokens": _tokens_from(after, "tools", 0)}
+    at = _first_difference(before["tools"], after["tools"], extends=False)
+    if at is not None:
+        return {"type": "tools_changed", "cache_missed_input_tokens": _tokens_from(after, "tools", at)}
+    at = _first_difference(before["system"], after["system"], extends=False)
+    if at is None and before["speed"] != after["speed"]:
+        at = 0
+    if at is not None:
+        return {"type": "system_changed", "cache_missed_input_tokens": _tokens_from(after, "system", at)}
+    if before["params"] != after["params"]:
+        return {"type": "unavailable"}
+    at = _first_difference(before["messages"], after["messages"], extends=True)
+    if at is not None:
+        return {"type": "messages_changed", "cache_missed_input_tokens": _tokens_from(after, "messages", at)}
+    return None
+
+
+def _openai_fingerprint(body: dict[str, Any], pieces: list[tuple[tuple, bytes]]) -> dict[str, Any]:
+    text = body.get("text") if isinstance(body.get("text"), dict) else {}
+    reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+    return {
+        "model": body.get("model"),
+        "prompt_cache_key": body.get("prompt_cache_key"),
+        "service_tier": body.get("service_tier") or "auto",
+        "tools": canonical(body.get("tools") or []),
+        "text_format": canonical(text.get("format")),
+        "reasoning_effort": reasoning.get("effort"),
+        "verbosity": text.get("verbosity"),
+        "input": [piece for piece in pieces if piece[0][0] in ("instructions", "input")],
+        "pieces": pieces,
+    }
+
+
+OPENAI_MISS_ORDER = (
+    ("model", "model_changed"),
+    ("prompt_cache_key", "prompt_cache_key_changed"),
+    ("service_tier", "service_tier_changed"),
+    ("tools", "tools_changed"),
+    ("text_format", "text_format_changed"),
+    ("reasoning_effort", "reasoning_effort_changed"),
+    ("verbosity", "verbosity_changed"),
+)
+
+
+def _openai_diagnostics(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
+    if before is None:
+        return {"type": "comparison_response_not_found"}
+    reusable = _common_prefix_tokens(before["pieces"], after["pieces"])
+    total = _pieces_tokens(after["pieces"])
+    for key, reason in OPENAI_MISS_ORDER:
+        if before[key] != after[key]:
+            return {"type": "cache_miss", "reason": reason, "cache_missed_tokens": total,
+                    "comparison_reusable_tokens": _pieces_tokens(before["pieces"])}
+    if reusable < _pieces_tokens(before["pieces"]):
+        return {"type": "cache_miss", "reason": "input_changed", "cache_missed_tokens": total - reusable,
+                "comparison_reusable_tokens": reusable}
+    return {"type": "cache_hit"}
+
 
 
 class _Server(ThreadingHTTPServer):
@@ -767,6 +890,7 @@ class Upstream:
         openai_min_tokens, openai_step: cached_tokens = 0 or openai_min_tokens + k * openai_step.
         openai_ttl: seconds an OpenAI prefix stays cached after its last use.
         clock: the time source for cache expiry (default time.monotonic).
+        fingerprint_ttl: seconds a cache-diagnostics fingerprint is kept (by ``clock``).
         created: the base of the deterministic ``created`` timestamps (created + request index).
     """
 
@@ -785,6 +909,7 @@ class Upstream:
         openai_step: int = 128,
         openai_ttl: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
+        fingerprint_ttl: float = 24 * 3600.0,
         created: int = 1_700_000_000,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -796,6 +921,8 @@ class Upstream:
         self.anthropic_min_tokens, self.anthropic_lookback = anthropic_min_tokens, anthropic_lookback
         self.openai_min_tokens, self.openai_step, self.openai_ttl = openai_min_tokens, openai_step, openai_ttl
         self.clock, self.created = clock, created
+        self.fingerprint_ttl = fingerprint_ttl
+        self._fingerprints: dict[str, tuple[float, dict[str, Any]]] = {}  # response id -> (stored at, fingerprint)
         self.host, self._port = host, port
         self.requests: list[RecordedRequest] = []
         self.responses: list[RecordedResponse] = []
@@ -880,6 +1007,7 @@ class Upstream:
             self.requests.clear()
             self.responses.clear()
             self._queue.clear()
+            self._fingerprints.clear()
         self.clear_cache()
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
@@ -1300,6 +1428,49 @@ class Upstream:
             "cache_creation": {"ephemeral_5m_input_tokens": w5m, "ephemeral_1h_input_tokens": w1h},
         }
 
+    def _fingerprint(self, response_id: str) -> dict[str, Any] | None:
+        now = self.clock()
+        with self._lock:
+            for key in [k for k, (at, _) in self._fingerprints.items() if now - at > self.fingerprint_ttl]:
+                del self._fingerprints[key]
+            found = self._fingerprints.get(response_id)
+        return found[1] if found else None
+
+    def _keep_fingerprint(self, response_id: str, fingerprint: dict[str, Any]) -> None:
+        with self._lock:
+            self._fingerprints[response_id] = (self.clock(), fingerprint)
+
+    def anthropic_diagnostics(
+        self, body: dict[str, Any], headers: dict[str, str], message_id: str, faults: _Faults
+    ) -> tuple[bool, Any]:
+        """(whether the request opted in, the ``diagnostics`` value for its response); stores its fingerprint."""
+        asked = body.get("diagnostics")
+        if not isinstance(asked, dict):
+            return False, None
+        fingerprint = _anthropic_fingerprint(body, headers)
+        previous_id = asked.get("previous_message_id")
+        before = self._fingerprint(previous_id) if isinstance(previous_id, str) else None
+        self._keep_fingerprint(message_id, fingerprint)
+        if not isinstance(previous_id, str):
+            return True, None  # the first turn: opted in, nothing to compare
+        if faults.diagnosis_pending:
+            return True, {"cache_miss_reason": None}
+        if before is None:
+            return True, {"cache_miss_reason": {"type": "previous_message_not_found"}}
+        reason = _anthropic_miss_reason(before, fingerprint)
+        return True, ({"cache_miss_reason": reason} if reason is not None else None)
+
+    def openai_diagnostics(self, body: dict[str, Any], pieces: list[tuple[tuple, bytes]], response_id: str) -> Any:
+        """The ``prompt_cache_diagnostics`` for a Responses request (None when it did not ask); stores its fingerprint."""
+        fingerprint = _openai_fingerprint(body, pieces)
+        options = body.get("prompt_cache_options")
+        compared = options.get("comparison_response_id") if isinstance(options, dict) else None
+        result = None
+        if isinstance(compared, str):
+            result = _openai_diagnostics(self._fingerprint(compared), fingerprint)
+        self._keep_fingerprint(response_id, fingerprint)
+        return result
+
     @staticmethod
     def _ttl(cache_control: Any) -> str:
         ttl = cache_control.get("ttl", "5m") if isinstance(cache_control, dict) else "5m"
@@ -1319,6 +1490,7 @@ class Upstream:
         out.record.usage = usage
         model = body["model"]
         message_id = f"msg_{n:06d}"
+        asked, diagnostics = self.anthropic_diagnostics(body, req.headers, message_id, faults)
         if not body.get("stream"):
             message: dict[str, Any] = {
                 "id": message_id,
@@ -1330,6 +1502,8 @@ class Upstream:
                 "stop_sequence": None,
                 "usage": usage,
             }
+            if asked:
+                message["diagnostics"] = diagnostics
             if faults.no_usage:
                 del message["usage"]
             self._send_json(out, "anthropic", req.index, message, faults)
@@ -1344,6 +1518,8 @@ class Upstream:
             "stop_sequence": None,
             "usage": {**usage, "output_tokens": min(1, output_tokens)},
         }
+        if asked:
+            start["diagnostics"] = diagnostics
         delta_usage = {
             k: usage_in[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         }
@@ -1531,6 +1707,7 @@ class Upstream:
             "content": [part],
         }
         reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+        diagnostics = self.openai_diagnostics(body, pieces, f"resp_{n:06d}")
         response: dict[str, Any] = {
             "id": f"resp_{n:06d}",
             "object": "response",
@@ -1560,6 +1737,9 @@ class Upstream:
             "user": None,
             "metadata": body.get("metadata") or {},
         }
+        if diagnostics is not None:
+            response["prompt_cache_options"] = body.get("prompt_cache_options")
+            response["prompt_cache_diagnostics"] = diagnostics
         if not body.get("stream"):
             if faults.no_usage:
                 del response["usage"]
@@ -1574,6 +1754,7 @@ class Upstream:
             "output": [],
             "usage": None,
         }
+        pending.pop("prompt_cache_diagnostics", None)  # the comparison is on the final response only
 
         def event(kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
             return kind, {"type": kind, "sequence_number": next(seq), **data}
