@@ -345,3 +345,58 @@ def test_a_system_prompt_dropped_or_added_is_named_as_such(before, after, detail
     brk = explain(pb, pa, counter_for(pa.provider, pa.model))
     assert (brk.cause, brk.detail, brk.pointer, brk.extra.get("before_pointer")) == ("system_changed", detail, pointer, before_pointer)
     assert "system prompt" in describe(brk) and "system prompt" in fix(brk)
+
+
+def diff_cli(*args: str, stdin: str | None = None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "cachelint", "diff", *args], input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def test_diff_reads_standard_input_for_a_dash(tmp_path):
+    import json
+
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps(anthropic_body()))
+    after = anthropic_body()
+    after["system"][1]["text"] = after["system"][1]["text"].replace("10:31:07", "10:45:00")
+    out = diff_cli(str(before), "-", "--format", "json", stdin=json.dumps(after))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert (data["cause"], data["detail"], data["identical"]) == ("system_changed", "volatile_value", False)
+    assert json.loads(diff_cli("-", str(before), "--format", "json", stdin=json.dumps(after)).stdout)["cause"] == "system_changed"
+    both = diff_cli("-", "-", stdin="{}")
+    assert both.returncode == 2 and "only one of BEFORE and AFTER can be standard input" in both.stderr
+    empty = diff_cli(str(before), "-", stdin="")
+    assert empty.returncode == 2 and "standard input (-) is empty" in empty.stderr
+
+
+def test_identical_requests_say_identical(tmp_path):
+    import json
+
+    path = tmp_path / "turn.json"
+    path.write_text(json.dumps(anthropic_body()))
+    out = diff_cli(str(path), str(path))
+    assert out.returncode == 0 and out.stdout.startswith("identical: BEFORE and AFTER are the same request"), out.stdout
+    assert json.loads(diff_cli(str(path), "-", "--format", "json", stdin=path.read_text()).stdout)["identical"] is True
+    grown = anthropic_body()
+    grown["messages"].append({"role": "assistant", "content": "Yes."})
+    other = tmp_path / "next.json"
+    other.write_text(json.dumps(grown))
+    assert "identical" not in diff_cli(str(path), str(other)).stdout  # a turn appended: no break, but not the same
+
+
+def test_a_jsonl_file_gets_a_hint_to_import_it(tmp_path):
+    import json
+
+    line = json.dumps({"request": {"path": "/v1/messages", "body": anthropic_body()}, "response": {"status": 200, "body": {}}})
+    traffic = tmp_path / "traffic.jsonl"
+    traffic.write_text(line + "\n" + line + "\n")
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(anthropic_body()))
+    out = diff_cli(str(traffic), str(single))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert f"use `cachelint import {traffic}`" in out.stderr or f"`cachelint import {traffic}`" in out.stderr
+    piped = diff_cli(str(single), "-", stdin=line + "\n" + line + "\n")
+    assert piped.returncode == 2 and "cachelint import" in piped.stderr

@@ -118,3 +118,25 @@ def test_sessions_from_claude_code_transcripts(tmp_path):
     text = run("sessions", str(tmp_path / "projects")).stdout
     assert "cannot be named here" in text
     assert run("sessions", str(tmp_path / "nowhere")).returncode == 2
+
+
+def test_sessions_skip_a_bad_line_and_a_fifo_and_say_so(tmp_path):
+    import os
+
+    project = tmp_path / "projects" / "-home-dev-app"
+    project.mkdir(parents=True)
+    good = {"id": "msg_1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 3, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0, "output_tokens": 4}}
+    odd = {"id": "msg_2", "model": ["claude-sonnet-4-5"], "usage": {"input_tokens": 3, "output_tokens": 4}}  # a model that is no string
+    lines = [json.dumps({"type": "assistant", "sessionId": "s-1", "requestId": "req_1", "message": good}),
+             "[" * 100_000,  # deeper than any JSON parser goes
+             json.dumps({"type": "assistant", "sessionId": "s-1", "requestId": "req_2", "message": odd}),
+             json.dumps({"type": "assistant", "sessionId": "s-1", "requestId": "req_3", "message": dict(good, id="msg_3")})]
+    (project / "s-1.jsonl").write_text("\n".join(lines) + "\n")
+    os.mkfifo(project / "pipe.jsonl")  # nothing ever writes it: reading it would block forever
+    out = subprocess.run([sys.executable, "-m", "cachelint", "sessions", str(tmp_path / "projects"), "--format", "json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    [s] = json.loads(out.stdout)
+    assert s["requests"] == 2 and s["cache_read_tokens"] == 200
+    assert "pipe.jsonl: not a regular file" in out.stderr
+    assert "skipped 2 transcript lines" in out.stderr and "internal error" not in out.stderr

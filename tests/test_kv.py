@@ -94,3 +94,57 @@ def test_unknown_hub_model_offline_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     with pytest.raises(CachelintError, match="not bundled or cached"):
         model_kv_cost("someone/not-a-model")
+
+
+def kv_cli(*args: str, env: dict | None = None):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "cachelint", "kv", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_model_larger_than_the_gpu_is_said_not_to_fit():
+    out = kv_cli("Qwen/Qwen3-32B", "--gpu-memory", "24GiB", "--session-tokens", "8000")
+    assert out.returncode == 0 and "does not fit" in out.stdout and "larger than the GPU memory" in out.stdout
+    data = json.loads(kv_cli("Qwen/Qwen3-32B", "--gpu-memory", "24GiB", "--format", "json").stdout)
+    assert data["fits"] is False and data["kv_budget_bytes"] == 0 and "does not fit" in data["does_not_fit"]
+    assert json.loads(kv_cli("Qwen/Qwen3-8B", "--gpu-memory", "80GiB", "--format", "json").stdout)["fits"] is True
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gpu-memory", "0"], "--gpu-memory must be more than 0 bytes"),
+    (["--gpu-memory", "0GiB"], "--gpu-memory must be more than 0 bytes"),
+    (["--session-tokens", "50000"], "past Qwen/Qwen3-8B's context length of 40,960 tokens"),
+])
+def test_impossible_sizes_are_refused(args, message):
+    out = kv_cli("Qwen/Qwen3-8B", *args)
+    assert out.returncode == 2 and out.stderr.startswith("cachelint: error: ") and message in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_the_context_length_comes_from_the_config():
+    assert model_kv_cost("Qwen/Qwen3-8B").context_length == 40_960
+    assert model_kv_cost("google/gemma-3-4b-it").context_length == 131_072  # in text_config
+    yarn = {"num_hidden_layers": 2, "num_attention_heads": 4, "hidden_size": 256, "max_position_embeddings": 40960,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}
+    assert kv_cost(yarn, "yarn").context_length == 131_072
+    assert capacity(model_kv_cost("Qwen/Qwen3-8B"), session_tokens=40_960)["session_tokens"] == 40_960
+
+
+@pytest.mark.parametrize("model, maker", [("claude-sonnet-4-5", "Anthropic"), ("gpt-4o", "OpenAI"), ("anthropic/claude-opus-4-1", "Anthropic")])
+def test_closed_models_publish_no_config(model, maker):
+    out = kv_cli(model)
+    assert out.returncode == 2 and f"is a closed model: {maker} publishes no config" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_an_open_model_named_like_a_closed_one_is_not_refused_as_closed(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with pytest.raises(CachelintError, match="not bundled or cached"):
+        model_kv_cost("someone/claude-sonnet-4-5-distill")
+
+
+def test_an_unknown_hub_id_offline_is_one_line_at_once(tmp_path):
+    out = kv_cli("someone/not-a-model", env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Hugging Face Hub cannot be reached (offline)" in out.stderr

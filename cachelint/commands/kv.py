@@ -53,9 +53,13 @@ def _render_kv(r: dict[str, Any], console: Console) -> None:
         console.print(f"  [dim]{note}[/]")
     if "session_bytes" in r:
         console.print(f"  one session       {r['session_tokens']:,} tokens -> {human_bytes(r['session_bytes'])}")
-    if "kv_budget_bytes" in r:
+    if r.get("fits") is False:
+        console.print(f"  [bold red]does not fit[/]      {r['does_not_fit']}", highlight=False)
+    elif "kv_budget_bytes" in r:
         console.print(f"  GPU               {human_bytes(r['gpu_memory_bytes'])} x {r['gpu_utilization']:g} - weights {human_bytes(r['weights_bytes'])} "
                       f"= KV budget {human_bytes(r['kv_budget_bytes'])}")
         console.print(f"  tokens in cache   {r['max_tokens_in_cache']:,}")
+    if r.get("context_length") and "session_tokens" not in r:
+        console.print(f"  [dim]context length    {r['context_length']:,} tokens[/]")
     if "max_concurrent_sessions" in r:
         console.print(f"  [bold]sessions at once  {r['max_concurrent_sessions']:,}[/] of {r['session_tokens']:,} tokens (the concurrency cliff)")

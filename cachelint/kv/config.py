@@ -43,6 +43,24 @@ def _read_local(path: Path) -> dict[str, Any]:
     return config
 
 
+_CLOSED_OWNERS = {"": "its provider", "anthropic": "Anthropic", "openai": "OpenAI"}
+
+
+def closed_model(model: str) -> str | None:
+    """Who keeps MODEL's architecture to itself, for a model only reachable through a provider's API (one the
+    price table knows: Claude, GPT-4o/5, o-series), or None. An open fine-tune on the Hub with a similar name
+    (owner/claude-distill) is not one."""
+    from cachelint import pricing
+
+    owner, _, name = model.rpartition("/")
+    if owner.lower() not in _CLOSED_OWNERS or pricing.lookup(name) is None:
+        return None
+    provider = _CLOSED_OWNERS[owner.lower()]
+    if provider == "its provider":
+        provider = "Anthropic" if name.lower().startswith("claude") else "OpenAI" if name.lower().startswith(("gpt", "o1", "o3", "o4", "chatgpt")) else provider
+    return provider
+
+
 def load_config(model: str) -> tuple[dict[str, Any], str]:
     """(config dict, display name) for MODEL: a path, a bundled id, or a Hub id through transformers."""
     path = Path(model)
@@ -54,6 +72,13 @@ def load_config(model: str) -> tuple[dict[str, Any], str]:
         return bundled, bundled["_name_or_path"]
     if model.endswith(".json") or model.startswith((".", "/", "~")):
         raise CachelintError(f"{model}: no such file")
+    closed = closed_model(model)
+    if closed:
+        raise CachelintError(
+            f"{model!r} is a closed model: {closed} publishes no config (layers, KV heads, head size), so its KV cache "
+            "cannot be computed; pass an open model with a similar size (one of the bundled ones below, a Hugging Face id "
+            f"or a config.json). Bundled: {', '.join(bundled_models())}"
+        )
     if model.count("/") != 1:
         raise CachelintError(
             f"unknown model {model!r}: not a file, not bundled ({', '.join(bundled_models())}), "

@@ -112,6 +112,7 @@ class KVCost:
     params: int = 0
     weight_bytes_per_param: float = 2.0
     notes: list[str] = field(default_factory=list)
+    context_length: int | None = None  # the longest sequence the model takes (max_position_embeddings)
 
     @property
     def weights_bytes(self) -> int:
@@ -170,8 +171,20 @@ def kv_cost(config: dict[str, Any], model: str, kv_dtype: str = "auto", weight_d
         model=model, layers=layers, kv_heads=kv_heads, head_dim=head_dim, dtype_bytes=dtype_bytes,
         bytes_per_token=per_token, per_sequence_fixed_bytes=fixed, attention=attention, plan=plan,
         sliding_window=sliding_window, sliding_bytes_per_token=sliding_per_token, params=params,
-        weight_bytes_per_param=per_param, notes=notes,
+        weight_bytes_per_param=per_param, notes=notes, context_length=context_length(cfg),
     )
+
+
+def context_length(cfg: dict[str, Any]) -> int | None:
+    """The longest sequence the model was built for: max_position_embeddings (or its older names), extended
+    by a rope_scaling factor over original_max_position_embeddings where the config sets one (YaRN)."""
+    found = _first(cfg, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+    length = int(found) if isinstance(found, (int, float)) and found > 0 else None
+    scaling = cfg.get("rope_scaling")
+    if isinstance(scaling, dict) and isinstance(scaling.get("factor"), (int, float)) and isinstance(scaling.get("original_max_position_embeddings"), int):
+        scaled = int(scaling["original_max_position_embeddings"] * scaling["factor"])
+        length = max(length or 0, scaled)
+    return length
 
 
 def estimate_parameters(
