@@ -4,11 +4,29 @@ Diagnostics on open, change (debounced) and save, cleared on close; quick fixes,
 `source.fixAll.cachelint`; hover on `# noqa: CLxxx` shows the rule's doc. Columns are converted from code
 points (libcst) to UTF-16 code units (LSP). The workspace's `[tool.cachelint]` config is re-read when a
 config file changes.
+
+With a store (the `store` initialization option, the `cachelint.store` workspace setting, or `store = ...` in
+`[tool.cachelint]`, relative to that file), what the proxy recorded joins the code (cachelint.link): a finding
+says what was observed at its line ("observed: 14 breaks, 8,200 tokens prefilled again in the last 7 days")
+and a hover on an LLM call site shows the live hit rate of the traffic sent from it.
+
+The transport is read by this module, not pygls: every message is framed by a `Content-Length` of at most
+`MAX_MESSAGE_BYTES`, header lines are bounded, and a framing error (a bad or missing length, a header that is
+not one, input that ends inside a message) is answered with a JSON-RPC error and the server exits with
+status 1 instead of waiting forever or allocating what the header claims. A body that is not JSON gets a
+parse error and the server goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
+import threading
+import time
+import tomllib
+from typing import Any, BinaryIO
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -17,7 +35,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cachelint import __version__
-from cachelint.check.config import Config, load_config
+from cachelint.check.config import Config, config_from_table, find_config_file, load_config
 from cachelint.check.engine import lint_source
 from cachelint.check.finding import Edit, Finding
 from cachelint.check.registry import rule
@@ -26,6 +44,10 @@ from cachelint.errors import CachelintError
 from cachelint.rules import RULE_META
 
 DEBOUNCE_S = 0.25
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_LINE = 8 * 1024
+MAX_HEADER_LINES = 32
+STORE_REFRESH_S = 10.0  # a store that changed is read again at most this often
 FIX_ALL = "source.fixAll.cachelint"
 CONFIG_FILES = ("pyproject.toml", "cachelint.toml", ".cachelint.toml")
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.I)
@@ -95,23 +117,107 @@ def path_of(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(parsed.path or "untitled.py")
 
 
+def table_of(config_file: Path) -> dict[str, Any]:
+    """The cachelint table of a configuration file ({} when it has none or cannot be read)."""
+    try:
+        data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    table = data.get("tool", {}).get("cachelint") if config_file.name == "pyproject.toml" else data
+    return table if isinstance(table, dict) else {}
+
+
+def load_lint_config(start: Path) -> Config:
+    """`load_config`, accepting the editor-only `store` key in the table (the linter itself does not read it)."""
+    try:
+        return load_config(start)
+    except CachelintError:
+        found = find_config_file(start)
+        table = table_of(found) if found else {}
+        if "store" not in table:
+            raise
+        rest = {k: v for k, v in table.items() if k != "store"}
+        assert found is not None
+        return config_from_table(rest, found.parent, found, "[tool.cachelint]" if found.name == "pyproject.toml" else None)
+
+
+def configured_store(start: Path) -> Path | None:
+    """`store = ...` of the nearest configuration file, relative to that file's folder."""
+    found = find_config_file(start)
+    value = table_of(found).get("store") if found else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    path = Path(os.path.expanduser(value.strip()))
+    return path if path.is_absolute() else found.parent / path  # type: ignore[union-attr]
+
+
+def store_from_settings(settings: Any) -> str | None:
+    """The store named in initialization options or workspace settings: `{"store": ...}` or
+    `{"cachelint": {"store": ...}}`."""
+    if not isinstance(settings, dict):
+        return None
+    inner = settings.get("cachelint")
+    value = inner.get("store") if isinstance(inner, dict) else settings.get("store")
+    return value if isinstance(value, str) and value.strip() else None
+
+
 class CachelintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("cachelint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.configs: dict[Path, Config] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.store_setting: str | None = None
+        self.observed: dict[tuple[Path, Path], Any] = {}  # (store, root) -> cachelint.link.observe.Observations
+        self.observed_checked: dict[tuple[Path, Path], float] = {}
+        self.store_errors: set[str] = set()
+        self.observe_lock = threading.Lock()
 
     def config_for(self, path: Path) -> Config:
         start = path.parent if path.parent.exists() else Path.cwd()
         config = self.configs.get(start)
         if config is None:
             try:
-                config = load_config(start)
+                config = load_lint_config(start)
             except CachelintError as exc:
                 self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"cachelint: {exc}"))
                 config = Config(root=start)
             self.configs[start] = config
         return config
+
+    def root_for(self, path: Path) -> Path:
+        root = self.workspace.root_path if self.workspace else None
+        return Path(root) if root else self.config_for(path).root
+
+    def store_for(self, path: Path) -> Path | None:
+        if self.store_setting:
+            store = Path(os.path.expanduser(self.store_setting))
+            return store if store.is_absolute() else self.root_for(path) / store
+        start = path.parent if path.parent.exists() else Path.cwd()
+        return configured_store(start)
+
+    def observations(self, path: Path) -> Any:
+        """What the store recorded about this workspace (None without a store), read again when it changed."""
+        store = self.store_for(path)
+        if store is None:
+            return None
+        from cachelint.link.observe import Observations
+
+        key = (Path(os.path.abspath(store)), Path(os.path.abspath(self.root_for(path))))
+        with self.observe_lock:
+            found = self.observed.get(key)
+            checked = self.observed_checked.get(key, 0.0)
+            if found is not None and (found.fresh() or time.monotonic() - checked < STORE_REFRESH_S):
+                return found
+            self.observed_checked[key] = time.monotonic()
+            try:
+                found = Observations.load(key[0], key[1])
+            except CachelintError as exc:
+                if str(exc) not in self.store_errors:
+                    self.store_errors.add(str(exc))
+                    self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"cachelint: {exc}"))
+                return found  # the last good reading, if any
+            self.observed[key] = found
+            return found
 
     def findings(self, uri: str, source: str) -> list[Finding]:
         path = path_of(uri)
@@ -123,12 +229,19 @@ class CachelintServer(LanguageServer):
         version = document.version
         source = document.source
         findings = self.findings(uri, source)
+        observed = self.observations(path_of(uri)) if findings else None
         if self.workspace.get_text_document(uri).version != version:
             return  # an edit arrived while linting: the next lint will publish
         lines = source.splitlines()
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[diagnostic(f, lines) for f in findings])
-        )
+        diagnostics = []
+        for f in findings:
+            diag = diagnostic(f, lines)
+            stats = observed.for_span(path_of(uri), f.row, max(f.row, f.end_row)) if observed is not None else None
+            if stats is not None:
+                diag.message = f"{diag.message} ({stats.words()})"
+                diag.data["observed"] = {"breaks": stats.breaks, "wasted_prefill_tokens": stats.wasted_prefill_tokens}
+            diagnostics.append(diag)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
 
     async def lint_later(self, uri: str) -> None:
         previous = self.pending.pop(uri, None)
@@ -178,9 +291,17 @@ def did_change_watched_files(ls: CachelintServer, params: types.DidChangeWatched
             ls.publish(uri)
 
 
+@server.feature(types.INITIALIZE)
+def initialize(ls: CachelintServer, params: types.InitializeParams) -> None:
+    ls.store_setting = store_from_settings(params.initialization_options) or ls.store_setting
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: CachelintServer, params: types.DidChangeConfigurationParams) -> None:
     ls.configs.clear()
+    found = store_from_settings(params.settings)
+    if found:
+        ls.store_setting = found
 
 
 @server.feature(
@@ -232,7 +353,7 @@ def hover(ls: CachelintServer, params: types.HoverParams) -> types.Hover | None:
     match = _NOQA.search(text)
     column = codepoint_column(text, params.position.character)
     if not match or not (match.start() <= column <= match.end()):
-        return None
+        return call_site_hover(ls, params.text_document.uri, document.source, params.position.line + 1)
     for found in re.finditer(r"[A-Z]+[0-9]+", match.group("codes"), re.I):
         start, end = match.start("codes") + found.start(), match.start("codes") + found.end()
         if start <= column <= end:
@@ -244,5 +365,120 @@ def hover(ls: CachelintServer, params: types.HoverParams) -> types.Hover | None:
     return None
 
 
+def call_site_hover(ls: CachelintServer, uri: str, source: str, line: int) -> types.Hover | None:
+    """On an LLM call site, with a store: the live hit rate of the traffic sent from it."""
+    from cachelint.link.observe import call_spans
+
+    spans = [span for span in call_spans(source) if span[0] <= line <= span[1]]
+    if not spans:
+        return None
+    path = path_of(uri)
+    observed = ls.observations(path)
+    if observed is None:
+        return None
+    first = max(spans)[0]  # the innermost call on the line
+    stats = observed.for_call(path, first)
+    text = stats.words() if stats is not None else "**cachelint, live**: no recorded traffic is attributed to this call site"
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+
+# --- transport ---------------------------------------------------------------------------------------
+
+
+class FramingError(Exception):
+    """The input is not a stream of LSP messages any more: nothing after it can be trusted."""
+
+
+def read_message(stream: BinaryIO) -> bytes | None:
+    """One message body from an LSP byte stream (None at a clean end of input).
+
+    Bounded: header lines of at most MAX_HEADER_LINE bytes, at most MAX_HEADER_LINES of them, a body of at most
+    MAX_MESSAGE_BYTES; the length is checked before anything is allocated for the body."""
+    length: int | None = None
+    started = False
+    for _ in range(MAX_HEADER_LINES):
+        line = stream.readline(MAX_HEADER_LINE + 1)
+        if not line:
+            if started:
+                raise FramingError("the input ended inside a message header")
+            return None
+        if len(line) > MAX_HEADER_LINE:
+            raise FramingError(f"a header line longer than {MAX_HEADER_LINE:,} bytes")
+        text = line.rstrip(b"\r\n")
+        if not text:
+            if not started:
+                continue  # blank lines between messages
+            if length is None:
+                raise FramingError("a message without a Content-Length header")
+            break
+        started = True
+        name, colon, value = text.partition(b":")
+        if not colon:
+            raise FramingError(f"not a header: {text[:60]!r}")
+        if name.strip().lower() == b"content-length":
+            value = value.strip()
+            if not value.isdigit() or len(value) > 19:
+                raise FramingError(f"a bad Content-Length: {value[:40]!r}")
+            length = int(value)
+            if length > MAX_MESSAGE_BYTES:
+                raise FramingError(f"a message of {length:,} bytes, over the {MAX_MESSAGE_BYTES:,}-byte limit")
+    else:
+        raise FramingError(f"more than {MAX_HEADER_LINES} header lines")
+    body = stream.read(length)
+    if len(body) < length:
+        raise FramingError("the input ended inside a message body")
+    return body
+
+
+def error_frame(code: int, message: str, id: Any = None) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def serve(ls: CachelintServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Read messages and hand them to pygls's protocol until the input ends (0) or breaks (1)."""
+    from pygls.io_ import StdoutWriter
+
+    writer = StdoutWriter(stdout)
+    ls.protocol.set_writer(writer)
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            body = await loop.run_in_executor(None, read_message, stdin)
+        except FramingError as exc:
+            writer.write(error_frame(-32700, f"cachelint lsp: framing error: {exc}"))
+            print(f"cachelint: error: lsp: framing error: {exc}; stopping", file=sys.stderr)
+            return 1
+        if body is None:
+            return 0
+        try:
+            message = json.loads(body, object_hook=ls.protocol.structure_message)
+        except (ValueError, RecursionError) as exc:
+            writer.write(error_frame(-32700, f"Parse error: {exc}"))
+            continue
+        if not hasattr(message, "jsonrpc"):
+            writer.write(error_frame(-32600, "Invalid Request: not a JSON-RPC message", message.get("id") if isinstance(message, dict) else None))
+            continue
+        try:
+            ls.protocol.handle_message(message)
+        except SystemExit:
+            raise
+        except Exception as exc:  # a handler's bug costs one message, never the server
+            print(f"cachelint: lsp: could not handle a message ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
 def main() -> None:
-    server.start_io()
+    """Serve on standard input and output; exit 1 after a framing error, 0 at the end of input."""
+    server._stop_event = threading.Event()
+    code = 0
+    try:
+        code = asyncio.run(serve(server, sys.stdin.buffer, sys.stdout.buffer))
+    except BrokenPipeError:
+        code = 0
+    except KeyboardInterrupt:
+        code = 130
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    finally:
+        server.shutdown()
+    sys.exit(code)

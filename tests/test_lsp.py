@@ -113,3 +113,160 @@ def test_column_conversions():
     line = "é🎉x"
     assert utf16_column(line, 1) == 0 and utf16_column(line, 3) == 3 and utf16_column(line, 4) == 4
     assert codepoint_column(line, 3) == 2 and codepoint_column(line, 4) == 3
+
+
+# --- what the proxy recorded, in the editor (cachelint.link) ----------------------------------------
+
+BILLING_APP = '''from datetime import datetime
+
+import anthropic
+
+client = anthropic.Anthropic()
+RULES = "You are the billing assistant of Acme. Answer briefly and cite the invoice number. " * 40
+
+
+def ask(question: str):
+    system = f"Current time: {datetime.now().isoformat()}\\n" + RULES
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=system,
+                                  messages=[{"role": "user", "content": question}])
+'''
+BILLING_RULES = "You are the billing assistant of Acme. Answer briefly and cite the invoice number. " * 40
+
+
+def record_billing_traffic(db: Path, tmp: Path) -> None:
+    """Three turns of the billing app as the provider saw them (the clock ticked each turn, nothing was read
+    from the cache), loaded through `cachelint import`: the proxy's own pipeline into a real store."""
+    import json
+    import subprocess
+    import time
+
+    messages, lines = [], []
+    for turn in range(3):
+        messages.append({"role": "user", "content": f"invoice question {turn}"})
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": list(messages),
+                "system": [{"type": "text", "text": f"Current time: 2026-12-01T10:0{turn}:00.123456\n" + BILLING_RULES, "cache_control": {"type": "ephemeral"}}]}
+        response = {"id": f"msg_{turn}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}],
+                    "stop_reason": "end_turn", "usage": {"input_tokens": 8, "cache_creation_input_tokens": 3400 + 10 * turn, "cache_read_input_tokens": 0, "output_tokens": 2}}
+        lines.append(json.dumps({"started_at": time.time() - 300 + turn, "request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages",
+                     "headers": {"content-type": "application/json", "x-claude-code-session-id": "billing-1"}, "body": body},
+                     "response": {"status": 200, "headers": {"content-type": "application/json"}, "body": response}}))
+        messages.append({"role": "assistant", "content": "ok"})
+    (tmp / "traffic.jsonl").write_text("\n".join(lines) + "\n")
+    done = subprocess.run([sys.executable, "-m", "cachelint", "import", "--db", str(db), str(tmp / "traffic.jsonl")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def billing_workspace(tmp_path_factory, store_in_pyproject: bool) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("billing")
+    traffic = tmp_path_factory.mktemp("traffic")
+    db = traffic / "cachelint.db"
+    record_billing_traffic(db, traffic)
+    (root / "app.py").write_text(BILLING_APP)
+    store_line = f'store = "{db}"\n' if store_in_pyproject else ""
+    (root / "pyproject.toml").write_text(f"[tool.cachelint]\nignore = []\n{store_line}")
+    return root, db
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "cachelint", "lsp"]))
+async def store_client(lsp_client: LanguageClient, tmp_path_factory):
+    root, db = billing_workspace(tmp_path_factory, store_in_pyproject=False)
+    lsp_client.root = root
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(), initialization_options={"store": str(db)}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "cachelint", "lsp"]))
+async def pyproject_store_client(lsp_client: LanguageClient, tmp_path_factory):
+    root, _db = billing_workspace(tmp_path_factory, store_in_pyproject=True)
+    lsp_client.root = root
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def check_observed(client: LanguageClient) -> None:
+    uri = await open_document(client, BILLING_APP)
+    [diag] = [d for d in client.diagnostics[uri] if d.code == "CL101"]
+    assert diag.range.start.line == 9
+    assert "(observed: 2 breaks, 6,826 tokens prefilled again in the last 7 days)" in diag.message
+    assert diag.data["observed"] == {"breaks": 2, "wasted_prefill_tokens": 6826}
+    call_line = BILLING_APP.splitlines().index(next(line for line in BILLING_APP.splitlines() if "messages.create" in line))
+    for line in (call_line, call_line + 1):  # anywhere on the call, which spans two lines
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=20)))
+        assert hover is not None and "hit rate 0% over 3 requests in 1 session, 2 breaks" in hover.contents.value
+    elsewhere = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=3)))
+    assert elsewhere is None
+
+
+async def test_findings_say_what_was_observed_and_call_sites_their_hit_rate(store_client: LanguageClient):
+    await check_observed(store_client)
+
+
+async def test_store_named_in_pyproject(pyproject_store_client: LanguageClient):
+    await check_observed(pyproject_store_client)
+
+
+async def test_without_a_store_nothing_observed_is_claimed(client: LanguageClient):
+    uri = await open_document(client, BILLING_APP)
+    assert all("observed" not in d.message for d in client.diagnostics[uri])
+    line = next(i for i, text in enumerate(BILLING_APP.splitlines()) if "messages.create" in text)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=20)))
+    assert hover is None
+
+
+# --- the transport: framing errors answer or exit, never hang or allocate what a header claims -------------
+
+
+def lsp_process(payload: bytes) -> tuple[int, bytes, str, int]:
+    """Run `cachelint lsp` on these bytes (then end of input): exit code, stdout, stderr, peak RSS in KiB of the
+    children so far (the server is the largest)."""
+    import resource
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "cachelint", "lsp"], input=payload, capture_output=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr.decode(errors="replace"), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+def frame(body: dict | bytes, eol: bytes = b"\r\n") -> bytes:
+    import json
+
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return b"Content-Length: " + str(len(data)).encode() + eol + eol + data
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+
+
+def test_a_huge_content_length_is_refused_without_allocating_it():
+    code, out, err, peak_kib = lsp_process(b"Content-Length: 1000000000000\r\n\r\n{}")
+    assert code == 1
+    assert b'"code": -32700' in out and b"over the 67,108,864-byte limit" in out
+    assert "cachelint: error: lsp: framing error: a message of 1,000,000,000,000 bytes" in err and "Traceback" not in err
+    assert peak_kib < 1024 * 1024  # under 1 GiB: the claimed terabyte was never allocated
+
+
+@pytest.mark.parametrize("payload, words", [
+    (b"Content-Lenght: 10\r\n\r\n0123456789", b"a message without a Content-Length header"),
+    (b"Content-Length: ten\r\n\r\n", b"a bad Content-Length"),
+    (b"this is not a header\r\n\r\n", b"not a header"),
+    (b"Content-Length: 50\r\n\r\n{\"jsonrpc\"", b"the input ended inside a message body"),
+    (b"X-Pad: " + b"a" * 20000 + b"\r\n", b"a header line longer than"),
+])
+def test_a_framing_error_is_answered_and_the_server_exits(payload, words):
+    code, out, err, _ = lsp_process(payload)
+    assert code == 1 and words in out and "Traceback" not in err
+
+
+def test_a_bad_body_is_answered_and_the_server_goes_on():
+    shutdown = {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}
+    exit_ = {"jsonrpc": "2.0", "method": "exit"}
+    payload = frame(b"{not json") + frame(b"[1, 2]") + frame(INIT, eol=b"\n") + frame(shutdown) + frame(exit_)
+    code, out, err, _ = lsp_process(payload)
+    assert code == 0, err
+    assert b'"code": -32700' in out and b'"code": -32600' in out  # parse error, invalid request
+    assert b'"capabilities"' in out and b'"id": 2' in out  # then initialize and shutdown were answered

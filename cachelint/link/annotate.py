@@ -15,6 +15,7 @@ of that place could not be priced; plus `sources_unmatched` for the breaks found
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -48,9 +49,13 @@ def annotate(report: dict[str, Any], source_dir: Path, *, findings: list[Finding
     index = index or build_index(root)
     findings = static_findings(root) if findings is None else findings
     note = NOT_FOUND.format(dir=display_path(root))
+    seen: dict[str, list[Any]] = {}  # the same break repeats (a clock ticks every turn): link it once
     for session in report.get("sessions") or []:
         for brk in session.get("breaks") or []:
-            places = link_break(brk, index, findings)
+            key = json.dumps([brk.get(k) for k in ("cause", "detail", "rule", "section", "pointer", "before", "after")], default=str)
+            if key not in seen:
+                seen[key] = link_break(brk, index, findings)
+            places = seen[key]
             brk["source"] = [_place(c, brk) for c in places]
             brk["source_note"] = None if places else note
     report["sources"], report["sources_unmatched"] = rank_sources(report)

@@ -41,10 +41,15 @@ class Template:
     file: Path
     line: int
     parts: list[str | Hole]
+    text: str = ""  # the literal parts joined (holes dropped): what a quick substring test looks in
+
+    def __post_init__(self) -> None:
+        self.text = "\x00".join(p for p in self.parts if isinstance(p, str))
 
     @property
     def literal_chars(self) -> int:
         return sum(len(p) for p in self.parts if isinstance(p, str))
+
 
     @property
     def has_holes(self) -> bool:
@@ -307,6 +312,16 @@ class _Collector(ast.NodeVisitor):
         if isinstance(node.ctx, ast.Load):
             self.index.sites.append(Site(self.path, node.lineno, _segment(self.lines, node), "use", node.attr))
         self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module:
+            self.index.sites.append(Site(self.path, node.lineno, node.module, "import", node.module.split(".")[-1]))
+        for alias in node.names:  # from . import prompts: a module imported by name
+            self.index.sites.append(Site(self.path, node.lineno, alias.name, "import", alias.name))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.index.sites.append(Site(self.path, node.lineno, alias.name, "import", alias.name.split(".")[-1]))
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
         self._iterated(node.iter)

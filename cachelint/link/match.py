@@ -200,8 +200,12 @@ def _text_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
     if context is None:
         return []
     prefix, _old, new, suffix = context
+    anchors = [a for a in (prefix[-3:], suffix[:3], new) if len(a) >= 3] or [prefix[-1:] + suffix[:1]]
     out: list[Candidate] = []
     for template in index.templates:
+        text = template.text
+        if not any(a in text for a in anchors):
+            continue  # no literal of this template touches the change: cheap to skip on a big tree
         if template.has_holes:
             out += _hole_fits(template, prefix, suffix)
         elif len(new) >= 3:
