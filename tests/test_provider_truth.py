@@ -424,3 +424,28 @@ def test_ttl_of_an_entry():
     assert entry_ttl_seconds("openai-responses", "gpt-5.1", {"prompt_cache_retention": "24h"}) == 86400.0
     assert entry_ttl_seconds("openai-responses", "gpt-5.5", {}) == 86400.0
     assert entry_ttl_seconds("openai-chat", "gpt-4o", {}) == 300.0
+
+
+def test_a_request_sent_before_its_predecessors_response_began_is_a_race_not_the_providers():
+    """The entry becomes readable once the writing request's response starts: a request sent earlier misses by
+    the client's timing. Synthetic exchanges (the stand-in makes entries readable at once)."""
+    recorder = Recorder(None, RecorderOptions())
+    body = {"model": MODEL, "max_tokens": 8, "system": [{"type": "text", "text": GUIDE,
+                                                        "cache_control": {"type": "ephemeral"}}],
+            "messages": turns(1)}
+
+    def exchange(at: float, first_byte: float, usage: dict[str, int], messages) -> Row:
+        request = json.dumps({**body, "messages": messages}).encode()
+        response = json.dumps({"id": "msg_x", "type": "message", "role": "assistant", "content": [],
+                               "usage": {"output_tokens": 1, **usage}}).encode()
+        return recorder.record(Captured(started_at=at, method="POST", url="https://api.anthropic.com/v1/messages",
+                                        request_headers=[("x-claude-code-session-id", "race")],
+                                        request_body=request, status=200, response_body=response,
+                                        first_byte_at=first_byte, ended_at=first_byte + 1))
+
+    exchange(100.0, 103.0, {"input_tokens": 10, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 0},
+             turns(1))
+    row = exchange(101.0, 104.0, {"input_tokens": 10, "cache_creation_input_tokens": 3020,
+                                  "cache_read_input_tokens": 0}, turns(2))
+    assert row.brk["cause"] == "none" and row.brk["not_yet_written"] is True
+    assert row.wasted_prefill_tokens == row.brk["missed_tokens"] == 3000

@@ -10,7 +10,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cachelint.diff import explain
@@ -18,16 +18,21 @@ from cachelint.errors import CachelintError
 from cachelint.prompt.load import build_prompt, exchange_from_json
 from cachelint.prompt.model import Prompt
 from cachelint.prompt.usage import Usage, estimate_error, from_response_body
+from cachelint.record.diagnosis import compare, parse_diagnosis
 from cachelint.record.exchange import Captured, route_provider
 from cachelint.record.secrets import clean_headers, clean_url
 from cachelint.record.sessions import Sessions, SessionState, conversation_key
 from cachelint.record.store import Row, Store
 from cachelint.rules import NAMES
-from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS
+from cachelint.record.ttl import entry_ttl_seconds
+from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS, openai_cacheable
+from cachelint.simulate import DEFAULT_MIN_SLACK_TOKENS, DEFAULT_TOLERANCE
 from cachelint.tokens import counter_for
 
 DEFAULT_KV_MODEL = "Qwen/Qwen3-8B"
 BREAKPOINT_LIMIT = 4
+# the simulator's reasons for a miss that lie in the request itself, not in time or on the provider's side
+STRUCTURAL_MISSES = ("no_breakpoint", "lookback_exceeded", "below_minimum")
 RECENT_PROMPTS = 500
 
 
@@ -44,8 +49,10 @@ class Totals:
     cost: float = 0.0
     wasted_cost: float = 0.0
     errors: int = 0
+    unpriced: int = 0  # requests whose model has no price: their cost is unknown, not in `cost`
     last_break: dict[str, Any] | None = None
     model: str | None = None
+    agreements: dict[str, int] = field(default_factory=dict)  # agree / disagree / provider-only / cachelint-only
 
     @property
     def hit_rate(self) -> float:
@@ -70,6 +77,8 @@ class Recorder:
         self._kv = None
         # The latest prompt per conversation (or per API and model): the next request reuses its blocks.
         self._recent: OrderedDict[tuple[str, str], Prompt] = OrderedDict()
+        # per session: when its latest request started and its response began, and its body (idle gaps, TTLs)
+        self._last_request: OrderedDict[str, tuple[float, float | None, Any]] = OrderedDict()
 
     # --- the pipeline -----------------------------------------------------------------------------------------
 
@@ -129,11 +138,17 @@ class Recorder:
         session = self.sessions.assign(prompt, headers, body)
         if session.requests == 0 and self.store is not None:
             session.requests = self.store.last_seq(session.id)  # a conversation the store already holds goes on
-        self._fill(row, prompt, usage, session, captured)
+        diagnosis = parse_diagnosis(prompt.provider, response_text, body) if (captured.status or 0) < 400 else None
+        self._fill(row, prompt, usage, session, captured, body, diagnosis)
         session.last, session.last_usage = prompt, usage
+        self._last_request[session.id] = (captured.started_at, captured.first_byte_at, body)
+        self._last_request.move_to_end(session.id)
+        while len(self._last_request) > RECENT_PROMPTS:
+            self._last_request.popitem(last=False)
         return row
 
-    def _fill(self, row: Row, prompt: Prompt, usage: Usage | None, session: SessionState, captured: Captured) -> None:
+    def _fill(self, row: Row, prompt: Prompt, usage: Usage | None, session: SessionState, captured: Captured,
+              body: Any = None, diagnosis: dict[str, Any] | None = None) -> None:
         session.requests += 1
         row.session, row.seq = session.id, session.requests
         row.provider, row.model = prompt.provider, prompt.model
@@ -159,25 +174,77 @@ class Recorder:
                 # nothing could have been read: the previous request was never cached. Not a break, no waste.
                 data["cause"], data["not_cacheable"] = "none", reason
                 brk = None
+            elif brk.cause == "none" and reason is None:
+                # the bytes extend the previous request: a miss now is the clock's or the provider's
+                lost = self._lost_entry(prompt, usage, session, captured.started_at, row.mismatch, row.prediction)
+                if lost is not None:
+                    data.update(lost)
+                    row.wasted_prefill_tokens = lost["missed_tokens"]
             else:
-                row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage, row.mismatch)
+                row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage)
             row.brk = data
+        if diagnosis is not None:
+            if row.brk is None:  # no earlier request of this session to compare with: cachelint said nothing
+                row.brk = {"cause": "none", "detail": "no_previous_request"}
+                cause = None
+            else:
+                cause = row.brk.get("cause")
+            row.brk["provider_diagnosis"] = diagnosis
+            row.brk["agreement"] = compare(cause, diagnosis, row.brk.get("section"))
         row.kv_model, row.kv_bytes, row.wasted_kv_bytes = self._kv_cost(usage.prompt_tokens if usage else prompt.prompt_tokens, row.wasted_prefill_tokens)
         row.cost, row.wasted_cost = self._money(prompt.model, usage, row.wasted_prefill_tokens)
+        if row.brk is not None and row.brk.get("cause") in ("ttl_expired", "provider_side"):
+            brk = None  # not a content break: no rule findings
         row.findings = dynamic_findings(prompt, brk)
 
     @staticmethod
-    def _wasted(brk, usage: Usage | None, previous: Usage | None, mismatch: str | None) -> int:
-        """Tokens prefilled again because the cache was lost: a break of the prefix, or a lost entry (TTL expired,
-        read before it was written, a server-side miss). From the provider's numbers when both turns report
-        usage (min(previous prompt, this prompt) - cache reads), else the diff's estimate. A prompt below the
-        minimum cacheable length wastes nothing: it could not have been cached."""
-        lost = brk.cause != "none" or mismatch in ("ttl_expired", "not_yet_written", "server_side")
-        if not lost:
+    def _wasted(brk, usage: Usage | None, previous: Usage | None) -> int:
+        """Tokens prefilled again because a content break lost the cache: from the provider's numbers when both
+        turns report usage (min(previous prompt, this prompt) - cache reads), else the diff's estimate."""
+        if brk.cause == "none":
             return 0
         if usage is not None and isinstance(previous, Usage):
             return max(0, min(previous.prompt_tokens, usage.prompt_tokens) - usage.cache_read_tokens)
         return brk.reprefilled_tokens
+
+    def _lost_entry(self, prompt: Prompt, usage: Usage | None, session: SessionState, started_at: float,
+                    mismatch: str | None, prediction: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The cause of a miss on a prefix byte-identical to what the session's previous request cached, or None
+        when the provider read what it had cached (or more: a read larger than expected is not waste).
+
+        `ttl_expired` when the idle gap since the previous request (request starts, as the providers measure)
+        is longer than the lifetime that request's entries got (usage's cache_creation split, else its
+        breakpoints; OpenAI: its retention). A request sent before its predecessor's response began keeps cause
+        "none" with `not_yet_written: true`: a race the client made, the entry was not readable yet (still waste).
+        Otherwise `provider_side`: the bytes and the timing both say it should have been read (detail
+        `not_yet_written` when the predecessor's response start is unknown and the simulator suspects a race, else
+        `unexplained`: eviction, routing, a provider bug). A miss the request's own structure explains (no
+        breakpoint that reads the cached prefix, beyond the lookback window, under the minimum: the simulator's
+        reason) is neither: it stays a finding of the request, not of the clock or the provider."""
+        previous = session.last_usage
+        if usage is None or not isinstance(previous, Usage):
+            return None
+        if isinstance(prediction, dict) and prediction.get("reason") in STRUCTURAL_MISSES:
+            return None
+        expected = expected_read(prompt.provider, previous, usage)
+        missed = expected - usage.cache_read_tokens
+        if missed <= max(DEFAULT_MIN_SLACK_TOKENS, DEFAULT_TOLERANCE * expected):
+            return None
+        last_at, last_ready, last_body = self._last_request.get(session.id, (None, None, None))
+        idle = started_at - last_at if last_at is not None else None
+        ttl = entry_ttl_seconds(prompt.provider, prompt.model, last_body, previous.cache_write_5m_tokens,
+                                previous.cache_write_1h_tokens)
+        found: dict[str, Any] = {"missed_tokens": missed, "expected_read_tokens": expected, "ttl_seconds": ttl,
+                                 "idle_seconds": round(idle, 3) if idle is not None else None}
+        if idle is not None and idle > ttl:
+            found.update(cause="ttl_expired", detail="idle_gap", rule=None)
+        elif last_ready is not None and started_at < last_ready:
+            # sent before the previous response began: its entries were not readable yet (a race the client made)
+            found["not_yet_written"] = True
+        else:
+            found.update(cause="provider_side", rule=None,
+                         detail="not_yet_written" if mismatch == "not_yet_written" else "unexplained")
+        return found
 
     def _simulate(self, prompt: Prompt, usage: Usage | None, captured: Captured) -> tuple[dict[str, Any] | None, str | None]:
         from cachelint.simulate import explain_mismatch, simulator_for
@@ -209,7 +276,8 @@ class Recorder:
             total = round(pricing.cost(model, usage, self.options.prices).total, 8)
         except (AttributeError, TypeError, KeyError, CachelintError):
             total = None
-        return total, round(pricing.wasted_prefill_usd(wasted, model), 8)
+        wasted_usd = pricing.wasted_prefill_usd(wasted, model, self.options.prices, prompt_tokens=usage.prompt_tokens)
+        return total, round(wasted_usd, 8) if wasted_usd is not None else None
 
     def _update_totals(self, row: Row) -> None:
         t = self.totals.setdefault(row.session, Totals())
@@ -222,11 +290,27 @@ class Recorder:
         t.wasted_prefill_tokens += row.wasted_prefill_tokens or 0
         t.cost += row.cost or 0.0
         t.wasted_cost += row.wasted_cost or 0.0
+        t.unpriced += 1 if row.cost is None and row.prompt_tokens is not None else 0
         t.errors += 1 if row.error or (row.status or 0) >= 400 else 0
         if row.brk and row.brk.get("cause") != "none":
             t.last_break = {"seq": row.seq, **{k: row.brk.get(k) for k in ("cause", "detail", "rule", "location")}}
+        agreement = row.brk.get("agreement") if row.brk else None
+        if agreement:
+            t.agreements[agreement] = t.agreements.get(agreement, 0) + 1
 
 
+
+
+def expected_read(provider: str, previous: Usage, usage: Usage) -> int:
+    """How many tokens a request that extends the previous one byte for byte should read: all the previous
+    request cached (Anthropic: read + written, up to its last breakpoint; OpenAI GPT-5.6+: the same from its
+    reported writes), or for classic OpenAI caching its prompt floored to 1,024 + k x 128; never more than this
+    request's own prompt."""
+    if provider == "anthropic" or previous.cache_write_tokens:
+        cached = previous.cache_read_tokens + previous.cache_write_tokens
+    else:
+        cached = openai_cacheable(previous.prompt_tokens)
+    return min(cached, usage.prompt_tokens)
 
 
 def uncacheable(prompt: Prompt, usage: Usage | None) -> str | None:
