@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import anthropic
+import openai
 import pytest
 
 from cachelint.link import annotate, render_sources_text
@@ -17,10 +18,10 @@ from cachelint.link.match import align_left, align_right, link_break
 from cachelint.link.index import Hole
 from cachelint.record.report import build_report
 from cachelint.record.store import Store
-from linkapp.client import SupportBot
-from linkapp.prompts import Customer, customer_system, plain_system, stamped_system
+from linkapp.client import ChatBot, SupportBot
+from linkapp.prompts import Customer, customer_system, plain_system, stamped_system, traced_instructions
 from linkapp.tools import tools_for
-from test_proxy import API_KEY, Proxy
+from test_proxy import API_KEY, OPENAI_KEY, Proxy
 from upstream import Upstream
 
 APP = Path(__file__).parent / "linkapp"
@@ -37,8 +38,9 @@ def marked(scenario: str) -> tuple[Path, int]:
     raise AssertionError(f"no marker for {scenario}")
 
 
-def run_scenarios(client: anthropic.Anthropic) -> None:
-    """Five conversations of the support bot, each with one kind of break (and one source outside the app)."""
+def run_scenarios(client: anthropic.Anthropic, chat: openai.OpenAI) -> None:
+    """Six conversations of the support bot, each with one kind of break (one on the OpenAI chat API, one whose
+    source is outside the app)."""
     bot = SupportBot(client, "link-timestamp")
     for turn in range(3):
         bot.ask(f"Where is order {turn}?", system=stamped_system(), tools=tools_for([]))
@@ -58,6 +60,9 @@ def run_scenarios(client: anthropic.Anthropic) -> None:
         banner = [{"type": "text", "text": f"Operator banner generated at {time.time_ns()} by the deploy pipeline.\n{OUTSIDE_RULES}",
                    "cache_control": {"type": "ephemeral"}}]
         bot.ask(f"Outside question {turn}", system=banner, tools=tools_for([]))
+    chat_bot = ChatBot(chat, "link-openai")
+    for turn in range(3):
+        chat_bot.ask(f"Status of order {turn}?", instructions=traced_instructions())
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +71,8 @@ def recorded(tmp_path_factory) -> dict:
     with Upstream(event_delay=0.0) as upstream:
         proxy = Proxy(upstream.url, db)
         try:
-            run_scenarios(anthropic.Anthropic(api_key=API_KEY, base_url=proxy.url, max_retries=0))
+            run_scenarios(anthropic.Anthropic(api_key=API_KEY, base_url=proxy.url, max_retries=0),
+                          openai.OpenAI(api_key=OPENAI_KEY, base_url=proxy.url + "/v1", max_retries=0))
         finally:
             proxy.stop()
     return build_report(Store(db, readonly=True))
@@ -88,6 +94,7 @@ EXPECTED = {  # session -> (break detail, marker of the line that caused it)
     "link-per-user": ("volatile_value", "per_user"),
     "link-tools": ("tools_reordered", "tools_reordered"),
     "link-history": ("history_truncated", "history_truncated"),
+    "link-openai": ("volatile_value", "request_id"),
 }
 
 

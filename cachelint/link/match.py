@@ -95,7 +95,7 @@ def family_of(brk: dict[str, Any]) -> str:
 def link_break(brk: dict[str, Any], index: TreeIndex, findings: list[Finding]) -> list[Candidate]:
     """The ranked places of the tree that may have produced this break (empty: not found in the tree)."""
     cause, family = brk.get("cause"), family_of(brk)
-    if cause == "tools_changed":
+    if cause == "tools_changed" and (tool_names(brk.get("before")) or tool_names(brk.get("after"))):
         found = _tool_candidates(brk, index)
     elif family == "history":
         found = _history_candidates(index)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import anthropic
+import openai
 
 from .history import window
 
@@ -27,4 +28,23 @@ class SupportBot:
         )
         text = reply.content[0].text
         self.messages.append({"role": "assistant", "content": text})
+        return text
+
+
+class ChatBot:
+    """The same bot on an OpenAI-compatible chat API (the system prompt is the first message)."""
+
+    def __init__(self, client: openai.OpenAI, conversation: str) -> None:
+        self.client = client
+        self.conversation = conversation
+        self.history: list[dict] = []
+
+    def ask(self, question: str, *, instructions: str) -> str:
+        self.history.append({"role": "user", "content": question})
+        reply = self.client.chat.completions.create(
+            model="gpt-4.1", messages=[{"role": "system", "content": instructions}, *self.history],
+            extra_body={"prompt_cache_key": self.conversation},
+        )
+        text = reply.choices[0].message.content or ""
+        self.history.append({"role": "assistant", "content": text})
         return text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import uuid
 from datetime import datetime
 
 INSTRUCTIONS = (
@@ -31,3 +32,8 @@ def customer_system(customer: Customer) -> list[dict]:
 
 def plain_system() -> list[dict]:
     return [{"type": "text", "text": INSTRUCTIONS, "cache_control": {"type": "ephemeral"}}]
+
+
+def traced_instructions() -> str:
+    """The instructions as a chat system message, tagged with a trace id for the logs (new every request)."""
+    return f"Trace {uuid.uuid4()} -- support session.\n{INSTRUCTIONS}"  # link: request_id
