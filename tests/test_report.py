@@ -216,3 +216,20 @@ def test_unknown_cost_is_none_not_zero(tmp_path):
     assert data["sessions"][0]["cost"] is None and data["totals"]["cost"] is None
     assert money(None) == "unknown" and money(0.0) == "$0.0000" and money(-0.5) == "-$0.5000"
     assert "cost unknown" in cli("report", "--db", str(tmp_path / "db.sqlite")).stdout
+
+
+def test_demo_names_both_numbers_of_its_break():
+    """The demo's one break has two numbers; each is said to be what it is, and the money uses the billed one."""
+    out = cli("demo")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "1,037 is cachelint's diff estimate" in text
+    assert "The provider's usage, recorded by the proxy, says 2,126 were prefilled again" in text
+    assert "(/system/0/text) closes a prefix of about 738 tokens, below the 1,024-token minimum" in text
+    assert "2,126 tokens written to cache again instead of read (the provider's usage)" in text
+    assert "2,126 tokens prefilled again (the provider's usage; the diff's estimate: 1,037)" in text
+    data = json.loads(cli("demo", "--format", "json").stdout)
+    [brk] = data["proxy"]["breaks"]
+    assert (brk["wasted_prefill_tokens"], brk["wasted_source"], brk["estimated_reprefilled_tokens"]) == (2126, "provider_usage", 1037)
+    assert data["breaks"][0]["readable_prefix"] == {"breakpoint": "/system/0/text", "prefix_tokens": 738, "minimum_tokens": 1024}
+    assert data["wasted_prefill_source"].startswith("cachelint's diff estimate")

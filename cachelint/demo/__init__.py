@@ -2,6 +2,12 @@
 
 A bundled six-turn Claude Code-shaped session (examples/make_demo_session.py generates it) whose turn 4
 breaks the cache: the app stamps the current minute into the system prompt.
+
+One break, two numbers, each named wherever it is printed: cachelint's diff estimates the tokens of the previous
+turn after the first difference (counted with its own tokenizer, as if the cache could be read up to any token);
+the provider's usage, recorded by the proxy, says what was really prefilled again (Anthropic reads only whole
+prefixes that end at a cache_control breakpoint and reach the minimum length, and counts with its own
+tokenizer). The money is priced on the provider's number: it is what was billed.
 """
 
 from __future__ import annotations
@@ -61,7 +67,9 @@ def analyse() -> dict[str, Any]:
         "session": "Claude Code-shaped agent session, Anthropic Messages API, model " + str(prompts[0].model),
         "tokenizer": prompts[0].tokenizer,
         "turns": turns,
-        "breaks": [{"turn": n, **b.to_json(), "explanation": describe(b), "fix": fix(b)} for n, b in breaks],
+        "breaks": [{"turn": n, **b.to_json(), "explanation": describe(b), "fix": fix(b),
+                    "readable_prefix": readable_prefix(prompts[n - 1], b)} for n, b in breaks],
+        "wasted_prefill_source": "cachelint's diff estimate (tokens of the previous turn after the change, its tokenizer)",
         "_break_objects": breaks,
         "wasted_prefill_tokens": wasted,
         "wasted_usd": round(wasted_prefill_usd(wasted, prompts[0].model), 6),
@@ -74,6 +82,20 @@ def analyse() -> dict[str, Any]:
             "reprefilled_kv_bytes": kv.bytes_per_token * wasted,
         },
     }
+
+
+def readable_prefix(prompt, brk) -> dict[str, Any]:
+    """What Anthropic's cache could have read of a request broken at `brk`: the prefix closed by the last
+    cache_control breakpoint before the change, its tokens (cachelint's count) and the model's minimum."""
+    from cachelint.simulate.models import anthropic_minimum
+
+    pointer = brk.pointer
+    changed = next((i for i, b in enumerate(prompt.blocks) if pointer and (pointer == b.pointer or pointer.startswith(b.pointer + "/"))), None)
+    marks = [i for i in prompt.breakpoints() if changed is None or i < changed]
+    last = marks[-1] if marks else None
+    tokens = sum(b.tokens for b in prompt.blocks[: last + 1]) if last is not None else 0
+    return {"breakpoint": prompt.blocks[last].pointer if last is not None else None, "prefix_tokens": tokens,
+            "minimum_tokens": anthropic_minimum(prompt.model)}
 
 
 def lint_example() -> list:
@@ -99,6 +121,25 @@ def proxy_report() -> dict[str, Any]:
     return session_report(rows[0].session, rows)
 
 
+def two_numbers(estimate: int, provider: dict[str, Any] | None, prefix: dict[str, Any]) -> str:
+    """Why the diff's estimate and the provider's usage differ for one break, in one paragraph."""
+    if provider is None:
+        return f"  [dim]{estimate:,} is cachelint's diff estimate: the previous turn's tokens after the change.[/]"
+    why = ""
+    if prefix["breakpoint"] is None:
+        why = "no cache_control breakpoint lies before the change, so nothing before it was cached"
+    elif prefix["prefix_tokens"] < prefix["minimum_tokens"]:
+        why = (f"the last cache_control breakpoint before the change ({prefix['breakpoint']}) closes a prefix of about "
+               f"{prefix['prefix_tokens']:,} tokens, below the {prefix['minimum_tokens']:,}-token minimum, so none of it was cached")
+    else:
+        why = f"only the prefix up to the breakpoint at {prefix['breakpoint']} (about {prefix['prefix_tokens']:,} tokens) could be read"
+    return (f"  [dim]Two numbers for this break: {estimate:,} is cachelint's diff estimate (the previous turn's tokens after the "
+            f"change, counted with its own tokenizer). The provider's usage, recorded by the proxy, says "
+            f"{provider['wasted_prefill_tokens']:,} were prefilled again: Anthropic reads only whole prefixes that end at a "
+            f"cache_control breakpoint, and {why}; it also counts with its own tokenizer. The money below is priced on the "
+            f"provider's number.[/]")
+
+
 def run_demo(fmt: str, console: Console) -> None:
     result = analyse()
     breaks = result.pop("_break_objects")
@@ -112,7 +153,7 @@ def run_demo(fmt: str, console: Console) -> None:
     console.print(f"{result['session']}; tokens counted with {result['tokenizer']}.\n")
     table = Table(title="Each turn against the one before", title_justify="left")
     for col, justify in (("turn", "right"), ("tokens", "right"), ("shared", "right"), ("cause", "left"),
-                         ("refilled", "right"), ("sim read/write", "right")):
+                         ("est. refill", "right"), ("sim read/write", "right")):
         table.add_column(col, justify=justify, no_wrap=True)
     for t in result["turns"]:
         cause = t["cause"] or "(first turn)"
@@ -121,25 +162,31 @@ def run_demo(fmt: str, console: Console) -> None:
                       f"[{style}]{cause}[/]" if style else cause, f"{t['reprefilled_tokens']:,}",
                       f"{t['predicted_cache_read_tokens']:,} / {t['predicted_cache_write_tokens']:,}")
     console.print(table)
-    console.print("[dim]refilled: tokens of the previous turn prefilled again. sim read/write: what Anthropic's cache would "
-                  "read and write for these requests sent 30 s apart, by the simulator `cachelint proxy` checks usage against.[/]")
-    for n, brk in breaks:
+    console.print("[dim]est. refill: cachelint's diff estimate, the tokens of the previous turn after the first difference "
+                  "(its own tokenizer). sim read/write: what Anthropic's cache would read and write for these requests sent 30 s "
+                  "apart, by the simulator `cachelint proxy` checks usage against.[/]")
+    p = result["proxy"]
+    provider = {b["request"]: b for b in p["breaks"]}
+    for (n, brk), info in zip(breaks, result["breaks"]):
         console.print(f"\n[bold]Turn {n}[/] (cachelint diff turn-{n - 1}.json turn-{n}.json):")
         render_text(brk, console, f"turn {n - 1}", f"turn {n}")
+        console.print(two_numbers(brk.reprefilled_tokens, provider.get(n), info["readable_prefix"]))
     kv = result["kv"]
     console.print("\n[bold]What it costs[/]")
-    console.print(f"  API: {result['wasted_prefill_tokens']:,} tokens written to cache again instead of read: "
-                  f"${result['wasted_usd']:.4f} per break at {result['session'].split()[-1]} prices; "
-                  "a clock that ticks every minute breaks the prefix up to 60 times an hour.")
+    billed = sum(b["wasted_prefill_tokens"] for b in p["breaks"])
+    billed_usd = sum(b["wasted_cost"] or 0.0 for b in p["breaks"])
+    console.print(f"  API: {billed:,} tokens written to cache again instead of read (the provider's usage): ${billed_usd:.4f} "
+                  f"per break at {result['session'].split()[-1]} prices (the diff's estimate, {result['wasted_prefill_tokens']:,} tokens, "
+                  f"would be ${result['wasted_usd']:.4f}); a clock that ticks every minute breaks the prefix up to 60 times an hour.")
     console.print(f"  Self-hosted: {kv['model']} with an FP8 KV cache holds {kv['bytes_per_token']:,} B per token; "
                   f"this session's {kv['session_tokens']:,} tokens are {human_bytes(kv['session_bytes'])} of KV, and the "
                   f"break recomputed {human_bytes(kv['reprefilled_kv_bytes'])} of it.")
-    p = result["proxy"]
     console.print(f"\n[bold]Through the proxy[/] (the same session recorded by cachelint proxy, bundled): {p['requests']} requests, "
                   f"hit rate {p['hit_rate']:.0%}, {p['cache_read_tokens']:,} tokens read from cache, {p['cache_write_tokens']:,} written")
     for b in p["breaks"]:
         console.print(f"  break at request {b['request']}: {b['cause']}/{b['detail']} {b['rule']} at {b['pointer']}, "
-                      f"{b['reprefilled_tokens']:,} tokens prefilled again; `cachelint report` shows the same for your own traffic")
+                      f"{b['wasted_prefill_tokens']:,} tokens prefilled again (the provider's usage; the diff's estimate: "
+                      f"{b['estimated_reprefilled_tokens']:,}); `cachelint report` shows the same for your own traffic")
     console.print(f"\n[bold]Before it ships[/]: cachelint check on the example app support_bot.py finds {len(findings)} mistakes")
     for f in findings:
         console.print(f"  support_bot.py:{f.row}:{f.column}  [cyan]{f.code}[/] {f.name}: {f.message}")
