@@ -190,8 +190,9 @@ class CachelintServer(LanguageServer):
 
     def store_for(self, path: Path) -> Path | None:
         if self.store_setting:
-            store = Path(os.path.expanduser(self.store_setting))
-            return store if store.is_absolute() else self.root_for(path) / store
+            root = self.root_for(path)
+            store = Path(os.path.expanduser(self.store_setting.replace("${workspaceFolder}", str(root))))
+            return store if store.is_absolute() else root / store
         start = path.parent if path.parent.exists() else Path.cwd()
         return configured_store(start)
 

@@ -210,6 +210,14 @@ async def test_store_named_in_pyproject(pyproject_store_client: LanguageClient):
     await check_observed(pyproject_store_client)
 
 
+async def test_store_from_the_editor_settings(client: LanguageClient, tmp_path):
+    """VS Code sends the `cachelint.*` settings (vscode-ext's `cachelint.store`) as workspace/didChangeConfiguration."""
+    record_billing_traffic(tmp_path / "s.db", tmp_path)
+    (client.root / "app.py").write_text(BILLING_APP)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"cachelint": {"enable": True, "store": str(tmp_path / "s.db")}}))
+    await check_observed(client)
+
+
 async def test_without_a_store_nothing_observed_is_claimed(client: LanguageClient):
     uri = await open_document(client, BILLING_APP)
     assert all("observed" not in d.message for d in client.diagnostics[uri])
