@@ -392,7 +392,16 @@ def _misbehaving_server(behaviour: str):
             self.rfile.read(int(self.headers.get("content-length", 0)))
             if self.path == "/tokenize":
                 return self._send(b'{"tokens": [1, 2, 3, 4, 5]}')
+            if self.path == "/v1/messages/count_tokens":  # a Messages API only where the case is about it
+                if behaviour != "messages-forever":
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return None
+                return self._send(b'{"input_tokens": 5}')
             event = b'data: {"choices": [{"delta": {"content": "x"}}]}\n\n'
+            if behaviour == "messages-forever":
+                return self._endless(b'event: ping\ndata: {"type": "ping"}\n\n', 0.05, {"content-type": "text/event-stream"})
             if behaviour == "chat-forever":
                 return self._endless(event, 0.05, {"content-type": "text/event-stream"})
             if behaviour == "chat-one-endless-line":
@@ -431,6 +440,7 @@ def _replay_with_peak_rss(trace: Path, url: str, *args: str) -> tuple[subprocess
         ("models-gzip", "/v1/models answered with content-encoding 'gzip' though none was asked for: not a vLLM server"),
         ("chat-forever", "/v1/chat/completions was still sending after 2 s (--timeout)"),
         ("chat-one-endless-line", "/v1/chat/completions sent more than 4 MiB and was still sending"),
+        ("messages-forever", "/v1/messages was still sending after 2 s (--timeout)"),
     ],
 )
 def test_a_server_that_trickles_or_never_ends_cannot_hang_the_replay_or_grow_its_memory(trace, behaviour, says):
@@ -445,3 +455,26 @@ def test_a_server_that_trickles_or_never_ends_cannot_hang_the_replay_or_grow_its
     assert len(lines) == 1 and lines[0].startswith(f"cachelint: error: {url}{says}"), result.stderr
     assert result.stdout == ""
     assert peak_mib < 400, f"peak RSS {peak_mib} MiB"  # the old client read an endless answer into memory
+
+
+# --- Anthropic requests on vLLM's own Messages API ------------------------------------------------------------
+
+
+def test_a_recorded_anthropic_request_goes_to_v1_messages_as_recorded(trace):
+    from cachelint.replay.convert import as_vllm_renders_messages, count_tokens_body, messages_body
+
+    recorded = next(r for r in load(trace) if r.prompt.provider == "anthropic" and r.seq == 2)
+    body = messages_body(recorded.prompt.body, "tiny", cache_salt="s1")
+    original = recorded.prompt.body
+    assert body["system"] == original["system"] and body["messages"] == original["messages"] and body["tools"] == original["tools"]
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}  # the marks travel (vLLM ignores them)
+    assert (body["model"], body["max_tokens"], body["stream"], body["temperature"]) == ("tiny", 1, True, 0)
+    assert body["tool_choice"] == {"type": "none"} and body["cache_salt"] == "s1"
+    assert original["model"] == "claude-sonnet-4-5" and "cache_salt" not in original  # the recording is untouched
+    assert set(count_tokens_body(original, "tiny")) == {"model", "system", "messages", "tools", "tool_choice"}
+    # what vLLM makes of the system blocks: joined with nothing, Claude Code's billing header left out
+    blocks = {"system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2; cch=1a2b3;"},
+                         {"type": "text", "text": "You are Claude Code."}, {"type": "text", "text": "Be terse."}]}
+    request = {"messages": [{"role": "system", "content": "You are Claude Code.\n\nBe terse."}, {"role": "user", "content": "hi"}], "tools": []}
+    assert as_vllm_renders_messages(request, blocks)["messages"] == [
+        {"role": "system", "content": "You are Claude Code.Be terse."}, {"role": "user", "content": "hi"}]

@@ -24,10 +24,11 @@ from cachelint.errors import CachelintError
 @click.option("--what-if", "what_if", help="Also replay fixed copies: freeze-volatile, sort-tools, keep-history, all (comma-separated).")
 @click.option("--sessions", "sessions_spec", metavar="COUNTS", help="Session sweep: replay the recording as N concurrent sessions for each N (1,2,4,8 or 1-16), next to `cachelint kv`'s prediction.")
 @click.option("--kv-model", help="With --sessions: the model config for the kv prediction (a config.json or model dir, a bundled or Hugging Face id) [default: the --launch directory, else the served model name when kv knows it].")
+@click.option("--api", type=click.Choice(["auto", "messages", "chat"]), default="auto", show_default=True, help="Recorded Anthropic requests: as recorded to vLLM's /v1/messages (messages), converted to chat requests (chat), or messages when the server has it (auto; chat with --what-if).")
 @click.option("--check", is_flag=True, help="Exit 1 when any request's measured reuse differs from the prediction.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds to wait for one request.")
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
-def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, sessions_spec, kv_model, check, timeout, fmt) -> None:
+def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, sessions_spec, kv_model, api, check, timeout, fmt) -> None:
     """Replay recorded traffic on a vLLM server with prefix caching and measure the real reuse.
 
     SOURCE is the proxy's store (see --session) or a file `cachelint import` reads (HAR, JSONL). Every
@@ -80,7 +81,7 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
                 config = kv_model or (launch_dir if launch_dir else _known_model(engine.model))
                 swept = Sweep(engine, recorded, counts, max_tokens=max_tokens, kv_model=config, progress=progress).run()
             else:
-                options = ReplayOptions(concurrency=concurrency, speed=speed, max_tokens=max_tokens, variants=variants)
+                options = ReplayOptions(concurrency=concurrency, speed=speed, max_tokens=max_tokens, variants=variants, api=api)
                 result = Replay(engine, recorded, options, progress).run()
     if counts:
         print_json(swept.to_json()) if fmt == "json" else render_sweep_text(swept, stdout_console())

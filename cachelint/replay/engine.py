@@ -275,6 +275,73 @@ class Engine:
         return measured
 
 
+    def serves_messages(self, probe: dict[str, Any]) -> bool:
+        """Whether the server has the Anthropic Messages API: vLLM's `/v1/messages/count_tokens` answers a
+        recorded request (any status but 404 / 405 / 501 means the route is there)."""
+        status, _ = self._request("POST", "/v1/messages/count_tokens", probe, MAX_ERROR_BYTES)
+        return status not in (404, 405, 501)
+
+    def messages(self, body: dict[str, Any]) -> Measured:
+        """Send one streamed Anthropic Messages request; time to the first event, usage from the events
+        (vLLM puts the prompt's split in message_delta: input_tokens + cache_read_input_tokens +
+        cache_creation_input_tokens is the prompt)."""
+        max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else 1
+        cap = STREAM_BASE_BYTES + STREAM_BYTES_PER_TOKEN * max(1, max_tokens)
+        measured = Measured()
+        parser = SSEParser()
+        usage: dict[str, Any] = {}
+        started = time.perf_counter()
+        path = "/v1/messages"
+        try:
+            with self._open("POST", path, body) as (response, deadline):
+                if response.status_code != 200:
+                    error = b"".join(self._chunks(response, path, deadline, MAX_ERROR_BYTES, truncate=True))
+                    measured.error = f"HTTP {response.status_code}: {_error_text(error.decode('utf-8', 'replace'))}"
+                    measured.rejected = True
+                    return measured
+                for chunk in self._chunks(response, path, deadline, cap):
+                    for event in parser.feed(chunk):
+                        if not event.data:
+                            continue
+                        if measured.ttft_ms is None:
+                            measured.ttft_ms = (time.perf_counter() - started) * 1000.0
+                        usage.update(_anthropic_usage_of(event.data, measured))
+        except ConnectionLost as exc:
+            measured.error = str(exc)
+            return measured
+        if not usage:
+            measured.error = measured.error or "no usage in the stream"
+            return measured
+        if "cache_read_input_tokens" not in usage:
+            measured.details = False  # vLLM leaves the cache fields out when prompt token details are off
+            return measured
+        parts = [token_count(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")]
+        if any(p is None for p in parts):
+            measured.error = f"the stream's usage is not a set of counts: {usage!r}"[:300]
+            return measured
+        measured.prompt_tokens = sum(p or 0 for p in parts)
+        measured.cached_tokens = parts[1]
+        measured.completion_tokens = token_count(usage.get("output_tokens"))
+        return measured
+
+
+def _anthropic_usage_of(data: str, measured: Measured) -> dict[str, Any]:
+    """The usage an Anthropic stream event carries (message_start's, then message_delta's, which wins)."""
+    try:
+        event = json.loads(data)
+    except ValueError:
+        return {}
+    if not isinstance(event, dict):
+        return {}
+    if event.get("type") == "error" and isinstance(event.get("error"), dict):
+        measured.error = str(event["error"].get("message", event["error"]))[:300]
+    if event.get("type") == "message_start" and isinstance(event.get("message"), dict):
+        usage = event["message"].get("usage")
+        return {k: v for k, v in usage.items() if k != "input_tokens"} if isinstance(usage, dict) else {}
+    usage = event.get("usage")
+    return usage if event.get("type") == "message_delta" and isinstance(usage, dict) else {}
+
+
 def _usage_of(data: str, measured: Measured) -> dict[str, Any] | None:
     """The usage a streamed chunk carries, if any (an error chunk sets the request's error)."""
     try:

@@ -24,7 +24,8 @@ def _short(session: str, width: int = 14) -> str:
 def render_text(result: ReplayResult, console: Console) -> None:
     cache = result.cache
     blocks = f"{cache.num_blocks:,} blocks" if cache.num_blocks else "block count unknown"
-    console.print(f"[bold]replay[/bold] on {result.base_url} model {result.model}: block size {cache.block_size}, {blocks}, hash {cache.hash_algo or '?'}")
+    console.print(f"[bold]replay[/bold] on {result.base_url} model {result.model}: block size {cache.block_size}, {blocks}, hash {cache.hash_algo or '?'}; "
+                  f"Anthropic requests {'as recorded on /v1/messages' if result.api == 'messages' else 'as chat requests'}")
     original = result.results[ORIGINAL]
     if len(original) <= MAX_ROWS:
         table = Table(title="original traffic, request by request", title_justify="left", box=None, pad_edge=False, header_style="bold")

@@ -20,7 +20,7 @@ from typing import Any
 
 from cachelint.errors import CachelintError
 from cachelint.replay import whatif
-from cachelint.replay.convert import ChatRequest, chat_request, engine_body, tokenize_body
+from cachelint.replay.convert import ChatRequest, as_vllm_renders_messages, chat_request, count_tokens_body, engine_body, messages_body, tokenize_body
 from cachelint.replay.engine import CacheConfig, Engine, EngineUnreachable, Measured, PrefixCounters
 from cachelint.replay.source import Recorded
 from cachelint.simulate.vllm import VllmPrefixCache
@@ -34,6 +34,7 @@ class ReplayOptions:
     speed: float | None = None  # None: as fast as the engine answers; X: recorded gaps divided by X
     max_tokens: int = 1
     variants: list[str] = field(default_factory=list)
+    api: str = "auto"  # "chat", "messages" (Anthropic requests on vLLM's /v1/messages), or "auto" (messages when served)
     run_id: str = field(default_factory=lambda: secrets.token_hex(6))
 
 
@@ -138,6 +139,7 @@ class ReplayResult:
     results: dict[str, list[RequestResult]]  # variant -> requests in replay order
     summaries: dict[str, Summary]
     concurrency: int = 1
+    api: str = "chat"  # how the recorded Anthropic requests were sent: "messages" (as recorded) or "chat" (converted)
 
     @property
     def disagreements(self) -> list[RequestResult]:
@@ -152,6 +154,7 @@ class ReplayResult:
                 "num_blocks": self.cache.num_blocks,
                 "hash_algo": self.cache.hash_algo,
                 "concurrency": self.concurrency,
+                "api": self.api,
             },
             "requests": [r.to_json() for r in self.results[ORIGINAL]],
             "summary": self.summaries[ORIGINAL].to_json(),
@@ -166,6 +169,7 @@ class _Item:
     request: ChatRequest
     started_at: float
     ids: list[int] | None = None
+    native: dict[str, Any] | None = None  # the recorded Anthropic body, sent to /v1/messages as it is
 
 
 def sessions_of(recorded: list[Recorded]) -> dict[str, list[ChatRequest]]:
@@ -190,11 +194,12 @@ class Replay:
         cache = self.engine.cache_config()
         simulator = VllmPrefixCache(cache.block_size, cache.num_blocks)
         base = sessions_of(self.recorded)
+        api = self._api()
         results: dict[str, list[RequestResult]] = {}
         summaries: dict[str, Summary] = {}
         for variant in [ORIGINAL, *self.options.variants]:
             sessions = base if variant == ORIGINAL else whatif.apply(variant, base)
-            items = self._items(variant, sessions)
+            items = self._items(variant, sessions, native=api == "messages")
             salt = f"cachelint-{self.options.run_id}-{variant}"
             self.progress(f"{variant}: {len(items)} requests")
             before = self.engine.prefix_counters()
@@ -202,9 +207,24 @@ class Replay:
             after = self.engine.prefix_counters()
             results[variant] = [i.result for i in items]
             summaries[variant] = Summary.of(results[variant], after - before)
-        return ReplayResult(self.engine.root, self.engine.model, cache, results, summaries, self.options.concurrency)
+        return ReplayResult(self.engine.root, self.engine.model, cache, results, summaries, self.options.concurrency, api)
 
-    def _items(self, variant: str, sessions: dict[str, list[ChatRequest]]) -> list[_Item]:
+    def _api(self) -> str:
+        """"messages" when Anthropic requests go to vLLM's /v1/messages as recorded, else "chat". The what-if
+        variants rewrite chat requests, so with --what-if every variant (the original too) goes as chat, and
+        the variants stay comparable."""
+        anthropic = next((r.prompt.body for r in self.recorded if r.prompt.provider == "anthropic" and isinstance(r.prompt.body, dict)), None)
+        if self.options.api == "chat" or anthropic is None or (self.options.api == "auto" and self.options.variants):
+            return "chat"
+        if self.options.variants:
+            raise CachelintError("--api messages sends the recorded requests as they are; the what-if variants are chat requests: use --api chat with --what-if")
+        if self.engine.serves_messages(count_tokens_body(anthropic, self.engine.model)):
+            return "messages"
+        if self.options.api == "messages":
+            raise CachelintError(f"the server at {self.engine.root} has no /v1/messages (the Anthropic Messages API): use --api chat")
+        return "chat"
+
+    def _items(self, variant: str, sessions: dict[str, list[ChatRequest]], *, native: bool = False) -> list[_Item]:
         position = {s: 0 for s in sessions}
         items = []
         for index, r in enumerate(self.recorded):
@@ -212,6 +232,9 @@ class Replay:
             position[r.session] += 1
             result = RequestResult(index, r.session, r.seq, variant, r.cause, 0)
             item = _Item(result, request, r.started_at)
+            if native and r.prompt.provider == "anthropic" and isinstance(r.prompt.body, dict):
+                item.native = r.prompt.body
+                request = as_vllm_renders_messages(request, r.prompt.body)
             try:
                 item.ids = self._tokenize(request)
                 result.tokens = len(item.ids)
@@ -273,7 +296,10 @@ class Replay:
         result = item.result
         if item.ids is None:
             return
-        body = engine_body(item.request, self.engine.model, max_tokens=self.options.max_tokens, cache_salt=salt)
+        if item.native is not None:
+            body = messages_body(item.native, self.engine.model, max_tokens=self.options.max_tokens, cache_salt=salt)
+        else:
+            body = engine_body(item.request, self.engine.model, max_tokens=self.options.max_tokens, cache_salt=salt)
         concurrent = self.options.concurrency > 1
         allocation = None
         with self._lock:
@@ -282,7 +308,7 @@ class Replay:
                 result.predicted_cached_tokens = allocation.cached_tokens
             else:
                 result.predicted_cached_tokens = simulator.lookup(item.ids, salt)
-        measured: Measured = self.engine.chat(body)
+        measured: Measured = self.engine.messages(body) if item.native is not None else self.engine.chat(body)
         ran = measured.rejected is False
         with self._lock:
             if allocation is not None:
