@@ -449,3 +449,120 @@ def test_a_request_sent_before_its_predecessors_response_began_is_a_race_not_the
                                   "cache_read_input_tokens": 0}, turns(2))
     assert row.brk["cause"] == "none" and row.brk["not_yet_written"] is True
     assert row.wasted_prefill_tokens == row.brk["missed_tokens"] == 3000
+
+
+# --- asking the provider: the AskDiagnostics addon in a real mitmproxy ----------------------------------------------
+
+
+class InProcessProxy:
+    """mitmproxy's DumpMaster on its own thread, in reverse mode to the stand-in, with the given addons."""
+
+    def __init__(self, upstream_url: str, *addons) -> None:
+        import asyncio
+        import socket
+        import threading
+        import time
+
+        from mitmproxy import options
+        from mitmproxy.tools.dump import DumpMaster
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        ready = threading.Event()
+
+        async def main() -> None:
+            opts = options.Options(listen_host="127.0.0.1", listen_port=self.port, mode=[f"reverse:{upstream_url}"])
+            self.master = DumpMaster(opts, with_termlog=False, with_dumper=False)
+            self.master.addons.add(*addons)
+            self.loop = asyncio.get_running_loop()
+            ready.set()
+            await self.master.run()
+
+        self.thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+        self.thread.start()
+        ready.wait(30)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the proxy did not start")
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.master.shutdown)
+        self.thread.join(30)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_ask_diagnostics_through_a_real_proxy(tmp_path, stream):
+    pytest.importorskip("mitmproxy")
+    from cachelint.proxy.addon import CacheLintAddon
+    from cachelint.proxy.diagnose import BETA as ASKED_BETA, AskDiagnostics
+
+    store = Store(tmp_path / "db.sqlite")
+    recorder = Recorder(store, RecorderOptions())
+    rows: list[Row] = []
+    ask_addon = AskDiagnostics()
+    with Upstream() as up:
+        proxy = InProcessProxy(up.url, CacheLintAddon(recorder, on_row=rows.append), ask_addon)
+        try:
+            client = anthropic.Anthropic(base_url=proxy.url, api_key="test-key", max_retries=0,
+                                         default_headers={"x-claude-code-session-id": "asked",
+                                                          "anthropic-beta": "context-1m-2025-08-07"})
+
+            def send(n: int, system: str = GUIDE, **extra) -> None:
+                kwargs = dict(model=MODEL, max_tokens=32, tools=TOOLS, messages=turns(n),
+                              system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}], **extra)
+                if stream:
+                    with client.messages.stream(**kwargs) as s:
+                        s.get_final_message()
+                else:
+                    client.messages.create(**kwargs)
+
+            send(1)
+            send(2)
+            send(3, system=GUIDE + " Today is 2026-12-01.")
+            # a client that asks itself is left alone, body and headers
+            client.post("/v1/messages", cast_to=object, body={
+                "model": MODEL, "max_tokens": 8, "messages": turns(1),
+                "diagnostics": {"previous_message_id": "msg_mine"}})
+        finally:
+            proxy.stop()
+        sent = [r.json for r in up.requests]
+        assert [b["diagnostics"]["previous_message_id"] for b in sent[:3]] == [None, "msg_000001", "msg_000002"]
+        for request in up.requests[:3]:
+            assert request.headers["anthropic-beta"] == f"context-1m-2025-08-07,{ASKED_BETA}"
+            raw = bytes(request.body)
+            assert raw.endswith(b',"diagnostics":{"previous_message_id":' + json.dumps(
+                request.json["diagnostics"]["previous_message_id"]).encode() + b"}}")
+        assert sent[3]["diagnostics"] == {"previous_message_id": "msg_mine"}
+        assert up.requests[3].headers["anthropic-beta"] == "context-1m-2025-08-07"  # as the client sent it
+        assert ask_addon.asked == 3
+        assert up.responses[1].usage["cache_read_input_tokens"] > 2000  # the header, added from the start, costs nothing
+    recorded = sorted((r for r in rows if r.session == "asked"), key=lambda r: r.seq)
+    assert len(recorded) == 3
+    assert recorded[1].brk["cause"] == "none" and recorded[1].brk["provider_diagnosis"]["type"] == "none"
+    assert (recorded[2].brk["cause"], recorded[2].brk["provider_diagnosis"]["type"], recorded[2].brk["agreement"]) == \
+        ("system_changed", "system_changed", "agree")
+    store.close()
+
+
+def test_splicing_keeps_every_other_byte():
+    from cachelint.proxy.diagnose import message_id, with_beta, with_diagnostics
+
+    raw = b'{"model": "m",\n "messages": [{"role": "user", "content": "caf\\u00e9"}]}\n'
+    out = with_diagnostics(raw, "msg_1")
+    assert out == b'{"model": "m",\n "messages": [{"role": "user", "content": "caf\\u00e9"}],' \
+                  b'"diagnostics":{"previous_message_id":"msg_1"}}\n'
+    assert json.loads(out)["diagnostics"] == {"previous_message_id": "msg_1"}
+    assert with_diagnostics(b"{}", None) == b'{"diagnostics":{"previous_message_id":null}}'
+    assert with_diagnostics(b'{"diagnostics": {}}', "x") is None and with_diagnostics(b"[1]", "x") is None
+    assert with_beta([]) == ["cache-diagnosis-2026-04-07"]
+    assert with_beta(["a,b"]) == ["a,b,cache-diagnosis-2026-04-07"]
+    assert with_beta(["a", "cache-diagnosis-2026-04-07"]) == ["a", "cache-diagnosis-2026-04-07"]
+    assert message_id(b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_9"}}\n\n') == "msg_9"
+    assert message_id(b'{"id": "msg_8"}') == "msg_8" and message_id(b"event: ping\n\n") is None
