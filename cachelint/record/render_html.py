@@ -115,7 +115,7 @@ def _k(n: int) -> str:
     return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n / 1e3:.0f}k" if n >= 10_000 else f"{n / 1e3:.1f}k" if n >= 1000 else str(n)
 
 
-def _svg(points: list[dict[str, Any]], label: str, time_key: str, caption: Callable[[dict[str, Any]], str]) -> str:
+def _svg(points: list[dict[str, Any]], label: str, time_key: str, caption: Callable[[dict[str, Any]], str], x_title: str) -> str:
     """Stacked token bars per point (read / written / fresh), the hit rate as a line, breaks marked, both axes
     labelled, a tooltip (<title>) on every bar."""
     if not points:
@@ -133,15 +133,16 @@ def _svg(points: list[dict[str, Any]], label: str, time_key: str, caption: Calla
         y = TOP + plot_h - plot_h * pct / 100
         parts.append(f"<text x='{W - RIGHT + 6}' y='{y + 4:.1f}' fill='{HIT}'>{pct}%</text>")
     parts.append(f"<text x='12' y='{TOP + plot_h / 2:.0f}' transform='rotate(-90 12 {TOP + plot_h / 2:.0f})' text-anchor='middle'>prompt tokens</text>")
-    line = []
+    segments: list[list[str]] = [[]]
     label_every = max(1, len(points) // 8)
+    days = len({(p[time_key] or "")[:10] for p in points}) > 1
     for i, p in enumerate(points):
         x = LEFT + i * step + (step - bar) / 2
         y = TOP + plot_h
         fresh = max(0, (p["prompt_tokens"] or 0) - (p["cache_read_tokens"] or 0) - (p["cache_write_tokens"] or 0))
         tip = (f"{caption(p)}\n{p[time_key]} UTC\nprompt {p['prompt_tokens'] or 0:,} tokens: "
                f"read {p['cache_read_tokens'] or 0:,}, written {p['cache_write_tokens'] or 0:,}, fresh {fresh:,}\n"
-               f"hit rate {(p['hit_rate'] or 0):.0%}")
+               + (f"hit rate {p['hit_rate']:.0%}" if p["hit_rate"] is not None else "no tokens reported"))
         parts.append(f"<g><title>{_e(tip.strip())}</title>")
         for value, color in ((p["cache_read_tokens"] or 0, READ), (p["cache_write_tokens"] or 0, WRITE), (fresh, FRESH)):
             h = plot_h * value / top
@@ -149,38 +150,44 @@ def _svg(points: list[dict[str, Any]], label: str, time_key: str, caption: Calla
             parts.append(f"<rect x='{x:.1f}' y='{y:.1f}' width='{bar:.1f}' height='{h:.1f}' fill='{color}'/>")
         parts.append("</g>")
         cx = x + bar / 2
-        line.append(f"{cx:.1f},{TOP + plot_h - plot_h * (p['hit_rate'] or 0):.1f}")
-        if p.get("break") or p.get("breaks"):
-            parts.append(f"<text x='{cx:.1f}' y='{TOP - 4}' text-anchor='middle' fill='{BREAK}'>▼</text>")
+        if p["hit_rate"] is None:  # no tokens in this slice: the line stops and starts again
+            segments.append([])
+        else:
+            segments[-1].append(f"{cx:.1f},{TOP + plot_h - plot_h * p['hit_rate']:.1f}")
+        marks = p.get("breaks") or (1 if p.get("break") else 0)
+        if marks:
+            parts.append(f"<text x='{cx:.1f}' y='{TOP - 4}' text-anchor='middle' fill='{BREAK}'>▼{marks if marks > 1 else ''}</text>")
         if i % label_every == 0:
-            parts.append(f"<text x='{cx:.1f}' y='{H - BOTTOM + 14}' text-anchor='middle'>{_e(_short_time(p[time_key]))}</text>")
-    if len(line) > 1:
-        parts.append(f"<polyline points='{' '.join(line)}' fill='none' stroke='{HIT}' stroke-width='2'/>")
-    for point in line:
-        cx, cy = point.split(",")
-        parts.append(f"<circle cx='{cx}' cy='{cy}' r='2.5' fill='{HIT}'/>")
-    parts.append(f"<text x='{LEFT + plot_w / 2:.0f}' y='{H - 4}' text-anchor='middle'>time (UTC)</text></svg>")
+            parts.append(f"<text x='{cx:.1f}' y='{H - BOTTOM + 14}' text-anchor='middle'>{_e(_short_time(p[time_key], days))}</text>")
+    for line in segments:
+        if len(line) > 1:
+            parts.append(f"<polyline points='{' '.join(line)}' fill='none' stroke='{HIT}' stroke-width='2'/>")
+        for point in line:
+            cx, cy = point.split(",")
+            parts.append(f"<circle cx='{cx}' cy='{cy}' r='2.5' fill='{HIT}'/>")
+    parts.append(f"<text x='{LEFT + plot_w / 2:.0f}' y='{H - 4}' text-anchor='middle'>{_e(x_title)}</text></svg>")
     return "".join(parts)
 
 
-def _short_time(stamp: str | None) -> str:
+def _short_time(stamp: str | None, days: bool) -> str:
+    """An axis label: the time of day, with the date when the chart spans more than one day."""
     if not stamp:
         return ""
     at = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
-    return at.strftime("%H:%M:%S")
+    return at.strftime("%m-%d %H:%M" if days else "%H:%M:%S")
 
 
 def timeline_chart(timeline: dict[str, Any]) -> str:
     buckets = timeline.get("buckets") or []
     width = timeline.get("bucket_seconds") or 0
     chart = _svg(buckets, "tokens and hit rate over time, all sessions", "start",
-                 lambda b: f"{plural(b['requests'], 'request')}, {plural(b['breaks'], 'break')} in {width:g} s")
+                 lambda b: f"{plural(b['requests'], 'request')}, {plural(b['breaks'], 'break')} in {width:g} s", "time (UTC)")
     return f"<p class='muted'>each bar: {width:g} s of traffic from all sessions</p>" + chart
 
 
 def session_chart(s: dict[str, Any]) -> str:
     return _svg(s["turns"], f"tokens and hit rate per request, {s['session']}", "at",
-                lambda t: f"request {t['request']}" + (f" · break: {t['break']}" if t.get("break") else ""))
+                lambda t: f"request {t['request']}" + (f" · break: {t['break']}" if t.get("break") else ""), "requests in order (time UTC)")
 
 
 # --- tables and breaks ---------------------------------------------------------------------------------------------

@@ -320,10 +320,12 @@ def timeline(rows: list[Row], buckets: int = TIMELINE_BUCKETS) -> dict[str, Any]
         b["cache_write_tokens"] += r.cache_write_tokens or 0
         b["wasted_prefill_tokens"] += r.wasted_prefill_tokens or 0
         b["breaks"] += 1 if is_break(r) else 0
-    ordered = [slots[k] for k in sorted(slots)]
+    # every slice from the first to the last, empty ones included, so that the x axis is proportional to time
+    ordered = [slots.get(k) or {"start": iso(first + k * width), "requests": 0, "prompt_tokens": 0, "cache_read_tokens": 0,
+                                "cache_write_tokens": 0, "wasted_prefill_tokens": 0, "breaks": 0} for k in range(max(slots) + 1)]
     for b in ordered:
         b["input_tokens"] = max(0, b["prompt_tokens"] - b["cache_read_tokens"] - b["cache_write_tokens"])
-        b["hit_rate"] = round(b["cache_read_tokens"] / b["prompt_tokens"], 4) if b["prompt_tokens"] else 0.0
+        b["hit_rate"] = round(b["cache_read_tokens"] / b["prompt_tokens"], 4) if b["prompt_tokens"] else None
     return {"bucket_seconds": width, "buckets": ordered}
 
 
