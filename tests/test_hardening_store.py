@@ -331,3 +331,31 @@ def test_rows_stream_one_at_a_time(tmp_path):
     store.close()
     assert seen == 100
     assert peak < 5_000_000, peak  # a few rows at most, never the 20 MB
+
+
+def test_a_restarted_recorder_carries_on_a_stored_conversation_and_nothing_else(tmp_path):
+    """Wired by the recorder at start (recorder.sessions.resume(store.latest_rows())): a request that carries on
+    a conversation of an earlier run joins its session; one that only shares its system prompt does not."""
+    from cachelint.record.analyze import Recorder
+    from cachelint.record.exchange import Captured
+
+    def captured(body: dict, at: float) -> Captured:
+        return Captured(started_at=at, method="POST", url="https://api.anthropic.com/v1/messages",
+                        request_headers=[("content-type", "application/json")], request_body=json.dumps(body).encode(), status=200,
+                        response_body=json.dumps({"type": "message", "usage": {"input_tokens": 20, "output_tokens": 1}}).encode())
+
+    store = Store(tmp_path / "db.sqlite")
+    first = anthropic_body()
+    before = Recorder(store).record(captured(first, 1000.0))
+    restarted = Recorder(store)
+    assert restarted.sessions.resume(store.latest_rows()) == 1
+    carried = clone(first)
+    carried["messages"] += [{"role": "assistant", "content": "Yes, you can."}, {"role": "user", "content": "Do it."}]
+    again = restarted.record(captured(carried, 1001.0))
+    stranger = clone(first)
+    stranger["messages"] = [{"role": "user", "content": "What is your refund policy?"}]
+    other = restarted.record(captured(stranger, 1002.0))
+    assert (again.session, again.seq) == (before.session, 2)
+    assert again.brk is not None and again.brk["cause"] == "none"  # compared with the stored request
+    assert other.session not in (before.session, again.session) and other.seq == 1
+    store.close()

@@ -29,10 +29,13 @@ import re
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from cachelint.diff.locate import common_prefix_items
 from cachelint.prompt.model import Prompt
+from cachelint.prompt.usage import Usage
 
 SESSION_HEADER = "x-claude-code-session-id"
 CODEX_HEADERS = ("session-id", "thread-id", "session_id", "conversation_id")
@@ -52,6 +55,7 @@ class SessionState:
     requests: int = 0
     side: bool = False
     pending_compaction: bool = False  # a compaction side call was seen since the main line's last request
+    resumed: bool = False  # read back from the store (an earlier run, another proxy): joined only by its history
 
 
 @dataclass(slots=True)
@@ -188,8 +192,8 @@ class Sessions:
             if state.last is None or state.provider != prompt.provider or state.side:
                 continue
             shared = common_prefix_items([b.key for b in state.last.blocks], keys)
-            if state.model != prompt.model and shared < _through_first_message(state.last):
-                continue  # on another model only a request that carries on the same history is the same conversation
+            if (state.model != prompt.model or state.resumed) and shared < _through_first_message(state.last):
+                continue  # on another model, or from another run, only a request that carries on the same history is the same conversation
             if shared > best_shared:
                 best, best_shared = state, shared
         if best is not None:
@@ -197,5 +201,54 @@ class Sessions:
         self._counter += 1
         return SessionState(f"{prompt.provider}-{self.run}-{self._counter}", prompt.provider, prompt.model)
 
+    def resume(self, rows: Iterable[Any]) -> int:
+        """Carry on the conversations a store already holds (rows: the latest stored row of each recent session,
+        newest first, e.g. Store.latest_rows()). A restarted proxy, or a second one on the same store, then puts a
+        request that carries on one of them (the same history through its first message) in that session, and
+        starts its own for anything else: no two unrelated conversations share an id. Conversations with an
+        agent's id go on by that id already; side calls and rows without a body (hashes mode) are left out.
+        The number of sessions resumed."""
+        resumed = []
+        for row in rows:
+            if len(resumed) >= self._max:
+                break
+            if not row.session or "/side-" in row.session or row.session in self._sessions:
+                continue
+            rebuilt = stored_prompt(row)
+            if rebuilt is None or conversation_key(row.request_headers or {}, rebuilt[1]) is not None:
+                continue
+            prompt, _ = rebuilt
+            state = SessionState(row.session, prompt.provider, prompt.model, last=prompt, last_usage=stored_usage(row), resumed=True)
+            resumed.append(state)
+        for state in reversed(resumed):  # oldest first: the most recent ends up the most recently used
+            self._sessions[state.id] = state
+        return len(resumed)
+
     def __len__(self) -> int:
         return len(self._sessions)
+
+
+def stored_prompt(row: Any) -> tuple[Prompt, Any] | None:
+    """The prompt (and request body) of a stored row, rebuilt from its body; None without one."""
+    from urllib.parse import urlsplit
+
+    from cachelint.errors import CachelintError
+    from cachelint.prompt.load import build_prompt, exchange_from_json
+
+    if not row.request_body:
+        return None
+    try:
+        body = json.loads(row.request_body)
+        parts = urlsplit(row.url or "")
+        exchange = exchange_from_json({"request": {"path": parts.path or None, "headers": row.request_headers or {}, "body": body}})
+        return build_prompt(exchange), body
+    except (CachelintError, ValueError, RecursionError, TypeError):
+        return None
+
+
+def stored_usage(row: Any) -> Usage | None:
+    """The provider's usage of a stored row, as the lineage keeps it for the next request."""
+    if row.prompt_tokens is None:
+        return None
+    return Usage(row.prompt_tokens, row.cache_read_tokens or 0, row.cache_write_tokens or 0, row.cache_write_5m_tokens,
+                 row.cache_write_1h_tokens, row.output_tokens)

@@ -606,6 +606,16 @@ class Store:
         finally:
             db.close()
 
+    def latest_rows(self, limit: int = 500) -> Iterator[Row]:
+        """The latest row of each of the `limit` most recent sessions, newest first (what a restarted recorder
+        needs to carry on the conversations the store holds: Sessions.resume)."""
+        query = ("SELECT * FROM exchanges WHERE id IN (SELECT max(id) FROM exchanges GROUP BY session) "
+                 "ORDER BY started_at DESC, id DESC LIMIT ?")
+        with self._lock:
+            records = self._db.execute(query, (limit,)).fetchall()
+        for record in records:
+            yield _from_columns(record)
+
     def sessions(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT session FROM exchanges GROUP BY session ORDER BY min(started_at)")]
