@@ -195,3 +195,26 @@ def test_metrics_have_no_session_label_and_stay_bounded_with_many_sessions_and_m
     hit = {s.labels["model"]: s.value for s in families["cachelint_hit_rate"]}
     assert hit["gpt-4o"] == pytest.approx(0.6)
     assert families["cachelint_sessions"][0].value == 5200
+
+
+def test_grafana_dashboard_queries_only_metrics_the_proxy_exports():
+    import json
+    from pathlib import Path
+
+    from cachelint.proxy.metrics import TotalsCollector
+
+    recorder = FakeRecorder()
+    recorder.totals["s"] = Totals(requests=1, prompt_tokens=10, model="gpt-4o")
+    collector = TotalsCollector(recorder)
+    collector.on_row(Row(session="s", seq=1, started_at=0.0, model="gpt-4o", brk={"cause": "tools_changed"}))
+    families = scrape(collector)
+    exported = {s.name for samples in families.values() for s in samples}
+    labels = {k for samples in families.values() for s in samples for k in s.labels} | {"instance", "job"}
+    dashboard = json.loads((Path(__file__).parent.parent / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    exprs += [v["query"] for v in dashboard["templating"]["list"] if v["type"] == "query"]
+    assert len(exprs) >= 12
+    used = {m for e in exprs for m in re.findall(r"\b(cachelint_[a-z_]+)\b", e)}
+    assert used and used <= exported, used - exported
+    grouped = {label for e in exprs for label in re.findall(r"by \(([a-z_]+)\)", e)}
+    assert grouped <= labels and not any(re.search(r"\bsession\b", e) for e in exprs)
