@@ -141,7 +141,7 @@ def test_unknown_money_is_never_printed_as_zero():
     ]}]}
     from cachelint.link import rank_sources
 
-    report["sources"], report["sources_unmatched"] = rank_sources(report)
+    report["sources"], report["sources_unmatched"], report["sources_not_code"] = rank_sources(report)
     assert [(s["file"], s["wasted_cost"], s["share"]) for s in report["sources"]] == [("app/p.py", None, 0.9), ("app/q.py", 0.5, 0.1)]
     lines = render_sources_text(report)
     assert lines == ["app/p.py:3 CL101 m -> 1 break, 90% of wasted prefill, cost unknown (certain)",
@@ -193,3 +193,35 @@ def test_source_dir_must_be_a_directory(tmp_path):
 
     with pytest.raises(CachelintError, match="not a directory"):
         annotate({"sessions": []}, tmp_path / "missing")
+
+
+def test_breaks_no_code_made_are_not_sent_looking_in_the_tree(tmp_path):
+    (tmp_path / "app.py").write_text("PROMPT = 'Current time: 2026 and more text here'\n")
+    expired = {"cause": "ttl_expired", "detail": "idle_gap", "rule": None, "before": None, "after": None, "wasted_prefill_tokens": 300, "wasted_cost": None}
+    edited = {"cause": "system_changed", "detail": "volatile_value", "rule": "CL101", "before": "Elsewhere 1 entirely", "after": "Elsewhere 2 entirely",
+              "wasted_prefill_tokens": 100, "wasted_cost": 0.25}
+    report = {"sessions": [{"breaks": [expired, edited]}]}
+    annotate(report, tmp_path)
+    assert expired["source"] == [] and expired["source_note"].startswith("not a code change: the cache expired")
+    assert edited["source"] == [] and edited["source_note"].startswith("not found in ")
+    assert report["sources"] == [] and report["sources_not_code"]["share"] == 0.75 and report["sources_unmatched"]["share"] == 0.25
+    assert render_sources_text(report) == ["not found in the source tree -> 1 break, 25% of wasted prefill, $0.25",
+                                           "not a code change (cache expired, provider side) -> 1 break, 75% of wasted prefill, cost unknown"]
+
+
+def test_tools_inline_added_and_a_tree_that_sends_nothing(tmp_path):
+    (tmp_path / "agent.py").write_text(
+        "import anthropic\n\n"
+        "def run(client, history, extra):\n"
+        "    history = history[2:]\n"
+        "    tools = [{'name': 'grep', 'input_schema': {}}, {'name': 'edit', 'input_schema': {}}]\n"
+        "    if extra:\n"
+        "        tools.append({'name': 'web', 'input_schema': {}})\n"
+        "    return client.messages.create(model='m', max_tokens=1, tools=tools, messages=history)\n")
+    index = build_index(tmp_path)
+    added = link_break({"cause": "tools_changed", "detail": "tool_added", "before": "tools: grep, edit", "after": "tools: grep, edit, web"}, index, [])
+    assert [(c.line, c.confidence) for c in added] == [(7, "likely"), (5, "likely")]  # added on some requests; the list
+    [cut] = link_break({"cause": "messages_changed", "detail": "history_truncated", "before": "a", "after": "b"}, index, [])
+    assert (cut.line, cut.confidence) == (4, "likely")
+    (tmp_path / "agent.py").write_text("def keep(history):\n    return history[2:]\n")
+    assert link_break({"cause": "messages_changed", "detail": "history_truncated", "before": "a", "after": "b"}, build_index(tmp_path), []) == []

@@ -10,7 +10,9 @@
 and to the report `sources`: one entry per place that is some break's top candidate, most wasted prefill first,
 `{"file", "line", "rule", "message", "confidence", "breaks", "wasted_prefill_tokens", "wasted_cost", "share"}`,
 where `share` is the place's part of all the report's wasted prefill and `wasted_cost` is None when a break
-of that place could not be priced; plus `sources_unmatched` for the breaks found nowhere in the tree.
+of that place could not be priced; plus `sources_unmatched` for the breaks found nowhere in the tree and
+`sources_not_code` for the breaks no code made (an expired cache, a miss only the provider saw), whose
+`source_note` says so.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ from cachelint.link.index import TreeIndex, build_index
 from cachelint.link.match import display_path, link_break
 
 NOT_FOUND = "not found in {dir}"
+# breaks no code made: the request did not change (or only the provider saw a miss)
+NOT_CODE = {
+    "ttl_expired": "not a code change: the cache expired during an idle gap",
+    "provider_side": "not a code change: the provider missed its own cache (the requests matched)",
+    None: "not a code change cachelint saw: only the provider reported a miss",
+}
 
 
 def static_findings(root: Path) -> list[Finding]:
@@ -52,13 +60,16 @@ def annotate(report: dict[str, Any], source_dir: Path, *, findings: list[Finding
     seen: dict[str, list[Any]] = {}  # the same break repeats (a clock ticks every turn): link it once
     for session in report.get("sessions") or []:
         for brk in session.get("breaks") or []:
+            if brk.get("cause") in NOT_CODE:
+                brk["source"], brk["source_note"] = [], NOT_CODE[brk.get("cause")]
+                continue
             key = json.dumps([brk.get(k) for k in ("cause", "detail", "rule", "section", "pointer", "before", "after")], default=str)
             if key not in seen:
                 seen[key] = link_break(brk, index, findings)
             places = seen[key]
             brk["source"] = [_place(c, brk) for c in places]
             brk["source_note"] = None if places else note
-    report["sources"], report["sources_unmatched"] = rank_sources(report)
+    report["sources"], report["sources_unmatched"], report["sources_not_code"] = rank_sources(report)
 
 
 def _place(candidate: Any, brk: dict[str, Any]) -> dict[str, Any]:
@@ -74,11 +85,13 @@ def _wasted_tokens(brk: dict[str, Any]) -> int:
     return int(value or 0)
 
 
-def rank_sources(report: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Places by the wasted prefill of the breaks they are the top candidate of, and the unmatched rest."""
+def rank_sources(report: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """Places by the wasted prefill of the breaks they are the top candidate of; the breaks found nowhere in
+    the tree; the breaks no code made (an expired cache, the provider's own miss)."""
     total = sum(_wasted_tokens(b) for s in report.get("sessions") or [] for b in s.get("breaks") or [])
     places: dict[tuple[str, int], dict[str, Any]] = {}
     unmatched = {"breaks": 0, "wasted_prefill_tokens": 0, "wasted_cost": 0.0, "share": 0.0}
+    not_code = dict(unmatched)
     for session in report.get("sessions") or []:
         for brk in session.get("breaks") or []:
             source = brk.get("source") or []
@@ -89,16 +102,16 @@ def rank_sources(report: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str
                     "confidence": top.get("confidence"), "breaks": 0, "wasted_prefill_tokens": 0, "wasted_cost": 0.0,
                 })
             else:
-                entry = unmatched
+                entry = not_code if brk.get("cause") in NOT_CODE else unmatched
             entry["breaks"] += 1
             entry["wasted_prefill_tokens"] += _wasted_tokens(brk)
             entry["wasted_cost"] = _add_cost(entry["wasted_cost"], brk)
     ranked = sorted(places.values(), key=lambda e: (-e["wasted_prefill_tokens"], -e["breaks"], e["file"], e["line"]))
-    for entry in [*ranked, unmatched]:
+    for entry in [*ranked, unmatched, not_code]:
         entry["share"] = round(entry["wasted_prefill_tokens"] / total, 4) if total else 0.0
         if isinstance(entry["wasted_cost"], float):
             entry["wasted_cost"] = round(entry["wasted_cost"], 6)
-    return ranked, unmatched
+    return ranked, unmatched, not_code
 
 
 def _add_cost(sum_so_far: float | None, brk: dict[str, Any]) -> float | None:
@@ -116,9 +129,10 @@ def render_sources_text(report: dict[str, Any]) -> list[str]:
         lines.append(f"{entry['file']}:{entry['line']} {entry.get('rule') or ''} {_brief(entry.get('code') or entry.get('message'))} -> "
                      f"{_breaks(entry['breaks'])}, {entry['share']:.0%} of wasted prefill, {_money(entry['wasted_cost'])}"
                      f" ({entry.get('confidence')})".replace("  ", " "))
-    rest = report.get("sources_unmatched") or {}
-    if rest.get("breaks"):
-        lines.append(f"not found in the source tree -> {_breaks(rest['breaks'])}, {rest['share']:.0%} of wasted prefill, {_money(rest['wasted_cost'])}")
+    for key, words in (("sources_unmatched", "not found in the source tree"), ("sources_not_code", "not a code change (cache expired, provider side)")):
+        rest = report.get(key) or {}
+        if rest.get("breaks"):
+            lines.append(f"{words} -> {_breaks(rest['breaks'])}, {rest['share']:.0%} of wasted prefill, {_money(rest['wasted_cost'])}")
     return lines
 
 

@@ -361,6 +361,13 @@ class _Collector(ast.NodeVisitor):
 
     def _shrink_call(self, node: ast.Call) -> None:
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "insert", "extend", "remove"):
+            for arg in node.args:  # a tool put into (or taken out of) a list at run time
+                for d in ast.walk(arg):
+                    if isinstance(d, ast.Dict):
+                        for key, value in zip(d.keys, d.values):
+                            if isinstance(key, ast.Constant) and key.value == "name" and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                                self.index.sites.append(Site(self.path, node.lineno, _segment(self.lines, node), "tool_append", value.value))
         if isinstance(func, ast.Attribute) and func.attr in ("pop", "popleft", "remove", "clear"):
             name = _name_of(func.value)
             first = func.attr != "pop" or (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0)

@@ -303,10 +303,17 @@ def _tool_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
             code = _line_text(use)
             out.append(Candidate(use.file, use.line, f"the tool list is built from {container.name} here: {code}", score, "likely", code=code))
         held = ", ".join(sorted(wanted & set(container.code.split(","))))
-        out.append(Candidate(container.file, container.line, f"{container.name} holds the tool definitions ({held})", 8.0, "possible", code=container.name))
-    for site in defined:
-        if site.name in changed and brk.get("detail") != "tools_reordered":
-            out.append(Candidate(site.file, site.line, f"the definition of tool {site.name!r}", 9.0, "possible", code=site.name))
+        written = not uses  # a list written out and sent as it is: where it is written is where it is decided
+        out.append(Candidate(container.file, container.line, f"{container.name} holds the tool definitions ({held})",
+                             12.0 if written else 8.0, "likely" if written else "possible", code=container.name))
+    if brk.get("detail") != "tools_reordered":
+        for site in index.sites_of("tool_append"):
+            if site.name in changed:
+                code = _line_text(site)
+                out.append(Candidate(site.file, site.line, f"tool {site.name!r} is put into the list here, on some requests only: {code}", 15.0, "likely", code=code))
+        for site in defined:
+            if site.name in changed:
+                out.append(Candidate(site.file, site.line, f"the definition of tool {site.name!r}", 9.0, "possible", code=site.name))
     if not containers:  # tools written inline where the request is built: their first definition is the place
         first = min(defined, key=lambda s: (str(s.file), s.line))
         out.append(Candidate(first.file, first.line, f"the tool list is written here ({', '.join(sorted(wanted))})", 12.0, "likely", code=first.name))
