@@ -191,14 +191,17 @@ class OtlpExporter:
         self.token_usage = meter.create_histogram("gen_ai.client.token.usage", unit="{token}", description="Tokens used per request, by gen_ai.token.type",
                                                   explicit_bucket_boundaries_advisory=[1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576])
         self.duration = meter.create_histogram("gen_ai.client.operation.duration", unit="s", description="Time from request to the end of the response")
+        # the same names as the Prometheus endpoint's once a collector translates them (cachelint.requests ->
+        # cachelint_requests_total; units in braces add no suffix), so one Grafana dashboard reads either
         self.counters = {
             "requests": meter.create_counter("cachelint.requests", unit="{request}", description="Recorded LLM requests"),
-            "input": meter.create_counter("cachelint.input_tokens", unit="{token}", description="Prompt tokens (cached ones included)"),
-            "read": meter.create_counter("cachelint.cache_read.input_tokens", unit="{token}", description="Prompt tokens read from cache"),
-            "write": meter.create_counter("cachelint.cache_creation.input_tokens", unit="{token}", description="Prompt tokens written to cache"),
+            "input": meter.create_counter("cachelint.prompt_tokens", unit="{token}", description="Prompt tokens (cached ones included)"),
+            "read": meter.create_counter("cachelint.cache_read_tokens", unit="{token}", description="Prompt tokens read from cache"),
+            "write": meter.create_counter("cachelint.cache_write_tokens", unit="{token}", description="Prompt tokens written to cache"),
+            "output": meter.create_counter("cachelint.output_tokens", unit="{token}", description="Output tokens"),
             "wasted": meter.create_counter("cachelint.wasted_prefill_tokens", unit="{token}", description="Tokens prefilled again after a cache break"),
-            "cost": meter.create_counter("cachelint.cost", unit="USD", description="Money spent on the priced requests"),
-            "wasted_cost": meter.create_counter("cachelint.wasted_cost", unit="USD", description="Money spent on tokens prefilled again"),
+            "cost": meter.create_counter("cachelint.cost_usd", unit="{USD}", description="Money spent on the priced requests"),
+            "wasted_cost": meter.create_counter("cachelint.wasted_usd", unit="{USD}", description="Money spent on tokens prefilled again"),
             "errors": meter.create_counter("cachelint.errors", unit="{request}", description="Requests that failed"),
             "breaks": meter.create_counter("cachelint.breaks", unit="{break}", description="Cache breaks by cause"),
         }
@@ -239,6 +242,7 @@ class OtlpExporter:
             c["write"].add(row.cache_write_tokens or 0, common)
         if row.output_tokens is not None:
             self.token_usage.record(row.output_tokens, {**common, "gen_ai.token.type": "output"})
+            c["output"].add(row.output_tokens, common)
         if row.duration is not None:
             self.duration.record(row.duration, common)
         c["wasted"].add(row.wasted_prefill_tokens or 0, common)

@@ -213,12 +213,14 @@ def check_export(received: Received, rows: list[Row]) -> None:
 
     model = {"gen_ai.request.model": "claude-sonnet-4-5"}
     assert last_sum("cachelint.requests", **model) == len(rows)
-    assert last_sum("cachelint.cache_read.input_tokens", **model) == sum(r.cache_read_tokens or 0 for r in rows)
+    assert last_sum("cachelint.cache_read_tokens", **model) == sum(r.cache_read_tokens or 0 for r in rows)
     assert last_sum("cachelint.wasted_prefill_tokens", **model) == 2126
     assert last_sum("cachelint.breaks", **{"cachelint.break.cause": "system_changed"}) == 1
     assert last_sum("cachelint.breaks", **{"cachelint.break.cause": "provider_miss"}) == 1
     assert last_sum("cachelint.errors", **{"error.type": "529"}) == 1
-    assert last_sum("cachelint.cost", **model) == pytest.approx(sum(r.cost or 0 for r in rows))
+    assert last_sum("cachelint.wasted_usd", **model) == pytest.approx(sum(r.wasted_cost or 0 for r in rows))
+    assert last_sum("cachelint.output_tokens", **model) == sum(r.output_tokens or 0 for r in rows)
+    assert last_sum("cachelint.cost_usd", **model) == pytest.approx(sum(r.cost or 0 for r in rows))
     usage = [p for p in received.metric("gen_ai.client.token.usage") if attrs(p.attributes)["gen_ai.token.type"] == "input"]
     latest = max(usage, key=lambda p: p.time_unix_nano)
     assert latest.count == sum(1 for r in rows if r.prompt_tokens is not None) and latest.sum == sum(r.prompt_tokens or 0 for r in rows)
