@@ -566,3 +566,41 @@ def test_splicing_keeps_every_other_byte():
     assert with_beta(["a", "cache-diagnosis-2026-04-07"]) == ["a", "cache-diagnosis-2026-04-07"]
     assert message_id(b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_9"}}\n\n') == "msg_9"
     assert message_id(b'{"id": "msg_8"}') == "msg_8" and message_id(b"event: ping\n\n") is None
+
+
+def test_imported_traffic_carries_the_diagnosis_and_the_idle_expiry(tmp_path):
+    """`cachelint import` of exchanges recorded elsewhere (the stand-in's own wire records): the same analysis."""
+    import subprocess
+    import sys
+
+    clock = Clock()
+    lines = []
+    with Upstream(clock=clock) as up:
+        client = claude(up)
+        previous = None
+        for n, (gap, system, stream) in enumerate([(0, GUIDE, False), (30, GUIDE, True), (9 * 60, GUIDE, False),
+                                                   (20, GUIDE + " v2", True)], start=1):
+            clock.now += gap
+            kwargs = dict(model=MODEL, max_tokens=16, tools=TOOLS, messages=turns(n), betas=[BETA],
+                          system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                          diagnostics={"previous_message_id": previous},
+                          extra_headers={"x-claude-code-session-id": "imported"})
+            if stream:
+                with client.beta.messages.stream(**kwargs) as s:
+                    previous = s.get_final_message().id
+            else:
+                previous = client.beta.messages.create(**kwargs).id
+            req, resp = up.requests[-1], up.responses[-1]
+            lines.append(json.dumps({"started_at": clock.now, "request": {
+                "method": "POST", "path": req.path, "headers": dict(req.headers), "body": req.json},
+                "response": {"status": resp.status, "headers": dict(resp.headers), "body": resp.text}}))
+    source = tmp_path / "traffic.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "store.db"
+    out = subprocess.run([sys.executable, "-m", "cachelint", "import", str(source), "--db", str(db)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = sorted(Store(db, readonly=True).rows(), key=lambda r: r.seq)
+    assert [r.brk["cause"] if r.brk else None for r in rows] == [None, "none", "ttl_expired", "system_changed"]
+    assert rows[2].brk["idle_seconds"] == pytest.approx(540.0) and rows[2].brk["agreement"] == "agree"
+    assert rows[3].brk["provider_diagnosis"]["type"] == "system_changed" and rows[3].brk["agreement"] == "agree"
