@@ -359,3 +359,21 @@ def test_a_restarted_recorder_carries_on_a_stored_conversation_and_nothing_else(
     assert again.brk is not None and again.brk["cause"] == "none"  # compared with the stored request
     assert other.session not in (before.session, again.session) and other.seq == 1
     store.close()
+
+
+def test_the_memory_bound_never_drops_a_row_the_store_can_take(tmp_path):
+    store = Store(tmp_path / "db.sqlite", max_pending_rows=1, max_pending_bytes=10)
+    for i in range(3):
+        assert store.add(row(i, body="w" * 1000)) is not None
+    assert store.count() == 3 and store.dropped == 0
+    assert store.close() == 0
+
+
+def test_processes_creating_one_store_at_once_all_record(tmp_path):
+    path = tmp_path / "new" / "cachelint.db"
+    code = ("import sys; from cachelint.record.store import Row, Store; s = Store(sys.argv[1]); "
+            "s.add(Row(session='p', seq=int(sys.argv[2]), started_at=float(sys.argv[2]), request_sha256=sys.argv[2])); sys.exit(s.close())")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(i)], stderr=subprocess.PIPE, text=True) for i in range(4)]
+    errors = [p.communicate(timeout=60)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+    assert Store(path, readonly=True).count() == 4

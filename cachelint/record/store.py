@@ -461,18 +461,21 @@ class Store:
         return db
 
     @staticmethod
-    def _migrate(db: sqlite3.Connection) -> None:
-        found = None
+    def _schema_version(db: sqlite3.Connection) -> int:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "meta" in tables:
-            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if "meta" in tables else None
         version = int(found[0]) if found else 0
         if version > SCHEMA_VERSION:
             raise CachelintError(f"the store was written by a newer cachelint (schema {version}; this one knows {SCHEMA_VERSION})")
-        if version == SCHEMA_VERSION:
-            return  # nothing to write: a store opened only to read stays untouched
+        return version
+
+    @classmethod
+    def _migrate(cls, db: sqlite3.Connection) -> None:
+        if cls._schema_version(db) == SCHEMA_VERSION:
+            return  # nothing to write: a current store is not locked for writing just to open it
         try:
             db.execute("BEGIN IMMEDIATE")
+            version = cls._schema_version(db)  # again, under the lock: another process may have migrated it meanwhile
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in filter(str.strip, _MIGRATIONS[target].split(";")):
@@ -518,16 +521,20 @@ class Store:
         columns = _to_columns(row)
         row.exchange_key = columns["exchange_key"]
         with self._lock:
-            if len(self._pending) >= self.max_pending_rows or self._pending_bytes + _size(columns) > self.max_pending_bytes:
+            if self._pending and self._over_bound(columns):
+                self._flush(wait=0.0)  # room may have come back since the last try
+            if self._pending and self._over_bound(columns):
                 self.dropped += 1
                 self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {len(self._pending):,} exchanges "
                            f"kept in memory (the bound), {self.dropped:,} dropped")
-                self._flush(wait=0.0)
                 return None
             self._pending.append((row, columns))
             self._pending_bytes += _size(columns)
             self._flush(wait=None if self.write_error is None else 0.0)
             return row.id
+
+    def _over_bound(self, columns: dict[str, Any]) -> bool:
+        return len(self._pending) >= self.max_pending_rows or self._pending_bytes + _size(columns) > self.max_pending_bytes
 
     @property
     def pending(self) -> int:
