@@ -478,3 +478,16 @@ def test_a_recorded_anthropic_request_goes_to_v1_messages_as_recorded(trace):
     request = {"messages": [{"role": "system", "content": "You are Claude Code.\n\nBe terse."}, {"role": "user", "content": "hi"}], "tools": []}
     assert as_vllm_renders_messages(request, blocks)["messages"] == [
         {"role": "system", "content": "You are Claude Code.Be terse."}, {"role": "user", "content": "hi"}]
+
+
+def test_api_messages_on_a_server_without_it_is_one_line(trace):
+    httpd = _misbehaving_server("well-behaved")
+    url = f"http://127.0.0.1:{httpd.server_port}"
+    try:
+        result = cli("replay", str(trace), "--base-url", url, "--model", "m", "--api", "messages", "--timeout", "5")
+        with_whatif = cli("replay", str(trace), "--base-url", url, "--model", "m", "--api", "messages", "--what-if", "all")
+    finally:
+        httpd.shutdown()
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == f"cachelint: error: the server at {url} has no /v1/messages (the Anthropic Messages API): use --api chat"
+    assert with_whatif.returncode == 2 and "use --api chat with --what-if" in with_whatif.stderr

