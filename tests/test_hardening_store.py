@@ -77,7 +77,7 @@ def test_a_locked_store_is_said_locked_and_never_set_aside(tmp_path, how):
         with pytest.raises(CachelintError, match="locked: another process holds a lock on it") as caught:
             Store(path, lock_wait=0.5)
         if Path("/proc/locks").exists():
-            assert f"pid {holder.proc.pid} (python" in str(caught.value)
+            assert f"(pid {holder.proc.pid}, python" in str(caught.value)
     assert not list(tmp_path.glob("*.corrupt-*"))
     store = Store(path)
     assert store.count() == 3 and store.recovered_from is None

@@ -193,7 +193,7 @@ def locked_reason(path: Path) -> str:
     holders = lock_holders(path)
     if not holders:
         return "locked: another process holds a lock on it"
-    who = ", ".join(f"pid {pid} ({name})" for pid, name in holders)
+    who = "; ".join(f"pid {pid}, {name}" for pid, name in holders)
     return f"locked: another process holds a lock on it ({who})"
 
 
