@@ -26,7 +26,6 @@ without the 1-hour key is priced at 2x input for 1-hour writes, not at the 5-min
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass

@@ -23,6 +23,7 @@ The advisor (`advise`) replays each session's recorded rows in order and prices 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -190,8 +191,6 @@ def _retention(row: Any) -> str:
 
 
 def _request_json(row: Any) -> Any:
-    import json
-
     text = getattr(row, "request_body", None)
     if not text:
         return None
