@@ -210,15 +210,25 @@ class CachelintServer(LanguageServer):
             if found is not None and (found.fresh() or time.monotonic() - checked < STORE_REFRESH_S):
                 return found
             self.observed_checked[key] = time.monotonic()
-            try:
-                found = Observations.load(key[0], key[1])
-            except CachelintError as exc:
-                if str(exc) not in self.store_errors:
-                    self.store_errors.add(str(exc))
-                    self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"cachelint: {exc}"))
-                return found  # the last good reading, if any
-            self.observed[key] = found
-            return found
+            if found is None:  # the first reading: the diagnostics wait for it
+                return self.read_store(key, Observations)
+        # a store that changed since: read it again in the background, answer with the last reading meanwhile
+        threading.Thread(target=self.read_store, args=(key, Observations), daemon=True).start()
+        return found
+
+    def read_store(self, key: tuple[Path, Path], reader: Any) -> Any:
+        try:
+            found = reader.load(key[0], key[1])
+        except CachelintError as exc:
+            if str(exc) not in self.store_errors:
+                self.store_errors.add(str(exc))
+                self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"cachelint: {exc}"))
+            return self.observed.get(key)  # the last good reading, if any
+        except Exception as exc:  # a store being written or a tree being edited: try again later, never crash
+            print(f"cachelint: lsp: could not read the store {key[0]} ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return self.observed.get(key)
+        self.observed[key] = found
+        return found
 
     def findings(self, uri: str, source: str) -> list[Finding]:
         path = path_of(uri)

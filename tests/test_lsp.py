@@ -218,6 +218,13 @@ async def test_store_from_the_editor_settings(client: LanguageClient, tmp_path):
     await check_observed(client)
 
 
+async def test_a_missing_store_is_said_once_and_linting_goes_on(client: LanguageClient, tmp_path):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"cachelint": {"store": str(tmp_path / "none.db")}}))
+    uri = await open_document(client, BILLING_APP)
+    assert {d.code for d in client.diagnostics[uri]} == {"CL101"} and all("observed" not in d.message for d in client.diagnostics[uri])
+    assert [m.message for m in client.messages if "none.db" in m.message] == [f"cachelint: {tmp_path / 'none.db'}: no such store (record traffic with `cachelint proxy` or `cachelint import` first)"]
+
+
 async def test_without_a_store_nothing_observed_is_claimed(client: LanguageClient):
     uri = await open_document(client, BILLING_APP)
     assert all("observed" not in d.message for d in client.diagnostics[uri])

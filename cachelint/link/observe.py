@@ -78,8 +78,8 @@ class Observations:
         handle = Store(store, readonly=True)
         try:
             report = build_report(handle)
-            index = build_index(root)
-            annotate(report, root, index=index)
+            index, findings = tree_of(root)
+            annotate(report, root, index=index, findings=findings)
             since = (now or time.time()) - WINDOW_DAYS * 86400
             found._count_places(report, since)
             found._count_calls(report, handle, index, since)
@@ -153,6 +153,31 @@ class Observations:
         if len(self.call_sites) == 1:
             return self.call_sites, "the workspace's only LLM call site"
         return [], ""
+
+
+_TREES: dict[str, tuple[tuple[Any, ...], TreeIndex, list[Any]]] = {}
+
+
+def tree_of(root: Path) -> tuple[TreeIndex, list[Any]]:
+    """The tree's index and static findings, kept while no file of it changed (the store changes far more
+    often than the code: a reload then costs a walk and a stat per file, not a parse and a check)."""
+    from cachelint.link.annotate import static_findings
+    from cachelint.link.index import python_files
+
+    key = os.path.abspath(root)
+    stamp: list[Any] = []
+    for path in python_files(root):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamp.append((str(path), st.st_mtime_ns, st.st_size))
+    kept = _TREES.get(key)
+    if kept is not None and kept[0] == tuple(stamp):
+        return kept[1], kept[2]
+    index, findings = build_index(root), static_findings(root)
+    _TREES[key] = (tuple(stamp), index, findings)
+    return index, findings
 
 
 def call_spans(source: str) -> list[tuple[int, int]]:
