@@ -8,21 +8,26 @@ from cachelint.rules.base import Invalid, Report, Rule
 class PerRequestToolList(Rule):
     code = "CL202"
     what = """
-Finds a `tools=` list that is filtered or chosen per request: a comprehension with a condition, a list
-extended under an `if`, or a choice between lists, computed where the request is made.
+Finds a `tools=` list that is filtered or chosen per turn of a conversation: a comprehension with a condition,
+a list extended under an `if`, or a choice between lists, where the condition reads the conversation (the
+history sent, or the state that holds it), a value that changes in the loop that sends the requests, or an
+argument that callers pass from a loop (one transcript, several agents). A switch on configuration or on a
+capability (`if output_schema:`, `if user.is_admin:`) is the same for every turn of a conversation and is not
+reported; neither is a comprehension that builds one tool's own fields (its `required` parameters).
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates
 everything: tools, system prompt and the whole conversation are prefilled again.
 """
     example = """
-def step(messages, allowed: set[str]):
-    tools = [t for t in ALL_TOOLS if t["name"] in allowed]
+def step(messages):
+    wanted = route(messages[-1]["content"])  # tools picked from the newest message
+    tools = [t for t in ALL_TOOLS if t["name"] in wanted]
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=tools, messages=messages)
 """
     instead = """
-def step(messages, allowed: set[str]):
-    # keep one tool list for the conversation; restrict what the model may call per turn instead
+def step(messages):
+    # keep one tool list for the conversation; steer the model per turn with tool_choice instead
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=ALL_TOOLS,
                                   tool_choice={"type": "auto"}, messages=messages)
 """
@@ -36,26 +41,53 @@ ALL_TOOLS = [{"name": "a"}, {"name": "b"}]
 def step(messages):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=ALL_TOOLS, messages=messages)
 """,
+        # a capability switch: the same for every turn of the conversation
+        """
+from openai import OpenAI
+client = OpenAI()
+BASE = [{"type": "function", "function": {"name": "search"}}]
+def step(messages, user, schema=None):
+    tools = list(BASE)
+    if user.is_admin:
+        tools.append({"type": "function", "function": {"name": "delete_user"}})
+    if schema is not None:
+        tools.append({"type": "function", "function": {"name": "respond", "parameters": schema}})
+    return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
+""",
     ]
     INVALID = [
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
 ALL_TOOLS = [{"name": "a"}, {"name": "b"}]
-def step(messages, allowed):
-    tools = [t for t in ALL_TOOLS if t["name"] in allowed]
+def step(messages):
+    wanted = route(messages[-1]["content"])
+    tools = [t for t in ALL_TOOLS if t["name"] in wanted]
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tools, messages=messages)
-""", line=6),
+""", line=7),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()
 BASE = [{"type": "function", "function": {"name": "search"}}]
-def step(messages, user):
-    tools = list(BASE)
-    if user.is_admin:
-        tools.append({"type": "function", "function": {"name": "delete_user"}})
-    return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
-""", line=8),
+def run(messages):
+    for turn in range(10):
+        tools = list(BASE)
+        if turn > 3:
+            tools.append({"type": "function", "function": {"name": "give_up"}})
+        reply = client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
+        messages.append(reply.choices[0].message)
+""", line=9),
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+ALL_TOOLS = [{"name": "a"}, {"name": "b"}]
+def act(agent, transcript):
+    tools = [t for t in ALL_TOOLS if t["name"] in agent.allowed]
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tools, messages=transcript)
+def meeting(agents, transcript):
+    for agent in agents:
+        transcript.append({"role": "user", "content": act(agent, transcript).content[0].text})
+""", line=6),
     ]
 
     def check(self, analysis):

@@ -15,6 +15,8 @@ class RewrittenHistory(Rule):
 Finds code that edits, deletes, re-orders or truncates earlier messages of a conversation that is sent to
 an LLM turn after turn: `messages = messages[-N:]`, `del messages[0]`, `messages.pop(0)`,
 `messages.insert(0, ...)`, `messages[i]["content"] = ...`, `messages.sort()` / `.reverse()` / `.remove()`.
+Also a dict that the program updates while the conversation runs (`files[path] = content`) rendered into
+the system prompt or the earlier messages: overwriting an entry rewrites text inside the prefix.
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after
@@ -98,9 +100,24 @@ def loop(messages, reminder):
         messages.insert(0, {"role": "user", "content": reminder})
         client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
 """, line=6),
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+files = {}
+def read_file(path):
+    files[path] = open(path).read()
+def system_prompt():
+    return "Files in context:\\n" + "\\n".join(f"--- {p} ---\\n{c}" for p, c in files.items())
+def turn(history):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system_prompt() + "x" * 5000, messages=history)
+""", line=8, message="overwritten in place"),
     ]
 
     def check(self, analysis):
+        for site, fact in analysis.facts({"state_dict"}, args=("system", "instructions", "messages", "input")):
+            yield Report.at(site, fact.node, f"the {fact.landing.words} of {analysis.describe_site(site)} renders {fact.label}{fact.origin}, "
+                            "a dict updated while the conversation runs: an entry overwritten in place changes text inside the cached "
+                            "prefix, and everything after it is prefilled again; append new entries (or new turns) instead")
         ctx = analysis.ctx
         for site in analysis.sites:
             if not analysis.cacheable(site):

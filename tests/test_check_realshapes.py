@@ -303,9 +303,12 @@ def test_tools_appended_under_if_else_raise_is_not_a_per_request_tool_list():
             return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tools, messages=history)
     """
     assert rows(source, "CL202") == []
-    # without the raise, a missing tool is silently dropped: that is a per-request list
+    # without the raise a missing tool is dropped, but from a constant list: the same tools every turn
     dropped = source.replace("                else:\n                    raise KeyError(name)\n", "")
-    assert rows(dropped, "CL202") == [9]
+    assert rows(dropped, "CL202") == []
+    # names picked from the newest message: the tools change from turn to turn
+    per_turn = dropped.replace('("fetch", "search")', 'pick(history[-1]["content"])')
+    assert rows(per_turn, "CL202") == [9]
 
 
 def test_param_rebuilt_in_loop_from_loop_invariant_inputs_is_quiet():
@@ -595,3 +598,87 @@ def test_betas_rebuilt_each_turn_from_settings_is_quiet():
     """
     assert lint(source, {"CL401", "CL503"}) == []
     assert rows(source.replace("if beta_flag else", "if len(messages) > 8 else"), "CL401") == [5]
+
+
+# --- issue 14, second pass: false-alarm classes from the real-world benchmark ----------------------------
+
+
+def test_a_capability_switch_on_the_tools_is_not_a_per_request_tool_list():
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+        def make_answer_tool(schema):
+            return {"name": "answer", "input_schema": schema} if schema is not None else None
+        def complete(history, tools, schema=None):
+            tool_defs = [dict(t) for t in tools]
+            answer_tool = make_answer_tool(schema)
+            if answer_tool:
+                tool_defs.append(answer_tool)
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=tool_defs, messages=history)
+    """
+    assert rows(source, "CL202") == []
+    # a tool added once the conversation is long: chosen per turn
+    per_turn = source.replace("if answer_tool:", "if answer_tool and len(history) > 20:")
+    assert rows(per_turn, "CL202") == [9]
+
+
+def test_a_filter_inside_one_tool_definition_is_not_a_tool_choice():
+    source = """
+        import inspect
+        from openai import OpenAI
+        client = OpenAI()
+        def schema_of(func):
+            sig = inspect.signature(func)
+            needed = [p.name for p in sig.parameters.values() if p.default is inspect.Parameter.empty]
+            return {"type": "function", "function": {"name": func.__name__, "parameters": {"required": needed}}}
+        def run(agent, history):
+            tools = [schema_of(f) for f in agent.functions]
+            return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=history)
+    """
+    assert rows(source, "CL202") == []
+
+
+def test_a_loop_counter_passed_to_a_prompt_builder_is_reported_where_it_enters_the_text():
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+        RULES = "Follow the rules. " * 400
+        def build_system(step=None, limit=None):
+            note = ""
+            if step is not None:
+                note = f"This is step {step} of {limit}."
+            return RULES + note
+        def ask(history, step=None, limit=None):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=build_system(step, limit), messages=history)
+        def auto(history, limit):
+            count = 0
+            while count < limit:
+                ask(history, step=count + 1, limit=limit)
+                count += 1
+    """
+    findings = lint(source, {"CL101"})
+    assert [f.row for f in findings] == [7]
+    assert "count" in findings[0].message and "line 14" in findings[0].message
+
+
+def test_a_state_dict_rendered_into_the_system_prompt_is_a_rewrite_not_an_unordered_iteration():
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+        open_files = {}
+        def open_file(path):
+            open_files[path] = open(path).read()
+        def edit_file(path, new_text):
+            open_files[path] = new_text
+        def system_prompt():
+            listing = "\\n".join(open_files.keys())
+            body = "".join(f"--- {p} ---\\n{text}\\n" for p, text in open_files.items())
+            return "Files:\\n" + listing + "\\n" + body + "Be careful. " * 600
+        def turn(history):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system_prompt(), messages=history)
+    """
+    assert rows(source, "CL103") == []
+    assert rows(source, "CL301") == [9, 10]
+    # a registry of tools keeps the tools family
+    tools = source.replace("system=system_prompt()", "tools=list(open_files.values())")
+    assert rows(tools, "CL201") == [13]

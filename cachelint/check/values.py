@@ -88,6 +88,7 @@ class Landing:
     prefix: bool = True  # False: the newest turn (not reused yet)
     cache_block: cst.Dict | None = None  # the enclosing content block that carries cache_control, if any
     role: str | None = None  # the role of the enclosing message dict, when it is a literal
+    item: bool = False  # inside one element (a tool definition, a message): a comprehension here builds a field, not the list
 
     @property
     def words(self) -> str:
@@ -157,6 +158,7 @@ class ValueWalker:
         self._landing: Landing | None = None  # where the value followed into another module lands
         self._hops = 0  # modules crossed to get here
         self._site_loops = ctx.loops_around(site.node)
+        self._entry: cst.Name | None = None  # the first parameter followed out of its function: where a caller's value enters the text
 
     # --- entry points ----------------------------------------------------------------------------------------
 
@@ -179,7 +181,7 @@ class ValueWalker:
         if expr is None or depth > MAX_DEPTH:
             return
         frame = id(self._frames[-1][0]) if self._frames else 0  # a helper's body means something else per call
-        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)), ordered, frame)
+        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)) + str(landing.item), ordered, frame)
         if key in self._seen:
             return
         self._seen.add(key)
@@ -210,11 +212,12 @@ class ValueWalker:
             elements = list(expr.elements)
             for i, element in enumerate(elements):
                 newest = newest_last and i == len(elements) - 1 and not isinstance(element, cst.StarredElement) and not is_system_message(element.value)
-                self.walk(element.value, replace(landing, prefix=landing.prefix and not newest), d)
+                item = landing.item or not isinstance(element, cst.StarredElement)
+                self.walk(element.value, replace(landing, prefix=landing.prefix and not newest, item=item), d)
         elif isinstance(expr, cst.Dict):
             block = expr if any(_key_is(e, "cache_control") for e in expr.elements) else landing.cache_block
             role = next((string_value(e.value) for e in expr.elements if _key_is(e, "role")), None) or landing.role
-            inner = replace(landing, cache_block=block, role=role)
+            inner = replace(landing, cache_block=block, role=role, item=True)
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
                     if _key_is(element, "cache_control"):
@@ -244,13 +247,14 @@ class ValueWalker:
         comp = expr.for_in
         while comp is not None:
             self._iterable(comp.iter, landing, d, ordered)
-            if comp.ifs:
+            if comp.ifs and not landing.item and self._chosen_per_turn([i.test for i in comp.ifs], expr):
                 self._fact("filtered", expr, landing, "a filtered comprehension", ordered=ordered)
             comp = comp.inner_for_in
+        element = replace(landing, item=True)  # each element is one tool / message / line
         if isinstance(expr, cst.DictComp):
-            self.walk(expr.value, landing, d)
+            self.walk(expr.value, element, d)
         else:
-            self.walk(expr.elt, landing, d)
+            self.walk(expr.elt, element, d)
 
     def _iterable(self, iterable: cst.BaseExpression, landing: Landing, d: int, ordered: bool) -> None:
         argument = self._argument_of(iterable)
@@ -259,8 +263,29 @@ class ValueWalker:
             return
         label = self._unordered_source(iterable)
         if label:
-            self._fact("unordered", iterable, landing, label, ordered=ordered)
+            self._order_fact(iterable, landing, label, ordered)
         self.walk(iterable, landing, d, ordered=ordered or bool(label))  # reported here, not again at its source
+
+    def _order_fact(self, iterable: cst.BaseExpression, landing: Landing, label: str, ordered: bool) -> None:
+        """An unordered source reaching the prefix. A dict filled at run time keeps its insertion order, so its
+        keys are no hazard in prompt text; but the functions that fill it also overwrite entries in place
+        (`files[path] = new_content`): rendered into the prefix, an update changes text inside it (CL301).
+        A registry of tools keeps the tools family (CL201)."""
+        state = self._runtime_dict_view(iterable)
+        if state is not None and landing.arg != "tools":
+            writes = [self.ctx.span(n).row for n in self.ctx.subscript_assignments.get(self.ctx.code(state), [])
+                      if self.ctx.enclosing_function(n) is not None][:4]
+            where = f" (written on line{'s' if len(writes) > 1 else ''} {', '.join(map(str, writes))})" if writes else ""
+            self._fact("state_dict", iterable, landing, f"`{self.ctx.code(state)}`{where}")
+            return
+        self._fact("unordered", iterable, landing, label, ordered=ordered)
+
+    def _runtime_dict_view(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The dict of `d.keys()` / `d.values()` / `d.items()` when `d` is filled at run time, else None."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("values", "items", "keys"):
+            if self._runtime_dict(expr.func.value):
+                return expr.func.value
+        return None
 
     def _unordered_source(self, expr: cst.BaseExpression) -> str | None:
         if isinstance(expr, (cst.Set, cst.SetComp)):
@@ -587,6 +612,16 @@ class ValueWalker:
     def _param(self, name: cst.Name, param: cst.Param, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         """A parameter: the argument of the call being followed into its function, else what the module's
         callers pass (bounded); a parameter of the function that sends the request is per-request data."""
+        if self._entry is not None:
+            self._follow_param(name, param, landing, d, newest_last, ordered)
+            return
+        self._entry = name
+        try:
+            self._follow_param(name, param, landing, d, newest_last, ordered)
+        finally:
+            self._entry = None
+
+    def _follow_param(self, name: cst.Name, param: cst.Param, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         function = self.ctx.enclosing_function(param)
         for call, called, bound in reversed(self._frames):
             if called is function:
@@ -624,7 +659,7 @@ class ValueWalker:
         iterable = self._argument_of(iterable) or iterable
         label = self._unordered_source(iterable)
         if label:
-            self._fact("unordered", iterable, landing, label, ordered=ordered)
+            self._order_fact(iterable, landing, label, ordered)
         self.walk(iterable, landing, d, ordered=ordered or bool(label))
 
     def _appended(self, name: cst.Name) -> bool:
@@ -642,7 +677,8 @@ class ValueWalker:
                 continue
             if landing.arg in ("messages", "input"):
                 continue  # appended turns are rendered once and then kept: stable history
-            if landing.arg == "tools" and self._conditional(call) and self._inside_site_function(call):
+            if landing.arg == "tools" and not landing.item and self._conditional(call) and self._inside_site_function(call) \
+                    and self._chosen_per_turn([], call):
                 self._fact("filtered", call, landing, f"{name.value}.{func.attr.value}() under a condition")
             values = call.args[1:] if func.attr.value == "insert" else call.args
             for arg in values[:1]:
@@ -663,6 +699,88 @@ class ValueWalker:
                 if other is None or not _always_raises(other):
                     return True
             child = ancestor
+        return False
+
+    def _chosen_per_turn(self, tests: list[cst.BaseExpression], node: cst.CSTNode) -> bool:
+        """Whether the choice that keeps or drops tools at `node` can differ between turns of one conversation:
+        its condition (`tests`, and the `if` / conditional expressions around `node` in its function) reads the
+        conversation (the history sent, or state that holds it), a value that changes in a loop around the
+        request, or an argument that the module's callers pass from a loop. A switch on configuration or on a
+        capability (`if output_schema:`, `if user.is_admin:`) is the same for every turn: not reported."""
+        conditions = list(tests)
+        child = node
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, SCOPES_STOP):
+                break
+            if isinstance(ancestor, cst.If) and child is not ancestor.test:
+                other = ancestor.orelse if child is ancestor.body else ancestor.body
+                if not _always_raises(other):
+                    conditions.append(ancestor.test)
+            elif isinstance(ancestor, cst.IfExp) and child is not ancestor.test:
+                conditions.append(ancestor.test)
+            child = ancestor
+        return any(self._varies_per_turn(test, 0) for test in conditions)
+
+    def _history_roots(self) -> set[str]:
+        roots = set()
+        for arg in ("messages", "input"):
+            expr = self.site.arg(arg)
+            while isinstance(expr, (cst.Subscript, cst.Attribute)) and not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+                expr = expr.value
+            if isinstance(expr, (cst.Name, cst.Attribute)):
+                roots.add(self.ctx.code(expr))
+        return roots
+
+    def _varies_per_turn(self, expr: cst.CSTNode, depth: int) -> bool:
+        if depth > 3:
+            return False
+        roots = self._history_roots()
+        comp_targets = {n.value for c in self.ctx.ancestors(expr) if isinstance(c, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp))
+                        for f in [c.for_in] for n in descendants(f.target) if isinstance(n, cst.Name)}
+        for node in descendants(expr):
+            if isinstance(node, cst.Call) and self.ctx.qualified_name_in(node.func, set(self.volatile)):
+                return True
+            if isinstance(node, cst.Attribute) and self.ctx.code(node) in roots:
+                return True  # self.history
+            if not isinstance(node, cst.Name) or node.value in comp_targets:
+                continue
+            parent = self.ctx.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+            if node.value in roots:
+                return True  # the conversation itself: messages[-1], state["steps"]
+            for binding, value in self.ctx.assigned_values(node):
+                if any(self.ctx.contains(loop, binding) or binding is getattr(loop, "target", None) for loop in self._site_loops):
+                    return True  # set in the loop that sends the requests
+                loop = next((a for a in self.ctx.ancestors(binding) if isinstance(a, (cst.For, cst.CompFor))), None)
+                if loop is not None and (binding is loop.target or self.ctx.contains(loop.target, binding)) and self._varies_per_turn(loop.iter, depth + 1):
+                    return True  # for name in pick(history): ...
+                if isinstance(binding, cst.Param):
+                    argument = self._bound_argument(binding)
+                    if argument is not None:
+                        if self._varies_per_turn(argument, depth + 1):
+                            return True
+                    elif self._passed_from_a_loop(binding):
+                        return True
+                elif value is not None and self._varies_per_turn(value, depth + 1):
+                    return True
+        return False
+
+    def _passed_from_a_loop(self, param: cst.Param) -> bool:
+        """A parameter of the sending function whose callers (in this module) pass a value that a loop around
+        the call changes: `for agent in agents: act(agent, transcript)`."""
+        function = self.ctx.enclosing_function(param)
+        if function is None or function is not self._site_function:
+            return False
+        for call in callers(self.ctx, function)[:MAX_CALLERS]:
+            argument = _bind_arguments(self.ctx, call, function).get(id(param))
+            loops = self.ctx.loops_around(call)
+            if argument is None or not loops:
+                continue
+            for name in (n for n in descendants(argument) if isinstance(n, cst.Name)):
+                for binding, _ in self.ctx.assigned_values(name):
+                    if any(self.ctx.contains(loop, binding) or binding is getattr(loop, "target", None) for loop in loops):
+                        return True
         return False
 
     def _inside_site_function(self, node: cst.CSTNode) -> bool:
@@ -715,6 +833,11 @@ class ValueWalker:
         when = self._when(node)
         if granularity == "process":
             when = "per process"
+        if kind == "counter" and self._entry is not None and self.ctx.enclosing_function(node) is not self.ctx.enclosing_function(self._entry):
+            # a caller's loop counter passed in as an argument: the problem is where it enters the prompt text,
+            # not at the call that passes it (possibly far away)
+            label = f"{label}, passed in on line {self.ctx.span(node).row} as `{self._entry.value}`"
+            node = self._entry
         self.facts.append(Fact(kind, node, landing, label, granularity, when))
 
     def _when(self, node: cst.CSTNode) -> str:
