@@ -377,3 +377,32 @@ def test_processes_creating_one_store_at_once_all_record(tmp_path):
     errors = [p.communicate(timeout=60)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
     assert Store(path, readonly=True).count() == 4
+
+
+def test_a_read_only_file_is_refused_by_import_and_left_unchanged(tmp_path):
+    """File modes: run as `nobody` when the tests run as root (root ignores them)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="cachelint-ro-"))
+    try:
+        os.chmod(folder, 0o755)
+        path = a_store(folder / "cachelint.db")
+        source = folder / "traffic.jsonl"
+        shutil.copy(write_jsonl(tmp_path), source)
+        os.chmod(source, 0o644)
+        os.chmod(path, 0o444)
+        before = path.read_bytes()
+        command = [sys.executable, "-m", "cachelint", "import", str(source), "--db", str(path)]
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                pytest.skip("running as root without setpriv: file modes cannot be tested")
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        os.chmod(folder, 0o555)
+        out = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(folder)})
+        assert out.returncode == 2 and out.stderr.startswith("cachelint: error: cannot write to ") and "read-only" in out.stderr, out.stderr
+        assert "nothing imported" in out.stderr and out.stderr.count("\n") == 1
+        assert path.read_bytes() == before and not list(folder.glob("*.corrupt-*"))
+    finally:
+        os.chmod(folder, 0o755)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -351,8 +351,8 @@ class Store:
         return db
 
     def _read_connection(self) -> sqlite3.Connection:
-        """A read-only connection. A store in WAL mode on a read-only file system (no -shm can be made) is
-        opened as immutable: nobody can write it there anyway."""
+        """A read-only connection. A store in WAL mode whose -shm cannot be made (a read-only folder or file
+        system) is opened as immutable: nobody can write it there anyway."""
         for uri in (f"file:{self.path}?mode=ro", f"file:{self.path}?mode=ro&immutable=1"):
             db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
             db.row_factory = sqlite3.Row
@@ -360,7 +360,7 @@ class Store:
                 self._retry_busy(lambda: db.execute("SELECT count(*) FROM sqlite_master").fetchone())
             except sqlite3.OperationalError as exc:
                 db.close()
-                if not _error_name(exc).startswith("SQLITE_CANTOPEN") or "immutable" in uri:
+                if not _error_name(exc).startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) or "immutable" in uri:
                     raise
                 continue
             return db
