@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +26,8 @@ from cachelint.record.store import Row
 
 LOG_LINES = 12
 SESSIONS_SHOWN = 20
+WIDE = 140  # below this many columns the table leaves out written, fresh and model
+NARROW_HIDES = frozenset({"model", "written", "fresh"})
 QUIT_HINT = "q or Ctrl+C: stop the proxy (every exchange already received is recorded first)"
 
 
@@ -63,7 +65,9 @@ def _sum(totals: Iterable[Totals]) -> Totals:
     return whole
 
 
-def session_table(totals: dict[str, Totals], listen: str) -> Table:
+def session_table(totals: dict[str, Totals], listen: str, width: int | None = None) -> Table:
+    """The sessions table with a totals row; on a terminal narrower than WIDE columns the less telling columns
+    are left out so that the numbers are never cut."""
     table = Table(title=Text(f"cachelint proxy on {clean(listen)}", style="bold"), title_justify="left", expand=False,
                   show_footer=bool(totals), footer_style="bold")
     snapshot = list(totals.items())
@@ -73,23 +77,28 @@ def session_table(totals: dict[str, Totals], listen: str) -> Table:
               "hit rate": f"{whole.hit_rate:.0%}", "read": f"{whole.cache_read_tokens:,}", "written": f"{whole.cache_write_tokens:,}",
               "fresh": f"{fresh:,}", "wasted": f"{whole.wasted_prefill_tokens:,}", "wasted $": usd(whole.wasted_cost),
               "cost $": usd(whole.cost), "last break": f"{whole.errors:,} error{'' if whole.errors == 1 else 's'}" if whole.errors else ""}
-    for name, justify in (("session", "left"), ("model", "left"), ("reqs", "right"), ("hit rate", "right"), ("read", "right"),
-                          ("written", "right"), ("fresh", "right"), ("wasted", "right"), ("wasted $", "right"), ("cost $", "right"),
-                          ("last break", "left")):
-        table.add_column(name, justify=justify, no_wrap=name != "last break", footer=footer.get(name, ""))
+    hidden = NARROW_HIDES if width is not None and width < WIDE else frozenset()
+    names = [name for name in ("session", "model", "reqs", "hit rate", "read", "written", "fresh", "wasted", "wasted $", "cost $", "last break")
+             if name not in hidden]
+    for name in names:
+        text_column = name in ("session", "model", "last break")
+        table.add_column(name, justify="left" if text_column else "right", no_wrap=not text_column,
+                         overflow="fold" if name == "last break" else "ellipsis", footer=footer.get(name, ""))
     for session, t in snapshot[-SESSIONS_SHOWN:]:
         fresh = max(0, t.prompt_tokens - t.cache_read_tokens - t.cache_write_tokens)
         brk = t.last_break
         last = f"#{brk['seq']} {_cause(brk)}" if brk else ""
         hit_style = "green" if t.hit_rate >= 0.8 else "yellow" if t.hit_rate >= 0.5 else "red"
-        table.add_row(Text(clean(session[-28:])), Text(clean(t.model or "", 40)), str(t.requests), Text(f"{t.hit_rate:.0%}", style=hit_style),
-                      f"{t.cache_read_tokens:,}", f"{t.cache_write_tokens:,}", f"{fresh:,}",
-                      Text(f"{t.wasted_prefill_tokens:,}", style="red" if t.wasted_prefill_tokens else ""),
-                      usd(t.wasted_cost), usd(t.cost), Text(clean(last), style="red"))
+        cells = {"session": Text(clean(session[-28:])), "model": Text(clean(t.model or "", 40)), "reqs": str(t.requests),
+                 "hit rate": Text(f"{t.hit_rate:.0%}", style=hit_style), "read": f"{t.cache_read_tokens:,}",
+                 "written": f"{t.cache_write_tokens:,}", "fresh": f"{fresh:,}",
+                 "wasted": Text(f"{t.wasted_prefill_tokens:,}", style="red" if t.wasted_prefill_tokens else ""),
+                 "wasted $": usd(t.wasted_cost), "cost $": usd(t.cost), "last break": Text(clean(last), style="red")}
+        table.add_row(*(cells[name] for name in names))
     if len(snapshot) > SESSIONS_SHOWN:
         table.caption = f"the {SESSIONS_SHOWN} latest of {len(snapshot)} sessions; the totals row counts them all"
     if not snapshot:
-        table.add_row("(waiting for traffic)", *[""] * 10)
+        table.add_row("(waiting for traffic)", *[""] * (len(names) - 1))
     return table
 
 
@@ -133,11 +142,25 @@ class Dashboard:
     def summary(self, db: str) -> list[str]:
         return summary_lines(self.totals, db, self.breaks)
 
-    def render(self) -> RenderableType:
+    def render(self, width: int | None = None) -> RenderableType:
         with self._lock:
             lines = list(self.log)
         log = Text("\n").join(lines) if lines else Text("(no requests yet)", style="dim")
-        return Group(session_table(self.totals, self.listen), Text("latest requests", style="bold"), log, Text(QUIT_HINT, style="dim"))
+        return Group(session_table(self.totals, self.listen, width), Text("latest requests", style="bold"), log, Text(QUIT_HINT, style="dim"))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Rendered at the terminal's width on every refresh (pass the Dashboard itself to rich Live); the log's
+        lines are wrapped here, so a console that does not wrap (soft_wrap) still shows them whole."""
+        width = options.max_width
+        with self._lock:
+            lines = list(self.log)
+        yield session_table(self.totals, self.listen, width)
+        yield Text("latest requests", style="bold")
+        if not lines:
+            yield Text("(no requests yet)", style="dim")
+        for line in lines:
+            yield from line.wrap(console, width)
+        yield Text(QUIT_HINT, style="dim")
 
 
 def summary_lines(totals: dict[str, Totals], db: str, breaks: int | None = None) -> list[str]:

@@ -218,3 +218,20 @@ def test_grafana_dashboard_queries_only_metrics_the_proxy_exports():
     assert used and used <= exported, used - exported
     grouped = {label for e in exprs for label in re.findall(r"by \(([a-z_]+)\)", e)}
     assert grouped <= labels and not any(re.search(r"\bsession\b", e) for e in exprs)
+
+
+def test_a_narrow_terminal_keeps_every_number_whole(recorded):
+    """At 80 columns (and with soft_wrap, as `cachelint proxy`'s console has) the table leaves columns out rather
+    than cut a number, and the log's lines wrap instead of being cropped."""
+    recorder, dashboard, _ = recorded
+    out = Console(record=True, width=80, soft_wrap=True, file=io.StringIO())
+    out.print(dashboard)
+    text = out.export_text()
+    t = recorder.totals["demo-session"]
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert f"${t.cost:,.4f}" in text and f"${t.wasted_cost:,.4f}" in text and f"{t.cache_read_tokens:,}" in text and "…" not in text.split("session")[1][:40]
+    assert "2,126 tokens prefilled again" in " ".join(text.split()) and "written" not in text.split("latest requests")[0]
+    wide = Console(record=True, width=200, file=io.StringIO())
+    wide.print(dashboard)
+    shown = wide.export_text()
+    assert "written" in shown and "claude-sonnet-4-5" in shown.split("latest requests")[0]
