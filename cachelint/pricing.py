@@ -317,7 +317,7 @@ def load_litellm_prices(path: str | Path, *, fallback: PriceTable | None = None)
 
 
 def wasted_prefill_usd(tokens: int, model: str | None, table: PriceTable | None = None, *, ttl: str = "5m",
-                       prompt_tokens: int = 0) -> float | None:
+                       prompt_tokens: int = 0, one_hour_tokens: int = 0) -> float | None:
     """What prefilling `tokens` again cost over reading them from cache, by the provider's own billing rule, or
     None for a model without a price (unknown is not $0):
 
@@ -325,13 +325,16 @@ def wasted_prefill_usd(tokens: int, model: str | None, table: PriceTable | None 
     - OpenAI: they were billed as input instead of cached input; GPT-5.6 and later bill them as a cache write
       (1.25x input) where they are written, which is what the write column of their row holds.
 
-    `prompt_tokens` picks the price band of a model with one (Haiku 5.5 over 100,000 tokens)."""
+    `prompt_tokens` picks the price band of a model with one (Haiku 5.5 over 100,000 tokens); `one_hour_tokens`
+    of the `tokens` were written again as 1-hour entries (the request's own cache_creation split)."""
     price = lookup(model, table)
     if price is None:
         return None
     price = price.band(prompt_tokens)
-    billed = price.cache_write_1h if ttl == "1h" else price.cache_write_5m
-    return max(tokens, 0) * max(billed - price.cache_read, 0.0) / MTOK
+    tokens = max(tokens, 0)
+    one_hour = tokens if ttl == "1h" else min(max(one_hour_tokens, 0), tokens)
+    return (one_hour * max(price.cache_write_1h - price.cache_read, 0.0)
+            + (tokens - one_hour) * max(price.cache_write_5m - price.cache_read, 0.0)) / MTOK
 
 
 def anthropic_base_price(model: str | None) -> float | None:

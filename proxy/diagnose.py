@@ -134,8 +134,8 @@ class AskDiagnostics:
     """mitmproxy addon: opt Anthropic conversations into cache diagnostics. Add it after the cachelint addon (its
     `responseheaders` wraps the stream function that addon sets)."""
 
-    def __init__(self, beta: str = BETA) -> None:
-        self.beta = beta
+    def __init__(self, beta: str | None = BETA) -> None:
+        self.beta = beta  # None: the body field only (the GA docs no longer require the header)
         self.previous: OrderedDict[str, str | None] = OrderedDict()  # chain -> the latest response id
         self.asked = 0  # requests given `diagnostics`
 
@@ -157,7 +157,8 @@ class AskDiagnostics:
         if changed is None:
             return
         flow.request.content = changed
-        flow.request.headers.set_all("anthropic-beta", with_beta(flow.request.headers.get_all("anthropic-beta"), self.beta))
+        if self.beta:
+            flow.request.headers.set_all("anthropic-beta", with_beta(flow.request.headers.get_all("anthropic-beta"), self.beta))
         flow.metadata[_KEY] = key
         self.previous.setdefault(key, None)
         self.previous.move_to_end(key)

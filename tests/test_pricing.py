@@ -173,6 +173,8 @@ def test_wasted_prefill_by_each_providers_rule():
     # Anthropic: a write instead of a read (5 minutes by default, 1 hour when the entry was a 1-hour one)
     assert wasted_prefill_usd(1037, "claude-sonnet-4-5") == pytest.approx(1037 * 3.0 * (1.25 - 0.1) / 1e6)
     assert wasted_prefill_usd(1000, "claude-sonnet-4-5", ttl="1h") == pytest.approx(1000 * 3.0 * (2.0 - 0.1) / 1e6)
+    assert wasted_prefill_usd(1000, "claude-sonnet-4-5", one_hour_tokens=400) == \
+        pytest.approx((400 * (6.0 - 0.3) + 600 * (3.75 - 0.3)) / 1e6)
     # OpenAI before GPT-5.6: input instead of cached input
     assert wasted_prefill_usd(1000, "gpt-4o") == pytest.approx(1000 * (2.5 - 1.25) / 1e6)
     assert wasted_prefill_usd(1000, "gpt-5.1-codex-mini") == pytest.approx(1000 * (0.25 - 0.025) / 1e6)

@@ -604,3 +604,31 @@ def test_imported_traffic_carries_the_diagnosis_and_the_idle_expiry(tmp_path):
     assert [r.brk["cause"] if r.brk else None for r in rows] == [None, "none", "ttl_expired", "system_changed"]
     assert rows[2].brk["idle_seconds"] == pytest.approx(540.0) and rows[2].brk["agreement"] == "agree"
     assert rows[3].brk["provider_diagnosis"]["type"] == "system_changed" and rows[3].brk["agreement"] == "agree"
+
+
+def test_an_unknown_model_costs_unknown_never_zero(env):
+    h, up, _ = env
+    client = claude(up)
+    row, m1 = ask(h, client, messages=turns(1), previous=None, model="claude-opus-9")
+    assert row.cost is None and row.wasted_cost is None
+    row, _ = ask(h, client, messages=turns(2), previous=m1, model="claude-opus-9", system=GUIDE + " v2")
+    assert row.wasted_prefill_tokens > 2000 and row.wasted_cost is None and row.cost is None
+    assert h.recorder.totals[row.session].unpriced == 2
+
+
+def test_a_one_hour_entry_expires_after_an_hour(env):
+    h, up, _ = env
+    client = claude(up)
+    system = [{"type": "text", "text": GUIDE, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    headers = {"x-claude-code-session-id": "conv-1h"}
+    for gap in (0, 70 * 60):
+        h.clock.now += gap
+        client.beta.messages.create(model=MODEL, max_tokens=16, system=system, tools=TOOLS, messages=turns(1),
+                                    betas=[BETA], extra_headers=headers)
+        row = h.capture()
+    assert row.cache_read_tokens == 0
+    assert (row.brk["cause"], row.brk["ttl_seconds"], row.brk["idle_seconds"]) == ("ttl_expired", 3600.0, 4200.0)
+    one_hour = row.cache_write_1h_tokens  # written again at the 1-hour price, the tail at the 5-minute one
+    assert 0 < one_hour < row.wasted_prefill_tokens
+    assert row.wasted_cost == pytest.approx((one_hour * (6.0 - 0.3) + (row.wasted_prefill_tokens - one_hour)
+                                             * (3.75 - 0.3)) / 1e6)

@@ -24,7 +24,7 @@ from cachelint.record.secrets import clean_headers, clean_url
 from cachelint.record.sessions import Sessions, SessionState, conversation_key
 from cachelint.record.store import Row, Store
 from cachelint.rules import NAMES
-from cachelint.record.ttl import entry_ttl_seconds
+from cachelint.record.ttl import lost_entry_ttl_seconds
 from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS, openai_cacheable
 from cachelint.simulate import DEFAULT_MIN_SLACK_TOKENS, DEFAULT_TOLERANCE
 from cachelint.tokens import counter_for
@@ -228,12 +228,12 @@ class Recorder:
             return None
         expected = expected_read(prompt.provider, previous, usage)
         missed = expected - usage.cache_read_tokens
-        if missed <= max(DEFAULT_MIN_SLACK_TOKENS, DEFAULT_TOLERANCE * expected):
+        slack = max(DEFAULT_MIN_SLACK_TOKENS, DEFAULT_TOLERANCE * expected)
+        if missed <= slack:
             return None
         last_at, last_ready, last_body = self._last_request.get(session.id, (None, None, None))
         idle = started_at - last_at if last_at is not None else None
-        ttl = entry_ttl_seconds(prompt.provider, prompt.model, last_body, previous.cache_write_5m_tokens,
-                                previous.cache_write_1h_tokens)
+        ttl = lost_entry_ttl_seconds(prompt.provider, prompt.model, last_body, previous, usage.cache_read_tokens, slack)
         found: dict[str, Any] = {"missed_tokens": missed, "expected_read_tokens": expected, "ttl_seconds": ttl,
                                  "idle_seconds": round(idle, 3) if idle is not None else None}
         if idle is not None and idle > ttl:
@@ -276,7 +276,8 @@ class Recorder:
             total = round(pricing.cost(model, usage, self.options.prices).total, 8)
         except (AttributeError, TypeError, KeyError, CachelintError):
             total = None
-        wasted_usd = pricing.wasted_prefill_usd(wasted, model, self.options.prices, prompt_tokens=usage.prompt_tokens)
+        wasted_usd = pricing.wasted_prefill_usd(wasted, model, self.options.prices, prompt_tokens=usage.prompt_tokens,
+                                                one_hour_tokens=usage.cache_write_1h_tokens or 0)
         return total, round(wasted_usd, 8) if wasted_usd is not None else None
 
     def _update_totals(self, row: Row) -> None:

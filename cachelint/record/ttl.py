@@ -81,6 +81,25 @@ def anthropic_ttl_seconds(body: Any, write_5m: int | None = None, write_1h: int 
     return ANTHROPIC_TTL_SECONDS[marks[-1]] if marks else FIVE_MINUTES
 
 
+def lost_entry_ttl_seconds(provider: str | None, model: str | None, body: Any, previous: Any, read_now: int,
+                           slack: float = 0.0) -> float:
+    """The lifetime that matters for a miss: a request that wrote 1-hour entries (tools, system) ahead of 5-minute
+    ones (the conversation) keeps the 1-hour part after five minutes idle, so a miss that reaches into that part
+    is judged against the hour, one that only lost the tail against five minutes. `previous` is the previous
+    request's `Usage`; `read_now` what this request read."""
+    if provider != "anthropic":
+        return openai_ttl_seconds(model, body)
+    w5, w1 = previous.cache_write_5m_tokens, previous.cache_write_1h_tokens
+    if w5 and w1:
+        one_hour_part = previous.cache_read_tokens + w1
+        return ONE_HOUR if read_now < one_hour_part - slack else FIVE_MINUTES
+    if not (w5 or w1):
+        marks = _marker_ttls(body)
+        if "1h" in marks and "5m" in marks:
+            return ONE_HOUR if read_now <= slack else FIVE_MINUTES
+    return anthropic_ttl_seconds(body, w5, w1)
+
+
 def openai_ttl_seconds(model: str | None, body: Any) -> float:
     """The shortest lifetime OpenAI may give a prefix of this request."""
     retention = body.get("prompt_cache_retention") if isinstance(body, dict) else None
@@ -258,4 +277,4 @@ def advise(sessions: dict[str, list[Any]], table: pricing.PriceTable | None = No
     }
 
 
-__all__ = ["advise", "anthropic_ttl_seconds", "entry_ttl_seconds", "openai_ttl_seconds"]
+__all__ = ["advise", "anthropic_ttl_seconds", "entry_ttl_seconds", "lost_entry_ttl_seconds", "openai_ttl_seconds"]
