@@ -102,7 +102,7 @@ def test_a_write_that_meets_a_lock_is_kept_and_written_later(tmp_path):
     store = Store(path, lock_wait=0.3, warn=said.append)
     with Holder(path, "write"):
         assert store.add(row(10)) is None and store.pending == 1
-    assert any("locked: another process holds a lock on it" in line and "1 exchanges kept in memory" in line for line in said)
+    assert any("locked: another process holds a lock on it" in line and "1 exchange kept in memory" in line for line in said)
     store.add(row(11))
     assert store.pending == 0 and store.count() == 5
     assert store.close() == 0
@@ -156,7 +156,7 @@ def test_a_full_database_keeps_rows_in_memory_up_to_a_bound_and_says_what_was_dr
     for i in range(1, 6):
         store.add(row(i, body="y" * 20_000))
     assert store.pending == 2 and store.dropped == 3
-    assert any("disk full; 1 exchanges kept in memory, retrying" in line for line in said), said
+    assert any("disk full; 1 exchange kept in memory, retrying" in line for line in said), said
     assert any("3 dropped" in line for line in said), said
     assert store.close() == 5
     assert "5 exchanges not recorded" not in said[-1] and "2 exchanges not recorded" in said[-1]
@@ -191,7 +191,7 @@ def test_a_full_disk_is_said_on_every_failed_write_and_nothing_is_lost_once_ther
         sent += 1
     failures = [line for line in said if "disk full" in line]
     assert len(failures) >= 4 and failures[-1].startswith(f"cachelint: error: cannot write to {small_fs / 'cachelint.db'}: disk full; ")
-    assert failures[-1].endswith(f"{store.pending} exchanges kept in memory, retrying")
+    assert failures[-1].endswith(f"{store.pending} exchange{'s' if store.pending != 1 else ''} kept in memory, retrying")
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_fs)], check=True)
     store.add(row(sent))
     sent += 1

@@ -211,6 +211,10 @@ def failure_reason(path: Path, exc: BaseException) -> str:
     return str(exc)
 
 
+def _exchanges(n: int) -> str:
+    return f"{n:,} exchange{'s' if n != 1 else ''}"
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -525,7 +529,7 @@ class Store:
                 self._flush(wait=0.0)  # room may have come back since the last try
             if self._pending and self._over_bound(columns):
                 self.dropped += 1
-                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {len(self._pending):,} exchanges "
+                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {_exchanges(len(self._pending))} "
                            f"kept in memory (the bound), {self.dropped:,} dropped")
                 return None
             self._pending.append((row, columns))
@@ -553,7 +557,7 @@ class Store:
                 if attempt == 0 and _error_name(exc).startswith("SQLITE_READONLY") and self._reconnect():
                     continue  # it may have been made writable since it was opened
                 self.write_error = failure_reason(self.path, exc)
-                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {len(self._pending):,} exchanges kept in memory, retrying")
+                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {_exchanges(len(self._pending))} kept in memory, retrying")
                 return False
         if self.write_error is not None:
             self._warn(f"cachelint: the store {self.path} accepts writes again: the exchanges kept in memory are written")
@@ -644,7 +648,7 @@ class Store:
             lost = 0
             if self._pending and not self._flush(wait=None):
                 lost = len(self._pending)
-                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {lost:,} exchanges not recorded")
+                self._warn(f"cachelint: error: cannot write to {self.path}: {self.write_error}; {_exchanges(lost)} not recorded")
             lost += self.dropped
             self._db.close()
             return lost
