@@ -515,10 +515,6 @@ def _truncate_tokens(text: str, max_tokens: int) -> str:
 
 
 # --------------------------------------------------------------------------------------------------------
-# the HTTP side
-
-
-# --------------------------------------------------------------------------------------------------------
 # cache diagnostics: fingerprints and comparisons
 
 
@@ -616,6 +612,9 @@ def _openai_diagnostics(before: dict[str, Any] | None, after: dict[str, Any]) ->
                 "comparison_reusable_tokens": reusable}
     return {"type": "cache_hit"}
 
+
+# --------------------------------------------------------------------------------------------------------
+# the HTTP side
 
 
 class _Server(ThreadingHTTPServer):
