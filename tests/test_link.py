@@ -163,6 +163,38 @@ def test_a_static_finding_at_the_place_makes_it_certain_and_names_the_rule(tmp_p
     assert (Path(top["file"]).resolve(), top["line"], top["rule"], top["confidence"], top["finding"]) == ((tmp_path / "bot.py").resolve(), 9, "CL101", "certain", True)
 
 
+def test_a_change_inside_a_value_and_a_near_miss(tmp_path):
+    (tmp_path / "bot.py").write_text(
+        "from datetime import datetime\n\n"
+        "def system_prompt(handbook):\n"
+        "    stamp = datetime.now().strftime('%Y-%m-%d %H:%M')\n"
+        "    return f\"You are Acme's support agent. Local time: {stamp}.\\n{handbook}\"\n")
+    index = build_index(tmp_path)
+    minute = {"cause": "system_changed", "detail": "volatile_value", "rule": "CL101",
+              "before": "…upport agent. Local time: 2026-11-29 10:31.\nThe handbook: refunds within 30 days…",
+              "after": "…upport agent. Local time: 2026-11-29 10:32.\nThe handbook: refunds within 30 days…"}
+    [top] = link_break(minute, index, [])
+    assert (top.line, top.confidence, top.code) == (4, "certain", "datetime.now().strftime('%Y-%m-%d %H:%M')")
+    other = {"cause": "system_changed", "detail": "volatile_value", "rule": "CL101",  # Claude Code's own clock
+             "before": "…inux 6.8.0\nCurrent time: 2026-11-29T10:31\n</env>\nYou are powered by the model na…",
+             "after": "…inux 6.8.0\nCurrent time: 2026-11-29T10:32\n</env>\nYou are powered by the model na…"}
+    assert link_break(other, index, []) == []
+
+
+@pytest.mark.parametrize("old, new", [(9, 10), (10, 9), (99, 100000)])
+def test_values_of_another_length_cut_the_excerpts_elsewhere(old, new):
+    """The excerpts end a fixed width after the first difference: a longer value moves the end of one of them."""
+    from cachelint.diff.explain import excerpt
+    from cachelint.diff.locate import common_prefix_length
+
+    before = customer_system(Customer("Ada Lovelace", old))[0]["text"]
+    after = customer_system(Customer("Ada Lovelace", new))[0]["text"]
+    at = common_prefix_length(before, after)
+    brk = {"cause": "system_changed", "detail": "volatile_value", "rule": "CL101", "before": excerpt(before, at), "after": excerpt(after, at)}
+    found = link_break(brk, build_index(APP), [])
+    assert [(c.file.resolve(), c.line, c.confidence) for c in found] == [(*marked("per_user"), "certain")]
+
+
 def test_templates_of_every_shape_are_matched(tmp_path):
     (tmp_path / "shapes.py").write_text(
         "import time\n"
@@ -183,9 +215,12 @@ def test_templates_of_every_shape_are_matched(tmp_path):
 
 def test_alignment_counts_literal_characters_across_holes():
     parts = ["Customer: ", Hole(1, "name"), ", with "]
-    assert align_left(parts, "Customer: Ada Lovelace, with ") == (len("Customer: ") + len(", with "), False)
-    assert align_left(["Time: "], "Current time: ") == (5, True)  # 'T' contradicts 't': a different template
-    assert align_right([" open tickets.", Hole(2, "x"), " end"], " open tickets. … end") == (len(" open tickets.") + 4, False)
+    assert align_left(parts, "Customer: Ada Lovelace, with ") == len("Customer: ") + len(", with ")
+    assert align_left(["Local time: "], "Current time: ") == 0  # another template: nothing agrees
+    assert align_left(["Local time: "], "al time: 2026-11-29 ", near=32) == len("al time: ")  # cut excerpt, change inside the value
+    assert align_left(["Local time: "], "Local time: 2026-11-29 ") == 0  # not next to the change (near=0)
+    assert align_right([" open tickets.", Hole(2, "x"), " end"], " open tickets. … end") == len(" open tickets.") + 4
+    assert align_right([".\nHandbook follows"], ":31.\nHand", near=32) == len(".\nHand")
 
 
 def test_source_dir_must_be_a_directory(tmp_path):

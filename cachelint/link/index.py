@@ -80,17 +80,13 @@ class TreeIndex:
 
 
 def python_files(root: Path) -> list[Path]:
-    """The files `cachelint check ROOT` would walk (its exclusions and .gitignore), at most MAX_FILES."""
-    from cachelint.check.config import load_config
+    """The Python files under ROOT as `cachelint check` walks a tree by default (virtualenvs, build and VCS
+    folders and .gitignore'd paths skipped), at most MAX_FILES. The linter's own `exclude` lists are not
+    applied: code left out of linting (a demo, a corpus of mistakes) still builds prompts."""
+    from cachelint.check.config import Config
     from cachelint.check.files import discover
 
-    try:
-        config = load_config(root)
-    except Exception:  # a broken config must not cost the link: walk with the defaults
-        from cachelint.check.config import Config
-
-        config = Config(root=root)
-    return [Path(p) for p in discover([root], config)][:MAX_FILES]
+    return [Path(p) for p in discover([root], Config(root=root))][:MAX_FILES]
 
 
 def build_index(root: Path) -> TreeIndex:

@@ -4,9 +4,9 @@ Four ways in, by what broke:
 
 - text (the system prompt, a message, an output schema): the characters before and after the changed span
   of the break's excerpts are aligned with every template of the tree (`index.Template`). A template fits
-  when its literal parts around one hole match the text on both sides of the change: the hole (or the line
-  that produced the name in it) is the place. The more literal characters agree, the surer the link; a
-  template whose literal contradicts the observed text ranks low.
+  when its literal parts around one hole are found on both sides of the change (next to it, or a short value
+  away): the hole (or the line that produced the name in it) is the place. The more literal characters
+  agree, the surer the link; a literal that is not there ends the alignment.
 - tools: the tool names of the break are looked up as `"name": "..."` in the tree's dict literals; the list
   they live in is followed to where it is iterated into a list (where its order and membership are decided).
 - history (truncated, removed or compacted messages): slices, pops and deletes of message lists in the tree.
@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from cachelint.check.finding import Finding
-from cachelint.diff.classify import changed_span
 from cachelint.link.index import Hole, Site, Template, TreeIndex
 
 CONFIDENCES = ("certain", "likely", "possible")
 MIN_SCORE = 6  # literal characters that must agree before a template is a candidate at all
 LIKELY_SCORE = 10
 CERTAIN_SCORE = 16
+MAX_TAIL_SHIFT = 12
+VALUE_GAP = 32  # characters of a hole's value that may sit between its literal and the changed span
 MAX_CANDIDATES = 5
 # rule -> family: a finding of the same family as the break's rule can be its cause
 FAMILIES = {
@@ -128,13 +129,26 @@ def _strip_marks(text: str) -> tuple[str, bool, bool]:
 
 def observed_context(brk: dict[str, Any]) -> tuple[str, str, str, str] | None:
     """(text before the change, changed text before, changed text after, text after the change) from the
-    break's excerpts, or None when there are none."""
+    break's excerpts, or None when there are none.
+
+    The excerpts are cut a fixed width after the first difference, so when the changed values differ in length
+    their tails are cut at different places: the common end is looked for with either tail shortened by up to
+    MAX_TAIL_SHIFT characters."""
     before, after = brk.get("before"), brk.get("after")
     if not isinstance(before, str) or not isinstance(after, str) or not (before or after):
         return None
-    b, _, _ = _strip_marks(before)
-    a, _, _ = _strip_marks(after)
-    start, b_end, a_end = changed_span(b, a)
+    b, _, b_cut = _strip_marks(before)
+    a, _, a_cut = _strip_marks(after)
+    start = _common_prefix(b, a)
+    best = (-1, 0, 0)  # common tail, shortened from b, shortened from a
+    shifts = range(-MAX_TAIL_SHIFT, MAX_TAIL_SHIFT + 1) if b_cut and a_cut else (0,)
+    for shift in sorted(shifts, key=abs):
+        trim_b, trim_a = max(0, shift), max(0, -shift)
+        tail = _common_suffix(b[start : len(b) - trim_b], a[start : len(a) - trim_a])
+        if tail > best[0]:
+            best = (tail, trim_b, trim_a)
+    tail, trim_b, trim_a = best
+    b_end, a_end = len(b) - trim_b - tail, len(a) - trim_a - tail
     return a[:start], b[start:b_end], a[start:a_end], a[a_end:]
 
 
@@ -152,47 +166,49 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def align_left(parts: list[str | Hole], text: str) -> tuple[int, bool]:
-    """How many literal characters of `parts` (read right to left) agree with the end of `text`, and whether
-    one contradicted it (a literal that differs where the text still has characters)."""
-    score, gap = 0, False
+def align_left(parts: list[str | Hole], text: str, near: int = 0) -> int:
+    """How many literal characters of `parts`, read right to left, agree with the end of `text`.
+
+    The first literal must end within `near` characters of the end of `text` (the changed span may start inside
+    the value of the hole, after a part of it that did not change); after each further hole (a value of unknown
+    length) the next literal may be anywhere before. When the excerpt was cut inside a literal, the part of it
+    that is there counts."""
+    score, bound = 0, near
     for part in reversed(parts):
         if isinstance(part, Hole):
-            gap = True
+            bound = len(text)  # a hole of unknown length sits between
             continue
-        if gap:  # a hole of unknown length sits between: the literal must appear somewhere before
-            at = text.rfind(part)
-            if at < 0:
-                return score, False
-            score, text, gap = score + len(part), text[:at], False
+        window = text[max(0, len(text) - len(part) - bound) :]
+        at = window.rfind(part)
+        if at >= 0:
+            score, text = score + len(part), text[: len(text) - len(window) + at]
+            bound = 0
             continue
-        n = _common_suffix(part, text)
-        score += n
-        if n < len(part):
-            return score, n < len(text)
-        text = text[: len(text) - n]
-    return score, False
+        for k in range(min(len(part), len(text)) - 1, 2, -1):  # the excerpt starts inside this literal
+            if text.startswith(part[-k:]) and len(text) - k <= bound:
+                return score + k
+        return score
+    return score
 
 
-def align_right(parts: list[str | Hole], text: str) -> tuple[int, bool]:
+def align_right(parts: list[str | Hole], text: str, near: int = 0) -> int:
     """align_left's mirror: literal characters of `parts` that agree with the start of `text`."""
-    score, gap = 0, False
+    score, bound = 0, near
     for part in parts:
         if isinstance(part, Hole):
-            gap = True
+            bound = len(text)
             continue
-        if gap:
-            at = text.find(part)
-            if at < 0:
-                return score, False
-            score, text, gap = score + len(part), text[at + len(part) :], False
+        window = text[: len(part) + bound]
+        at = window.find(part)
+        if at >= 0:
+            score, text = score + len(part), text[at + len(part) :]
+            bound = 0
             continue
-        n = _common_prefix(part, text)
-        score += n
-        if n < len(part):
-            return score, n < len(text)
-        text = text[n:]
-    return score, False
+        for k in range(min(len(part), len(text)), 2, -1):  # the excerpt ends inside this literal
+            if text.endswith(part[:k]) and len(text) - k <= bound:
+                return score + k
+        return score
+    return score
 
 
 def _text_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
@@ -200,7 +216,10 @@ def _text_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
     if context is None:
         return []
     prefix, _old, new, suffix = context
-    anchors = [a for a in (prefix[-3:], suffix[:3], new) if len(a) >= 3] or [prefix[-1:] + suffix[:1]]
+    near = prefix[-(VALUE_GAP + 4) :] + "\x00" + suffix[: VALUE_GAP + 4]
+    anchors = {near[i : i + 4] for i in range(len(near) - 3)} - {g for g in (near[i : i + 4] for i in range(len(near) - 3)) if "\x00" in g}
+    if len(new) >= 4:
+        anchors.add(new[:32])
     out: list[Candidate] = []
     for template in index.templates:
         text = template.text
@@ -208,7 +227,7 @@ def _text_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
             continue  # no literal of this template touches the change: cheap to skip on a big tree
         if template.has_holes:
             out += _hole_fits(template, prefix, suffix)
-        elif len(new) >= 3:
+        else:
             fit = _literal_fit(template, prefix, new, suffix)
             if fit is not None:
                 out.append(fit)
@@ -220,16 +239,18 @@ def _hole_fits(template: Template, prefix: str, suffix: str) -> list[Candidate]:
     for i, part in enumerate(template.parts):
         if not isinstance(part, Hole):
             continue
-        left, left_bad = align_left(template.parts[:i], prefix)
-        right, right_bad = align_right(template.parts[i + 1 :], suffix)
+        left = align_left(template.parts[:i], prefix, VALUE_GAP)
+        right = align_right(template.parts[i + 1 :], suffix, VALUE_GAP)
         score = left + right
         if score < MIN_SCORE:
             continue
-        contradicted = left_bad or right_bad
+        # a literal next to the hole that is not found where the text has room for it speaks against the fit
+        left_missing = left == 0 and len(prefix) >= 8 and any(isinstance(p, str) for p in template.parts[:i])
+        right_missing = right == 0 and len(suffix) >= 8 and any(isinstance(p, str) for p in template.parts[i + 1 :])
+        if (left_missing or right_missing) and score < 2 * CERTAIN_SCORE:
+            continue
         both = left > 0 and right > 0 or (left > 0 and not suffix) or (right > 0 and not prefix)
-        if contradicted:
-            confidence, score = "possible", score / 2
-        elif score >= CERTAIN_SCORE and both:
+        if score >= CERTAIN_SCORE and both:
             confidence = "certain"
         elif score >= LIKELY_SCORE:
             confidence = "likely"
@@ -245,22 +266,14 @@ def _hole_fits(template: Template, prefix: str, suffix: str) -> list[Candidate]:
 
 
 def _literal_fit(template: Template, prefix: str, new: str, suffix: str) -> Candidate | None:
-    """A plain literal that holds the changed text itself (an edited constant), with context that agrees."""
+    """A plain literal that holds the changed text itself with the text around it (an edited constant)."""
     literal = template.parts[0]
     assert isinstance(literal, str)
-    best = None
-    start = literal.find(new)
-    tries = 0
-    while start >= 0 and tries < 20:
-        left = _common_suffix(literal[:start], prefix)
-        right = _common_prefix(literal[start + len(new) :], suffix)
-        score = len(new) + left + right
-        best = max(best or 0, score)
-        start, tries = literal.find(new, start + 1), tries + 1
-    if best is None or best < LIKELY_SCORE:
+    probe = prefix[-16:] + new + suffix[:16]
+    if len(probe) < LIKELY_SCORE or not new or probe not in literal:
         return None
-    confidence = "likely" if best < CERTAIN_SCORE + len(new) else "certain"
-    return Candidate(template.file, template.line, f"the changed text is written here ({_short(literal)})", float(best), confidence, code=_short(literal, 30))
+    confidence = "certain" if len(probe) >= 2 * CERTAIN_SCORE else "likely"
+    return Candidate(template.file, template.line, f"the changed text is written here ({_short(literal)})", float(len(probe)), confidence, code=_short(literal, 30))
 
 
 def _preview(template: Template, hole: int) -> str:
