@@ -285,3 +285,54 @@ def test_model_values_are_bounded():
     assert models == {"model-0", "model-1", "model-2", "other"}
     assert len({attrs(s.attributes)["gen_ai.request.model"] for s in receiver.received.spans()}) == 50  # spans keep the real name
     assert {attrs(s.attributes)["gen_ai.provider.name"] for s in receiver.received.spans()} == {"openai"}
+
+
+def wired() -> bool:
+    import subprocess
+    import sys
+
+    return "--otlp-endpoint" in subprocess.run([sys.executable, "-m", "cachelint", "proxy", "--help"], capture_output=True, text=True, timeout=60).stdout
+
+
+def test_the_proxy_exports_what_it_records_and_prints_a_summary_on_exit(tmp_path):
+    """`cachelint proxy --otlp-endpoint` end to end: a real SDK client through the real proxy to the provider
+    stand-in; the spans arrive at the receiver, and the dashboard's summary is printed when the proxy stops."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import anthropic
+    import httpx
+    from upstream import Upstream
+
+    if not wired():
+        pytest.skip("cachelint proxy has no --otlp-endpoint yet (proxy/run.py and commands/proxy.py wire proxy/otlp.py)")
+    with Upstream() as upstream, HttpReceiver() as receiver:
+        port = free_port()
+        process = subprocess.Popen([sys.executable, "-m", "cachelint", "proxy", "--upstream", upstream.url, "--port", str(port),
+                                    "--db", str(tmp_path / "db.sqlite"), "--otlp-endpoint", receiver.url],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"})
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.2)
+            client = anthropic.Anthropic(api_key="sk-ant-test", base_url=f"http://127.0.0.1:{port}", max_retries=0)
+            system = [{"type": "text", "text": "You are terse. " * 400, "cache_control": {"type": "ephemeral"}}]
+            messages = [{"role": "user", "content": "hi"}]
+            for turn in range(2):
+                client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system, messages=messages)
+                messages = messages + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": f"and {turn}"}]
+        finally:
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    spans = receiver.received.spans()
+    assert [attrs(s.attributes)["cachelint.seq"] for s in spans] == [1, 2]
+    assert attrs(spans[1].attributes)["gen_ai.usage.cache_read.input_tokens"] > 0
+    assert "cachelint proxy stopped: 2 requests in 1 session, hit rate" in stderr and "details: cachelint report --db" in stderr
