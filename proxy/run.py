@@ -7,16 +7,19 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.console import Console
 from rich.live import Live
 
 from cachelint.errors import CachelintError
+from cachelint.proxy import upstream_errors
 from cachelint.proxy.addon import CacheLintAddon
 from cachelint.proxy.dashboard import exchange_line, session_table
+from cachelint.proxy.limits import IDLE_SECONDS, IdleGuard, raise_file_limit
 from cachelint.record.analyze import Recorder, RecorderOptions
-from cachelint.record.store import Store
+from cachelint.record.exchange import safe_text
+from cachelint.record.store import Row, Store
 
 
 @dataclass(slots=True)
@@ -31,6 +34,7 @@ class ProxyConfig:
     dashboard: bool = True
     metrics_port: int | None = None
     prices: object = None
+    idle_timeout: float = IDLE_SECONDS
 
 
 def mitmproxy_mode(config: ProxyConfig) -> list[str]:
@@ -76,6 +80,37 @@ class Startup(logging.Handler):
         return CachelintError(f"cannot listen on {config.listen_host}:{config.port}: {reason}")
 
 
+def notice(text: str) -> None:
+    print(f"cachelint: {text}", file=sys.stderr, flush=True)
+
+
+def safe_row(row: Row) -> Row:
+    """The row with every text that came off the wire (session, model, error, break fields) made safe to print."""
+    brk = row.brk
+    if brk:
+        brk = {k: (safe_text(v) if isinstance(v, str) else v) for k, v in brk.items()}
+        if isinstance(brk.get("location"), dict):
+            brk["location"] = {k: (safe_text(v) if isinstance(v, str) else v) for k, v in brk["location"].items()}
+    return replace(row, session=safe_text(row.session, 120), model=safe_text(row.model) if row.model else row.model,
+                   error=safe_text(row.error, 300) if row.error else row.error, mismatch=safe_text(row.mismatch) if row.mismatch else row.mismatch,
+                   brk=brk)
+
+
+class OneLineLog(logging.Handler):
+    """mitmproxy's warnings and errors as one line each on stderr, never a traceback (a client cut off by a stop
+    raised CancelledError tracebacks through asyncio's handler)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[0] is asyncio.CancelledError:
+            return
+        text = record.getMessage().strip().splitlines()
+        if text and "CancelledError" not in text[0]:
+            notice(f"mitmproxy: {safe_text(text[0], 300)}")
+
+
 async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     from mitmproxy import options
     from mitmproxy.tools.dump import DumpMaster
@@ -84,10 +119,14 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     if getattr(store, "recovered_from", None):
         console.print(f"[yellow]the store was damaged; kept it as {store.recovered_from} and started a fresh one[/]", highlight=False)
     recorder = Recorder(store, RecorderOptions(store_bodies=config.store_bodies, kv_model=config.kv_model, prices=config.prices))
-    on_row = None if config.dashboard else (lambda row: print(exchange_line(row), flush=True))
-    addon = CacheLintAddon(recorder, on_row)
+    on_row = None if config.dashboard else (lambda row: print(exchange_line(safe_row(row)), flush=True))
+    addon = CacheLintAddon(recorder, on_row, on_notice=notice)
+    raise_file_limit()
+    upstream_errors.install()
     opts = options.Options(listen_host=config.listen_host, listen_port=config.port, mode=mitmproxy_mode(config))
     master = DumpMaster(opts, with_termlog=False, with_dumper=False)
+    # lazy: no upstream connection before a request is complete (an idle client used to hold one each)
+    master.options.update(connection_strategy="lazy")
     if master.addons.get("errorcheck") is not None:
         master.addons.remove(master.addons.get("errorcheck"))
     if config.metrics_port:
@@ -111,12 +150,27 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
 
     startup = Startup(on_ready)
     master.addons.add(startup)
+    master.addons.add(IdleGuard(config.idle_timeout))
     master.addons.add(addon)
-    logging.getLogger("mitmproxy").addHandler(startup)
+    mitmproxy_log = logging.getLogger("mitmproxy")
+    one_line = OneLineLog()
+    mitmproxy_log.addHandler(startup)
+    mitmproxy_log.addHandler(one_line)
+    mitmproxy_log.propagate = False
     loop = asyncio.get_running_loop()
+    stopping = False
+
+    def on_signal() -> None:
+        """The first stop signal drains the recorder's queue; a second one gives up on it (counted)."""
+        nonlocal stopping
+        if stopping:
+            addon.hurry()
+        stopping = True
+        master.shutdown()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            loop.add_signal_handler(sig, master.shutdown)
+            loop.add_signal_handler(sig, on_signal)
         except (NotImplementedError, RuntimeError):
             pass
     listen = f"http://{config.listen_host}:{config.port}"
@@ -136,8 +190,13 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
         else:
             await master.run()
     finally:
-        logging.getLogger("mitmproxy").removeHandler(startup)
+        mitmproxy_log.removeHandler(startup)
+        mitmproxy_log.removeHandler(one_line)
+        mitmproxy_log.propagate = True
         store.close()
     failure = startup.failure(config)
     if failure is not None:
         raise failure
+    lost = addon.dropped + addon.failed
+    if lost:
+        raise CachelintError(f"{lost} exchange{'s' if lost != 1 else ''} could not be written to {config.db} ({addon.written} were)")

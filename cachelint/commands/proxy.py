@@ -19,8 +19,9 @@ from cachelint.errors import CachelintError
 @click.option("--kv-model", default="Qwen/Qwen3-8B", show_default=True, help="Model config for the simulated KV cost (a bundled id, a config.json or a Hugging Face id).")
 @click.option("--no-dashboard", is_flag=True, help="Print one line per exchange instead of the live dashboard.")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics on this port.")
+@click.option("--idle-timeout", type=click.FloatRange(0.1, 86400), default=60.0, show_default=True, help="Seconds a client may stay silent without a complete request before it is disconnected.")
 @click.option("--prices", type=click.Path(exists=True, dir_okay=False), help="A price table in LiteLLM's model_prices_and_context_window.json format.")
-def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashboard, metrics_port, prices) -> None:
+def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashboard, metrics_port, idle_timeout, prices) -> None:
     """Record LLM API traffic (Claude Code, the anthropic / openai SDKs) and explain every cache break.
 
     \b
@@ -56,7 +57,7 @@ def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashbo
         table = load_litellm_prices(prices)
     config = ProxyConfig(upstream=upstream, port=port, listen_host=listen_host, mode=mode, db=str(db or default_path()),
                          store_bodies=store_mode == "full", kv_model=kv_model, dashboard=not no_dashboard,
-                         metrics_port=metrics_port, prices=table)
+                         metrics_port=metrics_port, prices=table, idle_timeout=idle_timeout)
     try:
         asyncio.run(serve(config, stdout_console()))
     except OSError as exc:
