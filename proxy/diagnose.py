@@ -20,8 +20,9 @@ What it changes, and what that costs (docs/provider-truth.md):
   `diagnostics`, for a limited time, in the organization's workspace.
 
 Conversations are told apart by the agent's own id (Claude Code's session header, `metadata.user_id`, ...), else
-by a hash of the model-independent start of the prompt (system and first message); requests without tools (an
-agent's side calls: titles, summaries) keep their own chain so they never become the main line's "previous".
+by a hash of the start of the prompt (system and first message); within one, by the set of tool names, so an
+agent's sub-agents and side calls (titles, summaries: no tools) keep their own chains and never become the main
+line's "previous" (a reordered tool list stays on its chain: that is a break the provider should name).
 The previous id is learned in `responseheaders`/`response`: from a JSON body's `id`, or from the first
 `message_start` event of a stream, read as the chunks pass (nothing is held back).
 """
@@ -55,13 +56,20 @@ def is_messages_request(flow: http.HTTPFlow) -> bool:
     return flow.request.method == "POST" and route_provider(flow.request.path) == "anthropic"
 
 
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def chain_key(headers: dict[str, str], body: dict[str, Any]) -> str:
-    """Which chain of previous ids a request belongs to: its conversation, main line or side calls."""
+    """Which chain of previous ids a request belongs to: its conversation, and within it the set of tool names
+    (order ignored, so a reordered tool list stays on its chain and the provider names it): an agent's sub-agents
+    and side calls (titles, summaries: no tools) carry other sets and keep their own chains."""
     conversation = conversation_key(headers, body)
     if conversation is None:
-        start = [body.get("system"), (body.get("messages") or [None])[0]]
-        conversation = "prefix:" + hashlib.sha256(json.dumps(start, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return f"{conversation}|{'main' if body.get('tools') else 'side'}"
+        conversation = "prefix:" + _digest([body.get("system"), (body.get("messages") or [None])[0]])
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    names = sorted(str(t.get("name")) for t in tools if isinstance(t, dict))
+    return f"{conversation}|{_digest(names) if names else 'no-tools'}"
 
 
 def with_diagnostics(raw: bytes, previous_id: str | None) -> bytes | None:

@@ -632,3 +632,16 @@ def test_a_one_hour_entry_expires_after_an_hour(env):
     assert 0 < one_hour < row.wasted_prefill_tokens
     assert row.wasted_cost == pytest.approx((one_hour * (6.0 - 0.3) + (row.wasted_prefill_tokens - one_hour)
                                              * (3.75 - 0.3)) / 1e6)
+
+
+def test_chains_per_conversation_and_tool_set():
+    from cachelint.proxy.diagnose import chain_key
+
+    session = {"x-claude-code-session-id": "s1"}
+    main = chain_key(session, {"tools": TOOLS, "messages": []})
+    assert chain_key(session, {"tools": TOOLS[::-1], "messages": []}) == main  # reordered: the same chain
+    assert chain_key(session, {"tools": TOOLS[:1], "messages": []}) != main  # a sub-agent's own tools
+    assert chain_key(session, {"messages": []}) != main  # a side call
+    assert chain_key({"x-claude-code-session-id": "s2"}, {"tools": TOOLS, "messages": []}) != main
+    body = {"system": "guide", "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    assert chain_key({}, body) == chain_key({}, {**body, "messages": body["messages"] * 3})  # the lineage
