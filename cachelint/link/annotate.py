@@ -37,8 +37,9 @@ NOT_CODE = {
 }
 
 
-def static_findings(root: Path) -> list[Finding]:
-    """`cachelint check ROOT`'s findings (its configuration, no result cache written into the tree)."""
+def static_findings(root: Path, processes: int | None = None) -> list[Finding]:
+    """`cachelint check ROOT`'s findings (its configuration, no result cache written into the tree); one
+    process when asked (a threaded host such as the language server should not fork)."""
     from cachelint.check.config import Config, load_config
     from cachelint.check.run import run_check
 
@@ -46,7 +47,7 @@ def static_findings(root: Path) -> list[Finding]:
         config = load_config(root)
     except CachelintError:
         config = Config(root=root)
-    return [f for f in run_check([root], config, use_cache=False).findings if f.code != "CL999"]
+    return [f for f in run_check([root], config, use_cache=False, processes=processes).findings if f.code != "CL999"]
 
 
 def annotate(report: dict[str, Any], source_dir: Path, *, findings: list[Finding] | None = None, index: TreeIndex | None = None) -> None:

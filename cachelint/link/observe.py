@@ -175,7 +175,7 @@ def tree_of(root: Path) -> tuple[TreeIndex, list[Any]]:
     kept = _TREES.get(key)
     if kept is not None and kept[0] == tuple(stamp):
         return kept[1], kept[2]
-    index, findings = build_index(root), static_findings(root)
+    index, findings = build_index(root), static_findings(root, processes=1)
     _TREES[key] = (tuple(stamp), index, findings)
     return index, findings
 
