@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import threading
 import time
 import tomllib
-from typing import Any, BinaryIO
-import re
 from pathlib import Path
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
