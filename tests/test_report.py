@@ -233,3 +233,16 @@ def test_demo_names_both_numbers_of_its_break():
     assert (brk["wasted_prefill_tokens"], brk["wasted_source"], brk["estimated_reprefilled_tokens"]) == (2126, "provider_usage", 1037)
     assert data["breaks"][0]["readable_prefix"] == {"breakpoint": "/system/0/text", "prefix_tokens": 738, "minimum_tokens": 1024}
     assert data["wasted_prefill_source"].startswith("cachelint's diff estimate")
+
+
+def test_html_escapes_what_came_off_the_wire(tmp_path):
+    store = Store(tmp_path / "db.sqlite")
+    hostile = "<script>alert(1)</script>"
+    store.add(Row(session=hostile, seq=1, started_at=DEMO_START, model="m' onload='x", status=500, error=hostile,
+                  prompt_tokens=10, cache_read_tokens=0, cache_write_tokens=0))
+    store.add(Row(session=hostile, seq=2, started_at=DEMO_START + 1, model="m", prompt_tokens=10, cache_read_tokens=0, cache_write_tokens=0,
+                  brk={"cause": "system_changed", "detail": "text_edited", "location": {"pointer": hostile}, "before": hostile, "after": hostile + "!"}))
+    store.close()
+    page = cli("report", "--db", str(tmp_path / "db.sqlite"), "--format", "html").stdout
+    assert "<script" not in page and "onload='x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
