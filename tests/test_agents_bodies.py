@@ -49,11 +49,21 @@ def captured(request: dict, body: dict | None = None, response: bytes = b"", sta
                     response_body=response, error=error, ended_at=time.time())
 
 
+# What the provider reports for each request of CLAUDE / CODEX, as it would: a turn that extends the previous
+# one reads its prefix; a model switch reads nothing (another model's cache); the compaction calls are side calls.
+USAGE = {
+    "claude-code-2.1.332-p": (20000, 0, 20000), "claude-code-2.1.332-c-p": (20300, 20000, 300),
+    "claude-code-2.1.332-c-p-haiku": (20000, 0, 20000),
+    "codex-0.171.0-turn1": (9000, 0), "codex-0.171.0-compaction1": (9000, 0), "codex-0.171.0-turn2": (9000, 8960),
+    "codex-0.171.0-compaction2": (9000, 8960), "codex-0.171.0-turn3-mini": (9000, 0),
+}
+
+
 def record_all(recorder: Recorder, names: list[str], provider: str):
     rows = []
     for name in names:
         req = fixture(name)
-        response = anthropic_response(20000, 0, 20000) if provider == "anthropic" else responses_sse(9000, 0)
+        response = anthropic_response(*USAGE[name]) if provider == "anthropic" else responses_sse(*USAGE[name])
         rows.append(recorder.record(captured(req, response=response)))
     return rows
 
