@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,12 @@ BREAKPOINT_LIMIT = 4
 # the simulator's reasons for a miss that lie in the request itself, not in time or on the provider's side
 STRUCTURAL_MISSES = ("no_breakpoint", "lookback_exceeded", "below_minimum")
 RECENT_PROMPTS = 500
+
+
+# Sessions a new recorder may carry on: the most recent ones of the store, active within the last hours (each is
+# rebuilt from its body, so the number is bounded to keep start-up quick).
+RESUME_SESSIONS = 50
+RESUME_WITHIN_S = 6 * 3600
 
 
 @dataclass(slots=True)
@@ -71,6 +78,9 @@ class Recorder:
         self.store = store
         self.options = options or RecorderOptions()
         self.sessions = Sessions()
+        if store is not None:  # a restarted proxy (or a second one on this store) carries on recent conversations
+            since = time.time() - RESUME_WITHIN_S
+            self.sessions.resume(r for r in store.latest_rows(RESUME_SESSIONS) if r.started_at >= since)
         self.totals: dict[str, Totals] = {}
         self._simulators: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
