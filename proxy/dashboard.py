@@ -43,6 +43,14 @@ def usd(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
 
 
+def priced(value: float, t: Totals) -> str:
+    """Money of a session: "unknown" when none of its requests had a price, "≥$x" when only some had."""
+    unpriced = getattr(t, "unpriced", 0)
+    if not unpriced:
+        return usd(value)
+    return "unknown" if unpriced >= t.requests - t.errors and not value else f"≥{usd(value)}"
+
+
 def _cause(brk: dict[str, Any] | None) -> str:
     if not brk or brk.get("cause") in (None, "none"):
         return ""
@@ -62,6 +70,9 @@ def _sum(totals: Iterable[Totals]) -> Totals:
         whole.cost += t.cost
         whole.wasted_cost += t.wasted_cost
         whole.errors += t.errors
+        whole.unpriced += getattr(t, "unpriced", 0)
+        for kind, n in (getattr(t, "agreements", None) or {}).items():
+            whole.agreements[kind] = whole.agreements.get(kind, 0) + n
     return whole
 
 
@@ -75,8 +86,8 @@ def session_table(totals: dict[str, Totals], listen: str, width: int | None = No
     fresh = max(0, whole.prompt_tokens - whole.cache_read_tokens - whole.cache_write_tokens)
     footer = {"session": f"total ({len(snapshot)} session{'' if len(snapshot) == 1 else 's'})", "reqs": f"{whole.requests:,}",
               "hit rate": f"{whole.hit_rate:.0%}", "read": f"{whole.cache_read_tokens:,}", "written": f"{whole.cache_write_tokens:,}",
-              "fresh": f"{fresh:,}", "wasted": f"{whole.wasted_prefill_tokens:,}", "wasted $": usd(whole.wasted_cost),
-              "cost $": usd(whole.cost), "last break": f"{whole.errors:,} error{'' if whole.errors == 1 else 's'}" if whole.errors else ""}
+              "fresh": f"{fresh:,}", "wasted": f"{whole.wasted_prefill_tokens:,}", "wasted $": priced(whole.wasted_cost, whole),
+              "cost $": priced(whole.cost, whole), "last break": f"{whole.errors:,} error{'' if whole.errors == 1 else 's'}" if whole.errors else ""}
     hidden = NARROW_HIDES if width is not None and width < WIDE else frozenset()
     names = [name for name in ("session", "model", "reqs", "hit rate", "read", "written", "fresh", "wasted", "wasted $", "cost $", "last break")
              if name not in hidden]
@@ -93,7 +104,7 @@ def session_table(totals: dict[str, Totals], listen: str, width: int | None = No
                  "hit rate": Text(f"{t.hit_rate:.0%}", style=hit_style), "read": f"{t.cache_read_tokens:,}",
                  "written": f"{t.cache_write_tokens:,}", "fresh": f"{fresh:,}",
                  "wasted": Text(f"{t.wasted_prefill_tokens:,}", style="red" if t.wasted_prefill_tokens else ""),
-                 "wasted $": usd(t.wasted_cost), "cost $": usd(t.cost), "last break": Text(clean(last), style="red")}
+                 "wasted $": priced(t.wasted_cost, t), "cost $": priced(t.cost, t), "last break": Text(clean(last), style="red")}
         table.add_row(*(cells[name] for name in names))
     if len(snapshot) > SESSIONS_SHOWN:
         table.caption = f"the {SESSIONS_SHOWN} latest of {len(snapshot)} sessions; the totals row counts them all"
@@ -172,9 +183,11 @@ def summary_lines(totals: dict[str, Totals], db: str, breaks: int | None = None)
         return [f"cachelint proxy stopped: no LLM requests recorded (store: {db})"]
     return [f"cachelint proxy stopped: {whole.requests:,} request{'' if whole.requests == 1 else 's'} in {len(snapshot):,} "
             f"session{'' if len(snapshot) == 1 else 's'}, hit rate {whole.hit_rate:.0%}, {whole.wasted_prefill_tokens:,} tokens "
-            f"prefilled again ({usd(whole.wasted_cost)}), cost {usd(whole.cost)}"
+            f"prefilled again ({priced(whole.wasted_cost, whole)}), cost {priced(whole.cost, whole)}"
             + (f", {whole.errors:,} error{'' if whole.errors == 1 else 's'}" if whole.errors else "")
-            + (f", {breaks:,} break{'' if breaks == 1 else 's'}" if breaks is not None else ""),
+            + (f", {breaks:,} break{'' if breaks == 1 else 's'}" if breaks is not None else "")
+            + (f"; cachelint and the provider: {', '.join(f'{n} {kind}' for kind, n in sorted(whole.agreements.items()))}"
+               if whole.agreements else ""),
             f"  details: cachelint report --db {db}   (or --format html -o report.html)"]
 
 

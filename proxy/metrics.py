@@ -32,7 +32,9 @@ _SUMS = (
     ("wasted_cost", "cachelint_wasted_usd", "Money spent on re-prefilled tokens (USD)"),
     ("cost", "cachelint_cost_usd", "Money spent on the recorded requests (USD, priced ones)"),
     ("errors", "cachelint_errors", "Requests that failed (HTTP status >= 400 or a transport error)"),
+    ("unpriced", "cachelint_unpriced_requests", "Requests whose model has no known price (their cost is not in cachelint_cost_usd)"),
 )
+AGREEMENTS = ("agree", "disagree", "provider-only", "cachelint-only")
 
 
 class TotalsCollector(Collector):
@@ -75,7 +77,16 @@ class TotalsCollector(Collector):
         for t in list(self.recorder.totals.values()):
             sums = found.setdefault(self.model_label(t.model), {key: 0 for key, _, _ in _SUMS})
             for key, _, _ in _SUMS:
-                sums[key] += getattr(t, key) or 0
+                sums[key] += getattr(t, key, 0) or 0
+        return found
+
+    def agreements(self) -> dict[str, int]:
+        """How often cachelint's cause and the provider's own diagnosis agreed, over all sessions."""
+        found = dict.fromkeys(AGREEMENTS, 0)
+        for t in list(self.recorder.totals.values()):
+            for kind, n in (getattr(t, "agreements", None) or {}).items():
+                if kind in found:
+                    found[kind] += n
         return found
 
     def collect(self):
@@ -92,7 +103,12 @@ class TotalsCollector(Collector):
             counted = sorted(self._breaks.items())
         for (model, cause), n in counted:
             breaks.add_metric([model, cause], n)
+        agreement = CounterMetricFamily("cachelint_agreements", "Breaks by whether cachelint and the provider's diagnosis agreed",
+                                        labels=["agreement"])
+        for kind, n in self.agreements().items():
+            agreement.add_metric([kind], n)
         yield from families.values()
         yield hit
         yield breaks
+        yield agreement
         yield GaugeMetricFamily("cachelint_sessions", "Sessions the proxy has seen since it started", value=len(self.recorder.totals))

@@ -235,3 +235,24 @@ def test_a_narrow_terminal_keeps_every_number_whole(recorded):
     wide.print(dashboard)
     shown = wide.export_text()
     assert "written" in shown and "claude-sonnet-4-5" in shown.split("latest requests")[0]
+
+
+def test_unpriced_money_is_never_shown_as_zero_and_agreements_are_summed():
+    from cachelint.proxy.metrics import TotalsCollector
+
+    totals = {"a": Totals(requests=2, prompt_tokens=100, model="mystery", unpriced=2, agreements={"agree": 1}),
+              "b": Totals(requests=2, prompt_tokens=100, cost=0.5, model="gpt-4o", unpriced=1, agreements={"agree": 2, "provider-only": 1})}
+    text = screen(Dashboard(totals, "x").render())
+    row_a = next(line for line in text.splitlines() if line.startswith("│ a "))
+    row_b = next(line for line in text.splitlines() if line.startswith("│ b "))
+    assert "unknown" in row_a and "$0.0000" not in row_a
+    assert "≥$0.5000" in row_b
+    [first, _] = summary_lines(totals, "db")
+    assert "cost ≥$0.5000" in first and "cachelint and the provider: 3 agree, 1 provider-only" in first
+    recorder = FakeRecorder()
+    recorder.totals.update(totals)
+    families = scrape(TotalsCollector(recorder))
+    agreements = {s.labels["agreement"]: s.value for s in families["cachelint_agreements"] if s.name.endswith("_total")}
+    assert agreements == {"agree": 3, "disagree": 0, "provider-only": 1, "cachelint-only": 0}
+    unpriced = {s.labels["model"]: s.value for s in families["cachelint_unpriced_requests"] if s.name.endswith("_total")}
+    assert unpriced == {"mystery": 2, "gpt-4o": 1}
