@@ -120,6 +120,17 @@ def test_sessions_from_claude_code_transcripts(tmp_path):
     assert run("sessions", str(tmp_path / "nowhere")).returncode == 2
 
 
+def test_sessions_of_an_unknown_model_say_the_cost_is_unknown_not_zero(tmp_path):
+    project = tmp_path / "projects" / "-home-dev-app"
+    project.mkdir(parents=True)
+    message = {"id": "msg_0", "model": "claude-future-9", "usage": {"input_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 5000, "output_tokens": 40}}
+    (project / "s-2.jsonl").write_text(json.dumps({"type": "assistant", "sessionId": "s-2", "requestId": "req_0", "message": message}) + "\n")
+    [s] = json.loads(run("sessions", str(tmp_path / "projects"), "--format", "json").stdout)
+    assert (s["cost"], s["unpriced_models"]) == (None, ["claude-future-9"])
+    text = run("sessions", str(tmp_path / "projects")).stdout
+    assert "cost unknown (no price for claude-future-9)" in text and "$0.0000" not in text
+
+
 def test_sessions_skip_a_bad_line_and_a_fifo_and_say_so(tmp_path):
     import os
 

@@ -30,5 +30,11 @@ def sessions(directory, fmt) -> None:
         return
     for s in (x.to_json() for x in found):
         click.echo(f"{s['session']}  {s['agent']}  {s['project']}  {s['requests']} responses  hit rate {s['hit_rate']:.0%}  read {s['cache_read_tokens']:,}  "
-                   f"written {s['cache_write_tokens']:,}  output {s['output_tokens']:,}  ${s['cost']:.4f}  low-hit responses {s['low_hit_responses']}")
+                   f"written {s['cache_write_tokens']:,}  output {s['output_tokens']:,}  {_money(s)}  low-hit responses {s['low_hit_responses']}")
     click.echo(f"{len(found)} sessions. Transcripts hold no request bodies, so causes cannot be named here: run `cachelint proxy` to see why a cache broke.")
+
+
+def _money(s: dict) -> str:
+    if s["cost"] is None:
+        return "cost unknown (no price for " + ", ".join(s["unpriced_models"]) + ")"
+    return f"${s['cost']:.4f}"

@@ -39,6 +39,7 @@ class TranscriptSession:
     cache_write_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
+    unpriced: set[str] = field(default_factory=set)  # models the price table does not know: the cost is unknown
     models: set[str] = field(default_factory=set)
     misses: int = 0  # responses that read less than half of their prompt from cache (after the first)
 
@@ -48,7 +49,8 @@ class TranscriptSession:
             "hit_rate": round(self.cache_read_tokens / self.prompt_tokens, 4) if self.prompt_tokens else 0.0,
             "prompt_tokens": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens,
-            "cost": round(self.cost, 6), "models": sorted(self.models), "low_hit_responses": self.misses,
+            "cost": None if self.unpriced else round(self.cost, 6), "unpriced_models": sorted(self.unpriced),
+            "models": sorted(self.models), "low_hit_responses": self.misses,
         }
 
 
@@ -140,7 +142,7 @@ def _add(s: TranscriptSession, usage: Usage, model: str | None) -> None:
     try:
         s.cost += pricing.cost(model, usage).total
     except CachelintError:
-        pass
+        s.unpriced.add(model or "(no model)")
 
 
 def _read_claude(path: Path, entries: list[dict[str, Any]], sessions: dict[str, TranscriptSession], seen: set[tuple[str, str]]) -> int:
