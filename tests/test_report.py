@@ -204,6 +204,7 @@ def test_provider_diagnosis_beside_cachelint_and_agreements_counted(tmp_path):
     assert "cachelint and the provider: 1 agree, 0 disagree, 1 provider-only, 1 cachelint-only" in text
     assert "source: app/bot.py:12 CL101 datetime.now() in the system prompt" in text
     assert "1 request without a known price" in text and ", unknown)" in text  # an unknown cost is never $0
+    assert "cost ≥$0.0217" in text  # a lower bound where some requests had no price
     html_page = cli("report", "--db", str(tmp_path / "db.sqlite"), "--format", "html").stdout
     assert "Provider's diagnosis: <b>messages_changed</b>, 1,500 tokens missed · provider-only" in html_page
 

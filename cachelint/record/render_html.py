@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from cachelint.record.report import SOURCE_WORDS, money, plural
+from cachelint.record.report import SOURCE_WORDS, cost_text, money, plural
 
 READ, WRITE, FRESH, HIT, BREAK = "#2e7d32", "#f9a825", "#c62828", "#1565c0", "#c62828"
 
@@ -79,7 +79,7 @@ def _cards(t: dict[str, Any]) -> str:
         _card("breaks", "breaks", f"{t['breaks']:,}", t["breaks"]),
         _card("tokens prefilled again", "wasted_prefill_tokens", f"{t['wasted_prefill_tokens']:,}", t["wasted_prefill_tokens"]),
         _card("wasted", "wasted_cost", money(t["wasted_cost"]), t["wasted_cost"]),
-        _card("cost", "cost", money(t["cost"]), t["cost"]),
+        _card("cost", "cost", cost_text(t), t["cost"]),
         _card("read from cache", "cache_read_tokens", f"{t['cache_read_tokens']:,}", t["cache_read_tokens"]),
         _card("written to cache", "cache_write_tokens", f"{t['cache_write_tokens']:,}", t["cache_write_tokens"]),
         _card("errors", "errors", f"{t['errors']:,}", t["errors"]),
@@ -215,7 +215,7 @@ def session_section(s: dict[str, Any]) -> str:
             f"<span data-key='requests'>{s['requests']:,}</span> requests · hit rate <b data-key='hit_rate' data-value='{s['hit_rate']}'>{s['hit_rate']:.1%}</b> · "
             f"<span data-key='breaks'>{len(s['breaks'])}</span> {'break' if len(s['breaks']) == 1 else 'breaks'} · "
             f"wasted <span data-key='wasted_prefill_tokens'>{s['wasted_prefill_tokens']:,}</span> tokens ({_e(money(s['wasted_cost']))}) · "
-            f"cost {_e(money(s['cost']))}"
+            f"cost {_e(cost_text(s))}"
             + (f" · time to first token p50 {s['ttft_p50_s']:.2f} s" if s.get("ttft_p50_s") is not None else "")
             + (f" · {plural(s['errors'], 'error')}" if s["errors"] else "") + "</p>")
     breaks = "".join(break_box(s["session"], b) for b in s["breaks"])

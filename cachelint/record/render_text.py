@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cachelint.record.report import AGREEMENTS, SOURCE_WORDS, money, plural
+from cachelint.record.report import AGREEMENTS, SOURCE_WORDS, cost_text, money, plural
 
 
 def render_text(report: dict[str, Any]) -> Iterable[str]:
@@ -21,7 +21,7 @@ def session_lines(s: dict[str, Any]) -> Iterable[str]:
     yield (f"{s['session']}  {s['model']}  {s['started_at']} .. {s['ended_at']}  {plural(s['requests'], 'request')}  "
            f"hit rate {s['hit_rate']:.0%}  read {s['cache_read_tokens']:,}  written {s['cache_write_tokens']:,}  "
            f"fresh {s['input_tokens']:,}  wasted {s['wasted_prefill_tokens']:,} tokens ({money(s['wasted_cost'])})  "
-           f"cost {money(s['cost'])}")
+           f"cost {cost_text(s)}")
     extra = []
     if len(s.get("models") or []) > 1:
         extra.append("models " + ", ".join(s["models"]))
@@ -78,7 +78,7 @@ def _one_line(text: Any) -> str:
 def totals_lines(t: dict[str, Any]) -> Iterable[str]:
     line = (f"total: {plural(t['requests'], 'request')} in {plural(t['sessions'], 'session')}, hit rate {t['hit_rate']:.0%}, "
             f"{plural(t['breaks'], 'break')}, {t['wasted_prefill_tokens']:,} tokens prefilled again ({money(t['wasted_cost'])}), "
-            f"cost {money(t['cost'])}")
+            f"cost {cost_text(t)}")
     if t["errors"]:
         line += f", {plural(t['errors'], 'error')}"
     yield line

@@ -358,6 +358,13 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def cost_text(part: dict[str, Any]) -> str:
+    """A session's or the totals' cost: "unknown" when nothing was priced, "≥$x" when some requests had no price."""
+    if part["cost"] is not None and part.get("unpriced_requests"):
+        return "≥" + money(part["cost"])
+    return money(part["cost"])
+
+
 def money(value: float | None, digits: int = 4) -> str:
     """Dollars, or "unknown" for a cost that could not be priced (never $0)."""
     if value is None:
