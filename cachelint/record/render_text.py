@@ -92,6 +92,9 @@ def advice_lines(advice: Any) -> Iterable[str]:
     if not isinstance(advice, dict):
         yield f"cache lifetime: {advice}"
         return
+    if advice.get("error"):
+        yield f"cache lifetime: no advice ({advice['error']})"
+        return
     yield "cache lifetime" + (f" (prices as of {advice['prices_as_of']})" if advice.get("prices_as_of") else "") + ":"
     for option, t in (advice.get("total") or {}).items():
         if isinstance(t, dict) and t.get("sessions"):

@@ -343,7 +343,10 @@ def ttl_advice(sessions: dict[str, list[Row]]) -> Any:
         from cachelint.record.ttl import advise
     except ImportError:
         return None
-    return advise(sessions)
+    try:
+        return advise(sessions)
+    except Exception as exc:  # the advice is an extra: a fault in it must not cost the user the report
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def dumps(report: dict[str, Any]) -> str:
