@@ -289,6 +289,8 @@ def _advice(advice: Any) -> str:
     """The cache-lifetime advice (cachelint.record.ttl) as a table of what-ifs and a list of verdicts."""
     if not isinstance(advice, dict):
         return f"<p>{_e(advice)}</p>"
+    if advice.get("error"):
+        return f"<p class='muted'>no advice ({_e(advice['error'])})</p>"
     rows = ["<table class='advice'><tr><th class='l'>what if</th><th>sessions</th><th>tokens read instead of written</th>"
             "<th>saved</th><th>more on writes</th><th>net</th></tr>"]
     for option, t in (advice.get("total") or {}).items():
