@@ -190,7 +190,7 @@ class Recorder:
                 if lost is not None:
                     data.update(lost)
                     row.wasted_prefill_tokens = lost["missed_tokens"]
-            else:
+            elif (captured.status or 0) < 400:  # a refused request (429, 529, ...) prefilled nothing
                 row.wasted_prefill_tokens = self._wasted(brk, usage, session.last_usage)
             row.brk = data
         if diagnosis is not None:
