@@ -652,12 +652,12 @@ def test_a_refused_request_wastes_nothing(tmp_path):
     the diff says the change would have cost."""
     recorder = Recorder(Store(tmp_path / "s.db"))
     body = {"model": MODEL, "max_tokens": 10, "system": [{"type": "text", "text": GUIDE, "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": "hi"}]}
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": GUIDE}, {"role": "user", "content": "ok"}]}
     usage = {"input_tokens": 3, "cache_creation_input_tokens": 2600, "cache_read_input_tokens": 0, "output_tokens": 1}
     ok = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [], "usage": usage}).encode()
     refused = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode()
-    changed = dict(body, messages=[{"role": "user", "content": "hi (sent 2026-12-01 10:46)"}, {"role": "assistant", "content": "Hello."},
-                                   {"role": "user", "content": "refund order 7"}])
+    changed = dict(body, messages=[{"role": "user", "content": "hi (sent 2026-12-01 10:46)"}, *body["messages"][1:],
+                                   {"role": "assistant", "content": "Done."}, {"role": "user", "content": "refund order 7"}])
     rows = [recorder.record(Captured(1000.0 + i, "POST", "http://127.0.0.1:1/v1/messages", [("content-type", "application/json")],
                                      json.dumps(b).encode(), status=status, response_body=resp, ended_at=1000.5 + i))
             for i, (b, status, resp) in enumerate([(body, 200, ok), (changed, 529, refused)])]
