@@ -32,6 +32,7 @@ class IdleGuard:
     def __init__(self, idle: float = IDLE_SECONDS) -> None:
         self.idle = idle
         self.waiting: dict[str, float] = {}  # client id -> when it started waiting for a complete request
+        self.in_flight: dict[str, int] = {}  # client id -> complete requests not answered yet
         self.closed = 0
         self._task: asyncio.Task | None = None
 
@@ -47,16 +48,23 @@ class IdleGuard:
 
     def client_disconnected(self, client) -> None:
         self.waiting.pop(client.id, None)
+        self.in_flight.pop(client.id, None)
 
     def request(self, flow) -> None:
-        self.waiting.pop(flow.client_conn.id, None)  # complete: the upstream and the stream set the pace now
+        client = flow.client_conn.id  # complete: the upstream and the stream set the pace now
+        self.in_flight[client] = self.in_flight.get(client, 0) + 1
+        self.waiting.pop(client, None)
 
     def response(self, flow) -> None:
-        if flow.websocket is None:
-            self.waiting[flow.client_conn.id] = time.time()  # keep-alive: waiting for the next request
+        client = flow.client_conn.id
+        left = self.in_flight.get(client, 1) - 1
+        self.in_flight[client] = max(0, left)
+        if left <= 0 and flow.websocket is None:
+            self.waiting[client] = time.time()  # keep-alive: waiting for the next request (HTTP/2: for any)
 
     def error(self, flow) -> None:
-        self.response(flow)
+        if flow.request.timestamp_end is not None:  # a complete request ended; a partial one never counted
+            self.response(flow)
 
     def websocket_start(self, flow) -> None:
         self.waiting.pop(flow.client_conn.id, None)

@@ -100,10 +100,13 @@ class OneLineLog(logging.Handler):
     """mitmproxy's warnings and errors as one line each on stderr, never a traceback (a client cut off by a stop
     raised CancelledError tracebacks through asyncio's handler)."""
 
-    def __init__(self) -> None:
+    def __init__(self, startup: Startup) -> None:
         super().__init__(logging.WARNING)
+        self.startup = startup
 
     def emit(self, record: logging.LogRecord) -> None:
+        if not self.startup.started:
+            return  # errors while starting are Startup's: one `cachelint: error:` line
         if record.exc_info and record.exc_info[0] is asyncio.CancelledError:
             return
         text = record.getMessage().strip().splitlines()
@@ -153,7 +156,7 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     master.addons.add(IdleGuard(config.idle_timeout))
     master.addons.add(addon)
     mitmproxy_log = logging.getLogger("mitmproxy")
-    one_line = OneLineLog()
+    one_line = OneLineLog(startup)
     mitmproxy_log.addHandler(startup)
     mitmproxy_log.addHandler(one_line)
     mitmproxy_log.propagate = False

@@ -112,6 +112,31 @@ def test_sigterm_with_a_backlog_records_every_completed_exchange(upstream, tmp_p
     assert "Traceback" not in err and "CancelledError" not in err
 
 
+def test_a_second_signal_gives_up_and_says_how_many_were_not_written(upstream, tmp_path):
+    import re
+
+    proxy = Proxy(tmp_path / "db.sqlite", upstream=upstream.url)
+    try:
+        def send(i: int) -> int:
+            messages = [{"role": ("user", "assistant")[n % 2], "content": f"request {i} turn {n}"} for n in range(60_001)]
+            body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": messages}
+            return httpx.post(proxy.url + "/v1/messages", json=body, headers=HEADERS, timeout=120).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            completed = list(pool.map(send, range(12))).count(200)
+        proxy.process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        rc, out, err = proxy.stop(signal.SIGINT)
+    finally:
+        proxy.kill()
+    lost = re.search(r"cachelint: error: (\d+) exchanges? could not be written", err)
+    assert lost is not None and rc == 2, err
+    recorded = len(rows(proxy.db))
+    print(f"sent {completed}, recorded {recorded}, reported not written {lost.group(1)}")
+    assert recorded + int(lost.group(1)) == completed == 12
+    assert "Traceback" not in err
+
+
 def test_sigterm_with_an_open_stream_exits_cleanly_and_records_it(tmp_path):
     with Upstream(event_delay=0.3) as slow:
         proxy = Proxy(tmp_path / "db.sqlite", upstream=slow.url)
