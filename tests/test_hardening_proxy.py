@@ -623,3 +623,18 @@ def test_a_backlog_sheds_analysis_and_says_so_once():
     reasons = [shedder.reason(item, SHED_BACKLOG + 10 - i) for i in range(5)]
     assert all(r and "the row is kept" in r for r in reasons) and len(notices) == 1
     assert shedder.reason(item, 0) is None and len(notices) == 2 and "caught up (5 exchanges" in notices[1]
+
+
+def test_an_endless_websocket_response_is_kept_only_up_to_the_limit():
+    from cachelint.record.websocket import MAX_EVENTS_BYTES, ResponsesSocket
+
+    socket_ = ResponsesSocket("http://127.0.0.1/v1/responses", [])
+    socket_.client_message(json.dumps({"type": "response.create", "model": "gpt-5", "input": "hi"}), 1.0)
+    delta = json.dumps({"type": "response.output_text.delta", "delta": "x" * 1000})
+    sent = 0
+    while sent <= 2 * MAX_EVENTS_BYTES:
+        assert socket_.server_message(delta, 2.0) is None
+        sent += len(delta)
+    done = socket_.server_message(json.dumps({"type": "response.completed", "response": {"id": "r1", "output": [], "usage": {"input_tokens": 3}}}), 3.0)
+    assert done is not None and len(done.response_body) < MAX_EVENTS_BYTES + 64 * 1024
+    assert b"response.completed" in done.response_body and "were passed on but not kept" in done.error

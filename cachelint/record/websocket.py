@@ -20,6 +20,7 @@ from cachelint.record.exchange import Captured
 
 FINAL_EVENTS = {"response.completed": 200, "response.incomplete": 200, "response.failed": 500, "error": 400}
 MAX_REMEMBERED = 64  # responses a connection may still continue from
+MAX_EVENTS_BYTES = 16 * 1024 * 1024  # event text kept per request (as the HTTP stream tap); the final event always is
 
 
 class ResponsesSocket:
@@ -30,6 +31,8 @@ class ResponsesSocket:
         self._earlier: dict[str, list[Any]] = {}  # response id -> full input + output items
         self._pending: Captured | None = None
         self._events: list[str] = []
+        self._size = 0  # bytes of event text kept for the request in flight
+        self._skipped = 0  # events not kept (over MAX_EVENTS_BYTES): an endless stream costs bounded memory
         self._input: list[Any] = []
 
     def client_message(self, text: str, at: float) -> Captured | None:
@@ -56,8 +59,8 @@ class ResponsesSocket:
                 error = f"previous_response_id {previous} was not seen on this connection: the input is only the new items"
         self._input = base + list(new_items)
         full = dict(body, input=self._input)
-        self._pending = Captured(at, "WS", self.url, self.headers, json.dumps(full, ensure_ascii=False).encode("utf-8"), streamed=True, error=error)
-        self._events = []
+        self._pending = Captured(at, "WS", self.url, self.headers, json.dumps(full, ensure_ascii=False).encode("utf-8", "backslashreplace"), streamed=True, error=error)
+        self._events, self._size, self._skipped = [], 0, 0
         return cut
 
     def server_message(self, text: str, at: float) -> Captured | None:
@@ -71,7 +74,12 @@ class ResponsesSocket:
         except ValueError:
             data = None
         kind = data.get("type") if isinstance(data, dict) else None
-        self._events.append(f"event: {kind}\ndata: {text}\n\n" if kind else f"data: {text}\n\n")
+        event = f"event: {kind}\ndata: {text}\n\n" if kind else f"data: {text}\n\n"
+        if kind in FINAL_EVENTS or self._size + len(event) <= MAX_EVENTS_BYTES:
+            self._events.append(event)
+            self._size += len(event)
+        else:
+            self._skipped += 1
         if kind not in FINAL_EVENTS:
             return None
         response = data.get("response") if isinstance(data.get("response"), dict) else {}
@@ -95,8 +103,10 @@ class ResponsesSocket:
         assert captured is not None
         captured.status = status if status is not None else 200
         captured.response_headers = [("content-type", "text/event-stream")]
-        captured.response_body = "".join(self._events).encode("utf-8")
+        captured.response_body = "".join(self._events).encode("utf-8", "backslashreplace")
         captured.ended_at = at
+        if self._skipped and not error:
+            error = f"{self._skipped:,} events over {MAX_EVENTS_BYTES:,} bytes were passed on but not kept (the final event was)"
         captured.error = captured.error or error
-        self._events = []
+        self._events, self._size, self._skipped = [], 0, 0
         return captured
