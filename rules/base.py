@@ -49,6 +49,7 @@ class Rule:
     options: ClassVar[str] = ""
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
+    without_sites: ClassVar[bool] = False  # also run on a module with no LLM request (prompt-shaped data only)
 
     @classmethod
     def meta(cls) -> RuleMeta:

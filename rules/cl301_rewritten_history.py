@@ -113,7 +113,15 @@ def turn(history):
 """, line=8, message="overwritten in place"),
     ]
 
+    without_sites = True
+
     def check(self, analysis):
+        from cachelint.check.history import rewrites
+
+        for found in rewrites(analysis.ctx):
+            yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
+                         "next request, so every request after a cut prefills the whole history again: keep history append-only, or "
+                         "compact rarely and in one large step", confidence="likely")
         for site, fact in analysis.facts({"state_dict"}, args=("system", "instructions", "messages", "input")):
             yield Report.at(site, fact.node, f"the {fact.landing.words} of {analysis.describe_site(site)} renders {fact.label}{fact.origin}, "
                             "a dict updated while the conversation runs: an entry overwritten in place changes text inside the cached "

@@ -682,3 +682,155 @@ def test_a_state_dict_rendered_into_the_system_prompt_is_a_rewrite_not_an_unorde
     # a registry of tools keeps the tools family
     tools = source.replace("system=system_prompt()", "tools=list(open_files.values())")
     assert rows(tools, "CL201") == [13]
+
+
+# --- history cut where the request is out of sight (CL301, confidence likely) -----------------------------
+
+
+def test_a_history_class_that_drops_its_oldest_messages_itself():
+    source = """
+        class Transcript:
+            def __init__(self, budget):
+                self.messages = []
+                self.token_counts = []
+                self.budget = budget
+            def add(self, role, text, tokens):
+                self.messages.append({"role": role, "content": text})
+                self.token_counts.append(tokens)
+            def shrink(self):
+                def drop_pair():
+                    self.messages.pop(0)
+                    self.messages.pop(0)
+                    self.token_counts.pop(0)
+                while sum(self.token_counts) > self.budget and len(self.messages) > 2:
+                    drop_pair()
+    """
+    findings = lint(source, {"CL301"})
+    assert [f.row for f in findings] == [11, 12] and {f.confidence for f in findings} == {"likely"}
+    assert "token_counts" not in " ".join(f.message for f in findings)  # bookkeeping beside the history is not it
+
+
+def test_a_utility_that_drops_old_messages_until_the_prompt_fits():
+    source = """
+        def fit_prompt(messages, limit, count):
+            while count(messages) > limit and len(messages) > 1:
+                messages.pop(0)
+            return messages
+        def window(history, keep):
+            return history[:1] + history[len(history) - keep:]
+        def last_lines(history):
+            return any(m["role"] == "tool" for m in history[-3:])
+    """
+    assert rows(source, "CL301") == [3, 6]
+
+
+def test_a_work_queue_drained_with_pop0_is_not_a_history():
+    source = """
+        def deliver(messages, send):
+            while messages:
+                item = messages.pop(0)
+                send(item)
+    """
+    assert rows(source, "CL301") == []
+
+
+def test_old_tool_output_replaced_in_a_copy_by_position():
+    source = """
+        def hide_old_outputs(history, keep_last):
+            outputs = [i for i, m in enumerate(history) if m["role"] == "tool"]
+            old = set(outputs[:-keep_last])
+            result = []
+            for i, message in enumerate(history):
+                copy = message.copy()
+                if i in old:
+                    copy["content"] = "(output omitted)"
+                result.append(copy)
+            return result
+        def to_api(history):
+            out = []
+            for message in history:
+                copy = dict(message)
+                if message["role"] == "tool":
+                    copy["content"] = str(message["content"])
+                out.append(copy)
+            return out
+    """
+    assert rows(source, "CL301") == [8]  # the conversion applied to every tool message alike is no rewrite
+
+
+def test_a_caller_that_cuts_a_conversation_object_in_a_loop(tmp_path):
+    (tmp_path / "convo.py").write_text(textwrap.dedent("""
+        class Conversation:
+            def __init__(self, system):
+                self.messages = [{"role": "system", "content": system}]
+            def user(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return self
+            def cut(self, start, count):
+                self.messages = self.messages[:start] + self.messages[start + count:]
+                return self
+    """).lstrip())
+    app = tmp_path / "agent.py"
+    app.write_text(textwrap.dedent("""
+        from convo import Conversation
+
+        async def pair_programming(llm, ask):
+            convo = Conversation("You are a careful engineer.")
+            while True:
+                convo.user(await ask())
+                if len(convo.messages) > 10:
+                    convo.cut(1, 2)
+                await llm(convo)
+    """).lstrip())
+    findings = [f for f in lint_source(app.read_text(), str(app)) if f.code == "CL301"]
+    assert [f.row for f in findings] == [8]
+    assert "convo.cut" in findings[0].message
+
+
+def test_a_history_trimmed_by_a_package_function():
+    source = """
+        import tokentrim as tt
+        import litellm
+        def send(messages, model, budget):
+            messages = tt.trim(messages, model=model, max_tokens=budget)
+            return litellm.completion(model=model, messages=messages)
+    """
+    assert rows(source, "CL301") == [4]
+
+
+def test_history_conversions_and_compaction_are_not_cuts():
+    source = """
+        def to_anthropic(messages):
+            messages = messages.copy()
+            system = [messages.pop(0)["content"]]
+            while messages and messages[0]["role"] == "system":
+                system.append(messages.pop(0)["content"])
+            return system, messages
+        def render(messages):
+            for message in messages:
+                copy = dict(message)
+                blocks = [b for b in message["content"] if b]
+                if blocks:
+                    copy["content"] = blocks
+                yield copy
+        def compact_history(history, summary, keep):
+            return [history[0], {"role": "user", "content": summary}] + history[-keep:]
+    """
+    assert rows(source, "CL301") == []
+
+
+def test_a_window_marker_replaced_in_earlier_messages_when_a_later_one_shows_the_same_file():
+    source = """
+        def collapse_old_windows(history):
+            seen = set()
+            out = []
+            for message in reversed(history):
+                copy = message.copy()
+                name = message["content"].split(":")[0]
+                if name in seen:
+                    copy["content"] = "(outdated file window)"
+                seen.add(name)
+                out.append(copy)
+            return list(reversed(out))
+    """
+    assert rows(source, "CL301") == [8]

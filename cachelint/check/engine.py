@@ -14,6 +14,7 @@ import libcst as cst
 from cachelint.check import suppress
 from cachelint.check.analysis import Analysis, Options
 from cachelint.check.finding import Finding
+from cachelint.check.history import mentions_history_rewrite
 from cachelint.check.module import ModuleContext
 from cachelint.check.registry import all_rules
 from cachelint.rules import RULE_META
@@ -65,7 +66,7 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_syntax_error(source, filename, exc)]
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
-    if not _mentions_llm(source, options):
+    if not _mentions_llm(source, options, codes):
         return []  # no SDK in sight: skip the metadata, the costly part
     try:
         ctx = ModuleContext(source, filename, module)
@@ -130,13 +131,14 @@ def _nesting_depth(source: str) -> int:
 
 def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | None) -> list[Finding]:
     analysis = Analysis(ctx, options)
-    if not analysis.sites:
-        return []
+    rules = [r for r in all_rules() if r.code in codes]
+    if not analysis.sites:  # no request here: only the rules that judge prompt-shaped data on its own
+        rules = [r for r in rules if r.without_sites]
+        if not rules:
+            return []
     suppressions = suppress.parse(ctx.source)
     findings: dict[tuple, Finding] = {}
-    for rule_class in all_rules():
-        if rule_class.code not in codes:
-            continue
+    for rule_class in rules:
         meta = rule_class.meta()
         for report in rule_class().check(analysis):
             if report.confidence == "likely" and options is not None and options.confidence == "certain":
@@ -160,11 +162,13 @@ _SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']
 _CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
 
 
-def _mentions_llm(source: str, options: Options | None) -> bool:
+def _mentions_llm(source: str, options: Options | None, codes: frozenset[str] = ALL_CODES) -> bool:
     """Whether the module imports an LLM SDK (or a configured call pattern's module): only then can the
     analysis resolve a call site, so only then is the costly scope and name metadata computed."""
     if _SDK_IMPORT.search(source) or _CALL_SHAPE.search(source) or _SYSTEM_MESSAGE.search(source):
         return True
+    if "CL301" in codes and mentions_history_rewrite(source):
+        return True  # a history class or utility that cuts the conversation, sent from another module
     roots = {name.split(".")[0] for name in options.call_patterns} if options is not None else set()
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 

@@ -1,0 +1,455 @@
+"""History rewritten where the request is out of sight: the shapes real apps use to cut or edit a conversation in
+a history class, a utility function or a message processor, found by the data's shape (confidence `likely`).
+
+A conversation's earlier messages are the cached prefix of its next request. These shapes rewrite them:
+
+- a front or middle cut that the function decides itself: `self.messages.pop(0)` in `truncate()`,
+  `messages.pop(0)` in `while tokens > budget:`, `messages.remove(m)` for old image messages,
+  `history[:1] + history[-n:]`, `items[-keep:]`;
+- a copy of an earlier message whose content is replaced, under a condition on its position or on later
+  messages (`data["content"] = "Old output omitted"` for all but the last n observations);
+- a method whose caller chooses what to cut (`convo.trim(1, 2)`): reported at the call, when it sits in a loop;
+- a history passed through a trimming function out of sight (`messages = tt.trim(messages, ...)`): at the call.
+
+A list is a conversation when its name says so (messages, history, conversation, ...) or its elements are
+read as messages (`m["role"]`, `m.role`, `m["content"]`). Bounded: each function is looked at once, a class
+of another module of the tree is followed one hop (cachelint.check.project).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, descendants
+
+HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory)(?:$|_)|messages$|history$", re.I)
+COMPACTION = re.compile(r"compact|summar", re.I)
+TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
+SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# a cheap look at the text first: only modules with one of these shapes are parsed for them
+QUICK = re.compile(r"\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(|\bdel\b|\.remove\(|\[-|\[:\s*1\s*\]|\[\s*\w+\s*:\s*\]|trim|truncat|prune|\[\"content\"\]\s*=|\['content'\]\s*=")
+
+
+@dataclass(slots=True)
+class Rewrite:
+    node: cst.CSTNode
+    target: str  # the history's code: self.messages, messages
+    what: str  # "removes the oldest message from"
+
+
+HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|\bchat|[\"']role[\"']", re.I)
+
+
+def mentions_history_rewrite(source: str) -> bool:
+    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source))
+
+
+def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """Every rewrite of a conversation in this module, once per statement."""
+    seen: set[int] = set()
+    for function in ctx.nodes(cst.FunctionDef):
+        for found in _in_function(ctx, function):
+            statement = ctx.statement_of(found.node)
+            if id(statement) not in seen:
+                seen.add(id(statement))
+                yield found
+    for call in ctx.nodes(cst.Call):
+        found = _trimming_call(ctx, call)
+        if found is not None and id(ctx.statement_of(call)) not in seen:
+            seen.add(id(ctx.statement_of(call)))
+            yield found
+
+
+# --- which lists are conversations -------------------------------------------------------------------------
+
+
+def _last_name(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def _read_as_messages(ctx: ModuleContext, scope: cst.CSTNode, target: str) -> bool:
+    """Elements of `target` read as messages in `scope`: `for m in target: m["role"]` / `target[0].content`."""
+    elements = {target}
+    for node in descendants(scope):
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and ctx.code(node.iter).split("[")[0] == target:
+            elements.add(node.target.value)
+        elif isinstance(node, cst.CompFor) and isinstance(node.target, cst.Name) and ctx.code(node.iter).split("[")[0] == target:
+            elements.add(node.target.value)
+    for node in descendants(scope):
+        if isinstance(node, cst.Subscript) and isinstance(node.slice[0].slice, cst.Index):
+            key = node.slice[0].slice.value
+            if isinstance(key, cst.SimpleString) and key.value.strip("'\"") in ("role", "content") and ctx.code(node.value).split("[")[0] in elements:
+                return True
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("role", "content") and ctx.code(node.value).split("[")[0] in elements:
+            return True
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
+            key = node.args[0].value
+            if isinstance(key, cst.SimpleString) and key.value.strip("'\"") in ("role", "content", "message_type") and ctx.code(node.func.value) in elements:
+                return True
+    return False
+
+
+def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpression) -> bool:
+    name = _last_name(target)
+    if name is None:
+        return False
+    if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes")):
+        return False  # bookkeeping beside the history (token counts per message), not the messages
+    return bool(HISTORY_NAME.search(name)) or _read_as_messages(ctx, scope, ctx.code(target))
+
+
+# --- cuts and edits decided inside a function ---------------------------------------------------------------
+
+
+def _params(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in [*params.params, *params.kwonly_params, *params.posonly_params]} - {"self", "cls"}
+
+
+def _uses(node: cst.CSTNode | None, names: set[str]) -> bool:
+    return node is not None and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node))
+
+
+def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The nodes of `function`, nested functions included (a local helper such as `remove_pair()`), nested
+    classes not."""
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.ClassDef):
+                return False
+            found.append(node)
+            return True
+
+    function.body.visit(Collect())
+    return found
+
+
+def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewrite]:
+    if COMPACTION.search(function.name.value):
+        return  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
+    params = _params(function)
+    nodes = _own_nodes(function)
+    for node in nodes:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            receiver, method = node.func.value, node.func.attr.value
+            if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
+                if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node):
+                    yield Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
+            elif method == "pop" and node.args and isinstance(node.args[0].value, cst.Name) and _is_history(ctx, function, receiver):
+                loop = ctx.enclosing(node, (cst.For,))
+                if isinstance(loop, cst.For) and _front_slice_of(ctx, loop.iter) and not _uses(loop.iter, params - {ctx.code(receiver)}):
+                    yield Rewrite(node, ctx.code(receiver), "removes the oldest entries from")  # for key in keys[:4]: d.pop(key)
+            elif method == "remove" and _is_history(ctx, function, receiver):
+                loop = ctx.enclosing(node, (cst.For,))
+                if isinstance(loop, cst.For) and _middle_or_front_slice(loop.iter):
+                    yield Rewrite(node, ctx.code(receiver), "removes earlier messages from")
+        elif isinstance(node, cst.Del):
+            for target in _targets(node.target):
+                if isinstance(target, cst.Subscript) and _front_subscript(target) and _is_history(ctx, function, target.value) \
+                        and not _uses(target.slice[0].slice, params):
+                    yield Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
+        elif isinstance(node, cst.Subscript) and _late_slice(node) and _is_history(ctx, function, node.value):
+            if not _in_for_header(ctx, node) and _kept_as_history(ctx, node):  # history[-keep:]: a window, whoever sets its size
+                yield Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
+        elif isinstance(node, cst.Assign):
+            found = _copy_edit(ctx, function, node)
+            if found is not None:
+                yield found
+
+
+def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
+    """`parts.append(messages.pop(0).content)` under `while messages[0].role == "system"`: leading system messages
+    moved into the system parameter (a format conversion, done alike on every request), not dropped."""
+    for ancestor in ctx.ancestors(pop):
+        if isinstance(ancestor, cst.Call) and isinstance(ancestor.func, cst.Attribute) and ancestor.func.attr.value in ("append", "extend", "add", "insert"):
+            return True
+        if isinstance(ancestor, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+            return True  # system = [messages.pop(0)["content"]]
+        if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
+            break
+    loop = ctx.enclosing(pop, (cst.While, cst.If))
+    test = getattr(loop, "test", None)
+    return test is not None and any(isinstance(n, cst.SimpleString) and n.value.strip("'\"") in ("system", "developer") for n in descendants(test))
+
+
+def _drains_a_queue(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
+    """`while queue: item = queue.pop(0)`: work items taken one by one until none is left, not a history cut."""
+    loop = ctx.enclosing(pop, (cst.While,))
+    if not isinstance(loop, cst.While):
+        return False
+    test = loop.test
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "len" and test.args:
+        test = test.args[0].value
+    elif isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and isinstance(test.left.func, cst.Name) \
+            and test.left.func.value == "len" and test.left.args:
+        test = test.left.args[0].value
+    return ctx.code(test) == ctx.code(receiver)
+
+
+def _history_of(receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """`messages[0].content` -> `messages` (a part of the oldest message cut: `messages[0].content.pop(0)`)."""
+    node = receiver
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and _front_subscript(node):
+            return node.value
+        node = node.value
+    return receiver
+
+
+def _int(expr: cst.BaseExpression | None) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value)
+    return None
+
+
+def _front_index(expr: cst.BaseExpression) -> bool:
+    """pop(0), pop(1): the oldest message (or the one after the system prompt)."""
+    value = _int(expr)
+    return value is not None and 0 <= value <= 2
+
+
+def _front_subscript(sub: cst.Subscript) -> bool:
+    index = sub.slice[0].slice
+    if isinstance(index, cst.Index):
+        return _front_index(index.value)
+    if isinstance(index, cst.Slice):
+        return index.lower is None or _front_index(index.lower) if index.upper is not None else False
+    return False
+
+
+def _front_slice_of(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Subscript) and isinstance(expr.slice[0].slice, cst.Slice) and expr.slice[0].slice.lower is None \
+        and expr.slice[0].slice.upper is not None
+
+
+def _middle_or_front_slice(expr: cst.BaseExpression) -> bool:
+    """image_messages[:-2], images[1:-2]: all but the newest."""
+    if not isinstance(expr, cst.Subscript) or not isinstance(expr.slice[0].slice, cst.Slice):
+        return False
+    upper = _int(expr.slice[0].slice.upper)
+    return upper is not None and upper < 0
+
+
+def _late_slice(sub: cst.Subscript) -> bool:
+    """history[-n:] or history[len(history) - k:]: only the latest part is kept (history[1:] is not: that
+    skips the system prompt)."""
+    index = sub.slice[0].slice
+    if not isinstance(index, cst.Slice) or index.lower is None or index.upper is not None:
+        return False
+    lower = index.lower
+    if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus):
+        return not isinstance(lower.expression, cst.Integer) or int(lower.expression.value) > 2
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" for n in descendants(lower))
+
+
+def _in_for_header(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`for m in history[-5:]`: read, not kept."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.For, cst.CompFor)):
+            return ctx.contains(ancestor.iter, node) or ancestor.iter is node
+        if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
+            return False
+    return False
+
+
+def _kept_as_history(ctx: ModuleContext, node: cst.Subscript) -> bool:
+    """The cut list is stored, returned, written or sent: not a look at the last few messages for a check."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.Assign, cst.AnnAssign, cst.Return, cst.AugAssign)):
+            return True
+        if isinstance(ancestor, cst.Call) and isinstance(ancestor.func, cst.Attribute) and ancestor.func.attr.value in ("extend", "dump", "dumps", "write"):
+            return True
+        if isinstance(ancestor, cst.Call) and isinstance(ancestor.func, cst.Name) and ancestor.func.value in ("len", "any", "all", "sum", "print", "reversed", "enumerate"):
+            return False
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.If, cst.While, *SCOPES)):
+            return False
+    return False
+
+
+def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) -> Rewrite | None:
+    """`data = entry.copy(); data["content"] = "(omitted)"` in a loop over the history, under a condition on the
+    entry's position or on later entries (not a format conversion applied to every message alike)."""
+    if len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and isinstance(target.slice[0].slice, cst.Index)):
+        return None
+    key = target.slice[0].slice.value
+    if not (isinstance(key, cst.SimpleString) and key.value.strip("'\"") == "content"):
+        return None
+    copy_name = target.value.value
+    loop = ctx.enclosing(node, (cst.For,))
+    if not isinstance(loop, cst.For) or not ctx.contains(function, loop):
+        return None
+    history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter
+    if not _is_history(ctx, function, history):
+        return None
+    element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "enumerate" and isinstance(loop.target, cst.Tuple) \
+            and isinstance(loop.target.elements[0].value, cst.Name):
+        element.discard(loop.target.elements[0].value.value)  # the position: a condition on it is positional
+    in_body = {t.value for stmt in descendants(loop.body) if isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+               for target in (stmt.targets if isinstance(stmt, cst.Assign) else [stmt])
+               for t in descendants(target.target) if isinstance(t, cst.Name)}
+    copied = False
+    for stmt in descendants(loop.body):
+        if isinstance(stmt, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == copy_name for t in stmt.targets):
+            value = stmt.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("copy", "model_copy") \
+                    and ctx.code(value.func.value) in element:
+                copied = True
+            elif isinstance(value, cst.Call) and _last_name(value.func) in ("dict", "deepcopy") and value.args and ctx.code(value.args[0].value) in element:
+                copied = True
+    if not copied:
+        return None
+    conditions = []
+    child: cst.CSTNode = node
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            break
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            conditions.append(ancestor.test)
+        child = ancestor
+    # a condition on the message's position, or on what later messages held (a set filled in the loop), not one
+    # on the message's own content (read into names in the loop body)
+    positional = [c for c in conditions if any(isinstance(n, cst.Name) and n.value not in element and n.value not in in_body - _filled_in_loop(ctx, loop)
+                                               and n.value not in (copy_name, "True", "False", "None", "self", "isinstance", "len")
+                                               and not (isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr is n)
+                                               for n in descendants(c))]
+    if not positional:
+        return None
+    return Rewrite(node, ctx.code(history), "replaces the content of earlier messages of")
+
+
+def _filled_in_loop(ctx: ModuleContext, loop: cst.For) -> set[str]:
+    """Names of collections the loop adds to (`windows.add(file)`): state carried to later messages."""
+    return {c.func.value.value for c in descendants(loop.body) if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute)
+            and c.func.attr.value in ("add", "append", "update") and isinstance(c.func.value, cst.Name)}
+
+
+def _targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [e.value for e in node.elements]
+    return [node]
+
+
+# --- cuts decided by the caller, and trimming functions out of sight -----------------------------------------
+
+
+def _trimming_call(ctx: ModuleContext, call: cst.Call) -> Rewrite | None:
+    """`messages = tt.trim(messages, ...)` (a function of an imported package whose name says it cuts), or
+    `convo.trim(1, 2)` in a loop, where `trim` is a method of a class of the tree that cuts at the positions it
+    is given (a method that decides its cut itself is reported where it cuts, not at its callers)."""
+    name = _last_name(call.func)
+    if name is None:
+        return None
+    parent = ctx.parent(call)
+    if TRIM_NAME.search(name) and isinstance(parent, cst.Assign) and call.args:
+        first = call.args[0].value
+        if any(ctx.code(t.target) == ctx.code(first) for t in parent.targets) and _is_history(ctx, ctx.module, first) \
+                and not _defined_here(ctx, name) and _is_external(ctx, call):
+            return Rewrite(call, ctx.code(first), f"cuts (with {ctx.code(call.func)}())")
+    if isinstance(call.func, cst.Attribute) and ctx.loops_around(call):
+        method = _resolved_method(ctx, call)
+        if method is not None:
+            other, function = method
+            if _cuts_at_params(other, function, _params(function)):
+                return Rewrite(call, ctx.code(call.func.value), f"cuts messages out of the middle of (with {ctx.code(call.func)}())")
+    return None
+
+
+def _defined_here(ctx: ModuleContext, name: str) -> bool:
+    return any(key == name or key.endswith(f".{name}") for key in ctx.functions)
+
+
+def _is_external(ctx: ModuleContext, call: cst.Call) -> bool:
+    """A module-level function of an imported package (`tt.trim`, `tokentrim.trim`), not a method of a local object."""
+    func = call.func
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    return any(isinstance(binding, (cst.Import, cst.ImportFrom)) for binding, _ in ctx.assigned_values(root))
+
+
+def _cuts_at_params(ctx: ModuleContext, function: cst.FunctionDef, params: set[str]) -> bool:
+    """`self.messages = self.messages[:i] + self.messages[i + n:]`, `del self.messages[i:i + n]`: a cut at positions
+    the caller gives."""
+    for node in _own_nodes(function):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
+            target = ctx.code(node.targets[0].target)
+            slices = [n for n in descendants(node.value) if isinstance(n, cst.Subscript) and ctx.code(n.value) == target
+                      and isinstance(n.slice[0].slice, cst.Slice)]
+            if len(slices) >= 2 and any(_uses(s.slice[0].slice, params) for s in slices) and _is_history(ctx, function, node.targets[0].target):
+                return True
+        if isinstance(node, cst.Del):
+            for target in _targets(node.target):
+                if isinstance(target, cst.Subscript) and _uses(target.slice[0].slice, params) and _is_history(ctx, function, target.value):
+                    return True
+    return False
+
+
+def _resolved_method(ctx: ModuleContext, call: cst.Call) -> tuple[ModuleContext, cst.FunctionDef] | None:
+    """The method a call `x.m(...)` runs, when `x` is bound to `Cls(...)` (or annotated `Cls`) and `Cls` is a class
+    of this module or of an imported module of the tree (its bases followed once)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        return None
+    cls_name: str | None = None
+    binding_node: cst.CSTNode | None = None
+    for binding, value in ctx.assigned_values(func.value):
+        if isinstance(value, cst.Await):
+            value = value.expression
+        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+            chain = value
+            while isinstance(chain.func, cst.Attribute) and isinstance(chain.func.value, cst.Call):
+                chain = chain.func.value  # AgentConvo(self).template(...): the class at the head
+            if isinstance(chain.func, cst.Name):
+                cls_name, binding_node = chain.func.value, binding
+        elif isinstance(binding, cst.Param) and binding.annotation is not None and isinstance(binding.annotation.annotation, cst.Name):
+            cls_name, binding_node = binding.annotation.annotation.value, binding
+    if cls_name is None:
+        return None
+    return _method_of(ctx, cls_name, func.attr.value, 2)
+
+
+def _method_of(ctx: ModuleContext, cls_name: str, method: str, hops: int) -> tuple[ModuleContext, cst.FunctionDef] | None:
+    from cachelint.check.project import imported_definition
+
+    for cls in ctx.nodes(cst.ClassDef):
+        if cls.name.value == cls_name and isinstance(ctx.parent(cls), cst.Module):
+            for stmt in cls.body.body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == method:
+                    return ctx, stmt
+            for base in cls.bases:  # an inherited method
+                if isinstance(base.value, cst.Name) and hops > 0:
+                    found = _method_of(ctx, base.value.value, method, hops - 1)
+                    if found is not None:
+                        return found
+            return None
+    if hops <= 0:
+        return None
+    for stmt in ctx.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom):
+                    try:
+                        found = imported_definition(ctx, small, cls_name, 1)
+                    except (RecursionError, ValueError, OSError):
+                        found = None
+                    if found is not None and isinstance(found[1], cst.ClassDef):
+                        return _method_of(found[0], cls_name, method, hops - 1)
+    return None
