@@ -98,6 +98,8 @@ def capture(flow: http.HTTPFlow, tap: StreamTap | None) -> Captured:
         request_headers=_headers(request.headers),
         request_body=request.raw_content or b"",
     )
+    if request.stream:
+        captured.error = "the request body was too large to keep (streamed through, not analyzed)"
     if response is not None:
         captured.status = response.status_code
         captured.response_headers = _headers(response.headers)

@@ -21,6 +21,8 @@ from cachelint.record.analyze import Recorder, RecorderOptions
 from cachelint.record.exchange import safe_text
 from cachelint.record.store import Row, Store
 
+STREAM_LARGE_BODIES = "64m"
+
 
 @dataclass(slots=True)
 class ProxyConfig:
@@ -128,8 +130,10 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     upstream_errors.install()
     opts = options.Options(listen_host=config.listen_host, listen_port=config.port, mode=mitmproxy_mode(config))
     master = DumpMaster(opts, with_termlog=False, with_dumper=False)
-    # lazy: no upstream connection before a request is complete (an idle client used to hold one each)
-    master.options.update(connection_strategy="lazy")
+    # lazy: no upstream connection before a request is complete (an idle client used to hold one each);
+    # bodies over STREAM_LARGE_BODIES are streamed through, never held whole in memory (recognized responses are
+    # always streamed, through the tap)
+    master.options.update(connection_strategy="lazy", stream_large_bodies=STREAM_LARGE_BODIES)
     if master.addons.get("errorcheck") is not None:
         master.addons.remove(master.addons.get("errorcheck"))
     if config.metrics_port:

@@ -638,3 +638,32 @@ def test_an_endless_websocket_response_is_kept_only_up_to_the_limit():
     done = socket_.server_message(json.dumps({"type": "response.completed", "response": {"id": "r1", "output": [], "usage": {"input_tokens": 3}}}), 3.0)
     assert done is not None and len(done.response_body) < MAX_EVENTS_BYTES + 64 * 1024
     assert b"response.completed" in done.response_body and "were passed on but not kept" in done.error
+
+
+def test_a_huge_request_body_is_streamed_through_not_held(tmp_path):
+    received: list[int] = []
+
+    def answer(head: str, body: bytes):
+        received.append(len(body))
+        return [("content-type", "application/json")], ANTHROPIC_OK
+
+    upstream = RawUpstream(answer)
+    proxy = Proxy(tmp_path / "db.sqlite", upstream=upstream.url)
+    try:
+        small = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}).encode()
+        assert post_raw(proxy.url, "/v1/messages", small, HEADERS)[0] == 200
+        time.sleep(1)
+        before = proxy.rss_peak_kib()
+        big = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "x" * (100 * 1024 * 1024)}]}).encode()
+        assert post_raw(proxy.url, "/v1/messages", big, HEADERS)[0] == 200
+        del big
+        after = proxy.rss_peak_kib()
+        rc, out, err = proxy.stop()
+    finally:
+        proxy.kill()
+        upstream.close()
+    assert received[-1] > 100 * 1024 * 1024  # all of it reached the upstream
+    print(f"peak RSS {before / 1024:.0f} MiB before a 100 MiB request body, {after / 1024:.0f} MiB after")
+    assert (after - before) / 1024 < 64  # mitmproxy alone used to hold the whole body
+    recorded = rows(proxy.db)
+    assert len(recorded) == 2 and "too large to keep" in recorded[1]["error"]
