@@ -466,11 +466,15 @@ def test_gateway_credentials_never_reach_disk_reports_or_terminal(upstream, tmp_
             for path in ("/v1/messages", "/v1/chat/completions"):
                 payload = body if path == "/v1/messages" else {"model": "gpt-4.1", "messages": body["messages"]}
                 httpx.post(target.url + path + query, json=payload, headers={**HEADERS, **GATEWAY_SECRETS}, timeout=30)
+        pasted = {"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "my key is sk-ant-PASTED-IN-PROMPT-42"}]}
+        httpx.post(proxy.url + "/v1/messages", json=pasted, headers=HEADERS, timeout=30)
         outputs = [*proxy.stop()[1:], *dead.stop()[1:]]
     finally:
         proxy.kill()
         dead.kill()
-    assert len(rows(proxy.db)) == 2 and len(rows(dead.db)) == 2
+    assert len(rows(proxy.db)) == 3 and len(rows(dead.db)) == 2
+    assert b"PASTED-IN-PROMPT-42" in proxy.db.read_bytes()  # the user's prompt is kept as sent
+    assert "PASTED-IN-PROMPT-42" not in "".join(outputs)  # but never printed
     for db in (proxy.db, dead.db):
         with sqlite3.connect(db) as conn:
             outputs.append("\n".join(conn.iterdump()))
