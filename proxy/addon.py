@@ -84,8 +84,12 @@ def _headers(headers: http.Headers) -> list[tuple[str, str]]:
 
 
 def never_connected(flow: http.HTTPFlow) -> bool:
-    """The upstream could not be reached (refused, no such host, TLS failed): no response, no server socket."""
-    return flow.response is None and flow.error is not None and flow.server_conn.timestamp_tcp_setup is None
+    """The upstream could not be reached (refused, no such host, TLS failed): no response, and no connection
+    (or no TLS session where one was needed, e.g. https:// in --upstream for a plain-HTTP server)."""
+    if flow.response is not None or flow.error is None:
+        return False
+    server = flow.server_conn
+    return server.timestamp_tcp_setup is None or (server.tls and server.timestamp_tls_setup is None)
 
 
 def capture(flow: http.HTTPFlow, tap: StreamTap | None) -> Captured:
@@ -238,6 +242,12 @@ class CacheLintAddon:
         server = data.server
         host, port = (server.address or ("?", 0))[:2]
         self.notice(unreachable_message(host, port, server.error or "connection failed"), failure=True)
+
+    def tls_failed_server(self, data) -> None:
+        """One line when TLS with the upstream fails (a plain-HTTP server named with https://, a bad certificate)."""
+        server = data.conn
+        host, port = (server.address or ("?", 0))[:2]
+        self.notice(unreachable_message(host, port, f"TLS failed: {server.error or 'handshake failed'}"), failure=True)
 
     def websocket_message(self, flow: http.HTTPFlow) -> None:
         if not is_recorded_socket(flow):

@@ -223,6 +223,9 @@ class RawUpstream:
                 if not more:
                     return
                 data += more
+                if data[:1] == b"\x16":  # a TLS ClientHello: answer as a plain HTTP server does
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    return
             head, body = data.split(b"\r\n\r\n", 1)
             length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
             while len(body) < length:
@@ -285,12 +288,27 @@ def test_upstream_down_answers_502_in_the_providers_format_and_is_recorded(tmp_p
     finally:
         proxy.kill()
     lines = [line for line in err.splitlines() if "cannot be reached" in line]
-    print(err)
     assert len(lines) == 4 and all(line.startswith("cachelint: ") for line in lines), err
     recorded = rows(proxy.db)
     assert len(recorded) == 4
     assert all(r["status"] == 502 and "cannot be reached" in r["error"] for r in recorded)
     assert rc == 0 and "Traceback" not in err
+
+
+def test_https_upstream_that_speaks_plain_http_is_a_502_with_the_reason(tmp_path):
+    plain = RawUpstream(lambda head, body: ([("content-type", "application/json")], ANTHROPIC_OK))
+    proxy = Proxy(tmp_path / "db.sqlite", upstream=plain.url.replace("http://", "https://"))  # the scheme mistyped
+    try:
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+        a = httpx.post(proxy.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
+        rc, out, err = proxy.stop()
+    finally:
+        proxy.kill()
+        plain.close()
+    assert a.status_code == 502 and a.json()["error"]["type"] == "api_error" and "TLS" in a.json()["error"]["message"], a.text
+    assert len([line for line in err.splitlines() if line.startswith("cachelint: the upstream")]) == 1, err
+    [row] = rows(proxy.db)
+    assert row["status"] == 502 and "cannot be reached" in row["error"]
 
 
 # 3. odd bytes: recorded, escaped --------------------------------------------------------------------------------
