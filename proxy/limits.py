@@ -5,7 +5,7 @@ upstream connection for every client that connects, so a few hundred idle or hal
 every file descriptor. `cachelint proxy` connects upstream lazily (run.py) and adds this addon: a client that
 has no request in flight is closed once it has been silent for `idle` seconds, or has spent `10 * idle` seconds
 without completing a request however slowly it trickles. A request in flight (the body complete, waiting on the
-upstream or streaming its answer) is never cut, and neither is a WebSocket.
+upstream or streaming its answer) is never cut, and neither is a WebSocket or a raw TCP tunnel.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ class IdleGuard:
 
     def websocket_start(self, flow) -> None:
         self.waiting.pop(flow.client_conn.id, None)
+
+    def tcp_start(self, flow) -> None:
+        self.waiting.pop(flow.client_conn.id, None)  # a raw tunnel (forward mode): mitmproxy's own timeout applies
 
     async def _watch(self) -> None:
         from mitmproxy import ctx
