@@ -392,8 +392,8 @@ def _misbehaving_server(behaviour: str):
             self.rfile.read(int(self.headers.get("content-length", 0)))
             if self.path == "/tokenize":
                 return self._send(b'{"tokens": [1, 2, 3, 4, 5]}')
-            if self.path == "/v1/messages/count_tokens":  # a Messages API only where the case is about it
-                if behaviour != "messages-forever":
+            if self.path == "/v1/messages/count_tokens" or self.path == "/v1/messages/render":  # no --enable-scale-out
+                if behaviour != "messages-forever" or self.path.endswith("/render"):
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
@@ -472,6 +472,9 @@ def test_a_recorded_anthropic_request_goes_to_v1_messages_as_recorded(trace):
     assert body["tool_choice"] == {"type": "none"} and body["cache_salt"] == "s1"
     assert original["model"] == "claude-sonnet-4-5" and "cache_salt" not in original  # the recording is untouched
     assert set(count_tokens_body(original, "tiny")) == {"model", "system", "messages", "tools", "tool_choice"}
+    thinking = messages_body({**original, "thinking": {"type": "enabled", "budget_tokens": 31999}}, "tiny")
+    assert thinking["thinking"] == {"type": "adaptive"}  # a budget above max_tokens (1) is refused; the prompt is the same
+    assert messages_body({**original, "thinking": {"type": "disabled"}}, "tiny")["thinking"] == {"type": "disabled"}
     # what vLLM makes of the system blocks: joined with nothing, Claude Code's billing header left out
     blocks = {"system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2; cch=1a2b3;"},
                          {"type": "text", "text": "You are Claude Code."}, {"type": "text", "text": "Be terse."}]}

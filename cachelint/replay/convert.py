@@ -64,6 +64,11 @@ def messages_body(recorded: dict[str, Any], model: str, *, max_tokens: int = 1, 
     With tools, `tool_choice: none` keeps them in the prompt without the server's tool-call parser."""
     body = {k: copy.deepcopy(v) for k, v in recorded.items() if k not in _MESSAGES_OWN}
     body.update(model=model, max_tokens=max_tokens, stream=True, temperature=0)
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        # vLLM wants budget_tokens below max_tokens; an enabled budget only caps decoding (the prompt renders
+        # the same), as does "adaptive", which needs no budget: prefill stays what was recorded
+        body["thinking"] = {"type": "adaptive"}
     if body.get("tools"):
         body["tool_choice"] = {"type": "none"}
     if cache_salt:

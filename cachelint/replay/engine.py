@@ -281,6 +281,19 @@ class Engine:
         status, _ = self._request("POST", "/v1/messages/count_tokens", probe, MAX_ERROR_BYTES)
         return status not in (404, 405, 501)
 
+    def render_messages(self, body: dict[str, Any]) -> list[int] | None:
+        """The token ids vLLM runs for a Messages request, from its `/v1/messages/render` (a server started with
+        `--enable-scale-out`); None where the server does not offer it."""
+        status, text = self._request("POST", "/v1/messages/render", body, MAX_TOKENIZE_BYTES)
+        if status in (403, 404, 405, 501):
+            return None
+        if status != 200:
+            raise CachelintError(f"{self.root}/v1/messages/render answered HTTP {status}: {_error_text(text)}")
+        try:
+            return [int(t) for t in json.loads(text)["token_ids"]]
+        except (ValueError, KeyError, TypeError):
+            raise CachelintError(f"{self.root}/v1/messages/render: no token_ids in the answer") from None
+
     def messages(self, body: dict[str, Any]) -> Measured:
         """Send one streamed Anthropic Messages request; time to the first event, usage from the events
         (vLLM puts the prompt's split in message_delta: input_tokens + cache_read_input_tokens +

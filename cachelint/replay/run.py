@@ -188,6 +188,7 @@ class Replay:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._token_ids: dict[str, list[int]] = {}
+        self._render_missing = False
 
     def run(self) -> ReplayResult:
         self.engine.check_model()
@@ -232,11 +233,13 @@ class Replay:
             position[r.session] += 1
             result = RequestResult(index, r.session, r.seq, variant, r.cause, 0)
             item = _Item(result, request, r.started_at)
+            rendered = None
             if native and r.prompt.provider == "anthropic" and isinstance(r.prompt.body, dict):
                 item.native = r.prompt.body
+                rendered = self._render(r.prompt.body)
                 request = as_vllm_renders_messages(request, r.prompt.body)
             try:
-                item.ids = self._tokenize(request)
+                item.ids = rendered if rendered is not None else self._tokenize(request)
                 result.tokens = len(item.ids)
             except EngineUnreachable:  # also: a server without /tokenize
                 raise
@@ -244,6 +247,20 @@ class Replay:
                 result.error = str(exc)
             items.append(item)
         return items
+
+    def _render(self, recorded: dict[str, Any]) -> list[int] | None:
+        """vLLM's own token ids for a recorded Messages request (`/v1/messages/render`, on a server started with
+        `--enable-scale-out`); None without it, and then the chat view of what vLLM renders goes to /tokenize."""
+        if self._render_missing:
+            return None
+        try:
+            ids = self.engine.render_messages(messages_body(recorded, self.engine.model))
+        except EngineUnreachable:
+            raise
+        except CachelintError:  # this request rejected: /tokenize will say why, for the request's own line
+            return None
+        self._render_missing = ids is None
+        return ids
 
     def _tokenize(self, request: ChatRequest) -> list[int]:
         """The engine's token ids for a request; a variant that left a request as it was reuses its ids."""
