@@ -260,3 +260,67 @@ def test_tools_inline_added_and_a_tree_that_sends_nothing(tmp_path):
     assert (cut.line, cut.confidence) == (4, "likely")
     (tmp_path / "agent.py").write_text("def keep(history):\n    return history[2:]\n")
     assert link_break({"cause": "messages_changed", "detail": "history_truncated", "before": "a", "after": "b"}, build_index(tmp_path), []) == []
+
+
+CLAUDE_MD = """# Project notes
+
+- Use Python 3.11 and type hints everywhere.
+- Run tests with pytest -q before you commit.
+- Never edit files under vendor/.
+"""
+HOOK = """#!/bin/sh
+# SessionStart hook: tell the agent the time
+echo "Current local time: $(date +%H:%M) on $(hostname)"
+"""
+
+
+def agent_request(claude_md: str, now: str, turns: int) -> dict:
+    """An agent's request the way Claude Code builds one: a long static system block, a hook's output in the
+    next block, the memory file inside the first user message, a breakpoint on the newest message."""
+    guide = " ".join(f"Rule {i}: read the code before you change it, run the tests, keep diffs small." for i in range(160))
+    messages = [{"role": "user", "content": [
+        {"type": "text", "text": f"<system-reminder>\nContents of /work/proj/CLAUDE.md (project instructions):\n\n{claude_md}</system-reminder>"},
+        {"type": "text", "text": "fix the failing test"}]}]
+    for turn in range(turns):
+        messages += [{"role": "assistant", "content": f"Step {turn} done."}, {"role": "user", "content": f"go on {turn}"}]
+    messages[-1] = {"role": "user", "content": [{"type": "text", "text": str(messages[-1]["content"] if turns else "fix"), "cache_control": {"type": "ephemeral"}}]} if turns else messages[-1]
+    return {"model": "claude-sonnet-4-5", "max_tokens": 100, "metadata": {"user_id": "user_abc_account__session_7f3e"},
+            "system": [{"type": "text", "text": guide, "cache_control": {"type": "ephemeral"}},
+                       {"type": "text", "text": f"Current local time: {now} on devbox\nYou are working in /work/proj."}],
+            "messages": messages}
+
+
+def test_an_agents_memory_file_and_hook_script_are_named_as_the_source(tmp_path):
+    """For a Claude Code or Codex user the prompt is built by text files, not Python: an edited line of CLAUDE.md
+    and a hook script that prints the time are the places to fix, found by file and line."""
+    import json as _json
+
+    from cachelint.record.analyze import Recorder
+    from cachelint.record.exchange import Captured
+
+    project = tmp_path / "proj"
+    (project / ".claude" / "hooks").mkdir(parents=True)
+    edited = CLAUDE_MD.replace("pytest -q before", "pytest -x -q before")
+    (project / "CLAUDE.md").write_text(edited)
+    (project / ".claude" / "hooks" / "now.sh").write_text(HOOK)
+    (project / "node_modules").mkdir()
+    (project / "node_modules" / "copy.md").write_text(edited)  # dependencies are not the user's code
+    store = Store(tmp_path / "s.db")
+    recorder = Recorder(store)
+    usage = {"input_tokens": 3, "cache_creation_input_tokens": 2600, "cache_read_input_tokens": 0, "output_tokens": 1}
+    reply = _json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": usage}).encode()
+    bodies = [agent_request(CLAUDE_MD, "10:31", 1), agent_request(edited, "10:31", 2), agent_request(edited, "10:32", 3)]
+    for i, body in enumerate(bodies):
+        recorder.record(Captured(1000.0 + i, "POST", "http://127.0.0.1:1/v1/messages", [("content-type", "application/json")],
+                                 _json.dumps(body).encode(), status=200, response_body=reply, ended_at=1000.5 + i))
+    report = build_report(store)
+    annotate(report, project)
+    breaks = [b for s in report["sessions"] for b in s["breaks"]]
+    assert len(breaks) == 2, [b["cause"] for b in breaks]
+    memory, clock = breaks
+    assert memory["source"], memory.get("source_note")
+    assert (Path(memory["source"][0]["file"]).resolve(), memory["source"][0]["line"]) == ((project / "CLAUDE.md").resolve(), 4)
+    assert clock["source"], clock.get("source_note")
+    assert (Path(clock["source"][0]["file"]).resolve(), clock["source"][0]["line"]) == ((project / ".claude" / "hooks" / "now.sh").resolve(), 3)
+    assert "$(date +%H:%M)" in clock["source"][0]["message"]
+    assert not any("node_modules" in c["file"] for b in breaks for c in b["source"])

@@ -5,6 +5,11 @@ values, a `.format()` / `%` string's fields, the non-literal operands of a `+` c
 of the expression that fills it and, when that expression is a plain local name, the line that assigned it
 (the place that produced the value, which is what a user fixes). Plain literals are templates without holes.
 
+Text files that end up in prompts are templates too (`text_templates`): an agent's memory files (CLAUDE.md,
+AGENTS.md), prompt files, hook scripts and configs (.claude/, .codex/), read whole, with shell and template
+substitutions (`$(date)`, `${VAR}`, `$VAR`, `{{ name }}`) as holes: for a Claude Code or Codex user these
+are the code that builds the prompt.
+
 Bounded: only Python files the checker would walk (`cachelint.check.files.discover`), each under
 `MAX_FILE_BYTES`, at most `MAX_FILES` of them; literals shorter than `MIN_LITERAL` characters are skipped.
 """
@@ -21,6 +26,15 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 5000
 MIN_LITERAL = 3
 MAX_CONSTANT_CHARS = 64 * 1024
+MAX_TEXT_BYTES = 256 * 1024
+# text files whose content may reach a prompt: memory / instruction files, prompt templates, hook scripts, configs
+TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".prompt", ".j2", ".jinja", ".jinja2", ".tmpl", ".sh", ".bash",
+                           ".zsh", ".js", ".mjs", ".cjs", ".ts", ".json", ".yaml", ".yml", ".toml"})
+TEXT_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules"})
+# hidden folders that hold an agent's prompts and hooks; every other hidden folder is skipped
+AGENT_FOLDERS = frozenset({".claude", ".codex", ".cursor", ".github", ".gemini"})
+SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
+_TEXT_HOLE = re.compile(r"\$\((?:[^()]|\([^()]*\))*\)|\$\{[^}\n]*\}|\$[A-Za-z_][A-Za-z0-9_]*|`[^`\n]*`|\{\{[^}\n]*\}\}")
 _FIELD = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]")
 _SHRINK_NAMES = re.compile(r"messages|history|msgs|conversation|turns|context|chat", re.I)
 _LLM_CALL = re.compile(r"\.(?:chat\.completions|messages|responses|completions)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(|\b(?:litellm\.)?a?completion\(")
@@ -42,6 +56,7 @@ class Template:
     line: int
     parts: list[str | Hole]
     text: str = ""  # the literal parts joined (holes dropped): what a quick substring test looks in
+    part_lines: list[int] | None = None  # a whole text file: the line each part starts on
 
     def __post_init__(self) -> None:
         self.text = "\x00".join(p for p in self.parts if isinstance(p, str))
@@ -49,6 +64,13 @@ class Template:
     @property
     def literal_chars(self) -> int:
         return sum(len(p) for p in self.parts if isinstance(p, str))
+
+    def line_at(self, part: int, offset: int) -> int:
+        """The file line of a character of a literal part (exact in a text file; else the template's line)."""
+        if not self.part_lines:
+            return self.line
+        text = self.parts[part]
+        return self.part_lines[part] + (text.count("\n", 0, offset) if isinstance(text, str) else 0)
 
 
     @property
@@ -103,7 +125,54 @@ def build_index(root: Path) -> TreeIndex:
             continue
         index.files.append(path)
         _Collector(path, source, index, module_constants(tree)).visit(tree)
+    for path in text_files(root):
+        template = text_template(path)
+        if template is None:
+            index.skipped += 1
+            continue
+        index.files.append(path)
+        index.templates.append(template)
     return index
+
+
+def text_files(root: Path) -> list[Path]:
+    """The text files under ROOT that may reach a prompt (TEXT_SUFFIXES, TEXT_NAMES), hidden folders other than
+    the agents' own and dependency / build folders skipped, at most MAX_FILES."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and (not d.startswith(".") or d in AGENT_FOLDERS))
+        for name in sorted(files):
+            if name in TEXT_NAMES or (os.path.splitext(name)[1].lower() in TEXT_SUFFIXES and not name.endswith(("-lock.json", ".lock"))):
+                found.append(Path(folder) / name)
+                if len(found) >= MAX_FILES:
+                    return found
+    return found
+
+
+def text_template(path: Path) -> Template | None:
+    """A text file as one template: its text with shell / template substitutions as holes (each hole keeps its
+    line); None when it is too large, not a regular file or not UTF-8."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_TEXT_BYTES:
+            return None
+        source = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if len(source.strip()) < MIN_LITERAL:
+        return None
+    parts: list[str | Hole] = []
+    position = 0
+    for match in _TEXT_HOLE.finditer(source):
+        parts.append(source[position : match.start()])
+        parts.append(Hole(source.count("\n", 0, match.start()) + 1, match.group(0)[:80]))
+        position = match.end()
+    parts.append(source[position:])
+    parts = [p for p in parts if p != ""]
+    lines, line = [], 1
+    for part in parts:
+        lines.append(part.line if isinstance(part, Hole) else line)
+        line = part.line if isinstance(part, Hole) else line + part.count("\n")
+    return Template(path, 1, parts, part_lines=lines)
 
 
 def _segment(source_lines: list[str], node: ast.AST) -> str:

@@ -98,6 +98,10 @@ def link_break(brk: dict[str, Any], index: TreeIndex, findings: list[Finding]) -
     cause, family = brk.get("cause"), family_of(brk)
     if cause == "tools_changed" and (tool_names(brk.get("before")) or tool_names(brk.get("after"))):
         found = _tool_candidates(brk, index)
+    elif family == "history" and brk.get("detail") not in _HISTORY_DETAILS:
+        # an old message edited in place: its text came from somewhere (a memory file re-read, a re-rendered
+        # template); where the code rewrites history is the next guess
+        found = _text_candidates(brk, index) or _history_candidates(index)
     elif family == "history":
         found = _history_candidates(index)
     elif cause == "model_changed":
@@ -227,7 +231,7 @@ def _text_candidates(brk: dict[str, Any], index: TreeIndex) -> list[Candidate]:
             continue  # no literal of this template touches the change: cheap to skip on a big tree
         if template.has_holes:
             out += _hole_fits(template, prefix, suffix)
-        else:
+        if not template.has_holes or template.part_lines:  # a text file: an edited line is a literal fit
             fit = _literal_fit(template, prefix, new, suffix)
             if fit is not None:
                 out.append(fit)
@@ -266,14 +270,27 @@ def _hole_fits(template: Template, prefix: str, suffix: str) -> list[Candidate]:
 
 
 def _literal_fit(template: Template, prefix: str, new: str, suffix: str) -> Candidate | None:
-    """A plain literal that holds the changed text itself with the text around it (an edited constant)."""
-    literal = template.parts[0]
-    assert isinstance(literal, str)
+    """A literal that holds the changed text itself with the text around it (an edited constant, an edited line
+    of a text file)."""
     probe = prefix[-16:] + new + suffix[:16]
-    if len(probe) < LIKELY_SCORE or not new or probe not in literal:
+    if len(probe) < LIKELY_SCORE or not new:
         return None
-    confidence = "certain" if len(probe) >= 2 * CERTAIN_SCORE else "likely"
-    return Candidate(template.file, template.line, f"the changed text is written here ({_short(literal)})", float(len(probe)), confidence, code=_short(literal, 30))
+    for i, literal in enumerate(template.parts):
+        if not isinstance(literal, str) or probe not in literal:
+            continue
+        confidence = "certain" if len(probe) >= 2 * CERTAIN_SCORE else "likely"
+        at = literal.find(probe) + len(prefix[-16:])
+        shown = _line_around(literal, at) if template.part_lines else literal
+        return Candidate(template.file, template.line_at(i, at), f"the changed text is written here ({_short(shown)})",
+                         float(len(probe)), confidence, code=_short(shown, 30))
+    return None
+
+
+def _line_around(text: str, at: int) -> str:
+    """The line of `text` that holds character `at`."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)]
 
 
 def _preview(template: Template, hole: int) -> str:
