@@ -290,9 +290,9 @@ def agent_request(claude_md: str, now: str, turns: int) -> dict:
             "messages": messages}
 
 
-def test_an_agents_memory_file_and_hook_script_are_named_as_the_source(tmp_path):
-    """For a Claude Code or Codex user the prompt is built by text files, not Python: an edited line of CLAUDE.md
-    and a hook script that prints the time are the places to fix, found by file and line."""
+def agent_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A project with a memory file and a hook script, and a store holding three requests of an agent working in
+    it: the memory file edited before the second, the hook's minute ticking before the third."""
     import json as _json
 
     from cachelint.record.analyze import Recorder
@@ -313,7 +313,15 @@ def test_an_agents_memory_file_and_hook_script_are_named_as_the_source(tmp_path)
     for i, body in enumerate(bodies):
         recorder.record(Captured(1000.0 + i, "POST", "http://127.0.0.1:1/v1/messages", [("content-type", "application/json")],
                                  _json.dumps(body).encode(), status=200, response_body=reply, ended_at=1000.5 + i))
-    report = build_report(store)
+    store.close()
+    return project, tmp_path / "s.db"
+
+
+def test_an_agents_memory_file_and_hook_script_are_named_as_the_source(tmp_path):
+    """For a Claude Code or Codex user the prompt is built by text files, not Python: an edited line of CLAUDE.md
+    and a hook script that prints the time are the places to fix, found by file and line."""
+    project, db = agent_project(tmp_path)
+    report = build_report(Store(db, readonly=True))
     annotate(report, project)
     breaks = [b for s in report["sessions"] for b in s["breaks"]]
     assert len(breaks) == 2, [b["cause"] for b in breaks]
@@ -324,3 +332,30 @@ def test_an_agents_memory_file_and_hook_script_are_named_as_the_source(tmp_path)
     assert (Path(clock["source"][0]["file"]).resolve(), clock["source"][0]["line"]) == ((project / ".claude" / "hooks" / "now.sh").resolve(), 3)
     assert "$(date +%H:%M)" in clock["source"][0]["message"]
     assert not any("node_modules" in c["file"] for b in breaks for c in b["source"])
+
+
+def test_report_source_names_the_places_in_text_json_and_html(tmp_path):
+    import json as _json
+    import subprocess
+    import sys
+
+    project, db = agent_project(tmp_path)
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cachelint", "report", "--db", str(db), "--source", str(project), *args],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    text = cli()
+    assert text.returncode == 0, text.stderr
+    block = text.stdout.split("where the breaks come from:")[1]
+    assert "proj/CLAUDE.md:4" in block and "proj/.claude/hooks/now.sh:3" in block and "1 break," in block
+    data = _json.loads(cli("--format", "json").stdout)
+    assert sorted((s["file"], s["line"]) for s in data["sources"]) == [("proj/.claude/hooks/now.sh", 3), ("proj/CLAUDE.md", 4)]
+    assert sum(s["share"] for s in data["sources"]) == pytest.approx(1.0, abs=0.01)
+    page = cli("--format", "html").stdout
+    assert "<table id='sources'>" in page and "proj/CLAUDE.md:4" in page
+    missing = cli("--format", "json", "--session", "nope")
+    assert missing.returncode == 2
+    gone = subprocess.run([sys.executable, "-m", "cachelint", "report", "--db", str(db), "--source", str(tmp_path / "nowhere")],
+                          capture_output=True, text=True, timeout=60)
+    assert gone.returncode == 2 and gone.stderr.count("\n") == 1 and "nowhere" in gone.stderr

@@ -49,9 +49,10 @@ def write_output(output: str, text: str) -> None:
 @click.option("--model", help="Only requests to this model.")
 @click.option("--since", help="Only requests from this time on: 2026-11-29, 2026-11-29T10:30 (UTC), or an age: 24h, 7d.")
 @click.option("--until", help="Only requests before this time (same forms as --since).")
+@click.option("--source", "source_dir", type=click.Path(file_okay=False), help="The application's source tree: name the line that caused each break, and what it cost.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of standard output.")
-def report(db, session, model, since, until, fmt, output) -> None:
+def report(db, session, model, since, until, source_dir, fmt, output) -> None:
     """Hit rate, tokens, money and every cache break of the recorded sessions, over time.
 
     \b
@@ -59,6 +60,7 @@ def report(db, session, model, since, until, fmt, output) -> None:
       cachelint report
       cachelint report --since 24h --model claude-sonnet-4-5
       cachelint report --format html -o cachelint.html
+      cachelint report --source src/     (each break's line of code, places ranked by what they cost)
     """
     from cachelint.record.render_html import render_html
     from cachelint.record.render_text import render_text
@@ -74,6 +76,10 @@ def report(db, session, model, since, until, fmt, output) -> None:
     data = build_report(store, filters=filters)
     if session and not data["sessions"]:
         raise CachelintError(f"no session {session!r} in {store.path}" + (" within the filters" if model or since or until else ""))
+    if source_dir:
+        from cachelint.link import annotate
+
+        annotate(data, Path(source_dir))
     text = dumps(data) if fmt == "json" else render_html(data) if fmt == "html" else "\n".join(render_text(data))
     if output:
         write_output(output, text)

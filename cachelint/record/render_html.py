@@ -49,6 +49,8 @@ def render_html(report: dict[str, Any]) -> str:
     out.append(timeline_chart(report.get("timeline") or {}))
     out.append("<h2>Breaks by what they cost</h2>")
     out.append(ranked_table(report.get("ranked_breaks") or []))
+    if report.get("sources") is not None:
+        out.append("<h2>Where the breaks come from</h2>" + sources_table(report))
     if report.get("ttl_advice"):
         out.append("<h2>Cache lifetime</h2>" + _advice(report["ttl_advice"]))
     for s in report["sessions"]:
@@ -206,6 +208,24 @@ def ranked_table(breaks: list[dict[str, Any]]) -> str:
                     f"<td>{_e(b['at'])}</td><td class='l'>{_e(b['cause'])}/{_e(b['detail'])} {_e(b['rule'] or '')}</td>"
                     f"<td data-key='ranked_wasted_prefill_tokens'>{b['wasted_prefill_tokens']:,}</td><td>{_e(money(b['wasted_cost']))}</td></tr>")
     return "".join(rows) + "</table>"
+
+
+def sources_table(report: dict[str, Any]) -> str:
+    """The places of the source tree (`report --source DIR`) ranked by the prefill their breaks wasted."""
+    places = report.get("sources") or []
+    rows = ["<table id='sources'><tr><th>#</th><th class='l'>place</th><th class='l'>rule</th><th class='l'>what</th>"
+            "<th>breaks</th><th>tokens prefilled again</th><th>share</th><th>wasted</th><th class='l'>how sure</th></tr>"]
+    for rank, p in enumerate(places, start=1):
+        rows.append(f"<tr><td>{rank}</td><td class='l'><code>{_e(p['file'])}:{p['line']}</code></td><td class='l'>{_e(p.get('rule') or '')}</td>"
+                    f"<td class='l'>{_e(p.get('message') or '')}</td><td>{p['breaks']:,}</td>"
+                    f"<td data-key='source_wasted_prefill_tokens'>{p['wasted_prefill_tokens']:,}</td><td>{p.get('share') or 0:.0%}</td>"
+                    f"<td>{_e(money(p.get('wasted_cost')))}</td><td class='l'>{_e(p.get('confidence') or '')}</td></tr>")
+    table = "".join(rows) + "</table>" if places else "<p>No break was traced to a line of the source tree.</p>"
+    for key, words in (("sources_unmatched", "not found in the source tree"), ("sources_not_code", "not a code change (cache expired, provider side)")):
+        rest = report.get(key) or {}
+        if rest.get("breaks"):
+            table += f"<p class='muted'>{plural(rest['breaks'], 'break')} {words}: {rest.get('wasted_prefill_tokens', 0):,} tokens prefilled again.</p>"
+    return table
 
 
 def session_section(s: dict[str, Any]) -> str:

@@ -13,6 +13,11 @@ def render_text(report: dict[str, Any]) -> Iterable[str]:
     for s in report["sessions"]:
         yield from session_lines(s)
     yield from totals_lines(report["totals"])
+    if report.get("sources") is not None:
+        from cachelint.link import render_sources_text
+
+        yield "where the breaks come from:"
+        yield from ("  " + line for line in render_sources_text(report) or ["no break was traced to a line of the source tree"])
     if report.get("ttl_advice"):
         yield from advice_lines(report["ttl_advice"])
 
