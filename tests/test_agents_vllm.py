@@ -100,5 +100,16 @@ def test_claude_code_through_the_proxy_reads_a_real_prefix_cache_that_the_simula
     assert data["engine"]["api"] == "messages" and data["summary"]["agreement"] == 1.0 and data["summary"]["errors"] == 0
     replayed = [(q["prompt_tokens"], q["predicted_cached_tokens"]) for q in data["requests"]]
     assert replayed == [(r.prompt_tokens, r.cache_read_tokens) for r in rows]
+
+    # the what-ifs measured on agent-shaped traffic (the fixes rewrite chat requests: the chat path)
+    fixed = subprocess.run([sys.executable, "-m", "cachelint", "replay", str(proxy.db), "--base-url", engine, "--model", MODELS[0],
+                            "--what-if", "freeze-volatile,sort-tools,keep-history,all", "--check", "--format", "json"],
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert fixed.returncode == 0, fixed.stderr
+    variants = json.loads(fixed.stdout)
+    assert variants["engine"]["api"] == "chat" and variants["summary"]["errors"] == 0
+    assert all(v["agreement"] == 1.0 and v["errors"] == 0 for v in [variants["summary"], *variants["what_if"].values()])
+    # Claude Code appends and keeps its tools in order: no fix has anything to fix, so none costs a token more
+    assert all(v["prefill_tokens"] <= variants["summary"]["prefill_tokens"] for v in variants["what_if"].values())
     for path in proxy.db.parent.glob(proxy.db.name + "*"):
         assert KEY.encode() not in path.read_bytes(), path
