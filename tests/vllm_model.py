@@ -8,7 +8,6 @@ everything a request carries: tools (in their order), tool calls and tool result
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 SPECIAL = ["<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", "<|tools|>", "<|call|>", "<|end|>"]

@@ -26,7 +26,7 @@ from cachelint.errors import CachelintError
 @click.option("--kv-model", help="With --sessions: the model config for the kv prediction (a config.json or model dir, a bundled or Hugging Face id) [default: the --launch directory, else the served model name when kv knows it].")
 @click.option("--api", type=click.Choice(["auto", "messages", "chat"]), default="auto", show_default=True, help="Recorded Anthropic requests: as recorded to vLLM's /v1/messages (messages), converted to chat requests (chat), or messages when the server has it (auto; chat with --what-if).")
 @click.option("--check", is_flag=True, help="Exit 1 when any request's measured reuse differs from the prediction.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds to wait for one request.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds one call to the engine may take, its whole answer included (a server that trickles or stalls is cut off).")
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
 def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, sessions_spec, kv_model, api, check, timeout, fmt) -> None:
     """Replay recorded traffic on a vLLM server with prefix caching and measure the real reuse.
@@ -52,7 +52,6 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
     from cachelint.replay.render import check_lines, render_sweep_text, render_text
     from cachelint.replay.run import Replay, ReplayOptions
     from cachelint.replay.source import load
-
     from cachelint.replay.sweep import Sweep, parse_sessions
 
     variants = whatif.parse_variants(what_if)

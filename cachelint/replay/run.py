@@ -20,7 +20,15 @@ from typing import Any
 
 from cachelint.errors import CachelintError
 from cachelint.replay import whatif
-from cachelint.replay.convert import ChatRequest, as_vllm_renders_messages, chat_request, count_tokens_body, engine_body, messages_body, tokenize_body
+from cachelint.replay.convert import (
+    ChatRequest,
+    as_vllm_renders_messages,
+    chat_request,
+    count_tokens_body,
+    engine_body,
+    messages_body,
+    tokenize_body,
+)
 from cachelint.replay.engine import CacheConfig, Engine, EngineUnreachable, Measured, PrefixCounters
 from cachelint.replay.source import Recorded
 from cachelint.simulate.vllm import VllmPrefixCache

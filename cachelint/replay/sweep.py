@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cachelint.errors import CachelintError
@@ -156,7 +156,6 @@ class SweepResult:
     points: list[SweepPoint]
     max_tokens: int
     recorded_sessions: int
-    errors: list[str] = field(default_factory=list)
 
     def knee(self) -> tuple[int | None, int | None]:
         """(the measured knee, the first N past it): the knee is the largest N before the first whose hit rate
