@@ -41,6 +41,7 @@ from cachelint.record.websocket import ResponsesSocket
 log = logging.getLogger("cachelint.proxy")
 _STOP = object()
 DRAIN_SECONDS = 60.0  # the longest a stop waits for queued exchanges to be written
+MAX_QUEUED_BYTES = 1024 * 1024 * 1024  # bodies waiting for the recorder; past it an exchange is queued without them
 SHAPE_DECODE_LIMIT = 8 * 1024 * 1024
 
 
@@ -141,6 +142,9 @@ class CacheLintAddon:
         self.dropped = 0  # exchanges still queued when the drain's time ran out
         self._hurry = threading.Event()  # a second stop signal: stop draining now
         self._live: dict[str, http.HTTPFlow] = {}  # recognized flows not finished yet (recorded as cut short on a stop)
+        self.max_queued_bytes = MAX_QUEUED_BYTES
+        self._queued_bytes = 0
+        self._bytes_lock = threading.Lock()
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -216,7 +220,7 @@ class CacheLintAddon:
                 captured = capture(flow, flow.metadata.get("cachelint_tap"))
                 captured.error = captured.error or "the proxy stopped before the response completed"
                 captured.status = captured.status or None
-                self.queue.put(captured)
+                self.enqueue(captured)
         self._live.clear()
 
     # --- HTTP ---------------------------------------------------------------------------------------------------
@@ -260,14 +264,14 @@ class CacheLintAddon:
         at = message.timestamp or time.time()
         done = socket.client_message(text, at) if message.from_client else socket.server_message(text, at)
         if done is not None:
-            self.queue.put(done)
+            self.enqueue(done)
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         socket = flow.metadata.get("cachelint_socket")
         if socket is not None:
             done = socket.close(time.time(), flow.error.msg if flow.error is not None else None)
             if done is not None:
-                self.queue.put(done)
+                self.enqueue(done)
 
     def _finish(self, flow: http.HTTPFlow) -> None:
         self._live.pop(flow.id, None)
@@ -275,9 +279,28 @@ class CacheLintAddon:
             return  # the client never finished sending it (closed, or cut off as idle): nothing was forwarded
         if is_recorded(flow) and not flow.metadata.get("cachelint_queued"):
             flow.metadata["cachelint_queued"] = True  # once per exchange, even if it also errors
-            self.queue.put(capture(flow, flow.metadata.get("cachelint_tap")))
+            self.enqueue(capture(flow, flow.metadata.get("cachelint_tap")))
 
     # --- the recorder thread ------------------------------------------------------------------------------------
+
+    def enqueue(self, captured: Captured) -> None:
+        """Queue an exchange for the recorder. The queue's bodies are bounded in bytes: past the bound an exchange
+        is queued without its bodies (its row is still written, saying so), never dropped."""
+        size = len(captured.request_body) + len(captured.response_body)
+        with self._bytes_lock:
+            keep = self._queued_bytes + size <= self.max_queued_bytes
+            if keep:
+                self._queued_bytes += size
+        if not keep:
+            note = f"bodies not kept: the recorder's queue held over {self.max_queued_bytes:,} bytes of bodies"
+            self.notice(f"{note} ({safe_text(clean_url(captured.url))})", failure=True)
+            captured.request_body, captured.response_body = b"", b""
+            captured.error = f"{captured.error}; {note}" if captured.error else note
+        self.queue.put(captured)
+
+    def _dequeued(self, captured: Captured) -> None:
+        with self._bytes_lock:
+            self._queued_bytes = max(0, self._queued_bytes - len(captured.request_body) - len(captured.response_body))
 
     def notice(self, text: str, failure: bool = False) -> None:
         """One line for the user: the terminal under `cachelint proxy`, mitmproxy's log when loaded into mitmdump
@@ -295,6 +318,7 @@ class CacheLintAddon:
             if self._hurry.is_set():
                 self.queue.put(item)  # counted as dropped by _finish_drain
                 return
+            self._dequeued(item)
             self._record(item)
 
     def _record(self, item: Captured) -> None:

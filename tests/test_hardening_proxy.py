@@ -691,3 +691,25 @@ def test_a_huge_request_body_is_streamed_through_not_held(tmp_path):
     assert (after - before) / 1024 < 64  # mitmproxy alone used to hold the whole body
     recorded = rows(proxy.db)
     assert len(recorded) == 2 and "too large to keep" in recorded[1]["error"]
+
+
+def test_the_queue_holds_bounded_bytes_of_bodies_and_never_drops_a_row(tmp_path):
+    from cachelint.proxy.addon import CacheLintAddon
+    from cachelint.record.analyze import Recorder
+    from cachelint.record.exchange import Captured
+    from cachelint.record.store import Store
+
+    store = Store(tmp_path / "db.sqlite")
+    notices: list[str] = []
+    addon = CacheLintAddon(Recorder(store), on_notice=notices.append)
+    addon.max_queued_bytes = 3 * 1024 * 1024
+    for i in range(5):  # queued while the recorder is not running: 1 MiB each, room for 2
+        body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": f"{i} " + "x" * 1024 * 1024}]})
+        addon.enqueue(Captured(time.time(), "POST", "http://127.0.0.1/v1/messages?key=QUEUE-KEY", [], body.encode(), status=200, response_body=ANTHROPIC_OK))
+    addon.start_worker()
+    written, dropped = addon.drain(timeout=120)
+    recorded = rows(tmp_path / "db.sqlite")
+    store.close()
+    assert (written, dropped, len(recorded)) == (5, 0, 5)
+    assert sum("bodies not kept" in (r["error"] or "") for r in recorded) == 3
+    assert len(notices) == 3 and not any("QUEUE-KEY" in n for n in notices)
