@@ -128,6 +128,9 @@ def test_claude_code_conversation_with_a_model_switch_and_back(proxy, upstream, 
     assert data["totals"]["prompt_tokens"] == stand_in_prompt_tokens(upstream, "/v1/messages")
     assert transcript["requests"] == main["requests"]  # Claude Code's own transcript counts the same responses
     assert_no_key_on_disk(proxy.db, ANTHROPIC_KEY)
+    # the switches came from the command line, not from the project: no line of it is blamed
+    linked, _ = conversation(report(proxy.db, "--session", transcript["session"], "--source", str(work)), transcript["session"])
+    assert [(b["source"], b["source_note"].startswith("not found in")) for b in linked["breaks"]] == [([], True), ([], True)]
 
 
 def codex_home(home: Path, proxy_url: str, compact_at: int, websocket: bool) -> Path:
@@ -242,3 +245,30 @@ def test_codex_builtin_provider_speaks_websocket_and_is_recorded(proxy, upstream
     assert data["totals"]["requests"] == len(upstream.requests)
     assert data["totals"]["prompt_tokens"] == stand_in_prompt_tokens(upstream, "/v1/responses")
     assert_no_key_on_disk(proxy.db, OPENAI_KEY)
+
+
+def test_claude_code_carries_a_memory_edit_forward_without_breaking_the_prefix(proxy, upstream, tmp_path):
+    """A user edits CLAUDE.md in the middle of a conversation. Claude Code 2.1 keeps the memory it sent at the
+    start of the conversation and appends the edited file as a new reminder, so the cached prefix holds: the
+    report shows no break and `report --source` attributes nothing (no false place to "fix")."""
+    claude = agent_bin("claude")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir(), work.mkdir()
+    notes = "# Project notes\n\n- Use Python 3.11 and type hints everywhere.\n- Run tests with pytest -q before you commit.\n- Never edit files under vendor/.\n"
+    (work / "CLAUDE.md").write_text(notes)
+    env = base_env(home) | {"ANTHROPIC_BASE_URL": proxy.url, "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+                            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
+    run_cli([claude, "-p", "say hello", "--model", "claude-sonnet-4-5", "--allowedTools", "Read"], env, work)
+    run_cli([claude, "-c", "-p", "and again", "--model", "claude-sonnet-4-5", "--allowedTools", "Read"], env, work)
+    (work / "CLAUDE.md").write_text(notes.replace("pytest -q before", "pytest -x -q before"))
+    run_cli([claude, "-c", "-p", "once more", "--model", "claude-sonnet-4-5", "--allowedTools", "Read"], env, work)
+    proxy.stop()
+
+    last = [r for r in upstream.requests if r.route == "/v1/messages"][-1].body.decode()
+    old, new = last.find("pytest -q before"), last.find("pytest -x -q before")
+    assert 0 <= old < new  # the first memory kept where it was, the edited one appended after it
+    data = report(proxy.db, "--source", str(work))
+    main = max(data["sessions"], key=lambda s: s["requests"])
+    assert main["requests"] == 3 and main["breaks"] == []
+    assert main["turns"][2]["cache_read_tokens"] > 0
+    assert data["sources"] == [] and data["sources_unmatched"]["breaks"] == 0
