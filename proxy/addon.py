@@ -30,7 +30,7 @@ from mitmproxy import ctx, http
 from mitmproxy.proxy import mode_specs
 
 from cachelint.proxy.shed import Shedder, unanalyzed_row
-from cachelint.proxy.tap import StreamTap
+from cachelint.proxy.tap import Budget, StreamTap
 from cachelint.proxy.upstream_errors import provider_error_body, unreachable_message
 from cachelint.record.analyze import DEFAULT_KV_MODEL, Recorder, RecorderOptions
 from cachelint.record.exchange import Captured, decode_body, escape_text, is_llm_exchange, route_provider, safe_text
@@ -113,7 +113,7 @@ def capture(flow: http.HTTPFlow, tap: StreamTap | None) -> Captured:
         captured.first_byte_at = (tap.first_chunk_at if tap is not None else None) or response.timestamp_start
         captured.ended_at = (tap.ended_at if tap is not None else None) or response.timestamp_end or time.time()
         if tap is not None and tap.truncated:
-            captured.error = f"response body over {tap.limit:,} bytes: only the first {tap.limit:,} were kept and analyzed ({tap.seen:,} passed through)"
+            captured.error = f"response body {tap.reason}: only the first {tap.size:,} bytes were kept and analyzed ({tap.seen:,} passed through)"
     if flow.error is not None:
         captured.error = flow.error.msg
         captured.ended_at = captured.ended_at or time.time()
@@ -143,6 +143,7 @@ class CacheLintAddon:
         self._hurry = threading.Event()  # a second stop signal: stop draining now
         self._live: dict[str, http.HTTPFlow] = {}  # recognized flows not finished yet (recorded as cut short on a stop)
         self.max_queued_bytes = MAX_QUEUED_BYTES
+        self.tap_budget = Budget()  # what the streams in flight may keep together
         self._queued_bytes = 0
         self._bytes_lock = threading.Lock()
 
@@ -217,7 +218,7 @@ class CacheLintAddon:
         for flow in list(self._live.values()):
             if not flow.metadata.get("cachelint_queued"):
                 flow.metadata["cachelint_queued"] = True
-                captured = capture(flow, flow.metadata.get("cachelint_tap"))
+                captured = self._capture(flow)
                 captured.error = captured.error or "the proxy stopped before the response completed"
                 captured.status = captured.status or None
                 self.enqueue(captured)
@@ -231,7 +232,7 @@ class CacheLintAddon:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if is_recorded(flow) and flow.response is not None:
-            tap = StreamTap()
+            tap = StreamTap(budget=self.tap_budget)
             flow.response.stream = tap  # forward each chunk as it arrives; copy it on the side
             flow.metadata["cachelint_tap"] = tap
 
@@ -279,7 +280,14 @@ class CacheLintAddon:
             return  # the client never finished sending it (closed, or cut off as idle): nothing was forwarded
         if is_recorded(flow) and not flow.metadata.get("cachelint_queued"):
             flow.metadata["cachelint_queued"] = True  # once per exchange, even if it also errors
-            self.enqueue(capture(flow, flow.metadata.get("cachelint_tap")))
+            self.enqueue(self._capture(flow))
+
+    def _capture(self, flow: http.HTTPFlow) -> Captured:
+        tap = flow.metadata.get("cachelint_tap")
+        captured = capture(flow, tap)
+        if tap is not None:
+            tap.release()  # its bytes are now the queue's (bounded by max_queued_bytes)
+        return captured
 
     # --- the recorder thread ------------------------------------------------------------------------------------
 

@@ -414,8 +414,31 @@ def test_an_endless_stream_is_passed_through_and_kept_only_up_to_the_limit(tmp_p
         upstream.close()
     assert status == 200 and len(received) == (total // len(event)) * len(event)
     [row] = rows(proxy.db)
-    assert f"only the first {MAX_KEPT:,} were kept" in row["error"]
-    assert len(row["response_body"]) <= MAX_KEPT
+    import re
+
+    kept = re.search(rf"response body over {MAX_KEPT:,} bytes: only the first ([\d,]+) bytes were kept and analyzed \(([\d,]+) passed through\)", row["error"])
+    assert kept is not None, row["error"]
+    assert int(kept.group(1).replace(",", "")) == len(row["response_body"]) <= MAX_KEPT
+    assert int(kept.group(2).replace(",", "")) == len(received)
+
+
+def test_streams_in_flight_share_a_bounded_budget():
+    from cachelint.proxy.tap import Budget, StreamTap
+
+    budget = Budget(total=1000)
+    first, second = StreamTap(limit=800, budget=budget), StreamTap(limit=800, budget=budget)
+    for _ in range(8):
+        assert first(b"x" * 100) == b"x" * 100 and second(b"y" * 100) == b"y" * 100  # every chunk passes on
+    assert (first.size, first.truncated) == (500, True) and (second.size, second.truncated) == (500, True)
+    assert "in flight were in use" in first.reason and first.seen == 800
+    first(b"z" * 10)
+    assert first.size == 500  # once it stopped keeping, it keeps nothing more: no copy with a hole in it
+    first.release()
+    first.release()  # once only
+    assert budget.used == 500
+    third = StreamTap(limit=800, budget=budget)
+    third(b"w" * 500)
+    assert third.size == 500 and not third.truncated
 
 
 # 5. slow clients ------------------------------------------------------------------------------------------------
