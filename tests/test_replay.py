@@ -393,13 +393,21 @@ def _misbehaving_server(behaviour: str):
             if self.path == "/tokenize":
                 return self._send(b'{"tokens": [1, 2, 3, 4, 5]}')
             if self.path == "/v1/messages/count_tokens" or self.path == "/v1/messages/render":  # no --enable-scale-out
-                if behaviour != "messages-forever" or self.path.endswith("/render"):
+                if not behaviour.startswith("messages-") or self.path.endswith("/render"):
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
                     return None
                 return self._send(b'{"input_tokens": 5}')
             event = b'data: {"choices": [{"delta": {"content": "x"}}]}\n\n'
+            if behaviour in ("messages-ok", "messages-no-details"):
+                usage = {"input_tokens": 5, "output_tokens": 1}
+                if behaviour == "messages-ok":
+                    usage |= {"cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+                events = [{"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 0}}},
+                          {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": usage}, {"type": "message_stop"}]
+                return self._send(b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), json.dumps(e).encode()) for e in events),
+                                  "text/event-stream")
             if behaviour == "messages-forever":
                 return self._endless(b'event: ping\ndata: {"type": "ping"}\n\n', 0.05, {"content-type": "text/event-stream"})
             if behaviour == "chat-forever":
@@ -494,3 +502,23 @@ def test_api_messages_on_a_server_without_it_is_one_line(trace):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"cachelint: error: the server at {url} has no /v1/messages (the Anthropic Messages API): use --api chat"
     assert with_whatif.returncode == 2 and "use --api chat with --what-if" in with_whatif.stderr
+
+
+def test_the_messages_path_reads_its_usage_from_the_anthropic_stream(trace):
+    """A stand-in with vLLM's Messages stream: the prompt is input + cache reads + cache writes of message_delta;
+    without the cache fields (prompt token details off) the replay says how to start the server."""
+    results = {}
+    for behaviour in ("messages-ok", "messages-no-details"):
+        httpd = _misbehaving_server(behaviour)
+        try:
+            results[behaviour] = cli("replay", str(trace), "--base-url", f"http://127.0.0.1:{httpd.server_port}", "--model", "m",
+                                     "--session", "sess-ts", "--api", "messages", "--format", "json", "--timeout", "10")
+        finally:
+            httpd.shutdown()
+    ok = results["messages-ok"]
+    assert ok.returncode == 0, ok.stderr
+    data = json.loads(ok.stdout)
+    assert data["engine"]["api"] == "messages" and data["summary"]["agreement"] == 1.0
+    assert [(r["prompt_tokens"], r["cached_tokens"]) for r in data["requests"]] == [(5, 0)] * 5
+    off = results["messages-no-details"]
+    assert off.returncode == 2 and off.stderr.strip().endswith("reports no prompt_tokens_details: start it with --enable-prompt-tokens-details")
