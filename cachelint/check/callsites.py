@@ -225,9 +225,10 @@ def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None =
     functions = {**FUNCTIONS, **(extra_functions or {})}
     resolver = ClientResolver(ctx)
     aliases = _alias_names(ctx)
+    tails = _tails(ctx, functions, aliases)
     sites = []
     for call in ctx.nodes(cst.Call):
-        site = _site(ctx, resolver, call, functions, aliases)
+        site = _site(ctx, resolver, call, functions, aliases, tails)
         if site is not None:
             sites.append(site)
     return sites or prompt_shaped_sites(ctx)
@@ -284,7 +285,32 @@ def _alias_names(ctx: ModuleContext) -> set[str]:
     return found
 
 
-def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, functions: dict[str, str], aliases: set[str]) -> CallSite | None:
+_METHOD_TAILS = frozenset({"create", "stream", "parse", "acreate"})
+_SDK_SEGMENTS = frozenset({"messages", "completions", "responses", "ChatCompletion", "prompt_caching"})
+
+
+def _tails(ctx: ModuleContext, functions: dict[str, str], aliases: set[str]) -> set[str]:
+    """The last names a request's callee can have: the SDK methods, the known functions (and names they are
+    imported as), and the module's aliases. A call whose callee ends otherwise is never resolved, so the costly
+    name metadata is computed only for modules with a candidate call."""
+    tails = {"create", "stream", "parse", "acreate", *(name.rsplit(".", 1)[-1] for name in functions), *aliases}
+    for node in ctx.nodes(cst.ImportAlias):
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            tails.add(node.asname.name.value)
+    return tails
+
+
+def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, functions: dict[str, str], aliases: set[str],
+          tails: set[str] | None = None) -> CallSite | None:
+    if tails is not None:
+        func = call.func
+        called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if called not in tails:
+            return None
+        if called in _METHOD_TAILS and called not in aliases and isinstance(func, cst.Attribute):
+            _, path = _attribute_path(func)
+            if not _SDK_SEGMENTS.intersection(path[:-1]):
+                return None  # Model.objects.create(...), builder.parse(...): not a completion method
     found = _callee(ctx, resolver, call.func, functions, aliases, 0)
     if found is None:
         return _shaped_site(ctx, call)

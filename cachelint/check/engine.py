@@ -66,11 +66,12 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_syntax_error(source, filename, exc)]
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
-    if not _mentions_llm(source, options, codes):
+    llm = _mentions_llm(source, options)
+    if not llm and not ("CL301" in codes and mentions_history_rewrite(source)):
         return []  # no SDK in sight: skip the metadata, the costly part
     try:
         ctx = ModuleContext(source, filename, module)
-        return _run_rules(ctx, codes, options)
+        return _run_rules(ctx, codes, options, sites=llm)
     except RecursionError:
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     except Exception as exc:  # a bug must cost one file, never the run (or the editor's server)
@@ -129,8 +130,12 @@ def _nesting_depth(source: str) -> int:
     return deepest
 
 
-def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | None) -> list[Finding]:
+def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | None, sites: bool = True) -> list[Finding]:
+    """`sites`: whether to look for requests at all (False: a module with no SDK in sight, looked at only for
+    prompt-shaped data such as a history class that cuts its messages)."""
     analysis = Analysis(ctx, options)
+    if not sites:
+        analysis.sites = []  # never resolved: no scope or name metadata is computed for them
     rules = [r for r in all_rules() if r.code in codes]
     if not analysis.sites:  # no request here: only the rules that judge prompt-shaped data on its own
         rules = [r for r in rules if r.without_sites]
@@ -162,13 +167,11 @@ _SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']
 _CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
 
 
-def _mentions_llm(source: str, options: Options | None, codes: frozenset[str] = ALL_CODES) -> bool:
+def _mentions_llm(source: str, options: Options | None) -> bool:
     """Whether the module imports an LLM SDK (or a configured call pattern's module): only then can the
     analysis resolve a call site, so only then is the costly scope and name metadata computed."""
     if _SDK_IMPORT.search(source) or _CALL_SHAPE.search(source) or _SYSTEM_MESSAGE.search(source):
         return True
-    if "CL301" in codes and mentions_history_rewrite(source):
-        return True  # a history class or utility that cuts the conversation, sent from another module
     roots = {name.split(".")[0] for name in options.call_patterns} if options is not None else set()
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 

@@ -27,11 +27,13 @@ import libcst as cst
 from cachelint.check.module import ModuleContext, descendants
 
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory)(?:$|_)|messages$|history$", re.I)
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "get", "copy", "add", "update", "setdefault"})
 COMPACTION = re.compile(r"compact|summar", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(|\bdel\b|\.remove\(|\[-|\[:\s*1\s*\]|\[\s*\w+\s*:\s*\]|trim|truncat|prune|\[\"content\"\]\s*=|\['content'\]\s*=")
+QUICK = re.compile(r"\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
+                   r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*=")
 
 
 @dataclass(slots=True)
@@ -51,8 +53,9 @@ def mentions_history_rewrite(source: str) -> bool:
 def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
     """Every rewrite of a conversation in this module, once per statement."""
     seen: set[int] = set()
-    for function in ctx.nodes(cst.FunctionDef):
-        for found in _in_function(ctx, function):
+    for node, function in _candidates(ctx):
+        found = _judge(ctx, function, node)
+        if found is not None:
             statement = ctx.statement_of(found.node)
             if id(statement) not in seen:
                 seen.add(id(statement))
@@ -134,37 +137,65 @@ def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
     return found
 
 
+def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionDef]]:
+    """(node, the outermost function around it) for the nodes that can be a cut, from the module's index (no
+    walk of its own); a nested helper (`def drop_pair(): ...`) counts as part of the function that holds it."""
+    for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign):
+        for node in ctx.nodes(kind):
+            if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
+                continue
+            if kind is cst.Subscript and not isinstance(node.slice[0].slice, cst.Slice):
+                continue
+            if kind is cst.Assign and not isinstance(node.targets[0].target, cst.Subscript):
+                continue
+            outer = None
+            for ancestor in ctx.ancestors(node):
+                if isinstance(ancestor, cst.FunctionDef):
+                    outer = ancestor
+                elif isinstance(ancestor, cst.ClassDef) and outer is not None:
+                    break
+            if outer is not None:
+                yield node, outer
+
+
 def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewrite]:
+    """Every cut in `function` (a method another module calls: its own cuts)."""
+    for node in _own_nodes(function):
+        found = _judge(ctx, function, node)
+        if found is not None:
+            yield found
+
+
+def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
+    """The cut `node` makes in `function`, if it is one."""
     if COMPACTION.search(function.name.value):
-        return  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
+        return None  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
     params = _params(function)
-    nodes = _own_nodes(function)
-    for node in nodes:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            receiver, method = node.func.value, node.func.attr.value
-            if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
-                if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node):
-                    yield Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
-            elif method == "pop" and node.args and isinstance(node.args[0].value, cst.Name) and _is_history(ctx, function, receiver):
-                loop = ctx.enclosing(node, (cst.For,))
-                if isinstance(loop, cst.For) and _front_slice_of(ctx, loop.iter) and not _uses(loop.iter, params - {ctx.code(receiver)}):
-                    yield Rewrite(node, ctx.code(receiver), "removes the oldest entries from")  # for key in keys[:4]: d.pop(key)
-            elif method == "remove" and _is_history(ctx, function, receiver):
-                loop = ctx.enclosing(node, (cst.For,))
-                if isinstance(loop, cst.For) and _middle_or_front_slice(loop.iter):
-                    yield Rewrite(node, ctx.code(receiver), "removes earlier messages from")
-        elif isinstance(node, cst.Del):
-            for target in _targets(node.target):
-                if isinstance(target, cst.Subscript) and _front_subscript(target) and _is_history(ctx, function, target.value) \
-                        and not _uses(target.slice[0].slice, params):
-                    yield Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
-        elif isinstance(node, cst.Subscript) and _late_slice(node) and _is_history(ctx, function, node.value):
-            if not _in_for_header(ctx, node) and _kept_as_history(ctx, node):  # history[-keep:]: a window, whoever sets its size
-                yield Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
-        elif isinstance(node, cst.Assign):
-            found = _copy_edit(ctx, function, node)
-            if found is not None:
-                yield found
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        receiver, method = node.func.value, node.func.attr.value
+        if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
+            if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node):
+                return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
+        elif method == "pop" and node.args and isinstance(node.args[0].value, cst.Name) and _is_history(ctx, function, receiver):
+            loop = ctx.enclosing(node, (cst.For,))
+            if isinstance(loop, cst.For) and _front_slice_of(ctx, loop.iter) and not _uses(loop.iter, params - {ctx.code(receiver)}):
+                return Rewrite(node, ctx.code(receiver), "removes the oldest entries from")  # for key in keys[:4]: d.pop(key)
+        elif method == "remove" and _is_history(ctx, function, receiver):
+            loop = ctx.enclosing(node, (cst.For,))
+            if isinstance(loop, cst.For) and _middle_or_front_slice(loop.iter):
+                return Rewrite(node, ctx.code(receiver), "removes earlier messages from")
+    elif isinstance(node, cst.Del):
+        for target in _targets(node.target):
+            if isinstance(target, cst.Subscript) and _front_subscript(target) and _is_history(ctx, function, target.value) \
+                    and not _uses(target.slice[0].slice, params):
+                return Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
+    elif isinstance(node, cst.Subscript) and _late_slice(node) and _is_history(ctx, function, node.value):
+        if not _in_for_header(ctx, node) and _kept_as_history(ctx, node):  # history[-keep:]: a window, whoever sets its size
+            return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
+    elif isinstance(node, cst.Assign):
+        found = _copy_edit(ctx, function, node)
+        return found
+    return None
 
 
 def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
@@ -361,8 +392,9 @@ def _trimming_call(ctx: ModuleContext, call: cst.Call) -> Rewrite | None:
         if any(ctx.code(t.target) == ctx.code(first) for t in parent.targets) and _is_history(ctx, ctx.module, first) \
                 and not _defined_here(ctx, name) and _is_external(ctx, call):
             return Rewrite(call, ctx.code(first), f"cuts (with {ctx.code(call.func)}())")
-    if isinstance(call.func, cst.Attribute) and ctx.loops_around(call):
-        method = _resolved_method(ctx, call)
+    if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and HISTORY_NAME.search(call.func.value.value) \
+            and name not in _LIST_METHODS and any(isinstance(a.value, cst.Integer) for a in call.args) and ctx.loops_around(call):
+        method = _resolved_method(ctx, call)  # convo.trim(1, 2): only a conversation object is resolved (names cost scopes)
         if method is not None:
             other, function = method
             if _cuts_at_params(other, function, _params(function)):

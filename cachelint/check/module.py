@@ -40,13 +40,25 @@ class ModuleContext:
         self.filename = filename
         self.wrapper = MetadataWrapper(module if module is not None else cst.parse_module(source), unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        meta = self.wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider])
-        self._positions = meta[PositionProvider]
-        self._qnames = meta[QualifiedNameProvider]
-        self._scopes = meta[ScopeProvider]
         self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._qname_cache: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[int, list[cst.BaseExpression]] = {}
         self._index = self._build_index()
+
+    # --- metadata, computed on first use (scopes and qualified names are the costly part of a check: a module
+    # that only needs positions, or nothing, never pays for them) -------------------------------------------------
+
+    @cached_property
+    def _positions(self):
+        return self.wrapper.resolve(PositionProvider)
+
+    @cached_property
+    def _scopes(self):
+        return self.wrapper.resolve(ScopeProvider)
+
+    @cached_property
+    def _qnames(self):
+        return self.wrapper.resolve(QualifiedNameProvider)
 
     # --- positions and text ----------------------------------------------------------------------------------
 
@@ -64,8 +76,20 @@ class ModuleContext:
     # --- names ---------------------------------------------------------------------------------------------
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        found = _resolved(self._qnames.get(node)) or set()
-        return {q.name for q in found}
+        """Qualified names of a name, attribute or call, asked of its scope (what QualifiedNameProvider does for
+        every node of the module at once; a check asks about a few dozen, so only those are computed)."""
+        cached = self._qname_cache.get(node)
+        if cached is not None:
+            return cached
+        scope = self._scopes.get(node)
+        found: set[str] = set()
+        if scope is not None:
+            try:
+                found = {q.name for q in scope.get_qualified_names_for(node)}
+            except Exception:  # a node the scope cannot name (an attribute of a call, ...)
+                found = set()
+        self._qname_cache[node] = found
+        return found
 
     def qualified_name_in(self, node: cst.CSTNode, names: set[str] | frozenset[str]) -> str | None:
         for name in self.qualified_names(node):
