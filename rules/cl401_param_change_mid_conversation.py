@@ -20,7 +20,9 @@ class ParamChangeMidConversation(Rule):
     code = "CL401"
     what = """
 Finds `model`, `tool_choice`, `thinking`, beta headers or reasoning effort chosen anew on each turn of a
-conversation loop: assigned inside the loop, or picked with a conditional expression there.
+conversation loop: assigned inside the loop, or picked with a conditional expression there. Also a model
+router that picks the model of each request from a pool (`random.choice(self.models)`, or in turn with a call
+counter), wherever the request is sent from (confidence `likely`).
 """
     why = """
 Caches are per model, and these parameters are part of the cache key (Anthropic renders `tool_choice` and
@@ -69,7 +71,15 @@ def agent(messages):
 """, line=7, message="tool_choice"),
     ]
 
+    without_sites = True
+
     def check(self, analysis):
+        from cachelint.check.history import model_switches
+
+        for switch in model_switches(analysis.ctx):
+            yield Report(switch.node, f"each request goes to a model picked from `{switch.pool}` {switch.how}: the requests of one conversation "
+                         "land on different models, and a model's cache holds only the prefixes sent to it; keep one model per "
+                         "conversation (pick it once, when the conversation starts)", confidence="likely")
         ctx = analysis.ctx
         for site in analysis.sites:
             if not analysis.cacheable(site):

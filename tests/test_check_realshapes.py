@@ -834,3 +834,24 @@ def test_a_window_marker_replaced_in_earlier_messages_when_a_later_one_shows_the
             return list(reversed(out))
     """
     assert rows(source, "CL301") == [8]
+
+
+def test_a_router_that_picks_another_model_for_every_request():
+    source = """
+        import random
+        class Router:
+            def __init__(self, models, api_keys):
+                self.models = models
+                self.api_keys = api_keys
+                self.calls = 0
+            def pick(self):
+                return random.choice(self.models)
+            def pick_in_turn(self):
+                index = self.calls % len(self.models)
+                self.calls += 1
+                return self.models[index]
+            def key(self):
+                return random.choice(self.api_keys)  # another organization's cache, but no rule family covers it
+    """
+    findings = lint(source, {"CL401"})
+    assert [f.row for f in findings] == [8, 10] and {f.confidence for f in findings} == {"likely"}

@@ -32,7 +32,7 @@ COMPACTION = re.compile(r"compact|summar", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
+QUICK = re.compile(r"random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*=")
 
 
@@ -47,7 +47,7 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 
 def mentions_history_rewrite(source: str) -> bool:
-    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source))
+    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source) or "models" in source)
 
 
 def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -485,3 +485,33 @@ def _method_of(ctx: ModuleContext, cls_name: str, method: str, hops: int) -> tup
                     if found is not None and isinstance(found[1], cst.ClassDef):
                         return _method_of(found[0], cls_name, method, hops - 1)
     return None
+
+
+# --- a model chosen anew for each request of one conversation (CL401) --------------------------------------
+
+MODELS_NAME = re.compile(r"(?:^|_)(?:models|llms|model_list|model_pool|engines)$", re.I)
+
+
+@dataclass(slots=True)
+class Switch:
+    node: cst.CSTNode
+    pool: str  # self.models
+    how: str  # "at random" / "in turn, by a call counter"
+
+
+def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
+    """`random.choice(self.models)` or `self.models[self.calls % len(self.models)]`: a router that sends each
+    request of a conversation to another model, so none of them reads the cache the previous request wrote."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        name = ctx.code(func)
+        if name in ("random.choice", "choice", "rng.choice", "self.rng.choice", "self._rng.choice") and call.args:
+            pool = call.args[0].value
+            if _last_name(pool) is not None and MODELS_NAME.search(_last_name(pool) or ""):
+                yield Switch(call, ctx.code(pool), "at random")
+    for op in ctx.nodes(cst.BinaryOperation):
+        if isinstance(op.operator, cst.Modulo) and isinstance(op.right, cst.Call) and isinstance(op.right.func, cst.Name) \
+                and op.right.func.value == "len" and op.right.args:
+            pool = op.right.args[0].value
+            if MODELS_NAME.search(_last_name(pool) or "") and not isinstance(op.left, (cst.Integer, cst.SimpleString)):
+                yield Switch(op, ctx.code(pool), "in turn, by a call counter")
