@@ -855,3 +855,20 @@ def test_a_router_that_picks_another_model_for_every_request():
     """
     findings = lint(source, {"CL401"})
     assert [f.row for f in findings] == [8, 10] and {f.confidence for f in findings} == {"likely"}
+
+
+def test_tools_merged_from_several_mcp_servers_unsorted():
+    source = """
+        async def connect_all(servers, stack):
+            all_tools = []
+            for server in servers:
+                session = await stack.enter_async_context(server.connect())
+                listed = await session.list_tools()
+                for tool in listed.tools:
+                    all_tools.append({"name": tool.name, "input_schema": tool.inputSchema})
+            return all_tools
+    """
+    findings = lint(source, {"CL201"})
+    assert [f.row for f in findings] == [6] and findings[0].confidence == "likely"
+    sorted_after = source.replace("            return all_tools", "            all_tools.sort(key=lambda t: t['name'])\\n            return all_tools")
+    assert rows(sorted_after, "CL201") == []

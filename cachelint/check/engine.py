@@ -67,7 +67,7 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     llm = _mentions_llm(source, options)
-    if not llm and not (("CL301" in codes or "CL401" in codes) and mentions_history_rewrite(source)):
+    if not llm and not (codes & {"CL201", "CL301", "CL401"} and mentions_history_rewrite(source)):
         return []  # no SDK in sight: skip the metadata, the costly part
     try:
         ctx = ModuleContext(source, filename, module)

@@ -32,7 +32,7 @@ COMPACTION = re.compile(r"compact|summar", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
+QUICK = re.compile(r"list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*=")
 
 
@@ -47,7 +47,7 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 
 def mentions_history_rewrite(source: str) -> bool:
-    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source) or "models" in source)
+    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source) or "models" in source or "tools" in source)
 
 
 def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -515,3 +515,61 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
             pool = op.right.args[0].value
             if MODELS_NAME.search(_last_name(pool) or "") and not isinstance(op.left, (cst.Integer, cst.SimpleString)):
                 yield Switch(op, ctx.code(pool), "in turn, by a call counter")
+
+
+# --- tools merged from several servers in listing order (CL201) --------------------------------------------
+
+SERVERS_NAME = re.compile(r"server|client|connection|mcp|session", re.I)
+TOOLS_NAME = re.compile(r"tool", re.I)
+LISTING = re.compile(r"^(?:list_tools|get_tools|get_function_tools|connect|load_tools|fetch_tools)$")
+
+
+@dataclass(slots=True)
+class Merge:
+    node: cst.CSTNode
+    tools: str  # the list the tools are merged into
+    servers: str  # what the loop goes over
+
+
+def merged_tool_listings(ctx: ModuleContext) -> Iterator[Merge]:
+    """`for server in servers: tools.extend(await server.list_tools())`: tools listed by each server, merged
+    in connection and listing order, never sorted; a server that fails or lists in another order moves every
+    tool after it, and tools open the prefix."""
+    for loop in ctx.nodes(cst.For):
+        if not SERVERS_NAME.search(ctx.code(loop.iter)) or not ctx.enclosing_function(loop):
+            continue
+        listing = [c for c in descendants(loop.body) if isinstance(c, cst.Call) and LISTING.match(_last_name(c.func) or "")]
+        if not listing:
+            continue
+        for call in descendants(loop.body):
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend")):
+                continue
+            target = call.func.value
+            if not TOOLS_NAME.search(_last_name(target) or "") or ctx.contains(loop.body, _binding_statement(ctx, target, loop) or loop):
+                continue
+            if _sorted_later(ctx, loop, ctx.code(target)):
+                break
+            inner = ctx.enclosing(call, (cst.For,))
+            anchor = inner if isinstance(inner, cst.For) and inner is not loop and ctx.contains(loop, inner) else call
+            yield Merge(anchor.iter if isinstance(anchor, cst.For) else anchor, ctx.code(target), ctx.code(loop.iter))
+            break
+
+
+def _binding_statement(ctx: ModuleContext, target: cst.BaseExpression, loop: cst.For) -> cst.CSTNode | None:
+    """Where the list named `target` is created (`tools = []`) in the loop's function, if syntactically found."""
+    function = ctx.enclosing_function(loop)
+    code = ctx.code(target)
+    for node in descendants(function) if function is not None else ():
+        if isinstance(node, cst.Assign) and any(ctx.code(t.target) == code for t in node.targets):
+            return node
+    return None
+
+
+def _sorted_later(ctx: ModuleContext, loop: cst.For, name: str) -> bool:
+    function = ctx.enclosing_function(loop)
+    for node in descendants(function) if function is not None else ():
+        if isinstance(node, cst.Call):
+            callee = ctx.code(node.func)
+            if callee == f"{name}.sort" or (callee == "sorted" and node.args and ctx.code(node.args[0].value) == name):
+                return True
+    return False
