@@ -13,7 +13,9 @@ class UnorderedTools(Rule):
     what = """
 Finds a `tools=` list built from a source without a defined order: a set, the values of a dict filled at run
 time (a registry populated by decorators or plugins), a directory listing, or an MCP server's
-`list_tools()` result, without sorting.
+`list_tools()` result, without sorting. Also, wherever the request is sent from (confidence `likely`): tools
+listed by several servers in a loop (`for server in servers: tools.extend(await server.list_tools())`) and
+merged in connection and listing order with no sort afterwards.
 """
     why = """
 Tools come first in the cached prefix. The same tools in another order invalidate the tools, the system

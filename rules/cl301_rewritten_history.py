@@ -17,6 +17,15 @@ an LLM turn after turn: `messages = messages[-N:]`, `del messages[0]`, `messages
 `messages.insert(0, ...)`, `messages[i]["content"] = ...`, `messages.sort()` / `.reverse()` / `.remove()`.
 Also a dict that the program updates while the conversation runs (`files[path] = content`) rendered into
 the system prompt or the earlier messages: overwriting an entry rewrites text inside the prefix.
+
+Where the request is sent from another module or a framework, the shapes a conversation is cut in are found
+by the data's shape (confidence `likely`): a history class or utility that drops its oldest messages itself
+(`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
+messages kept (`history[:1] + history[-n:]`), earlier messages' content replaced by position (all but the last
+n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
+a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). A queue drained with
+`pop(0)`, system messages moved into the system parameter, format conversions applied to every message alike,
+and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after
