@@ -14,6 +14,7 @@ EXTRAS = {
     "proxy": (("mitmproxy", "prometheus_client"), "install it as a tool in its own environment: mitmproxy 11 and today's SDKs need different h11 releases"),
     "hf": (("transformers",), "in the environment you run cachelint from"),
     "replay": (("httpx",), "in the environment you run cachelint from"),
+    "otlp": (("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"), "beside the proxy extra, in the proxy's environment"),
 }
 
 

@@ -15,7 +15,7 @@ from rich.live import Live
 from cachelint.errors import CachelintError
 from cachelint.proxy import upstream_errors
 from cachelint.proxy.addon import CacheLintAddon
-from cachelint.proxy.dashboard import exchange_line, session_table
+from cachelint.proxy.dashboard import Dashboard, QuitKey, exchange_line
 from cachelint.proxy.limits import IDLE_SECONDS, IdleGuard, raise_file_limit
 from cachelint.record.analyze import Recorder, RecorderOptions
 from cachelint.record.exchange import safe_text
@@ -35,6 +35,9 @@ class ProxyConfig:
     kv_model: str = "Qwen/Qwen3-8B"
     dashboard: bool = True
     metrics_port: int | None = None
+    otlp_endpoint: str | None = None  # --otlp-endpoint; the OTEL_EXPORTER_OTLP_* variables also turn export on
+    otlp_protocol: str | None = None  # --otlp-protocol: http/protobuf (default) or grpc
+    ask_diagnostics: bool = False  # --ask-diagnostics: ask Anthropic why each cache missed (changes request bytes)
     prices: object = None
     idle_timeout: float = IDLE_SECONDS
 
@@ -124,7 +127,23 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     if getattr(store, "recovered_from", None):
         console.print(f"[yellow]the store was damaged; kept it as {store.recovered_from} and started a fresh one[/]", highlight=False)
     recorder = Recorder(store, RecorderOptions(store_bodies=config.store_bodies, kv_model=config.kv_model, prices=config.prices))
-    on_row = None if config.dashboard else (lambda row: print(exchange_line(safe_row(row)), flush=True))
+    listen = f"http://{config.listen_host}:{config.port}"
+    dashboard = Dashboard(recorder.totals, listen) if config.dashboard else None
+    hooks = [dashboard.on_row] if dashboard is not None else [lambda row: print(exchange_line(safe_row(row)), flush=True)]
+    exporter = None
+    from cachelint.proxy import otlp
+
+    if otlp.configured(config.otlp_endpoint):
+        exporter = otlp.OtlpExporter(config.otlp_endpoint, config.otlp_protocol)
+        hooks.append(exporter.on_row)
+
+    def on_row(row) -> None:
+        for hook in hooks:  # one failing view (a collector down, a rendering bug) never stops the others
+            try:
+                hook(row)
+            except Exception:
+                logging.getLogger("cachelint.proxy").exception("cachelint: could not pass %s #%s to %r", row.session, row.seq, hook)
+
     addon = CacheLintAddon(recorder, on_row, on_notice=notice)
     raise_file_limit()
     upstream_errors.install()
@@ -141,7 +160,9 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
 
         from cachelint.proxy.metrics import TotalsCollector
 
-        REGISTRY.register(TotalsCollector(recorder))
+        collector = TotalsCollector(recorder)
+        hooks.append(collector.on_row)
+        REGISTRY.register(collector)
         try:
             start_http_server(config.metrics_port, addr=config.listen_host)
         except OSError as exc:
@@ -151,7 +172,9 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
 
     def on_ready(addresses: list[str]) -> None:
         listen = " and ".join(f"http://{a}" for a in addresses)
-        print(f"cachelint proxy listening on {listen} -> {target}; recording to {config.db}", file=sys.stderr, flush=True)
+        recording = (f"recording to {config.db}" if store.write_error is None else
+                     f"NOT recording yet: {config.db} cannot be written ({store.write_error}); exchanges are kept in memory until it can")
+        print(f"cachelint proxy listening on {listen} -> {target}; {recording}", file=sys.stderr, flush=True)
         if ready is not None:
             ready()
 
@@ -159,6 +182,10 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     master.addons.add(startup)
     master.addons.add(IdleGuard(config.idle_timeout))
     master.addons.add(addon)
+    if config.ask_diagnostics:  # after the recorder's addon: it sees each request as the client sent it
+        from cachelint.proxy.diagnose import AskDiagnostics
+
+        master.addons.add(AskDiagnostics())
     mitmproxy_log = logging.getLogger("mitmproxy")
     one_line = OneLineLog(startup)
     mitmproxy_log.addHandler(startup)
@@ -180,30 +207,30 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
             loop.add_signal_handler(sig, on_signal)
         except (NotImplementedError, RuntimeError):
             pass
-    listen = f"http://{config.listen_host}:{config.port}"
     try:
-        if config.dashboard:
-            with Live(session_table(recorder.totals, listen), console=console, refresh_per_second=2) as live:
-                async def refresh() -> None:
-                    while True:
-                        live.update(session_table(recorder.totals, listen))
-                        await asyncio.sleep(0.5)
-
-                task = asyncio.create_task(refresh())
+        if dashboard is not None:
+            quit_key = QuitKey(lambda: loop.call_soon_threadsafe(on_signal))  # q stops like Ctrl+C (the queue drains)
+            with Live(dashboard, console=console, refresh_per_second=2):  # re-rendered at the terminal's width
+                quit_key.start()
                 try:
                     await master.run()
                 finally:
-                    task.cancel()
+                    quit_key.stop()
         else:
             await master.run()
     finally:
         mitmproxy_log.removeHandler(startup)
         mitmproxy_log.removeHandler(one_line)
         mitmproxy_log.propagate = True
-        store.close()
+        if exporter is not None:
+            exporter.done()  # after the addon's done(): every recorded exchange has been exported
+        unwritten = store.close()  # rows kept in memory while the store could not be written: written now, or counted
+    if dashboard is not None and startup.started:
+        for line in dashboard.summary(config.db):
+            print(line, file=sys.stderr, flush=True)
     failure = startup.failure(config)
     if failure is not None:
         raise failure
-    lost = addon.dropped + addon.failed
+    lost = addon.dropped + addon.failed + unwritten
     if lost:
         raise CachelintError(f"{lost} exchange{'s' if lost != 1 else ''} could not be written to {config.db} ({addon.written} were)")

@@ -663,3 +663,30 @@ def test_a_refused_request_wastes_nothing(tmp_path):
             for i, (b, status, resp) in enumerate([(body, 200, ok), (changed, 529, refused)])]
     assert rows[1].brk["cause"] != "none"  # the break is named: the next successful request will pay it
     assert rows[1].brk["reprefilled_tokens"] > 0 and rows[1].wasted_prefill_tokens == 0
+
+
+def test_proxy_ask_diagnostics_flag_end_to_end(tmp_path):
+    """`cachelint proxy --ask-diagnostics` (the real CLI): the provider's diagnosis is asked for, stored and shown
+    beside cachelint's cause in `cachelint report`; without the flag the request bytes are the client's."""
+    from test_proxy import Proxy, report
+
+    for asked in (True, False):
+        with Upstream() as up:
+            proxy = Proxy(up.url, tmp_path / f"{asked}.db", *(["--ask-diagnostics"] if asked else []))
+            try:
+                client = anthropic.Anthropic(base_url=proxy.url, api_key="test-key", max_retries=0,
+                                             default_headers={"x-claude-code-session-id": "cli"})
+                for n, system in ((1, GUIDE), (2, GUIDE), (3, GUIDE + " Today is 2026-12-01.")):
+                    client.messages.create(model=MODEL, max_tokens=16, tools=TOOLS, messages=turns(n),
+                                           system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}])
+            finally:
+                proxy.stop()
+            bodies = [r.json for r in up.requests]
+        data = report(proxy.db)
+        [brk] = [b for s in data["sessions"] for b in s["breaks"]]
+        if asked:
+            assert [b["diagnostics"]["previous_message_id"] for b in bodies] == [None, "msg_000001", "msg_000002"]
+            assert (brk["cause"], brk["provider_diagnosis"]["type"], brk["agreement"]) == ("system_changed", "system_changed", "agree")
+        else:
+            assert all("diagnostics" not in b for b in bodies)
+            assert brk["cause"] == "system_changed" and not brk.get("provider_diagnosis")
