@@ -219,8 +219,12 @@ def test_session_ids_do_not_collide_across_restarts(tmp_path):
     one = first.record(captured(req, response=responses_sse(100, 0)))
     second = Recorder(Store(db))
     second.sessions.run = "run2"
-    two = second.record(captured(req, response=responses_sse(100, 0)))
-    assert one.session != two.session
+    stranger = {"path": "/v1/responses", "headers": {}, "body": {"model": "gpt-5.1", "input": [{"role": "user", "content": "bonjour " * 50}]}}
+    two = second.record(captured(stranger, response=responses_sse(100, 0)))
+    assert one.session != two.session  # another conversation after a restart gets a name of its own
+    goes_on = dict(req, body=dict(body, input=body["input"] + [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "more"}]))
+    three = second.record(captured(goes_on, response=responses_sse(120, 100)))
+    assert (three.session, three.seq) == (one.session, 2)  # the stored conversation, carried on, goes on
     # a conversation with its own id goes on where the store left it
     keyed = fixture(CODEX[0])
     a = Recorder(Store(db)).record(captured(keyed, response=responses_sse(9000, 0)))
