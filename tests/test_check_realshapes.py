@@ -872,3 +872,19 @@ def test_tools_merged_from_several_mcp_servers_unsorted():
     assert [f.row for f in findings] == [6] and findings[0].confidence == "likely"
     sorted_after = source.replace("            return all_tools", "            all_tools.sort(key=lambda t: t['name'])\\n            return all_tools")
     assert rows(sorted_after, "CL201") == []
+
+
+def test_a_converter_that_builds_content_in_the_loop_is_not_a_rewrite():
+    source = """
+        def to_api(messages):
+            for message in messages:
+                if message["role"] == "assistant":
+                    copy = dict(message)
+                    parts = []
+                    for block in message["content"]:
+                        parts.append({"type": "text", "text": block})
+                    if parts:
+                        copy["content"] = parts
+                    yield copy
+    """
+    assert rows(source, "CL301") == []

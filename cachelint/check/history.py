@@ -353,21 +353,15 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
         if isinstance(ancestor, cst.If) and child is not ancestor.test:
             conditions.append(ancestor.test)
         child = ancestor
-    # a condition on the message's position, or on what later messages held (a set filled in the loop), not one
-    # on the message's own content (read into names in the loop body)
-    positional = [c for c in conditions if any(isinstance(n, cst.Name) and n.value not in element and n.value not in in_body - _filled_in_loop(ctx, loop)
+    # a condition on the message's position, or on state kept from message to message (a set made before the
+    # loop and filled in it), not one on the message's own content (read into names in the loop body)
+    positional = [c for c in conditions if any(isinstance(n, cst.Name) and n.value not in element and n.value not in in_body
                                                and n.value not in (copy_name, "True", "False", "None", "self", "isinstance", "len")
                                                and not (isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr is n)
                                                for n in descendants(c))]
     if not positional:
         return None
     return Rewrite(node, ctx.code(history), "replaces the content of earlier messages of")
-
-
-def _filled_in_loop(ctx: ModuleContext, loop: cst.For) -> set[str]:
-    """Names of collections the loop adds to (`windows.add(file)`): state carried to later messages."""
-    return {c.func.value.value for c in descendants(loop.body) if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute)
-            and c.func.attr.value in ("add", "append", "update") and isinstance(c.func.value, cst.Name)}
 
 
 def _targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
