@@ -888,3 +888,35 @@ def test_a_converter_that_builds_content_in_the_loop_is_not_a_rewrite():
                     yield copy
     """
     assert rows(source, "CL301") == []
+
+
+def test_a_conversation_object_reached_through_builder_chains_and_helper_methods(tmp_path):
+    (tmp_path / "convo.py").write_text(textwrap.dedent("""
+        class Conversation:
+            def __init__(self, system):
+                self.messages = [{"role": "system", "content": system}]
+            def user(self, text) -> "Conversation":
+                self.messages.append({"role": "user", "content": text})
+                return self
+            def cut(self, start, count):
+                del self.messages[start:start + count]
+    """).lstrip())
+    app = tmp_path / "agent.py"
+    app.write_text(textwrap.dedent("""
+        from convo import Conversation
+
+        class Helper:
+            def start(self):
+                convo = Conversation("You are careful.").user("Hello")
+                return convo
+
+            async def loop(self, llm, ask):
+                convo = self.start()
+                while True:
+                    convo = convo.user(await ask())
+                    if len(convo.messages) > 12:
+                        convo.cut(3, 2)
+                    await llm(convo)
+    """).lstrip())
+    findings = [f for f in lint_source(app.read_text(), str(app)) if f.code == "CL301"]
+    assert [f.row for f in findings] == [13]

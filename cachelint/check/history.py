@@ -429,27 +429,70 @@ def _cuts_at_params(ctx: ModuleContext, function: cst.FunctionDef, params: set[s
 
 
 def _resolved_method(ctx: ModuleContext, call: cst.Call) -> tuple[ModuleContext, cst.FunctionDef] | None:
-    """The method a call `x.m(...)` runs, when `x` is bound to `Cls(...)` (or annotated `Cls`) and `Cls` is a class
+    """The method a call `x.m(...)` runs, when the class of `x` is known: bound to `Cls(...)`, to a chain that
+    starts there (`Cls(a).template(b)`), to what a method of this class returns, or annotated `Cls`; `Cls` a class
     of this module or of an imported module of the tree (its bases followed once)."""
     func = call.func
     if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
         return None
-    cls_name: str | None = None
-    binding_node: cst.CSTNode | None = None
-    for binding, value in ctx.assigned_values(func.value):
-        if isinstance(value, cst.Await):
-            value = value.expression
-        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
-            chain = value
-            while isinstance(chain.func, cst.Attribute) and isinstance(chain.func.value, cst.Call):
-                chain = chain.func.value  # AgentConvo(self).template(...): the class at the head
-            if isinstance(chain.func, cst.Name):
-                cls_name, binding_node = chain.func.value, binding
-        elif isinstance(binding, cst.Param) and binding.annotation is not None and isinstance(binding.annotation.annotation, cst.Name):
-            cls_name, binding_node = binding.annotation.annotation.value, binding
+    cls_name = _class_of(ctx, func.value, 0)
     if cls_name is None:
         return None
     return _method_of(ctx, cls_name, func.attr.value, 2)
+
+
+def _class_of(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> str | None:
+    """The name of the class `expr` evaluates to an instance of, where the code says so (bounded)."""
+    if depth > 4:
+        return None
+    if isinstance(expr, cst.Await):
+        return _class_of(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.Name):
+        for binding, value in ctx.assigned_values(expr):
+            if isinstance(binding, cst.Param) and binding.annotation is not None:
+                annotation = binding.annotation.annotation
+                if isinstance(annotation, cst.Name):
+                    return annotation.value
+            if value is not None and value is not expr:
+                found = _class_of(ctx, value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Name):
+        return func.value if func.value[:1].isupper() else None  # Cls(...)
+    if not isinstance(func, cst.Attribute):
+        return None
+    if isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = ctx.enclosing(expr, (cst.ClassDef,))
+        for method in ctx.functions.get(f"{cls.name.value}.{func.attr.value}", []) if isinstance(cls, cst.ClassDef) else []:
+            for value in ctx.returns_of(method):
+                found = _class_of(ctx, value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+    if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name):
+        head = func.value  # Cls(a).template(b): a builder returning itself
+        return _class_of(ctx, head, depth + 1)
+    inner = _class_of(ctx, func.value, depth + 1)
+    if inner is None:
+        return None
+    found = _method_of(ctx, inner, func.attr.value, 2)
+    if found is not None:
+        other, method = found
+        returns = method.returns.annotation if method.returns is not None else None
+        name = returns.value if isinstance(returns, cst.Name) else string_of(returns)
+        if name == inner or any(isinstance(v, cst.Name) and v.value == "self" for v in other.returns_of(method)):
+            return inner  # convo = convo.template(...): the same conversation, returned by its method
+    return None
+
+
+def string_of(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return node.value.strip("'\"")
+    return None
 
 
 def _method_of(ctx: ModuleContext, cls_name: str, method: str, hops: int) -> tuple[ModuleContext, cst.FunctionDef] | None:
