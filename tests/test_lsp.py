@@ -238,13 +238,18 @@ async def test_without_a_store_nothing_observed_is_claimed(client: LanguageClien
 
 
 def lsp_process(payload: bytes) -> tuple[int, bytes, str, int]:
-    """Run `cachelint lsp` on these bytes (then end of input): exit code, stdout, stderr, peak RSS in KiB of the
-    children so far (the server is the largest)."""
-    import resource
+    """Run `cachelint lsp` on these bytes (then end of input): exit code, stdout, stderr, and the server's peak RSS
+    in KiB (measured by a parent of its own, so no other child of the test run counts)."""
+    import json
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "cachelint", "lsp"], input=payload, capture_output=True, timeout=120)
-    return done.returncode, done.stdout, done.stderr.decode(errors="replace"), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    parent = ("import json, resource, subprocess, sys\n"
+              "done = subprocess.run([sys.executable, '-m', 'cachelint', 'lsp'], stdin=sys.stdin, capture_output=True, timeout=110)\n"
+              "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+              "print(json.dumps([done.returncode, done.stdout.decode('latin-1'), done.stderr.decode(errors='replace'), peak]))\n")
+    done = subprocess.run([sys.executable, "-c", parent], input=payload, capture_output=True, timeout=120)
+    code, out, err, peak = json.loads(done.stdout)
+    return code, out.encode("latin-1"), err, peak
 
 
 def frame(body: dict | bytes, eol: bytes = b"\r\n") -> bytes:
