@@ -100,12 +100,16 @@ def run(messages):
     without_sites = True
 
     def check(self, analysis):
-        from cachelint.check.history import merged_tool_listings
+        from cachelint.check.history import merged_tool_listings, tools_from_listings
 
         for merge in merged_tool_listings(analysis.ctx):
             yield Report(merge.node, f"tools listed by each of `{merge.servers}` are merged into `{merge.tools}` in connection and listing "
                          "order and never sorted: a server that fails, reconnects or lists in another order moves every tool after it, "
                          f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")
+        for found in tools_from_listings(analysis.ctx):
+            if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
+                yield Report(found.node, f"the tools in `{found.tools}` are loaded from {found.servers} in the file system's order, never "
+                             f"sorted, and tools open the prefix; sort the listing: sorted({found.servers})", confidence="likely")
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):
             message = f"the tools of {analysis.describe_site(site)} come from {fact.label}{fact.origin} in no defined order; sort them by name"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None

@@ -920,3 +920,35 @@ def test_a_conversation_object_reached_through_builder_chains_and_helper_methods
     """).lstrip())
     findings = [f for f in lint_source(app.read_text(), str(app)) if f.code == "CL301"]
     assert [f.row for f in findings] == [13]
+
+
+def test_tools_loaded_from_a_directory_listing_in_a_module_without_requests():
+    source = """
+        from pathlib import Path
+        from plugins import Plugin
+        folder = Path("~/.app/functions").expanduser()
+        functions = [Plugin(path) for path in folder.glob("*.py")]
+        def schemas():
+            return [f.schema for f in functions]
+    """
+    findings = lint(source, {"CL201"})
+    assert [f.row for f in findings] == [4] and findings[0].confidence == "likely"
+    assert rows(source.replace('folder.glob("*.py")', 'sorted(folder.glob("*.py"))'), "CL201") == []
+
+
+def test_a_state_dict_filled_in_listing_order_reaches_the_system_prompt():
+    source = """
+        import glob
+        import anthropic
+        client = anthropic.Anthropic()
+        files = {}
+        def add_folder(folder):
+            for path in glob.glob(folder + "/*"):
+                files[path] = open(path).read()
+        def system_prompt():
+            return "Files:\\n" + "".join(f"{p}: {c}\\n" for p, c in files.items()) + "Rules. " * 800
+        def turn(history):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system_prompt(), messages=history)
+    """
+    assert rows(source, "CL103") == [6]
+    assert rows(source, "CL301") == [9]

@@ -32,7 +32,7 @@ COMPACTION = re.compile(r"compact|summar", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*=")
 
 
@@ -47,7 +47,7 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 
 def mentions_history_rewrite(source: str) -> bool:
-    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source) or "models" in source or "tools" in source)
+    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source) or re.search(r"models|tools|functions", source))
 
 
 def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -590,6 +590,30 @@ def merged_tool_listings(ctx: ModuleContext) -> Iterator[Merge]:
             anchor = inner if isinstance(inner, cst.For) and inner is not loop and ctx.contains(loop, inner) else call
             yield Merge(anchor.iter if isinstance(anchor, cst.For) else anchor, ctx.code(target), ctx.code(loop.iter))
             break
+
+
+LISTINGS = ("glob", "rglob", "iterdir", "listdir", "scandir", "walk", "iglob")
+
+
+def tools_from_listings(ctx: ModuleContext) -> Iterator[Merge]:
+    """`functions = [Function(p) for p in folder.glob("*.py")]`: tools loaded from a directory listing, in the
+    file system's order (which differs between machines and file systems), never sorted."""
+    for comp in ctx.nodes(cst.ListComp):
+        target = ctx.parent(comp)
+        if not isinstance(target, cst.Assign) or len(target.targets) != 1:
+            continue
+        name = _last_name(target.targets[0].target) or ""
+        if not (TOOLS_NAME.search(name) or name.endswith("functions")):
+            continue
+        listing = comp.for_in.iter
+        if isinstance(listing, cst.Call) and _last_name(listing.func) in LISTINGS and not _sorted_later_name(ctx, target, name):
+            yield Merge(listing, name, ctx.code(listing))
+
+
+def _sorted_later_name(ctx: ModuleContext, assign: cst.CSTNode, name: str) -> bool:
+    scope = ctx.enclosing_function(assign) or ctx.module
+    return any(isinstance(n, cst.Call) and (ctx.code(n.func) in (f"{name}.sort",) or (ctx.code(n.func) == "sorted" and n.args and ctx.code(n.args[0].value) == name))
+               for n in descendants(scope))
 
 
 def _binding_statement(ctx: ModuleContext, target: cst.BaseExpression, loop: cst.For) -> cst.CSTNode | None:

@@ -277,8 +277,20 @@ class ValueWalker:
                       if self.ctx.enclosing_function(n) is not None][:4]
             where = f" (written on line{'s' if len(writes) > 1 else ''} {', '.join(map(str, writes))})" if writes else ""
             self._fact("state_dict", iterable, landing, f"`{self.ctx.code(state)}`{where}")
+            self._filled_in_listing_order(state, landing)
             return
         self._fact("unordered", iterable, landing, label, ordered=ordered)
+
+    def _filled_in_listing_order(self, state: cst.BaseExpression, landing: Landing) -> None:
+        """The dict keeps its insertion order: entries added in a loop over a directory listing or a set enter
+        the prefix in that loop's order (`for path in glob.glob(...): files[path] = read(path)`)."""
+        for assign in self.ctx.subscript_assignments.get(self.ctx.code(state), []):
+            loop = self.ctx.enclosing(assign, (cst.For,))
+            if not isinstance(loop, cst.For) or self.ctx.enclosing_function(loop) is not self.ctx.enclosing_function(assign):
+                continue
+            label = self._unordered_source(loop.iter)
+            if label:
+                self._fact("unordered", loop.iter, landing, f"{label}, the order in which entries enter `{self.ctx.code(state)}`,")
 
     def _runtime_dict_view(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The dict of `d.keys()` / `d.values()` / `d.items()` when `d` is filled at run time, else None."""
