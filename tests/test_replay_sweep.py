@@ -196,3 +196,57 @@ def test_the_sweep_as_text_marks_the_cliff(small_pool_server, tiny_model, tmp_pa
     assert "2 recorded sessions" in result.stdout and "kv (" in result.stdout and "sessions of" in result.stdout
     assert "cliff" in result.stdout or "no cliff" in result.stdout
     assert "replaying 6 sessions at once" in result.stderr
+
+
+# --- the cliff as a page ------------------------------------------------------------------------------------------
+
+def _page_numbers(page: str) -> tuple[int, list[str], int]:
+    import re
+
+    points = len(re.findall(r"<circle class=['\"]point['\"]", page))  # a browser's DOM dump writes double quotes
+    rates = re.findall(r"<td data-key=['\"]hit_rate['\"]>([^<]*)</td>", page)
+    return points, rates, len(re.findall(r"<tr class=['\"]past['\"]>", page))
+
+
+def test_the_cliff_page_draws_every_point_the_prediction_and_the_knee():
+    from cachelint.replay.sweep_html import render_sweep_html
+
+    data = _result([0.7, 0.71, 0.69, 0.68, 0.2, 0.05]).to_json()
+    data["engine"]["model"] = "<tiny & model>"
+    page = render_sweep_html(data)
+    assert _page_numbers(page) == (6, ["70.0%", "71.0%", "69.0%", "68.0%", "20.0%", "5.0%"], 2)  # 5 and 6 are past the fall
+    assert "<line class='kv'" in page and "kv: 4" in page and "<line class='knee'" in page and "knee: 4" in page
+    assert "&lt;tiny &amp; model&gt;" in page and "<tiny" not in page
+    flat = render_sweep_html(_result([0.7, 0.6, 0.5, 0.45]).to_json())  # no cliff in the sweep: no knee line
+    assert "<line class='knee'" not in flat and "every N tried" in flat
+
+
+def test_the_cliff_page_renders_in_a_real_browser_without_console_errors(tmp_path):
+    from test_report_browser import browse, console_messages
+
+    from cachelint.replay.sweep_html import render_sweep_html
+
+    page = tmp_path / "sweep.html"
+    page.write_text(render_sweep_html(_result([0.79, 0.79, 0.79, 0.79, 0.74, 0.16, 0.0, 0.02]).to_json()))
+    shown = browse(page, tmp_path, "--dump-dom")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert console_messages(shown.stderr) == []
+    assert _page_numbers(shown.stdout)[0] == 8 and "id=\"cliff\"" in shown.stdout
+    shot = tmp_path / "sweep.png"
+    assert browse(page, tmp_path, f"--screenshot={shot}").returncode == 0 and shot.stat().st_size > 10_000
+
+
+def test_html_is_for_the_sweep(tmp_path: Path):
+    trace = write_agent_sessions(tmp_path / "t.jsonl")
+    out = cli("replay", str(trace), "--base-url", "http://127.0.0.1:9", "--format", "html")
+    assert out.returncode == 2 and "--format html draws the session sweep" in out.stderr
+
+
+@pytest.mark.vllm
+def test_the_cliff_page_shows_the_measured_sweep(swept):
+    from cachelint.replay.sweep_html import render_sweep_html
+
+    page = render_sweep_html(swept)
+    points, rates, _ = _page_numbers(page)
+    assert points == len(swept["series"]["sessions"]) and rates == [f"{r:.1%}" for r in swept["series"]["hit_rate"]]
+    assert f"kv: {swept['knee']['predicted']}" in page

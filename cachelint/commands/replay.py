@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from cachelint.commands.common import FORMATS, print_json, stdout_console
+from cachelint.commands.common import print_json, stdout_console
 from cachelint.errors import CachelintError
 
 
@@ -27,7 +27,7 @@ from cachelint.errors import CachelintError
 @click.option("--api", type=click.Choice(["auto", "messages", "chat"]), default="auto", show_default=True, help="Recorded Anthropic requests: as recorded to vLLM's /v1/messages (messages), converted to chat requests (chat), or messages when the server has it (auto; chat with --what-if).")
 @click.option("--check", is_flag=True, help="Exit 1 when any request's measured reuse differs from the prediction.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds one call to the engine may take, its whole answer included (a server that trickles or stalls is cut off).")
-@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True, help="Output format (html: the session sweep's cliff as a page, with --sessions).")
 def replay(source, session, base_url, model, launch_dir, vllm_python, launch_args, concurrency, speed, max_tokens, what_if, sessions_spec, kv_model, api, check, timeout, fmt) -> None:
     """Replay recorded traffic on a vLLM server with prefix caching and measure the real reuse.
 
@@ -56,6 +56,8 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
 
     variants = whatif.parse_variants(what_if)
     counts = parse_sessions(sessions_spec) if sessions_spec else None
+    if fmt == "html" and not counts:
+        raise click.UsageError("--format html draws the session sweep: use it with --sessions")
     if counts and (variants or check or concurrency != 1 or speed):
         raise click.UsageError("--sessions runs its own concurrency: not with --what-if, --check, --concurrency or --speed")
     if launch_dir and base_url:
@@ -66,7 +68,7 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
     if launch_dir:
         model = model or Path(launch_dir).resolve().name
         server = VllmServer(launch_dir, model, python=vllm_python, extra_args=launch_args)
-        if fmt == "text":
+        if fmt != "json":
             click.echo(f"starting vLLM on {launch_dir} (log {server.log_path}) ...", err=True)
     with server if launch_dir else nullcontext(base_url) as url:
         with Engine(url, model or "", timeout=timeout) as engine:
@@ -75,7 +77,7 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
                 if len(served) != 1:
                     raise CachelintError(f"the server serves {len(served)} models ({', '.join(served)}): choose one with --model")
                 engine.model = served[0]
-            progress = (lambda message: click.echo(f"replaying {message}", err=True)) if fmt == "text" else None
+            progress = (lambda message: click.echo(f"replaying {message}", err=True)) if fmt != "json" else None
             if counts:
                 config = kv_model or (launch_dir if launch_dir else _known_model(engine.model))
                 swept = Sweep(engine, recorded, counts, max_tokens=max_tokens, kv_model=config, progress=progress).run()
@@ -83,7 +85,12 @@ def replay(source, session, base_url, model, launch_dir, vllm_python, launch_arg
                 options = ReplayOptions(concurrency=concurrency, speed=speed, max_tokens=max_tokens, variants=variants, api=api)
                 result = Replay(engine, recorded, options, progress).run()
     if counts:
-        print_json(swept.to_json()) if fmt == "json" else render_sweep_text(swept, stdout_console())
+        if fmt == "html":
+            from cachelint.replay.sweep_html import render_sweep_html
+
+            click.echo(render_sweep_html(swept.to_json()))
+        else:
+            print_json(swept.to_json()) if fmt == "json" else render_sweep_text(swept, stdout_console())
         return
     if fmt == "json":
         print_json(result.to_json())
