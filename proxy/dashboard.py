@@ -127,6 +127,9 @@ def log_text(row: Row) -> Text:
     if cause:
         line.append(f"BREAK {clean(cause)} ", style="bold red")
         line.append(f"{row.wasted_prefill_tokens:,} tokens prefilled again ({usd(row.wasted_cost)}) ", style="red")
+        place = _place(row.brk)
+        if place:
+            line.append(f"-> {clean(place, 60)} ", style="bold")
     if row.mismatch:
         line.append(f"usage vs simulator: {clean(row.mismatch)} ", style="yellow")
     if row.error or (row.status or 0) >= 400:
@@ -239,6 +242,12 @@ class QuitKey:
             self._saved = None
 
 
+def _place(brk: dict | None) -> str | None:
+    """The line of code a break was traced to (`cachelint proxy --source DIR`), as file:line."""
+    places = (brk or {}).get("source") or []
+    return f"{places[0].get('file')}:{places[0].get('line')}" if places else None
+
+
 def exchange_line(row: Row) -> str:
     """One line per exchange, for --no-dashboard (plain text, wire values cleaned)."""
     parts = [f"{clean(row.session)} #{row.seq}", str(row.status or "-"), clean(row.model or "?")]
@@ -247,6 +256,9 @@ def exchange_line(row: Row) -> str:
     cause = _cause(row.brk)
     if cause:
         parts.append(f"BREAK {clean(cause)} wasted {row.wasted_prefill_tokens}")
+        place = _place(row.brk)
+        if place:
+            parts.append(f"-> {clean(place)}")
     if row.mismatch:
         parts.append(f"mismatch {clean(row.mismatch)}")
     if row.error:

@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
@@ -37,6 +38,7 @@ class ProxyConfig:
     metrics_port: int | None = None
     otlp_endpoint: str | None = None  # --otlp-endpoint; the OTEL_EXPORTER_OTLP_* variables also turn export on
     otlp_protocol: str | None = None  # --otlp-protocol: http/protobuf (default) or grpc
+    source: str | None = None  # --source DIR: name the line of the application's code behind each break, live
     ask_diagnostics: bool = False  # --ask-diagnostics: ask Anthropic why each cache missed (changes request bytes)
     prices: object = None
     idle_timeout: float = IDLE_SECONDS
@@ -130,6 +132,12 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
     listen = f"http://{config.listen_host}:{config.port}"
     dashboard = Dashboard(recorder.totals, listen) if config.dashboard else None
     hooks = [dashboard.on_row] if dashboard is not None else [lambda row: print(exchange_line(safe_row(row)), flush=True)]
+    if config.source:  # first, so that every view shows the place
+        from cachelint.link.live import LiveLinker
+
+        linker = LiveLinker(Path(config.source))
+        notice(f"linking breaks to {linker.describe()}")
+        hooks.insert(0, linker.on_row)
     exporter = None
     from cachelint.proxy import otlp
 

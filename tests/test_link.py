@@ -66,16 +66,38 @@ def run_scenarios(client: anthropic.Anthropic, chat: openai.OpenAI) -> None:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> dict:
+def recorded_live(tmp_path_factory) -> tuple[dict, str, str]:
+    """The scenarios through `cachelint proxy --source tests/linkapp`: the stored report, and the proxy's live
+    lines (stdout, --no-dashboard) and stderr."""
     db = tmp_path_factory.mktemp("link") / "cachelint.db"
+    out = err = ""
     with Upstream(event_delay=0.0) as upstream:
-        proxy = Proxy(upstream.url, db)
+        proxy = Proxy(upstream.url, db, "--source", str(APP))
         try:
             run_scenarios(anthropic.Anthropic(api_key=API_KEY, base_url=proxy.url, max_retries=0),
                           openai.OpenAI(api_key=OPENAI_KEY, base_url=proxy.url + "/v1", max_retries=0))
         finally:
-            proxy.stop()
-    return build_report(Store(db, readonly=True))
+            out, err = proxy.stop()
+    return build_report(Store(db, readonly=True)), out, err
+
+
+@pytest.fixture(scope="module")
+def recorded(recorded_live) -> dict:
+    return recorded_live[0]
+
+
+def test_the_live_proxy_names_each_breaks_line_as_it_happens(recorded_live, linked):
+    """`cachelint proxy --source DIR`: every break line of the live view names the place the report names."""
+    _, out, err = recorded_live
+    assert "linking breaks to" in err
+    live = [line for line in out.splitlines() if " BREAK " in line]
+    assert live
+    for session, (_detail, scenario) in EXPECTED.items():
+        path, line = marked(scenario)
+        lines = [text for text in live if text.startswith(session)]
+        assert lines and all(text.rstrip().endswith(f":{line}") and path.name in text for text in lines), (session, lines)
+    outside = [text for text in live if text.startswith("link-outside")]
+    assert outside and not any(" -> " in text for text in outside)  # not found in the tree: no place is made up
 
 
 @pytest.fixture(scope="module")
