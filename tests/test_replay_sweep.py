@@ -62,18 +62,21 @@ def _result(rates: list[float], predicted: int = 4) -> SweepResult:
     return SweepResult("http://e", "tiny", cache, kv, points, 1, 1)
 
 
-def test_the_knee_is_the_last_count_before_the_hit_rate_halves():
-    assert _result([0.7, 0.71, 0.69, 0.68, 0.2, 0.05]).knee() == (4, 5)
-    assert _result([0.7, 0.6, 0.5, 0.45]).knee() == (None, None)  # a slope, not a cliff
+def test_the_knee_is_the_last_count_that_loses_no_reuse_and_the_collapse_where_it_halves():
+    assert _result([0.7, 0.7, 0.7, 0.7, 0.69, 0.5, 0.2, 0.05]).knee() == (4, 5)
+    assert _result([0.7, 0.7, 0.7, 0.7, 0.69, 0.5, 0.2, 0.05]).collapse() == 7
+    assert _result([0.7, 0.7, 0.6995]).knee() == (None, None)  # within the tolerance: rounding, not a loss
+    assert _result([0.7, 0.6, 0.5, 0.45]).knee() == (1, 2) and _result([0.7, 0.6, 0.5, 0.45]).collapse() is None
     assert _result([0.0, 0.0]).knee() == (None, None)  # nothing reused at all: no cliff to find
 
 
 def test_the_json_has_one_series_per_column_for_the_plot():
-    data = _result([0.7, 0.71, 0.69, 0.68, 0.2, 0.05]).to_json()
+    data = _result([0.7, 0.7, 0.7, 0.7, 0.2, 0.05]).to_json()
     assert data["knee"]["measured"] == 4 and data["knee"]["falls_at"] == 5 and data["knee"]["predicted"] == 4
+    assert data["knee"]["collapses_at"] == 5
     series = data["series"]
     assert series["sessions"] == [1, 2, 3, 4, 5, 6]
-    assert series["hit_rate"] == [0.7, 0.71, 0.69, 0.68, 0.2, 0.05]
+    assert series["hit_rate"] == [0.7, 0.7, 0.7, 0.7, 0.2, 0.05]
     assert len(series["ttft_p99_ms"]) == 6 and set(series) >= {"prefill_tokens", "predicted_hit_rate", "preemptions", "engine_evictions"}
     assert data["kv"]["pool_tokens"] == 64 * 128 and data["points"][4]["fits"] is False
 
@@ -165,7 +168,8 @@ def test_hit_rate_holds_up_to_the_prediction_and_falls_past_the_knee(swept):
     alone = points[1]["hit_rate"]
     assert alone > 0.5
     assert all(points[n]["hit_rate"] >= 0.98 * alone for n in range(1, predicted + 1)), swept["series"]
-    assert points[fall]["hit_rate"] < 0.5 * alone and points[8]["hit_rate"] < 0.25 * alone
+    assert points[fall]["hit_rate"] < alone and points[8]["hit_rate"] < 0.5 * alone
+    assert swept["knee"]["collapses_at"] is not None and swept["knee"]["collapses_at"] >= fall
     # prefill per request: what a session pays once its prefix is evicted
     assert points[8]["prefill_tokens"] / points[8]["requests"] > 3 * points[1]["prefill_tokens"] / points[1]["requests"]
     for p in swept["points"]:
@@ -194,7 +198,7 @@ def test_the_sweep_as_text_marks_the_cliff(small_pool_server, tiny_model, tmp_pa
     assert result.returncode == 0, result.stderr
     assert "session sweep on" in result.stdout and "63 usable blocks of 128 tokens" in result.stdout
     assert "2 recorded sessions" in result.stdout and "kv (" in result.stdout and "sessions of" in result.stdout
-    assert "cliff" in result.stdout or "no cliff" in result.stdout
+    assert "(the knee)" in result.stdout or "no reuse lost up to 6 sessions" in result.stdout
     assert "replaying 6 sessions at once" in result.stderr
 
 
@@ -211,13 +215,13 @@ def _page_numbers(page: str) -> tuple[int, list[str], int]:
 def test_the_cliff_page_draws_every_point_the_prediction_and_the_knee():
     from cachelint.replay.sweep_html import render_sweep_html
 
-    data = _result([0.7, 0.71, 0.69, 0.68, 0.2, 0.05]).to_json()
+    data = _result([0.7, 0.7, 0.7, 0.7, 0.2, 0.05]).to_json()
     data["engine"]["model"] = "<tiny & model>"
     page = render_sweep_html(data)
-    assert _page_numbers(page) == (6, ["70.0%", "71.0%", "69.0%", "68.0%", "20.0%", "5.0%"], 2)  # 5 and 6 are past the fall
+    assert _page_numbers(page) == (6, ["70.0%", "70.0%", "70.0%", "70.0%", "20.0%", "5.0%"], 2)  # 5 and 6 are past the fall
     assert "<line class='kv'" in page and "kv: 4" in page and "<line class='knee'" in page and "knee: 4" in page
     assert "&lt;tiny &amp; model&gt;" in page and "<tiny" not in page
-    flat = render_sweep_html(_result([0.7, 0.6, 0.5, 0.45]).to_json())  # no cliff in the sweep: no knee line
+    flat = render_sweep_html(_result([0.7, 0.7, 0.7, 0.7]).to_json())  # no reuse lost in the sweep: no knee line
     assert "<line class='knee'" not in flat and "every N tried" in flat
 
 

@@ -94,9 +94,12 @@ def render_sweep_text(result: SweepResult, console: Console) -> None:
     for name in ("N", "requests", "hit rate", "sim.", "prefill", "TTFT p50", "p99", "preempt", "evicted", "sim.", ""):
         table.add_column(name, justify="right" if name else "left", no_wrap=True)
     knee, fall = result.knee()
+    collapse = result.collapse()
     for p in result.points:
         mark = "" if p.fits else "[yellow]> kv[/yellow]"
         if p.sessions == fall:
+            mark += " [red]reuse lost[/red]"
+        if p.sessions == collapse:
             mark += " [bold red]cliff[/bold red]"
         table.add_row(
             str(p.sessions), f"{p.requests:,}" + (f" ({p.errors} failed)" if p.errors else ""), f"{p.hit_rate:.1%}", f"{p.predicted_hit_rate:.1%}",
@@ -108,10 +111,11 @@ def render_sweep_text(result: SweepResult, console: Console) -> None:
     console.print(f"kv ({model}): {kv.max_concurrent_sessions} sessions of {kv.session_tokens:,} tokens fit "
                   f"({kv.block_bound} in whole blocks of {cache.block_size})")
     if knee is None:
-        console.print(f"measured: no cliff up to {result.points[-1].sessions} sessions (hit rate never fell below half of its best)")
+        console.print(f"measured: no reuse lost up to {result.points[-1].sessions} sessions")
     else:
-        console.print(f"measured: the knee at {knee} sessions; at {fall} the hit rate falls to "
-                      f"{next(p.hit_rate for p in result.points if p.sessions == fall):.1%}")
+        console.print(f"measured: every session's prefix reused up to {knee} sessions (the knee); at {fall} the hit rate falls to "
+                      f"{next(p.hit_rate for p in result.points if p.sessions == fall):.1%}"
+                      + (f", and collapses at {collapse} ({next(p.hit_rate for p in result.points if p.sessions == collapse):.1%})" if collapse else ""))
     console.print("[dim]sim.: cachelint's simulator (hit rate, evicted blocks); > kv: more sessions than kv says the pool holds[/dim]")
     if all(p.engine_evictions is None for p in result.points):
         console.print("[dim]evicted: start vLLM with --kv-cache-metrics --kv-cache-metrics-sample 1 for the engine's count[/dim]")

@@ -41,7 +41,12 @@ from cachelint.replay.source import Recorded
 from cachelint.simulate.vllm import VllmPrefixCache
 
 MAX_SESSIONS = 512
-KNEE_DROP = 0.5  # the cliff: the hit rate falls below half of the best hit rate of the smaller N
+# The knee: the last N at which no reuse is lost (the hit rate of the smaller N kept, within LOSS_TOLERANCE):
+# what `kv` predicts, every session's longest prefix in the pool at once. The sessions advance in lockstep, so up
+# to the knee the hit rate is the same for every N, exactly. The collapse: the first N whose hit rate is below
+# COLLAPSE of the best (where the talk's p99 jumps).
+LOSS_TOLERANCE = 0.002
+COLLAPSE = 0.5
 _SPEC = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 EVICTION_METRIC = "vllm:kv_block_idle_before_evict_seconds_count"  # --kv-cache-metrics, sampled blocks
@@ -158,12 +163,20 @@ class SweepResult:
     recorded_sessions: int
 
     def knee(self) -> tuple[int | None, int | None]:
-        """(the measured knee, the first N past it): the knee is the largest N before the first whose hit rate
-        falls below KNEE_DROP of the best hit rate of the smaller N (None, None: no such fall in the sweep)."""
+        """(the measured knee, the first N past it): the largest N before the first whose hit rate falls below the
+        best hit rate of the smaller N (by more than LOSS_TOLERANCE); (None, None): no reuse lost in the sweep, or
+        none to lose."""
+        return self._first_below(1 - LOSS_TOLERANCE)
+
+    def collapse(self) -> int | None:
+        """The first N whose hit rate is below COLLAPSE of the best of the smaller N (None: not in the sweep)."""
+        return self._first_below(COLLAPSE)[1]
+
+    def _first_below(self, share: float) -> tuple[int | None, int | None]:
         best = 0.0
         previous: int | None = None
         for point in self.points:
-            if previous is not None and best > 0 and point.hit_rate < KNEE_DROP * best:
+            if previous is not None and best > 0 and point.hit_rate < share * best:
                 return previous, point.sessions
             best = max(best, point.hit_rate)
             previous = point.sessions
@@ -176,8 +189,10 @@ class SweepResult:
                        "num_blocks": self.cache.num_blocks, "hash_algo": self.cache.hash_algo, "max_tokens": self.max_tokens},
             "recorded_sessions": self.recorded_sessions,
             "kv": self.kv.to_json(),
-            "knee": {"measured": knee, "falls_at": fall, "predicted": self.kv.max_concurrent_sessions, "block_bound": self.kv.block_bound,
-                     "rule": f"the largest N before the first whose hit rate is below {KNEE_DROP:.0%} of the best of the smaller N"},
+            "knee": {"measured": knee, "falls_at": fall, "collapses_at": self.collapse(), "predicted": self.kv.max_concurrent_sessions,
+                     "block_bound": self.kv.block_bound,
+                     "rule": "the largest N before the first that loses reuse (hit rate below the best of the smaller N by more than "
+                             f"{LOSS_TOLERANCE:.1%}); collapses_at: the first N below {COLLAPSE:.0%} of it; the sessions advance in lockstep"},
             "points": [p.to_json() for p in self.points],
             "series": {  # one array per column, in the order of "sessions": what a plot takes
                 name: [getattr(p, name) for p in self.points]
@@ -241,11 +256,26 @@ class Sweep:
         return _point_of(n, turns, seconds, self.engine, before, after, simulator.evicted - evicted_before, kv)
 
     def _run_sessions(self, plan: list[list[Turn]], simulator: VllmPrefixCache) -> None:
+        """The N sessions advance in lockstep: in each round every session sends its next turn, and the next round
+        starts when all have been answered. So N sessions are really live at once whatever the machine's speed
+        (free-running threads on a busy machine can finish one session before the next starts, and never fill the
+        pool), and the measured cliff depends on N and the pool, not on timing."""
+        rounds = max(len(turns) for turns in plan)
+        barrier = threading.Barrier(len(plan))
+
         def one_session(turns: list[Turn]) -> None:
-            for turn in turns:
-                if self._stop.is_set():
-                    return
-                self._send(turn, simulator)
+            try:
+                for k in range(rounds):
+                    barrier.wait()
+                    if self._stop.is_set():
+                        return
+                    if k < len(turns):
+                        self._send(turns[k], simulator)
+            except threading.BrokenBarrierError:
+                return  # another session failed: its error is the one raised
+            except BaseException:
+                barrier.abort()
+                raise
 
         pool = ThreadPoolExecutor(len(plan))
         try:
@@ -253,6 +283,7 @@ class Sweep:
                 future.result()
         except BaseException:
             self._stop.set()  # Ctrl-C or a fatal error: no new request; those in flight end within --timeout
+            barrier.abort()  # sessions waiting for the round to fill give up
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()

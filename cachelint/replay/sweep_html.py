@@ -34,7 +34,8 @@ def render_sweep_html(data: dict[str, Any]) -> str:
             f"{_e(engine.get('base_url'))}; the recording's {_e(data.get('recorded_sessions'))} session(s) replayed as N concurrent "
             f"sessions. <b>kv</b> predicts <b id='predicted'>{_e(knee.get('predicted'))}</b> sessions fit; the hit rate was measured "
             f"to hold up to <b id='measured'>{_e(knee.get('measured') if knee.get('measured') is not None else 'every N tried')}</b>"
-            + (f" and to fall at {_e(knee['falls_at'])}" if knee.get("falls_at") is not None else "") + ".</p>")
+            + (f", to fall at {_e(knee['falls_at'])}" if knee.get("falls_at") is not None else "")
+            + (f" and to collapse at {_e(knee['collapses_at'])}" if knee.get("collapses_at") is not None else "") + ".</p>")
     legend = ("<p class='muted'><span style='color:#0969da'>━</span> measured hit rate · <span style='color:#8250df'>╍</span> "
               "simulated hit rate · <span style='color:#fb8f44'>■</span> TTFT p99 (right axis) · <span style='color:#1a7f37'>╍</span> "
               "kv's prediction · <span style='color:#a40e26'>│</span> measured knee</p>")
