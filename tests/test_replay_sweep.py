@@ -171,7 +171,7 @@ def test_hit_rate_holds_up_to_the_prediction_and_falls_past_the_knee(swept):
     assert points[fall]["hit_rate"] < alone and points[8]["hit_rate"] < 0.5 * alone
     assert swept["knee"]["collapses_at"] is not None and swept["knee"]["collapses_at"] >= fall
     # prefill per request: what a session pays once its prefix is evicted
-    assert points[8]["prefill_tokens"] / points[8]["requests"] > 3 * points[1]["prefill_tokens"] / points[1]["requests"]
+    assert points[8]["prefill_tokens"] / points[8]["requests"] > 2.5 * points[1]["prefill_tokens"] / points[1]["requests"]
     for p in swept["points"]:
         assert p["errors"] == 0 and p["requests"] == 6 * p["sessions"]
         assert p["engine_prefix_hits"] == p["cached_tokens"] and p["engine_prefix_queries"] == p["prompt_tokens"]
