@@ -46,8 +46,21 @@ class Rewrite:
 HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|\bchat|[\"']role[\"']", re.I)
 
 
+LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|chat|msgs|turns|memory|models|tools|functions"
+                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item", re.I)
+
+
 def mentions_history_rewrite(source: str) -> bool:
-    return bool(QUICK.search(source)) and bool(HISTORY_WORD.search(source) or re.search(r"models|tools|functions", source))
+    """A cheap text test before any metadata: one of the shapes on a line that also names a conversation, tools
+    or models (`self.messages.pop(0)`, `for server in servers:` ... `list_tools()`, `random.choice(self.models)`)."""
+    if not HISTORY_WORD.search(source) and not re.search(r"models|tools|functions", source):
+        return False
+    for match in QUICK.finditer(source):
+        start = source.rfind("\n", 0, match.start()) + 1
+        end = source.find("\n", match.end())
+        if LINE_WORD.search(source, start, end if end >= 0 else len(source)):
+            return True
+    return False
 
 
 def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
