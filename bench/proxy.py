@@ -426,7 +426,7 @@ def main() -> None:
                 finally:
                     fresh.stop()
                 results["memory"] = rows
-                print(f"memory: a fresh cachelint proxy, small non-streaming exchanges (sessions of 20 turns, 4 at a time)")
+                print("memory: a fresh cachelint proxy, small non-streaming exchanges (sessions of 20 turns, 4 at a time)")
                 print(f"  {'exchanges':>9} {'VmRSS':>11} {'VmHWM':>11} {'seconds':>8}")
                 for count, rss, hwm, seconds in rows:
                     print(f"  {count:>9,} {mib(rss):>11} {mib(hwm):>11} {seconds:8.1f}")

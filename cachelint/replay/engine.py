@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +91,7 @@ class Measured:
     error: str | None = None
     details: bool = True  # False: the usage had no prompt_tokens_details
     rejected: bool = False  # answered with an error status before it was scheduled: the engine computed nothing
+    lost: bool = False  # the connection was lost mid-answer
 
 
 class EngineUnreachable(CachelintError):
@@ -244,13 +245,30 @@ class Engine:
     def chat(self, body: dict[str, Any]) -> Measured:
         """Send one streamed chat request; time to the first chunk, usage from the last. A connection lost
         mid-answer fails this request; a server past the deadline or the size cap stops the replay."""
+        found: dict[str, Any] = {}
+
+        def on_event(data: str, measured: Measured) -> None:
+            if data not in ("", "[DONE]"):
+                found.update(usage=_usage_of(data, measured) or found.get("usage"))
+
+        measured = self._stream("/v1/chat/completions", body, on_event)
+        if measured.rejected or measured.lost:
+            return measured
+        if found.get("usage") is None:
+            measured.error = measured.error or "no usage in the stream"
+            return measured
+        _read_usage(found["usage"], measured)
+        return measured
+
+    def _stream(self, path: str, body: dict[str, Any], on_event: Callable[[str, Measured], None]) -> Measured:
+        """POST a streamed request and hand each event's data to `on_event`; the time to the first event with data
+        is the TTFT. An HTTP error is the request's (rejected); a connection lost mid-answer fails this request
+        (`lost`); a server past the deadline or the size cap stops the replay (raised)."""
         max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else 1
         cap = STREAM_BASE_BYTES + STREAM_BYTES_PER_TOKEN * max(1, max_tokens)
         measured = Measured()
         parser = SSEParser()
-        usage: dict[str, Any] | None = None
         started = time.perf_counter()
-        path = "/v1/chat/completions"
         try:
             with self._open("POST", path, body) as (response, deadline):
                 if response.status_code != 200:
@@ -260,18 +278,11 @@ class Engine:
                     return measured
                 for chunk in self._chunks(response, path, deadline, cap):
                     for event in parser.feed(chunk):
-                        if event.data in ("", "[DONE]"):
-                            continue
-                        if measured.ttft_ms is None:
+                        if event.data and event.data != "[DONE]" and measured.ttft_ms is None:
                             measured.ttft_ms = (time.perf_counter() - started) * 1000.0
-                        usage = _usage_of(event.data, measured) or usage
+                        on_event(event.data, measured)
         except ConnectionLost as exc:
-            measured.error = str(exc)  # a broken stream: this request failed (reported), the others go on
-            return measured
-        if usage is None:
-            measured.error = measured.error or "no usage in the stream"
-            return measured
-        _read_usage(usage, measured)
+            measured.error, measured.lost = str(exc), True  # a broken stream: this request failed, the others go on
         return measured
 
 
@@ -298,29 +309,14 @@ class Engine:
         """Send one streamed Anthropic Messages request; time to the first event, usage from the events
         (vLLM puts the prompt's split in message_delta: input_tokens + cache_read_input_tokens +
         cache_creation_input_tokens is the prompt)."""
-        max_tokens = body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else 1
-        cap = STREAM_BASE_BYTES + STREAM_BYTES_PER_TOKEN * max(1, max_tokens)
-        measured = Measured()
-        parser = SSEParser()
         usage: dict[str, Any] = {}
-        started = time.perf_counter()
-        path = "/v1/messages"
-        try:
-            with self._open("POST", path, body) as (response, deadline):
-                if response.status_code != 200:
-                    error = b"".join(self._chunks(response, path, deadline, MAX_ERROR_BYTES, truncate=True))
-                    measured.error = f"HTTP {response.status_code}: {_error_text(error.decode('utf-8', 'replace'))}"
-                    measured.rejected = True
-                    return measured
-                for chunk in self._chunks(response, path, deadline, cap):
-                    for event in parser.feed(chunk):
-                        if not event.data:
-                            continue
-                        if measured.ttft_ms is None:
-                            measured.ttft_ms = (time.perf_counter() - started) * 1000.0
-                        usage.update(_anthropic_usage_of(event.data, measured))
-        except ConnectionLost as exc:
-            measured.error = str(exc)
+
+        def on_event(data: str, measured: Measured) -> None:
+            if data:
+                usage.update(_anthropic_usage_of(data, measured))
+
+        measured = self._stream("/v1/messages", body, on_event)
+        if measured.rejected or measured.lost:
             return measured
         if not usage:
             measured.error = measured.error or "no usage in the stream"
