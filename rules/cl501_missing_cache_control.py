@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check.analysis import anthropic_minimum
-from cachelint.check.breakpoints import markers, static_text
+from cachelint.check.breakpoints import leading_static_text, markers, static_text
 from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.tokens import counter_for
 
@@ -15,7 +15,9 @@ class MissingCacheControl(Rule):
     what = """
 Finds an Anthropic request whose static prefix (tools and system prompt written as constants in the code)
 is at least the model's minimum cacheable length, sent with no `cache_control` anywhere: no breakpoint on a
-block and no top-level `cache_control`.
+block and no top-level `cache_control`. Where the system prompt is a constant followed by per-request parts
+(`HANDBOOK + files`, or a function of the module that returns it), the static tools and the constant start
+count ("at least N tokens").
 """
     why = """
 Anthropic caches only at breakpoints. Without one, the same long instructions are prefilled and billed in
@@ -53,6 +55,15 @@ def ask(messages):
 from anthropic import Anthropic
 client = Anthropic()
 HANDBOOK = {LONG!r}
+def system_prompt(files):
+    return HANDBOOK + "\\n".join(files)
+def ask(messages, files):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system_prompt(files), messages=messages)
+""", line=8, message="at least"),
+        Invalid(f"""
+from anthropic import Anthropic
+client = Anthropic()
+HANDBOOK = {LONG!r}
 def ask(messages):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=HANDBOOK, messages=messages)
 """, line=6, message="tokens"),
@@ -64,12 +75,35 @@ def ask(messages):
             if site.api != "anthropic" or "cache_control" in site.args or markers(ctx, site):
                 continue
             texts = [static_text(ctx, site.arg(arg)) for arg in ("tools", "system") if site.arg(arg) is not None]
-            if not texts or any(t is None for t in texts):
+            if not texts:
                 continue
+            exact = not any(t is None for t in texts)
+            if not exact:
+                texts = _static_prefix(ctx, site)  # the tools and the start of the system prompt that never change
             model = analysis.model_of(site)
-            tokens = counter_for("anthropic", model).count(" ".join(texts))  # type: ignore[arg-type]
+            text = " ".join(t for t in texts if t)
             minimum = anthropic_minimum(model)
+            if len(text.encode("utf-8", "surrogatepass")) < minimum:
+                continue  # fewer bytes than the minimum is fewer tokens: no tokenizer needed to know it
+            tokens = counter_for("anthropic", model).count(text)
             if tokens >= minimum:
-                yield Report.at(site, site.node, f"about {tokens:,} tokens of static tools and system prompt are sent with no cache_control "
+                how = "about" if exact else "at least"
+                yield Report.at(site, site.node, f"{how} {tokens:,} tokens of static tools and system prompt are sent with no cache_control "
                              f"(the minimum for {model or 'the model'} is {minimum:,}): nothing is cached; add a breakpoint "
                              "on the last static block or a top-level cache_control")
+
+
+def _static_prefix(ctx, site) -> list[str]:
+    """The static tools (all or nothing: the tools come first) and the text the system prompt always starts with
+    (a constant followed by per-request parts, `BASE_PROMPT + files`, or a function of this module returning it)."""
+    tools = site.arg("tools")
+    texts: list[str] = []
+    if tools is not None:
+        text = static_text(ctx, tools)
+        if text is None:
+            return []  # tools built at run time: nothing after them is known to repeat
+        texts.append(text)
+    system = site.arg("system")
+    if system is not None:
+        texts.append(leading_static_text(ctx, system)[0])
+    return texts

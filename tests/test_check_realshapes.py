@@ -952,3 +952,22 @@ def test_a_state_dict_filled_in_listing_order_reaches_the_system_prompt():
     """
     assert rows(source, "CL103") == [6]
     assert rows(source, "CL301") == [9]
+
+
+def test_a_long_static_start_of_the_system_prompt_without_cache_control():
+    long = "Follow the coding handbook, section by section, and cite it. " * 120
+    source = f"""
+        import anthropic
+        client = anthropic.Anthropic()
+        HANDBOOK = {long!r}
+        TOOLS = [{{"name": "read_file", "input_schema": {{"type": "object"}}}}]
+        def build_system(files):
+            return HANDBOOK + "Files:" + "".join(files)
+        def step(history, files):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS,
+                                          system=build_system(files), messages=history)
+    """
+    findings = lint(source, {"CL501"})
+    assert [f.row for f in findings] == [8] and "at least" in findings[0].message
+    # the per-request part first: no breakpoint could be read, CL104 territory, not CL501
+    assert rows(source.replace('HANDBOOK + "Files:" + "".join(files)', '"Files:" + "".join(files) + HANDBOOK'), "CL501") == []

@@ -83,3 +83,40 @@ def static_text(ctx, expr, depth: int = 0) -> str | None:
             parts += [static_text(ctx, e.key, depth + 1), static_text(ctx, e.value, depth + 1)]
         return None if any(p is None for p in parts) else " ".join(parts)  # type: ignore[arg-type]
     return None
+
+
+def leading_static_text(ctx, expr, depth: int = 0) -> tuple[str, bool]:
+    """(the text a value certainly starts with, whether that is all of it): string constants, `+`, f-strings and
+    a same-module function's returns (the shortest, when it has several), followed until the first part that
+    is not known. The text up to there is the same in every request: a breakpoint after it would be read."""
+    if expr is None or depth > 8:
+        return "", False
+    whole = static_text(ctx, expr)
+    if whole is not None:
+        return whole, True
+    expr = literal(ctx, expr)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left, complete = leading_static_text(ctx, expr.left, depth + 1)
+        if not complete:
+            return left, False
+        right, complete = leading_static_text(ctx, expr.right, depth + 1)
+        return left + right, complete
+    if isinstance(expr, cst.FormattedString):
+        text = ""
+        for part in expr.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+                continue
+            inner, complete = leading_static_text(ctx, part.expression, depth + 1)
+            text += inner
+            if not complete:
+                return text, False
+        return text, True
+    if isinstance(expr, cst.Call):
+        functions = ctx.called_functions(expr)
+        if len(functions) == 1:
+            returns = ctx.returns_of(functions[0])
+            if returns:
+                results = [leading_static_text(ctx, value, depth + 1) for value in returns]
+                return min(results, key=lambda r: len(r[0]))[0], all(r[1] for r in results)
+    return "", False
