@@ -141,7 +141,7 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
         rules = [r for r in rules if r.without_sites]
         if not rules:
             return []
-    suppressions = suppress.parse(ctx.source)
+    suppressions = None  # read from the comments when the first report needs it (most modules have none)
     findings: dict[tuple, Finding] = {}
     for rule_class in rules:
         meta = rule_class.meta()
@@ -150,6 +150,8 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
                 continue
             span = ctx.span(report.node)
             statement_row = ctx.span(ctx.statement_of(report.node)).row
+            if suppressions is None:
+                suppressions = suppress.parse(ctx.source)
             if suppressions.covers(meta.code, (span.row, statement_row)):
                 continue
             finding = Finding(
