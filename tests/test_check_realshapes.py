@@ -971,3 +971,18 @@ def test_a_long_static_start_of_the_system_prompt_without_cache_control():
     assert [f.row for f in findings] == [8] and "at least" in findings[0].message
     # the per-request part first: no breakpoint could be read, CL104 territory, not CL501
     assert rows(source.replace('HANDBOOK + "Files:" + "".join(files)', '"Files:" + "".join(files) + HANDBOOK'), "CL501") == []
+
+
+def test_deeply_nested_static_tool_schemas_count_as_static():
+    description = "Edit several files at once; each edit names its file and its instructions. " * 150
+    source = f"""
+        import anthropic
+        client = anthropic.Anthropic()
+        TOOLS = [{{"name": "edit", "description": {description!r}, "input_schema": {{"type": "object", "properties": {{
+            "files": {{"type": "array", "items": {{"type": "object", "properties": {{
+                "path": {{"type": "string"}}, "edits": {{"type": "array", "items": {{"type": "object", "properties": {{
+                    "search": {{"type": "string"}}, "replace": {{"type": "string"}}}}}}}}}}}}}}}}}}}}]
+        def step(history):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=history)
+    """
+    assert rows(source, "CL501") == [8]

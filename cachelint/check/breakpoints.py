@@ -63,7 +63,7 @@ def _ttl(value) -> str | None:
 def static_text(ctx, expr, depth: int = 0) -> str | None:
     """All text of a fully static structure (strings, lists, dicts of constants), or None if any part is dynamic."""
     expr = literal(ctx, expr)
-    if depth > 8 or expr is None:
+    if depth > 16 or expr is None:  # tool schemas nest deep: tools > tool > input_schema > properties > field > items > ...
         return None
     value = string_value(expr)
     if value is not None:
