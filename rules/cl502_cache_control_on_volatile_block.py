@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -9,7 +11,9 @@ class CacheControlOnVolatileBlock(Rule):
     code = "CL502"
     what = """
 Finds a `cache_control` breakpoint on a block of the cached prefix whose content changes every request (it
-contains a time, a UUID, a counter, a random value).
+contains a time, a UUID, a counter, a random value), or, in a one-shot request whose messages are fixed text,
+a cached system block that holds the sending function's own arguments (all that differs between two calls is
+inside the cached block).
 """
     why = """
 A breakpoint writes a cache entry for the prefix ending at its block. If that block changes every request,
@@ -51,8 +55,30 @@ def ask(messages):
     ]
 
     def check(self, analysis):
+        yield from _one_shot_with_arguments_cached(analysis)
         for site, fact in analysis.facts({"volatile", "counter"}):
             if fact.landing.cache_block is None or not fact.severe:
                 continue
             yield Report.at(site, fact.landing.cache_block, f"this {fact.landing.words} block of {analysis.describe_site(site)} carries a cache breakpoint "
                          f"but contains `{fact.label}`, which changes every request: each request writes a new entry and none is read")
+
+
+def _one_shot_with_arguments_cached(analysis):
+    """A request whose messages are fixed text (no history, nothing of the call in them) and whose cached system
+    block holds the sending function's own arguments: all that differs between two calls is inside the cached
+    block, so each call writes an entry that no later call reads (or the calls are duplicates)."""
+    from cachelint.check.breakpoints import static_text
+
+    ctx = analysis.ctx
+    reported: set[int] = set()
+    for site, fact in analysis.facts({"param"}, args=("system",)):
+        block = fact.landing.cache_block
+        if block is None or id(block) in reported or site.api != "anthropic":
+            continue
+        messages = site.arg("messages")
+        if not isinstance(messages, (cst.List, cst.Tuple)) or static_text(ctx, messages) is None or ctx.loops_around(site.node):
+            continue  # a conversation, or the call's own data in the messages too: the cached block may well repeat
+        reported.add(id(block))
+        yield Report.at(site, block, f"this system prompt block of {analysis.describe_site(site)} carries a cache breakpoint but contains "
+                        f"`{fact.label}`, an argument of the call, while the messages are fixed text: every call differs only inside "
+                        "the cached block, so each writes a new entry and none is read; put the per-call text after the breakpoint")

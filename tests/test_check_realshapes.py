@@ -986,3 +986,23 @@ def test_deeply_nested_static_tool_schemas_count_as_static():
             return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=history)
     """
     assert rows(source, "CL501") == [8]
+
+
+def test_a_one_shot_request_that_caches_its_own_arguments():
+    rules = "Answer with SEARCH/REPLACE blocks only. " * 300
+    source = f"""
+        import anthropic
+        client = anthropic.Anthropic()
+        RULES = {rules!r}
+        def edit(file_text, instructions):
+            system = f"File:\\n{{file_text}}\\n\\nInstructions:\\n{{instructions}}\\n\\n{{RULES}}"
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10,
+                                          system=[{{"type": "text", "text": system, "cache_control": {{"type": "ephemeral"}}}}],
+                                          messages=[{{"role": "user", "content": "Write the blocks."}}])
+        def contextualize(document, chunk):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10,
+                                          system=[{{"type": "text", "text": RULES + document, "cache_control": {{"type": "ephemeral"}}}}],
+                                          messages=[{{"role": "user", "content": chunk}}])
+    """
+    # the second caches a document that repeats across calls with different chunks: a good breakpoint
+    assert rows(source, "CL502") == [7]
