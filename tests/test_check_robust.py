@@ -38,6 +38,16 @@ def test_no_python_files_warns_on_stderr(tmp_path):
     assert len(warnings) == 1 and warnings[0].startswith("cachelint: warning: no Python files found in")
 
 
+def test_a_file_named_but_excluded_says_so_not_that_there_is_no_python(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.cachelint]\nextend-exclude = ["generated"]\n')
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "app.py").write_text(FIXABLE)
+    out = run(tmp_path, "check", "--no-cache", "generated/app.py")
+    assert out.returncode == 0  # as ruff with --force-exclude: the configuration holds for files pre-commit names
+    [warning] = [line for line in out.stderr.splitlines() if line]
+    assert warning.startswith("cachelint: warning: generated/app.py excluded by the configuration") and "pyproject.toml" in warning
+
+
 def test_a_syntax_error_is_reported_where_it_is(tmp_path):
     (tmp_path / "broken.py").write_text("x = 1\ndef f(:\n    pass\n")
     out = run(tmp_path, "check", "--no-cache", "--output-format", "json", "broken.py")

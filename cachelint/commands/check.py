@@ -77,7 +77,12 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
         run = run_check(targets, config, fix=fix and not show_diff, unsafe_fixes=unsafe_fixes, diff=show_diff, use_cache=not no_cache,
                         processes=jobs, progress=progress)
     if run.files == 0:
-        click.echo(f"cachelint: warning: no Python files found in {', '.join(str(t) for t in targets)}", err=True)
+        excluded = [t for t in targets if t.exists() and config.is_excluded(t, is_dir=t.is_dir())]
+        if excluded:  # as ruff with --force-exclude: pre-commit passes file names, and the configuration still holds
+            source = f" ({config.source})" if getattr(config, "source", None) else ""
+            click.echo(f"cachelint: warning: {', '.join(str(t) for t in excluded)} excluded by the configuration{source}: nothing checked", err=True)
+        else:
+            click.echo(f"cachelint: warning: no Python files found in {', '.join(str(t) for t in targets)}", err=True)
     for line in run.warnings:
         click.echo(f"cachelint: warning: {line}", err=True)
     if show_diff:
