@@ -192,3 +192,30 @@ def test_rule_renders_markdown_on_a_terminal(tmp_path):
     assert proc.returncode == 0 and "CL301 rewritten-history" in text
     assert "## CL301" not in text and "```" not in text  # rendered, not the Markdown source
     assert "\x1b[" in text  # styled for the terminal
+
+
+def test_one_problem_in_one_statement_is_one_finding(tmp_path):
+    """A history cut found both through the request it feeds (certain) and from its shape alone (likely) is reported
+    once, as certain; two arguments of one call that each change stay two findings."""
+    (tmp_path / "bot.py").write_text('''import anthropic
+
+client = anthropic.Anthropic()
+
+
+def run(first: str, failures: int) -> None:
+    messages = [{"role": "user", "content": first}]
+    for turn in range(20):
+        if len(messages) > 12:
+            messages = messages[-12:]
+        client.messages.create(
+            model="claude-opus-4-1" if failures > 2 else "claude-sonnet-4-5",
+            max_tokens=100,
+            tool_choice={"type": "any"} if turn > 3 else {"type": "auto"},
+            tools=[{"name": "t", "description": "d", "input_schema": {"type": "object"}}],
+            messages=messages,
+        )
+''')
+    out = run(tmp_path, "check", "--no-cache", "--output-format", "json", "bot.py")
+    found = [(f["code"], f["location"]["row"], f.get("confidence")) for f in json.loads(out.stdout)]
+    assert [f for f in found if f[0] == "CL301"] == [("CL301", 10, "certain")], found
+    assert sorted(row for code, row, _ in found if code == "CL401") == [12, 14], found

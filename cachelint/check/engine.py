@@ -143,6 +143,7 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
             return []
     suppressions = None  # read from the comments when the first report needs it (most modules have none)
     findings: dict[tuple, Finding] = {}
+    statements: dict[tuple, int] = {}  # finding key -> the row of its statement
     for rule_class in rules:
         meta = rule_class.meta()
         for report in rule_class().check(analysis):
@@ -158,8 +159,18 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
                 meta.code, meta.name, report.message, report.severity or meta.severity, ctx.filename,
                 span.row, span.column, span.end_row, span.end_column, report.fix, confidence=report.confidence,  # type: ignore[arg-type]
             )
-            findings.setdefault((finding.code, finding.row, finding.column), finding)
-    return sorted(findings.values(), key=lambda f: (f.row, f.column, f.code))
+            key = (finding.code, finding.row, finding.column)
+            findings.setdefault(key, finding)
+            statements.setdefault(key, statement_row)
+    return sorted(_one_per_statement(findings, statements), key=lambda f: (f.row, f.column, f.code))
+
+
+def _one_per_statement(findings: dict[tuple, Finding], statements: dict[tuple, int]) -> list[Finding]:
+    """Where a rule found a problem through the request (certain) and from the data's shape alone (likely) in one
+    statement, the certain finding says it; the likely one is dropped. Distinct certain findings all stay (two
+    arguments of one call can each change)."""
+    certain = {(f.code, statements[key]) for key, f in findings.items() if f.confidence == "certain"}
+    return [f for key, f in findings.items() if f.confidence == "certain" or (f.code, statements[key]) not in certain]
 
 
 _SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
