@@ -128,17 +128,8 @@ def table_of(config_file: Path) -> dict[str, Any]:
 
 
 def load_lint_config(start: Path) -> Config:
-    """`load_config`, accepting the editor-only `store` key in the table (the linter itself does not read it)."""
-    try:
-        return load_config(start)
-    except CachelintError:
-        found = find_config_file(start)
-        table = table_of(found) if found else {}
-        if "store" not in table:
-            raise
-        rest = {k: v for k, v in table.items() if k != "store"}
-        assert found is not None
-        return config_from_table(rest, found.parent, found, "[tool.cachelint]" if found.name == "pyproject.toml" else None)
+    """The linter's configuration for files under `start` (its `store` key is the editor's: see configured_store)."""
+    return load_config(start)
 
 
 def configured_store(start: Path) -> Path | None:

@@ -219,3 +219,12 @@ def run(first: str, failures: int) -> None:
     found = [(f["code"], f["location"]["row"], f.get("confidence")) for f in json.loads(out.stdout)]
     assert [f for f in found if f[0] == "CL301"] == [("CL301", 10, "certain")], found
     assert sorted(row for code, row, _ in found if code == "CL401") == [12, 14], found
+
+
+def test_the_editors_store_setting_is_a_configuration_key_check_accepts(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.cachelint]\nstore = "~/.local/share/cachelint/cachelint.db"\n')
+    (tmp_path / "app.py").write_text("x = 1\n")
+    assert run(tmp_path, "check", "--no-cache", "app.py").returncode == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.cachelint]\nstore = 3\n")
+    bad = run(tmp_path, "check", "--no-cache", "app.py")
+    assert bad.returncode == 2 and "store" in bad.stderr and "non-empty string" in bad.stderr

@@ -61,6 +61,7 @@ _KEYS: dict[str, str] = {
     "model": "model",
     "respect-gitignore": "respect_gitignore",
     "confidence": "confidence",
+    "store": "store",  # the proxy's store, for the editor's observed counts (cachelint lsp); the linter does not read it
 }
 CONFIDENCES = ("certain", "likely")  # most sure first
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
@@ -151,6 +152,7 @@ class Config:
     model: str | None = None
     respect_gitignore: bool = True
     confidence: str = "likely"  # the least sure findings reported: "certain" drops those only a call's shape suggests
+    store: str | None = None  # `cachelint lsp`: the recorded traffic whose breaks it shows beside the findings
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None
 
@@ -390,6 +392,10 @@ def config_from_table(table: dict[str, Any], root: Path, source: Path | None, ta
             if value not in CONFIDENCES:
                 raise CachelintError(f"{where} must be one of {', '.join(map(repr, CONFIDENCES))}, got {value!r}")
             kwargs["confidence"] = value
+        elif key == "store":
+            if not isinstance(value, str) or not value.strip():
+                raise CachelintError(f"{where} must be a non-empty string (a path to the proxy's store), got {value!r}")
+            kwargs["store"] = value.strip()
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise CachelintError(f"{where} must be true or false, got {value!r}")
