@@ -35,7 +35,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cachelint import __version__
-from cachelint.check.config import Config, config_from_table, find_config_file, load_config
+from cachelint.check.config import Config, find_config_file, load_config
 from cachelint.check.engine import lint_source
 from cachelint.check.finding import Edit, Finding
 from cachelint.check.registry import rule
