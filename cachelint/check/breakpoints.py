@@ -70,19 +70,26 @@ def static_text(ctx, expr, depth: int = 0) -> str | None:
         return value
     if isinstance(expr, (cst.Integer, cst.Float)) or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")):
         return expr.value if isinstance(expr, cst.Name) else ctx.code(expr)
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        parts = [static_text(ctx, e.value, depth + 1) for e in expr.elements]
-        return None if any(p is None for p in parts) else " ".join(parts)  # type: ignore[arg-type]
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Dict)):
+        return container_text(expr, lambda e: static_text(ctx, e, depth + 1))
+    return None
+
+
+def container_text(expr: cst.List | cst.Tuple | cst.Dict, text_of) -> str | None:
+    """The text of a list, tuple or dict literal as its parts joined (keys and values; a `cache_control` entry
+    is no prompt text), each part's text from `text_of` (the policy: exact, or an upper bound); None when a part
+    has none, or a dict spreads another one (`**x`)."""
+    parts: list[str | None] = []
     if isinstance(expr, cst.Dict):
-        parts = []
         for e in expr.elements:
             if not isinstance(e, cst.DictElement):
                 return None
             if string_value(e.key) == "cache_control":
                 continue
-            parts += [static_text(ctx, e.key, depth + 1), static_text(ctx, e.value, depth + 1)]
-        return None if any(p is None for p in parts) else " ".join(parts)  # type: ignore[arg-type]
-    return None
+            parts += [text_of(e.key), text_of(e.value)]
+    else:
+        parts = [text_of(e.value) for e in expr.elements]  # a spread `*X` is X's text
+    return None if any(p is None for p in parts) else " ".join(parts)  # type: ignore[arg-type]
 
 
 def leading_static_text(ctx, expr, depth: int = 0) -> tuple[str, bool]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cachelint.check.breakpoints import literal
+from cachelint.check.breakpoints import container_text, literal
 from cachelint.check.callsites import CallSite, is_system_message
 from cachelint.check.module import ModuleContext
 from cachelint.check.values import VOLATILE_CALLS, string_value
@@ -105,18 +105,8 @@ def _bound(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int) -> s
         left = _bound(ctx, expr.left, d)
         right = _bound(ctx, expr.right, d)
         return None if left is None or right is None else left + right
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        texts = [_bound(ctx, e.value, d) if isinstance(e, cst.Element) else None for e in expr.elements]
-        return None if any(t is None for t in texts) else " ".join(texts)  # type: ignore[arg-type]
-    if isinstance(expr, cst.Dict):
-        texts = []
-        for e in expr.elements:
-            if not isinstance(e, cst.DictElement):
-                return None
-            if string_value(e.key) == "cache_control":
-                continue
-            texts += [_bound(ctx, e.key, d), _bound(ctx, literal(ctx, e.value), d)]
-        return None if any(t is None for t in texts) else " ".join(texts)  # type: ignore[arg-type]
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Dict)):
+        return container_text(expr, lambda e: _bound(ctx, literal(ctx, e) if isinstance(expr, cst.Dict) else e, d))
     if isinstance(expr, cst.Call):
         return _call_bound(ctx, expr, d)
     if isinstance(expr, cst.Await):
