@@ -376,6 +376,7 @@ def test_report_source_names_the_places_in_text_json_and_html(tmp_path):
     assert sum(s["share"] for s in data["sources"]) == pytest.approx(1.0, abs=0.01)
     page = cli("--format", "html").stdout
     assert "<table id='sources'>" in page and "proj/CLAUDE.md:4" in page
+    assert f"href='vscode://file{project.resolve()}/CLAUDE.md:4'" in page  # a click opens the line in the editor
     missing = cli("--format", "json", "--session", "nope")
     assert missing.returncode == 2
     gone = subprocess.run([sys.executable, "-m", "cachelint", "report", "--db", str(db), "--source", str(tmp_path / "nowhere")],

@@ -210,13 +210,26 @@ def ranked_table(breaks: list[dict[str, Any]]) -> str:
     return "".join(rows) + "</table>"
 
 
+def place_link(file: Any, line: Any) -> str:
+    """file:line as a link that opens the line in the editor (VS Code's `vscode://file/` scheme; the path made
+    absolute from where the report is written, as `--source` named it)."""
+    import os
+    from urllib.parse import quote
+
+    shown = f"{file}:{line}"
+    if not file:
+        return f"<code>{_e(shown)}</code>"
+    target = quote(os.path.abspath(str(file))) + f":{int(line) if str(line).isdigit() else 1}"
+    return f"<a class='place' href='vscode://file{_e(target)}'><code>{_e(shown)}</code></a>"
+
+
 def sources_table(report: dict[str, Any]) -> str:
     """The places of the source tree (`report --source DIR`) ranked by the prefill their breaks wasted."""
     places = report.get("sources") or []
     rows = ["<table id='sources'><tr><th>#</th><th class='l'>place</th><th class='l'>rule</th><th class='l'>what</th>"
             "<th>breaks</th><th>tokens prefilled again</th><th>share</th><th>wasted</th><th class='l'>how sure</th></tr>"]
     for rank, p in enumerate(places, start=1):
-        rows.append(f"<tr><td>{rank}</td><td class='l'><code>{_e(p['file'])}:{p['line']}</code></td><td class='l'>{_e(p.get('rule') or '')}</td>"
+        rows.append(f"<tr><td>{rank}</td><td class='l'>{place_link(p.get('file'), p.get('line'))}</td><td class='l'>{_e(p.get('rule') or '')}</td>"
                     f"<td class='l'>{_e(p.get('message') or '')}</td><td>{p['breaks']:,}</td>"
                     f"<td data-key='source_wasted_prefill_tokens'>{p['wasted_prefill_tokens']:,}</td><td>{p.get('share') or 0:.0%}</td>"
                     f"<td>{_e(money(p.get('wasted_cost')))}</td><td class='l'>{_e(p.get('confidence') or '')}</td></tr>")
@@ -301,7 +314,7 @@ def break_box(session: str, b: dict[str, Any]) -> str:
             parts.append(f"<p class='muted'>also: {_e(d['cause'])} / {_e(d['detail'])} at <code>{_e(where)}</code></p>")
     parts.append(f"<p><b>Fix:</b> {_e(b['fix'])}</p>")
     for src in b.get("source") or []:
-        parts.append(f"<p class='muted'>source: <code>{_e(src.get('file'))}:{_e(src.get('line'))}</code> {_e(src.get('rule') or '')} {_e(src.get('message') or '')}</p>")
+        parts.append(f"<p class='muted'>source: {place_link(src.get('file'), src.get('line'))} {_e(src.get('rule') or '')} {_e(src.get('message') or '')}</p>")
     return "".join(parts) + "</div>"
 
 
