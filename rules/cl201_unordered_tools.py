@@ -106,8 +106,8 @@ def run(messages):
             yield Report(merge.node, f"tools listed by each of `{merge.servers}` are merged into `{merge.tools}` in connection and listing "
                          "order and never sorted: a server that fails, reconnects or lists in another order moves every tool after it, "
                          f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")
-        for found in tools_from_listings(analysis.ctx):
-            if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
+        if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
+            for found in tools_from_listings(analysis.ctx):
                 yield Report(found.node, f"the tools in `{found.tools}` are loaded from {found.servers} in the file system's order, never "
                              f"sorted, and tools open the prefix; sort the listing: sorted({found.servers})", confidence="likely")
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):

@@ -194,7 +194,7 @@ def too_large(filename: str, size: int) -> Finding:
 
 
 def lint_file(path: Path, display: str, codes: frozenset[str], options: Options | None) -> list[Finding]:
-    size = _size(str(path))
+    size = file_size(path)
     if size > MAX_FILE_BYTES:
         return [too_large(display, size)]  # checked before reading: never load a huge file into memory
     try:
@@ -204,7 +204,8 @@ def lint_file(path: Path, display: str, codes: frozenset[str], options: Options 
     return lint_source(data, display, codes, options)
 
 
-def _size(path: str) -> int:
+def file_size(path: str | os.PathLike) -> int:
+    """A file's size in bytes (0 when it cannot be stat'ed: reading it will say why)."""
     try:
         return os.stat(path).st_size
     except OSError:
@@ -223,7 +224,7 @@ def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], proce
     In parallel, the largest files go first in small chunks, so no process is left with a big file at the end
     while the others wait (longest-processing-time-first scheduling)."""
     if processes > 1 and len(jobs) >= 2 * processes:
-        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0]))
+        order = sorted(range(len(jobs)), key=lambda i: -file_size(jobs[i][0]))
         results: list[list[Finding]] = [[] for _ in jobs]
         chunk = max(1, min(16, len(jobs) // (processes * 32)))
         with ProcessPoolExecutor(max_workers=processes) as pool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.values import string_value
 
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory)(?:$|_)|messages$|history$", re.I)
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "get", "copy", "add", "update", "setdefault"})
@@ -496,15 +497,9 @@ def _class_of(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> str |
     if found is not None:
         other, method = found
         returns = method.returns.annotation if method.returns is not None else None
-        name = returns.value if isinstance(returns, cst.Name) else string_of(returns)
+        name = returns.value if isinstance(returns, cst.Name) else string_value(returns)
         if name == inner or any(isinstance(v, cst.Name) and v.value == "self" for v in other.returns_of(method)):
             return inner  # convo = convo.template(...): the same conversation, returned by its method
-    return None
-
-
-def string_of(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        return node.value.strip("'\"")
     return None
 
 

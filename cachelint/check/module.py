@@ -7,12 +7,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
-from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     Assignment,
     MetadataWrapper,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
@@ -26,10 +24,6 @@ class Span:
     column: int  # 1-based, in code points
     end_row: int
     end_column: int
-
-
-def _resolved(value):
-    return value() if isinstance(value, LazyValue) else value
 
 
 class ModuleContext:
@@ -55,10 +49,6 @@ class ModuleContext:
     @cached_property
     def _scopes(self):
         return self.wrapper.resolve(ScopeProvider)
-
-    @cached_property
-    def _qnames(self):
-        return self.wrapper.resolve(QualifiedNameProvider)
 
     # --- positions and text ----------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from cachelint.check.analysis import Options
 from cachelint.check.cache import ResultCache
 from cachelint.check.config import Config
-from cachelint.check.engine import MAX_FILE_BYTES, default_processes, lint_many, lint_source, too_large
+from cachelint.check.engine import MAX_FILE_BYTES, default_processes, file_size, lint_many, lint_source, too_large
 from cachelint.check.files import discover
 from cachelint.check.finding import Finding
 from cachelint.check.fixes import apply_edits, fixable
@@ -87,7 +87,7 @@ def run_check(
     results: dict[str, list[Finding]] = {}
     for path in files:
         name = display_name(path)
-        size = _size(path)
+        size = file_size(path)
         if size > MAX_FILE_BYTES:  # never read: a generated or minified file may be gigabytes
             results[name] = [too_large(name, size)]
             contents[path] = b""
@@ -138,13 +138,6 @@ def run_check(
 
 
 _BOM = b"\xef\xbb\xbf"
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def write_fixed(path: Path, text: str, *, bom: bool) -> str | None:

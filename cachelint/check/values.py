@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import libcst as cst
 
@@ -147,6 +148,7 @@ class ValueWalker:
         self.ctx = ctx
         self.site = site
         self.volatile = {**VOLATILE_CALLS, **(volatile_extra or {})}
+        self._volatile_names = set(self.volatile)  # what qualified_name_in looks names up in
         self.facts: list[Fact] = []
         self._seen: set[tuple[int, str, bool]] = set()
         self._site_function = ctx.enclosing_function(site.node)
@@ -342,7 +344,7 @@ class ValueWalker:
 
     def _call(self, call: cst.Call, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         func = call.func
-        name = self.ctx.qualified_name_in(func, set(self.volatile))
+        name = self.ctx.qualified_name_in(func, self._volatile_names)
         if name:
             self._fact("volatile", call, landing, f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()", self.volatile[name])
             return
@@ -427,7 +429,7 @@ class ValueWalker:
         call = part.expression
         if not isinstance(call, cst.Call):
             return False
-        name = self.ctx.qualified_name_in(call.func, set(self.volatile))
+        name = self.ctx.qualified_name_in(call.func, self._volatile_names)
         if not name or not name.startswith(("datetime.", "pendulum.", "arrow.", "pandas.")):
             return False
         fmt = "".join(p.value for p in part.format_spec or () if isinstance(p, cst.FormattedStringText))
@@ -439,7 +441,7 @@ class ValueWalker:
         """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call."""
         if not isinstance(inner, cst.Call):
             return None
-        name = self.ctx.qualified_name_in(inner.func, set(self.volatile))
+        name = self.ctx.qualified_name_in(inner.func, self._volatile_names)
         if not name:
             return None
         base = self.volatile[name]
@@ -733,7 +735,9 @@ class ValueWalker:
             child = ancestor
         return any(self._varies_per_turn(test, 0) for test in conditions)
 
+    @cached_property
     def _history_roots(self) -> set[str]:
+        """The names of the history the request sends (its `messages` / `input`, subscripts and attributes peeled)."""
         roots = set()
         for arg in ("messages", "input"):
             expr = self.site.arg(arg)
@@ -746,11 +750,11 @@ class ValueWalker:
     def _varies_per_turn(self, expr: cst.CSTNode, depth: int) -> bool:
         if depth > 3:
             return False
-        roots = self._history_roots()
+        roots = self._history_roots
         comp_targets = {n.value for c in self.ctx.ancestors(expr) if isinstance(c, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp))
                         for f in [c.for_in] for n in descendants(f.target) if isinstance(n, cst.Name)}
         for node in descendants(expr):
-            if isinstance(node, cst.Call) and self.ctx.qualified_name_in(node.func, set(self.volatile)):
+            if isinstance(node, cst.Call) and self.ctx.qualified_name_in(node.func, self._volatile_names):
                 return True
             if isinstance(node, cst.Attribute) and self.ctx.code(node) in roots:
                 return True  # self.history

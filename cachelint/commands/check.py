@@ -79,7 +79,7 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
     if run.files == 0:
         excluded = [t for t in targets if t.exists() and config.is_excluded(t, is_dir=t.is_dir())]
         if excluded:  # as ruff with --force-exclude: pre-commit passes file names, and the configuration still holds
-            source = f" ({config.source})" if getattr(config, "source", None) else ""
+            source = f" ({config.source})" if config.source else ""
             click.echo(f"cachelint: warning: {', '.join(str(t) for t in excluded)} excluded by the configuration{source}: nothing checked", err=True)
         else:
             click.echo(f"cachelint: warning: no Python files found in {', '.join(str(t) for t in targets)}", err=True)
