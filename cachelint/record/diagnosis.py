@@ -125,6 +125,8 @@ def parse_diagnosis(provider: str, response_text: str | bytes | None, request_bo
     if not response_text:
         return None
     text = response_text.decode("utf-8", "replace") if isinstance(response_text, bytes) else response_text
+    if "diagnostics" not in text:  # both providers' fields name it: most responses are never parsed again here
+        return None
     stripped = text.lstrip()
     anthropic = provider == "anthropic"
     if not anthropic and provider not in ("openai-responses", "openai"):

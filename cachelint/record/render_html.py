@@ -141,7 +141,7 @@ def _svg(points: list[dict[str, Any]], label: str, time_key: str, caption: Calla
     for i, p in enumerate(points):
         x = LEFT + i * step + (step - bar) / 2
         y = TOP + plot_h
-        fresh = max(0, (p["prompt_tokens"] or 0) - (p["cache_read_tokens"] or 0) - (p["cache_write_tokens"] or 0))
+        fresh = p["input_tokens"] or 0  # the report computed it (turns and timeline buckets alike)
         tip = (f"{caption(p)}\n{p[time_key]} UTC\nprompt {p['prompt_tokens'] or 0:,} tokens: "
                f"read {p['cache_read_tokens'] or 0:,}, written {p['cache_write_tokens'] or 0:,}, fresh {fresh:,}\n"
                + (f"hit rate {p['hit_rate']:.0%}" if p["hit_rate"] is not None else "no tokens reported"))

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from cachelint.record.diagnosis import INCONCLUSIVE, NO_DIVERGENCE
 from cachelint.record.store import Row, Store
+from cachelint.record.ttl import advise
 
 AGREEMENTS = ("agree", "disagree", "provider-only", "cachelint-only")
 TIMELINE_BUCKETS = 48
 # provider diagnosis types that report no miss (the prefix unchanged) or no comparison: not a break on their own
-NOT_A_MISS = frozenset({"none", "cache_hit", "previous_message_not_found", "comparison_response_not_found", "unavailable"})
+NOT_A_MISS = NO_DIVERGENCE | INCONCLUSIVE | {"unavailable"}  # provider diagnoses that name no miss
 
 
 @dataclass(slots=True)
@@ -338,11 +340,7 @@ def _round_up(seconds: float) -> int:
 
 
 def ttl_advice(sessions: dict[str, list[Row]]) -> Any:
-    """The cache-lifetime advice (cachelint.record.ttl) where that module is installed, else None."""
-    try:
-        from cachelint.record.ttl import advise
-    except ImportError:
-        return None
+    """The cache-lifetime advice (cachelint.record.ttl)."""
     try:
         return advise(sessions)
     except Exception as exc:  # the advice is an extra: a fault in it must not cost the user the report

@@ -179,10 +179,9 @@ def _openai_session(rows: list[Any], table: pricing.PriceTable | None) -> dict[s
     rescued = expired = 0
     saved = 0.0
     priced = True
-    already = all(_retention(row) == "24h" for row in rows) if rows else False
-    for row in rows:
-        if _retention(row) == "24h":
-            continue
+    rest = [row for row in rows if _retention(row) != "24h"]  # each body parsed once
+    already = bool(rows) and not rest
+    for row in rest:
         tokens = _rescued_tokens(row, OPENAI_EXTENDED_SECONDS)
         rescued += tokens
         expired += 1 if tokens else 0
