@@ -33,7 +33,15 @@ from cachelint.proxy.shed import Shedder, unanalyzed_row
 from cachelint.proxy.tap import Budget, StreamTap
 from cachelint.proxy.upstream_errors import provider_error_body, unreachable_message
 from cachelint.record.analyze import DEFAULT_KV_MODEL, Recorder, RecorderOptions
-from cachelint.record.exchange import Captured, decode_body, escape_text, is_llm_exchange, route_provider, safe_text
+from cachelint.record.exchange import (
+    SHAPE_PARSE_LIMIT,
+    Captured,
+    decode_body,
+    escape_text,
+    is_llm_exchange,
+    route_provider,
+    safe_text,
+)
 from cachelint.record.secrets import clean_url
 from cachelint.record.store import Store, default_path
 from cachelint.record.websocket import ResponsesSocket
@@ -42,7 +50,6 @@ log = logging.getLogger("cachelint.proxy")
 _STOP = object()
 DRAIN_SECONDS = 60.0  # the longest a stop waits for queued exchanges to be written
 MAX_QUEUED_BYTES = 1024 * 1024 * 1024  # bodies waiting for the recorder; past it an exchange is queued without them
-SHAPE_DECODE_LIMIT = 8 * 1024 * 1024
 
 
 def _trusted(flow: http.HTTPFlow) -> bool:
@@ -53,7 +60,7 @@ def _trusted(flow: http.HTTPFlow) -> bool:
 def _request_bytes(request: http.Request) -> bytes:
     raw = request.raw_content or b""
     try:
-        return decode_body(raw, request.headers.get("content-encoding"), limit=SHAPE_DECODE_LIMIT)
+        return decode_body(raw, request.headers.get("content-encoding"), limit=SHAPE_PARSE_LIMIT)
     except Exception:  # a bomb or a broken encoding: judged by the host only
         return b""
 
@@ -64,13 +71,7 @@ def is_recorded(flow: http.HTTPFlow) -> bool:
         return False
     known = flow.metadata.get("cachelint_llm")
     if known is None:
-        path = flow.request.path
-        if route_provider(path) is None:
-            known = False
-        elif _trusted(flow):
-            known = True
-        else:
-            known = is_llm_exchange(flow.request.pretty_host, path, _request_bytes(flow.request), trusted=False)
+        known = is_llm_exchange(flow.request.pretty_host, flow.request.path, lambda: _request_bytes(flow.request), trusted=_trusted(flow))
         flow.metadata["cachelint_llm"] = known
     return known
 

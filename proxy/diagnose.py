@@ -72,13 +72,14 @@ def chain_key(headers: dict[str, str], body: dict[str, Any]) -> str:
     return f"{conversation}|{_digest(names) if names else 'no-tools'}"
 
 
-def with_diagnostics(raw: bytes, previous_id: str | None) -> bytes | None:
+def with_diagnostics(raw: bytes, previous_id: str | None, body: Any = None) -> bytes | None:
     """The body with `"diagnostics": {"previous_message_id": ...}` spliced in as its last member, every other byte
-    kept; None when it is not a JSON object or already has `diagnostics`."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
+    kept; None when it is not a JSON object or already has `diagnostics`. `body`: `raw` already parsed."""
+    if body is None:
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
     if not isinstance(body, dict) or "diagnostics" in body:
         return None
     stripped = raw.rstrip()
@@ -161,7 +162,7 @@ class AskDiagnostics:
             return  # not ours to touch: the client asks for diagnostics itself
         headers = {k.lower(): v for k, v in flow.request.headers.items(multi=True)}
         key = chain_key(headers, body)
-        changed = with_diagnostics(raw, self.previous.get(key))
+        changed = with_diagnostics(raw, self.previous.get(key), body)
         if changed is None:
             return
         flow.request.content = changed

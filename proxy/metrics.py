@@ -17,6 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from cachelint.diff.explain import CAUSES
+from cachelint.record.report import AGREEMENTS, counted_cause
 
 MAX_MODELS = 32
 OTHER = "other"
@@ -34,7 +35,6 @@ _SUMS = (
     ("errors", "cachelint_errors", "Requests that failed (HTTP status >= 400 or a transport error)"),
     ("unpriced", "cachelint_unpriced_requests", "Requests whose model has no known price (their cost is not in cachelint_cost_usd)"),
 )
-AGREEMENTS = ("agree", "disagree", "provider-only", "cachelint-only")
 
 
 class TotalsCollector(Collector):
@@ -59,13 +59,9 @@ class TotalsCollector(Collector):
         return OTHER
 
     def on_row(self, row) -> None:
-        brk = row.brk or {}
-        cause = brk.get("cause")
-        if cause in (None, "none"):
-            kind = (brk.get("provider_diagnosis") or {}).get("type")
-            if not kind or kind in ("none", "cache_hit", "previous_message_not_found", "comparison_response_not_found", "unavailable"):
-                return
-            cause = "provider_miss"
+        cause = counted_cause(row.brk or {})
+        if cause is None:
+            return
         label = cause if cause in BREAK_CAUSES else OTHER
         model = self.model_label(row.model)
         with self._lock:

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cachelint.errors import CachelintError
+from cachelint.record.report import counted_cause
 
 PROTOCOLS = ("http/protobuf", "grpc")
 MAX_MODELS = 32
@@ -132,15 +133,7 @@ def break_attributes(brk: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def is_break(brk: dict[str, Any]) -> str | None:
-    """The cause to count for a row: cachelint's, else `provider_miss` when only the provider saw a miss."""
-    cause = brk.get("cause")
-    if cause not in (None, "none"):
-        return str(cause)
-    kind = (brk.get("provider_diagnosis") or {}).get("type")
-    if kind and kind not in ("none", "cache_hit", "previous_message_not_found", "comparison_response_not_found", "unavailable"):
-        return "provider_miss"
-    return None
+is_break = counted_cause  # the cause to count for a row (cachelint's, else provider_miss), as the report counts it
 
 
 class OtlpExporter:

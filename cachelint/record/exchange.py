@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -69,9 +70,10 @@ def looks_like_llm_request(body: bytes) -> bool:
             and (isinstance(data.get("messages"), list) or "input" in data))
 
 
-def is_llm_exchange(host: str, path: str, body: bytes, trusted: bool) -> bool:
+def is_llm_exchange(host: str, path: str, body: bytes | Callable[[], bytes], trusted: bool) -> bool:
     """Whether a POST is an LLM API call to record. In reverse mode the upstream was named by the user (trusted):
-    the route decides. In forward mode the host and the body's shape must say so too, never the path alone."""
+    the route decides. In forward mode the host and the body's shape must say so too, never the path alone.
+    `body` may be a function that decodes it: called only when the host does not decide."""
     if route_provider(path) is None:
         return False
     if trusted:
@@ -79,7 +81,7 @@ def is_llm_exchange(host: str, path: str, body: bytes, trusted: bool) -> bool:
     route = urlsplit(path).path.rstrip("/")
     if is_llm_host(host) and not _NOT_LLM_PATH.search(route):
         return True
-    return looks_like_llm_request(body)
+    return looks_like_llm_request(body() if callable(body) else body)
 
 
 def decode_body(data: bytes, encoding: str | None, limit: int = MAX_DECODED) -> bytes:

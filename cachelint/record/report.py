@@ -63,6 +63,15 @@ def provider_miss(brk: dict[str, Any]) -> str | None:
     return kind if kind and kind not in NOT_A_MISS else None
 
 
+def counted_cause(brk: dict[str, Any]) -> str | None:
+    """The cause a break is counted under (metrics, OTLP): cachelint's, else `provider_miss` when only the
+    provider saw a miss; None for no break."""
+    cause = brk.get("cause")
+    if cause not in (None, "none"):
+        return str(cause)
+    return "provider_miss" if provider_miss(brk) else None
+
+
 def known_sum(values: Iterable[float | None]) -> float | None:
     """The sum of the known values; None when none is known (an unknown cost is not $0)."""
     known = [v for v in values if v is not None]
