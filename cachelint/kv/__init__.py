@@ -52,7 +52,8 @@ def capacity(
         out["session_tokens"] = session_tokens
         out["session_bytes"] = cost.session_bytes(session_tokens)
     if gpu_memory is not None:
-        budget = int(gpu_memory * gpu_utilization) - cost.weights_bytes
+        usable = int(gpu_memory * gpu_utilization)
+        budget = usable - cost.weights_bytes
         per_token = cost.bytes_per_token or (cost.sliding_bytes_per_token or 1)
         out.update(
             gpu_memory_bytes=gpu_memory,
@@ -61,8 +62,7 @@ def capacity(
             kv_budget_bytes=max(0, budget),
             max_tokens_in_cache=max(0, budget) // per_token,
         )
-        usable = int(gpu_memory * gpu_utilization)
-        out["fits"] = cost.weights_bytes < usable
+        out["fits"] = budget > 0
         if not out["fits"]:
             out["does_not_fit"] = (f"the weights alone ({human_bytes(cost.weights_bytes)}) are larger than the GPU memory the engine may use "
                                    f"({human_bytes(gpu_memory)} x {gpu_utilization:g} = {human_bytes(usable)}): the model does not fit, "

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelint.check.finding import Finding
+from cachelint.diff.locate import common_prefix_length
 from cachelint.link.index import Hole, Site, Template, TreeIndex
 
 CONFIDENCES = ("certain", "likely", "possible")
@@ -143,7 +144,7 @@ def observed_context(brk: dict[str, Any]) -> tuple[str, str, str, str] | None:
         return None
     b, _, b_cut = _strip_marks(before)
     a, _, a_cut = _strip_marks(after)
-    start = _common_prefix(b, a)
+    start = common_prefix_length(b, a)
     best = (-1, 0, 0)  # common tail, shortened from b, shortened from a
     shifts = range(-MAX_TAIL_SHIFT, MAX_TAIL_SHIFT + 1) if b_cut and a_cut else (0,)
     for shift in sorted(shifts, key=abs):
@@ -159,13 +160,6 @@ def observed_context(brk: dict[str, Any]) -> tuple[str, str, str, str] | None:
 def _common_suffix(a: str, b: str) -> int:
     n = 0
     while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < len(a) and n < len(b) and a[n] == b[n]:
         n += 1
     return n
 

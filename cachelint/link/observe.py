@@ -103,11 +103,6 @@ class Observations:
     def for_call(self, file: Path | str, line: int) -> CallStats | None:
         return self.calls.get((os.path.abspath(file), line))
 
-    def call_at(self, file: Path | str, line: int) -> Site | None:
-        """The LLM call site of the tree on this line (1-based), if any."""
-        key = os.path.abspath(file)
-        return next((s for s in self.call_sites if os.path.abspath(s.file) == key and s.line == line), None)
-
     def _count_places(self, report: dict[str, Any], since: float) -> None:
         from cachelint.link.annotate import places_of
 

@@ -222,11 +222,16 @@ class Engine:
 
     def prefix_counters(self, metrics: dict[str, list[tuple[dict[str, str], float]]] | None = None) -> PrefixCounters:
         metrics = metrics if metrics is not None else self.metrics()
+        return PrefixCounters(self.metric_total(metrics, ("vllm:prefix_cache_queries_total",)) or 0.0,
+                              self.metric_total(metrics, ("vllm:prefix_cache_hits_total",)) or 0.0)
 
-        def total(name: str) -> float:
-            return sum(v for labels, v in metrics.get(name, []) if labels.get("model_name", self.model) == self.model)
-
-        return PrefixCounters(total("vllm:prefix_cache_queries_total"), total("vllm:prefix_cache_hits_total"))
+    def metric_total(self, metrics: dict[str, list[tuple[dict[str, str], float]]], names: tuple[str, ...]) -> float | None:
+        """The first of `names` the server exports, summed over this model's samples; None when it exports none."""
+        for name in names:
+            samples = metrics.get(name)
+            if samples:
+                return sum(v for labels, v in samples if labels.get("model_name", self.model) == self.model)
+        return None
 
     # --- requests ---------------------------------------------------------------------------------------------
 

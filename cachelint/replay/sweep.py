@@ -304,14 +304,6 @@ class Sweep:
         turn.ttft_ms, turn.error = measured.ttft_ms, measured.error
 
 
-def _counter(metrics: dict[str, list[tuple[dict[str, str], float]]], names: tuple[str, ...], model: str) -> float | None:
-    for name in names:
-        samples = metrics.get(name)
-        if samples:
-            return sum(v for labels, v in samples if labels.get("model_name", model) == model)
-    return None
-
-
 def _delta(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else after - before
 
@@ -339,8 +331,8 @@ def _point_of(n: int, turns: list[Turn], seconds: float, engine: Engine, before:
         seconds=round(seconds, 2),
         engine_prefix_queries=counters_after.queries - counters_before.queries,
         engine_prefix_hits=counters_after.hits - counters_before.hits,
-        preemptions=_delta(_counter(before, PREEMPTION_METRICS, engine.model), _counter(after, PREEMPTION_METRICS, engine.model)),
-        engine_evictions=_delta(_counter(before, (EVICTION_METRIC,), engine.model), _counter(after, (EVICTION_METRIC,), engine.model)),
+        preemptions=_delta(engine.metric_total(before, PREEMPTION_METRICS), engine.metric_total(after, PREEMPTION_METRICS)),
+        engine_evictions=_delta(engine.metric_total(before, (EVICTION_METRIC,)), engine.metric_total(after, (EVICTION_METRIC,))),
         predicted_evictions=predicted_evictions,
         fits=n <= kv.max_concurrent_sessions,
     )
