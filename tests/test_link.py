@@ -382,3 +382,15 @@ def test_report_source_names_the_places_in_text_json_and_html(tmp_path):
     gone = subprocess.run([sys.executable, "-m", "cachelint", "report", "--db", str(db), "--source", str(tmp_path / "nowhere")],
                           capture_output=True, text=True, timeout=60)
     assert gone.returncode == 2 and gone.stderr.count("\n") == 1 and "nowhere" in gone.stderr
+
+
+def test_the_editors_index_is_rebuilt_when_a_memory_file_changes(tmp_path):
+    """The language server keeps a tree's index while no file it reads changed: an edited CLAUDE.md counts."""
+    from cachelint.link.observe import tree_of
+
+    (tmp_path / "CLAUDE.md").write_text("- Run tests with pytest -q before you commit.\n")
+    first, _ = tree_of(tmp_path)
+    assert tree_of(tmp_path)[0] is first  # nothing changed: the same index
+    (tmp_path / "CLAUDE.md").write_text("- Run tests with pytest -x -q before you commit, always.\n")
+    second, _ = tree_of(tmp_path)
+    assert second is not first and any("pytest -x -q" in t.text for t in second.templates)

@@ -157,11 +157,11 @@ def tree_of(root: Path) -> tuple[TreeIndex, list[Any]]:
     """The tree's index and static findings, kept while no file of it changed (the store changes far more
     often than the code: a reload then costs a walk and a stat per file, not a parse and a check)."""
     from cachelint.link.annotate import static_findings
-    from cachelint.link.index import python_files
+    from cachelint.link.index import python_files, text_files
 
     key = os.path.abspath(root)
     stamp: list[Any] = []
-    for path in python_files(root):
+    for path in [*python_files(root), *text_files(root)]:  # every file the index reads
         try:
             st = os.stat(path)
         except OSError:
