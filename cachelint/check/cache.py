@@ -76,14 +76,14 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
 def _dependency_hashes(path: Path, content: bytes) -> dict[str, str]:
     """{absolute path: sha256} of the tree's modules the analysis of this file may follow names into
     (only for files the analysis looks at: those that send a request)."""
-    from cachelint.check.engine import _CALL_SHAPE, _SDK_IMPORT, _SYSTEM_MESSAGE
+    from cachelint.check.gate import sends_requests
     from cachelint.check.project import dependencies
 
     try:
         source = content.decode("utf-8-sig")
     except UnicodeDecodeError:
         return {}
-    if not (_SDK_IMPORT.search(source) or _CALL_SHAPE.search(source) or _SYSTEM_MESSAGE.search(source)):
+    if not sends_requests(source):
         return {}
     hashes = {}
     for dep in dependencies(source, str(path)):

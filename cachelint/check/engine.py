@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ import libcst as cst
 from cachelint.check import suppress
 from cachelint.check.analysis import Analysis, Options
 from cachelint.check.finding import Finding
-from cachelint.check.history import mentions_history_rewrite
+from cachelint.check.gate import holds_prompt_shapes, sends_requests
 from cachelint.check.module import ModuleContext
 from cachelint.check.registry import all_rules
 from cachelint.rules import RULE_META
@@ -66,8 +65,8 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_syntax_error(source, filename, exc)]
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
-    llm = _mentions_llm(source, options)
-    if not llm and not (codes & {"CL201", "CL301", "CL401"} and mentions_history_rewrite(source)):
+    llm = sends_requests(source, options.call_patterns if options is not None else ())
+    if not llm and not holds_prompt_shapes(source, codes):
         return []  # no SDK in sight: skip the metadata, the costly part
     try:
         ctx = ModuleContext(source, filename, module)
@@ -171,22 +170,6 @@ def _one_per_statement(findings: dict[tuple, Finding], statements: dict[tuple, i
     arguments of one call can each change)."""
     certain = {(f.code, statements[key]) for key, f in findings.items() if f.confidence == "certain"}
     return [f for key, f in findings.items() if f.confidence == "certain" or (f.code, statements[key]) not in certain]
-
-
-_SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
-# a completion call on a client the module never imports (a framework injects it): recognized by shape
-# a message list built here and sent elsewhere: {"role": "system", ...}
-_SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
-_CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
-
-
-def _mentions_llm(source: str, options: Options | None) -> bool:
-    """Whether the module imports an LLM SDK (or a configured call pattern's module): only then can the
-    analysis resolve a call site, so only then is the costly scope and name metadata computed."""
-    if _SDK_IMPORT.search(source) or _CALL_SHAPE.search(source) or _SYSTEM_MESSAGE.search(source):
-        return True
-    roots = {name.split(".")[0] for name in options.call_patterns} if options is not None else set()
-    return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
 def too_large(filename: str, size: int) -> Finding:

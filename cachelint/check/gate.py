@@ -1,0 +1,37 @@
+"""Which modules get the analysis at all: cheap text tests, run on the source before any metadata is computed.
+
+Most files of a tree never build or send a prompt; for them the costly part (scopes, names, data flow) is
+skipped. Each test here is one regular expression or a short scan, named for the shape it looks for. A rule
+that judges prompt-shaped data without a request in sight adds its own test here, so the gate stays in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from cachelint.check.history import mentions_history_rewrite
+
+SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
+# a completion call on a client the module never imports (a framework injects it): recognized by shape
+CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
+# a message list built here and sent elsewhere: {"role": "system", ...}
+SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
+
+PROMPT_SHAPED_CODES = frozenset({"CL201", "CL301", "CL401"})  # rules with checks that need no request in sight
+
+
+def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
+    """Whether the module imports an LLM SDK, calls a completion method by its shape, builds a system message
+    or imports a configured call pattern's module: only then can the analysis find a request, so only then is
+    the costly scope and name metadata computed."""
+    if SDK_IMPORT.search(source) or CALL_SHAPE.search(source) or SYSTEM_MESSAGE.search(source):
+        return True
+    roots = {name.split(".")[0] for name in call_patterns}
+    return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
+
+
+def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
+    """Whether a module with no request in sight may still hold prompt-shaped data a rule judges on its own
+    (a history class that cuts its messages, tools merged from servers, a model router)."""
+    return bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)
