@@ -120,6 +120,23 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
+SETS = ("dev", "holdout", "all")
+
+
+def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Path]]:
+    """(label files, repo files) of a label set: `dev` is labels.jsonl / repos.toml, the set the analyzer was
+    tuned on; `holdout` is every holdout/labels_*.jsonl / holdout/repos_*.toml, labelled blind afterwards and
+    never used for tuning; `all` is both."""
+    here = here or HERE
+    dev = ([here / "labels.jsonl"], [here / "repos.toml"])
+    holdout = (sorted((here / "holdout").glob("labels_*.jsonl")), sorted((here / "holdout").glob("repos_*.toml")))
+    if name == "dev":
+        return dev
+    if name == "holdout":
+        return holdout
+    return dev[0] + holdout[0], dev[1] + holdout[1]
+
+
 # ---------------------------------------------------------------- matching (pure; tested on its own)
 
 
@@ -534,8 +551,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cachelint", help="Command for cachelint (default: this Python's -m cachelint).")
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
-    parser.add_argument("--labels", type=Path, default=HERE / "labels.jsonl")
-    parser.add_argument("--repos", type=Path, default=HERE / "repos.toml")
+    parser.add_argument("--set", choices=SETS, default="dev",
+                        help="Label set: dev (tuned on), holdout (labelled blind later, never tuned on) or all (default dev).")
+    parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")
+    parser.add_argument("--repos", type=Path, action="append", help="A repos file instead of the set's (repeatable).")
     parser.add_argument("--no-file-times", dest="file_times", action="store_false",
                         help="Skip running each tool on each reviewed file alone.")
     parser.add_argument("--no-peers", action="store_true", help="Run cachelint only.")
@@ -547,8 +566,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.mirror.is_dir():
         print(f"error: --mirror {args.mirror}: no such folder", file=sys.stderr)
         return 2
+    label_files, repo_files = set_files(args.set)
+    label_files, repo_files = args.labels or label_files, args.repos or repo_files
+    if not label_files or not repo_files:
+        print(f"error: the {args.set} set has no labels yet (bench/realworld/holdout/labels_*.jsonl, repos_*.toml)", file=sys.stderr)
+        return 2
     try:
-        labels, repos = load_labels(args.labels), load_repos(args.repos)
+        labels = [lab for path in label_files for lab in load_labels(path)]
+        repos = [repo for path in repo_files for repo in load_repos(path)]
     except (OSError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         print(f"error: cannot read the labels: {exc}", file=sys.stderr)
         return 2
