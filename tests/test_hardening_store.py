@@ -406,3 +406,29 @@ def test_a_read_only_file_is_refused_by_import_and_left_unchanged(tmp_path):
     finally:
         os.chmod(folder, 0o755)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_resumed_conversation_idle_past_its_ttl_is_ttl_expired_not_provider_side(tmp_path):
+    """After a restart the recorder still knows when the stored conversation's last request was sent: a miss
+    after a long idle gap is the TTL's doing, not a mystery on the provider's side."""
+    from cachelint.record.analyze import Recorder
+    from cachelint.record.exchange import Captured
+
+    def captured(body: dict, at: float, read: int, write: int) -> Captured:
+        usage = {"input_tokens": 20, "output_tokens": 1, "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
+        return Captured(started_at=at, method="POST", url="https://api.anthropic.com/v1/messages",
+                        request_headers=[("content-type", "application/json")], request_body=json.dumps(body).encode(), status=200,
+                        response_body=json.dumps({"type": "message", "usage": usage}).encode(), first_byte_at=at + 1.0)
+
+    store = Store(tmp_path / "db.sqlite")
+    first = anthropic_body()
+    first["system"] = [{"type": "text", "text": "Policy. " * 900, "cache_control": {"type": "ephemeral"}}]
+    Recorder(store).record(captured(first, 1000.0, read=0, write=3000))
+    carried = clone(first)
+    carried["messages"] += [{"role": "assistant", "content": "Yes, you can."}, {"role": "user", "content": "Do it."}]
+    restarted = Recorder(store)
+    assert restarted.sessions.resume(store.latest_rows()) == 1
+    late = restarted.record(captured(carried, 1000.0 + 20 * 60, read=0, write=3100))  # 20 minutes idle: past the 5-minute TTL
+    assert late.brk is not None and late.brk["cause"] == "ttl_expired", late.brk
+    assert late.brk["idle_seconds"] == pytest.approx(1200.0)
+    store.close()

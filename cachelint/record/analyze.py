@@ -22,7 +22,7 @@ from cachelint.prompt.usage import Usage, estimate_error, from_response_body
 from cachelint.record.diagnosis import compare, parse_diagnosis
 from cachelint.record.exchange import Captured, route_provider
 from cachelint.record.secrets import clean_headers, clean_url
-from cachelint.record.sessions import Sessions, SessionState, conversation_key
+from cachelint.record.sessions import LastRequest, Sessions, SessionState, conversation_key
 from cachelint.record.store import Row, Store
 from cachelint.rules import NAMES
 from cachelint.record.ttl import lost_entry_ttl_seconds
@@ -87,8 +87,6 @@ class Recorder:
         self._kv = None
         # The latest prompt per conversation (or per API and model): the next request reuses its blocks.
         self._recent: OrderedDict[tuple[str, str], Prompt] = OrderedDict()
-        # per session: when its latest request started and its response began, and its body (idle gaps, TTLs)
-        self._last_request: OrderedDict[str, tuple[float, float | None, Any]] = OrderedDict()
 
     # --- the pipeline -----------------------------------------------------------------------------------------
 
@@ -151,10 +149,7 @@ class Recorder:
         diagnosis = parse_diagnosis(prompt.provider, response_text, body) if (captured.status or 0) < 400 else None
         self._fill(row, prompt, usage, session, captured, body, diagnosis)
         session.last, session.last_usage = prompt, usage
-        self._last_request[session.id] = (captured.started_at, captured.first_byte_at, body)
-        self._last_request.move_to_end(session.id)
-        while len(self._last_request) > RECENT_PROMPTS:
-            self._last_request.popitem(last=False)
+        session.last_request = LastRequest(captured.started_at, captured.first_byte_at, body)
         return row
 
     def _fill(self, row: Row, prompt: Prompt, usage: Usage | None, session: SessionState, captured: Captured,
@@ -241,7 +236,8 @@ class Recorder:
         slack = max(DEFAULT_MIN_SLACK_TOKENS, DEFAULT_TOLERANCE * expected)
         if missed <= slack:
             return None
-        last_at, last_ready, last_body = self._last_request.get(session.id, (None, None, None))
+        last = session.last_request
+        last_at, last_ready, last_body = (last.started_at, last.first_byte_at, last.body) if last is not None else (None, None, None)
         idle = started_at - last_at if last_at is not None else None
         ttl = lost_entry_ttl_seconds(prompt.provider, prompt.model, last_body, previous, usage.cache_read_tokens, slack)
         found: dict[str, Any] = {"missed_tokens": missed, "expected_read_tokens": expected, "ttl_seconds": ttl,

@@ -46,6 +46,15 @@ _SESSION_IN_USER_ID = re.compile(r"_session_([0-9a-fA-F-]{8,})$")
 
 
 @dataclass(slots=True)
+class LastRequest:
+    """When a conversation's latest request started and its response began, and its body: what the next request's
+    miss is judged against (the idle gap, the TTL its breakpoints asked for)."""
+    started_at: float
+    first_byte_at: float | None
+    body: Any
+
+
+@dataclass(slots=True)
 class SessionState:
     id: str
     provider: str
@@ -56,6 +65,7 @@ class SessionState:
     side: bool = False
     pending_compaction: bool = False  # a compaction side call was seen since the main line's last request
     resumed: bool = False  # read back from the store (an earlier run, another proxy): joined only by its history
+    last_request: LastRequest | None = None
 
 
 @dataclass(slots=True)
@@ -217,8 +227,10 @@ class Sessions:
             rebuilt = stored_prompt(row)
             if rebuilt is None or conversation_key(row.request_headers or {}, rebuilt[1]) is not None:
                 continue
-            prompt, _ = rebuilt
-            state = SessionState(row.session, prompt.provider, prompt.model, last=prompt, last_usage=stored_usage(row), resumed=True)
+            prompt, body = rebuilt
+            first_byte_at = row.started_at + row.ttft if row.ttft is not None else None
+            state = SessionState(row.session, prompt.provider, prompt.model, last=prompt, last_usage=stored_usage(row), resumed=True,
+                                 last_request=LastRequest(row.started_at, first_byte_at, body))
             resumed.append(state)
         for state in reversed(resumed):  # oldest first: the most recent ends up the most recently used
             self._sessions[state.id] = state
