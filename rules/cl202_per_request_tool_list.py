@@ -14,6 +14,10 @@ history sent, or the state that holds it), a value that changes in the loop that
 argument that callers pass from a loop (one transcript, several agents). A switch on configuration or on a
 capability (`if output_schema:`, `if user.is_admin:`) is the same for every turn of a conversation and is not
 reported; neither is a comprehension that builds one tool's own fields (its `required` parameters).
+
+Also a hand-off: the request's tools come from a parameter of the function that sends it (an agent), and a
+caller in the same module passes the same growing history on each turn of its loop while it reassigns the
+object for that parameter inside the loop (a tool returned another agent). Reported at the reassignment.
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates
@@ -88,9 +92,43 @@ def meeting(agents, transcript):
     for agent in agents:
         transcript.append({"role": "user", "content": act(agent, transcript).content[0].text})
 """, line=6),
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+def complete(agent, history):
+    tools = [to_schema(f) for f in agent.functions]
+    return client.chat.completions.create(model=agent.model, tools=tools, messages=[{"role": "system", "content": agent.instructions}, *history])
+def run(agent, history):
+    active = agent
+    while True:
+        message = complete(active, history).choices[0].message
+        history.append(message)
+        if not message.tool_calls:
+            return history
+        results, next_agent = call_tools(message.tool_calls, active)
+        history.extend(results)
+        if next_agent:
+            active = next_agent
+""", line=17, message="hand"),
     ]
 
     def check(self, analysis):
-        for site, fact in analysis.facts({"filtered"}, args=("tools",)):
+        from cachelint.check.conversation import handoffs
+
+        filtered = list(analysis.facts({"filtered"}, args=("tools",)))
+        for site, fact in filtered:
             yield Report.at(site, fact.node, f"the tools of {analysis.describe_site(site)} are chosen per request ({fact.label}{fact.origin}); "
                          "keep one tool list per conversation and restrict tools per turn with tool_choice instead")
+        said = {id(site) for site, _ in filtered}  # a tool list filtered per agent already says it
+        for handoff in handoffs(analysis.ctx, analysis.sites):
+            if "tools" in handoff.params and id(handoff.site) not in said and analysis.cacheable(handoff.site):
+                yield Report.at(handoff.site, handoff.node, _handoff_message(analysis, handoff))
+
+
+def _handoff_message(analysis, handoff) -> str:
+    what = ", ".join(f"`{p}`" for p in handoff.params)
+    return (f"`{handoff.holder}` is swapped here inside the loop that sends the history `{handoff.history}` again: "
+            f"{what} of {analysis.describe_site(handoff.site)} in {handoff.function}() come from it, so after the "
+            "hand-off the same conversation goes out with other tools and nothing of it is read from cache; keep "
+            "one tool list for the whole conversation (the union of the agents' tools) and steer each agent with "
+            "its instructions and tool_choice, or start the next agent with a fresh, short history")

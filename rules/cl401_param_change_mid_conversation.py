@@ -22,7 +22,10 @@ class ParamChangeMidConversation(Rule):
 Finds `model`, `tool_choice`, `thinking`, beta headers or reasoning effort chosen anew on each turn of a
 conversation loop: assigned inside the loop, or picked with a conditional expression there. Also a model
 router that picks the model of each request from a pool (`random.choice(self.models)`, or in turn with a call
-counter), wherever the request is sent from (confidence `likely`).
+counter), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once
+tools were used (`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, confidence
+`likely`), and a hand-off that swaps the object the request's model comes from inside the loop that keeps the
+history (when the tools stay the same: otherwise CL202 says it).
 """
     why = """
 Caches are per model, and these parameters are part of the cache key (Anthropic renders `tool_choice` and
@@ -69,12 +72,32 @@ def agent(messages):
                                    tool_choice={"type": "any"} if len(messages) < 3 else {"type": "auto"})
         messages.append({"role": "assistant", "content": r.content})
 """, line=7, message="tool_choice"),
+        Invalid("""
+import dataclasses
+def settings_for_next_turn(agent, tracker, settings):
+    if agent.reset_tool_choice and tracker.has_used_tools(agent):
+        return dataclasses.replace(settings, tool_choice=None)
+    return settings
+""", line=5, message="tool_choice"),
     ]
 
     without_sites = True
 
     def check(self, analysis):
+        from cachelint.check.conversation import handoffs, tool_choice_resets
         from cachelint.check.history import model_switches
+
+        for node in tool_choice_resets(analysis.ctx):
+            yield Report(node, "tool_choice is reset once tools have been used: the requests after the first tool call go out "
+                         "with another tool_choice than the run's first ones; on Anthropic tool_choice is part of the cached "
+                         "prefix, so the first request after the reset prefills the conversation again (keep one tool_choice "
+                         "per conversation, or force the tool only on a conversation's first request)", confidence="likely")
+        for handoff in handoffs(analysis.ctx, analysis.sites):
+            if "tools" not in handoff.params and analysis.cacheable(handoff.site):
+                what = ", ".join(f"`{p}`" for p in handoff.params)
+                yield Report.at(handoff.site, handoff.node, f"`{handoff.holder}` is swapped here inside the loop that sends the history "
+                                f"`{handoff.history}` again: {what} of {analysis.describe_site(handoff.site)} in {handoff.function}() "
+                                "come from it, and they are part of the cache key; keep them for the whole conversation")
 
         for switch in model_switches(analysis.ctx):
             yield Report(switch.node, f"each request goes to a model picked from `{switch.pool}` {switch.how}: the requests of one conversation "

@@ -1,0 +1,560 @@
+"""Requests of one conversation that differ: what CL202 / CL203 / CL401 / CL402 ask about two turns.
+
+A conversation is a history that is sent again and again (the same name, `self` attribute or object, in one
+function, loop or class). Its cached prefix is keyed by everything that precedes the history: the model, the
+tools, `tool_choice` and thinking settings. When two requests of the same history differ there, the second
+one reads nothing the first one cached. The shapes found here, each seen on real applications:
+
+- two call sites that send the same history with different tools or parameters (a follow-up after the tool
+  results sent without `tools`, a second call with another model): `differing_requests`;
+- an LLM callable chosen per call from a factory (`llm = self.get_llm(AGENT_NAME)`) while the same
+  conversation object is passed to each (`await llm(convo)`), in one function or across a method that
+  continues the caller's conversation: `factory_switches`;
+- a hand-off: the object the request's tools or model come from (an agent) reassigned inside the loop
+  that keeps the history: `handoffs`;
+- a forced `tool_choice` reset once tools have been used: `tool_choice_resets`.
+
+Everything here is bounded: it looks at a module's call sites, the functions around them and their callers in
+the same module, never beyond.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.callsites import CallSite
+from cachelint.check.module import ModuleContext, descendants
+
+# a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
+FACTORY = re.compile(r"^_?(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|model|chat_model|llm_client|agent_llm)$")
+# methods of an LLM object that send a request with the conversation as an argument
+SEND_METHODS = frozenset({"invoke", "ainvoke", "chat", "achat", "complete", "acomplete", "generate", "agenerate",
+                          "completion", "acompletion", "ask", "aask", "query", "predict", "apredict"})
+# keywords of a factory call that choose the model (the others, such as stream_output, do not)
+SELECTOR_KEYWORDS = frozenset({"name", "agent", "agent_name", "agent_type", "model", "model_name", "llm_name", "role", "kind",
+                               "purpose", "task", "profile", "config", "llm_config", "key"})
+CONVERSATION_NAME = re.compile(r"convo|conversation|messages|history|transcript|dialog|chat|msgs", re.I)
+GROWS = frozenset({"append", "extend", "insert", "user", "assistant", "add", "add_message", "add_messages", "add_user_message",
+                   "add_assistant_message"})
+# parameters that key the cache besides the tools, per API (tool_choice keys Anthropic's prefix, not OpenAI's)
+PARAMS = {
+    "anthropic": ("model", "tool_choice", "thinking"),
+    "openai-chat": ("model", "reasoning_effort"),
+    "openai-responses": ("model", "reasoning"),
+}
+MAX_DEPTH = 4
+MAX_REBINDINGS = 32  # builder rebindings followed back to the object they continue (`convo = convo.template(...)`)
+
+
+# --- two call sites of one history ---------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Difference:
+    first: CallSite
+    second: CallSite
+    param: str  # tools, model, tool_choice, ...
+    node: cst.CSTNode  # where to report: the second request's argument, or the request itself when it lacks it
+    how: str  # words for the message
+    history: str
+    confidence: str
+
+
+def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Difference]:
+    """Pairs of requests that send the same history (the same name with the same binding, in one function;
+    or the same `self` attribute in one class) with different tools or cache-keying parameters. The later
+    request is reported; requests in exclusive branches of one `if` (a configuration switch) are not paired."""
+    groups: dict[tuple, list[CallSite]] = {}
+    for site in sites:
+        if not isinstance(site.node, cst.Call):
+            continue
+        key = _history_key(ctx, site)
+        if key is not None:
+            groups.setdefault(key, []).append(site)
+    for key, group in groups.items():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda s: (ctx.span(s.node).row, ctx.span(s.node).column))
+        reported: set[int] = set()
+        for index, second in enumerate(group):
+            for first in group[:index]:
+                if id(second) in reported or first.api != second.api or _exclusive(ctx, first.node, second.node):
+                    continue
+                for difference in _differences(ctx, first, second, key[-1]):
+                    reported.add(id(second))
+                    yield difference
+
+
+def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:
+    expr = site.arg("messages") if site.api != "openai-responses" else site.arg("input")
+    root = _history_root(expr)
+    if root is None:
+        return None
+    if isinstance(root, cst.Attribute):  # self.messages: one conversation per instance, across methods
+        cls = ctx.enclosing(site.node, (cst.ClassDef,))
+        return ("class", id(cls), ctx.code(root)) if cls is not None else None
+    function = ctx.enclosing_function(site.node)
+    bindings = [b for b, _ in ctx.assigned_values(root)]
+    row = ctx.span(site.node).row
+    before = [b for b in bindings if ctx.span(b).row <= row]  # the binding that reaches the call (in source order)
+    binding = max(before, key=lambda b: ctx.span(b).row, default=None)
+    if binding is not None and not isinstance(binding, cst.Param) and _fresh_each_time(ctx, binding):
+        return None
+    return ("function", id(function), id(binding), root.value)
+
+
+def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute | None:
+    """The history a `messages=` argument sends: `history`, `self.messages`, `[system, *history]`, `history + [q]`."""
+    if isinstance(expr, cst.Name):
+        return expr
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr
+    if isinstance(expr, cst.List):
+        for element in expr.elements:
+            if isinstance(element, cst.StarredElement):
+                return _history_root(element.value)
+        return None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _history_root(expr.left) or _history_root(expr.right)
+    return None
+
+
+def _fresh_each_time(ctx: ModuleContext, binding: cst.CSTNode) -> bool:
+    """`messages = [{"role": "user", ...}]` that is never grown: a one-shot prompt, not a conversation."""
+    parent = ctx.parent(binding)
+    assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or not isinstance(assign.value, cst.List):
+        return False
+    scope = ctx.scope_of(binding)
+    return not any(call.func.attr.value in GROWS and ctx.scope_of(call.func.value) is scope  # type: ignore[attr-defined]
+                   for call in ctx.calls_on.get(binding.value, []))  # type: ignore[attr-defined]
+
+
+def _exclusive(ctx: ModuleContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """`a` and `b` in different branches of one `if` / `try` / `match`: never both in one run of the code."""
+    chain_a = [a, *ctx.ancestors(a)]
+    chain_b = [b, *ctx.ancestors(b)]
+    ids_b = {id(n) for n in chain_b}
+    common = next((n for n in chain_a if id(n) in ids_b), None)
+    if common is None:
+        return False
+    index_a = next(i for i, n in enumerate(chain_a) if n is common)
+    index_b = next(i for i, n in enumerate(chain_b) if n is common)
+    branch_a = chain_a[index_a - 1] if index_a else None
+    branch_b = chain_b[index_b - 1] if index_b else None
+    if isinstance(common, cst.If):
+        return branch_a is not branch_b and common.test not in (branch_a, branch_b)
+    if isinstance(common, (cst.Try, cst.Match)):
+        return branch_a is not branch_b
+    if isinstance(common, cst.IfExp):
+        return branch_a is not branch_b and common.test not in (branch_a, branch_b)
+    return False
+
+
+def _differences(ctx: ModuleContext, first: CallSite, second: CallSite, history: str) -> Iterator[Difference]:
+    from cachelint.check.values import string_value
+
+    confidence = "likely" if "likely" in (first.confidence, second.confidence) else "certain"
+    tools_a, tools_b = _given(first.arg("tools")), _given(second.arg("tools"))
+    if (tools_a is None) != (tools_b is None):
+        how = "without the tools" if tools_b is None else "with tools"
+        other = "sends them" if tools_b is None else "sends none"
+        yield Difference(first, second, "tools", tools_b if tools_b is not None else second.node,
+                         f"{how} (the request on line {ctx.span(first.node).row} {other})", history, confidence)
+    elif tools_a is not None and tools_b is not None and _distinct_constants(ctx, tools_a, tools_b):
+        yield Difference(first, second, "tools", tools_b, f"with `{ctx.code(tools_b)}` where the request on line "
+                         f"{ctx.span(first.node).row} sends `{ctx.code(tools_a)}`", history, confidence)
+    for name in PARAMS.get(second.api, ()):
+        a, b = _given(first.arg(name)), _given(second.arg(name))
+        if a is None and b is None:
+            continue
+        if name == "model":
+            if a is None or b is None:
+                continue  # a model from a partial or a default: not known here
+            if _different_model(ctx, a, b):
+                va, vb = string_value(a) or ctx.code(a), string_value(b) or ctx.code(b)
+                yield Difference(first, second, name, b, f"to `{vb}` (the request on line {ctx.span(first.node).row} "
+                                 f"goes to `{va}`)", history, confidence)
+            continue
+        if a is None or b is None:
+            present = b if b is not None else a
+            if not _static(present):
+                continue
+            how = f"with `{name}={ctx.code(b)}`" if b is not None else f"without the `{name}` of the request on line {ctx.span(first.node).row}"
+            yield Difference(first, second, name, b if b is not None else second.node, how, history, confidence)
+        elif _static(a) and _static(b) and _normal(ctx, a) != _normal(ctx, b):
+            yield Difference(first, second, name, b, f"with `{name}={ctx.code(b)}` (the request on line "
+                             f"{ctx.span(first.node).row} sends `{ctx.code(a)}`)", history, confidence)
+
+
+def _given(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The argument, or None when it is absent or says 'not given' (None, NOT_GIVEN, omit)."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.Name) and expr.value in ("None", "NOT_GIVEN", "NotGiven", "omit"):
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("NOT_GIVEN", "omit"):
+        return None
+    return expr
+
+
+def _static(expr: cst.BaseExpression) -> bool:
+    """A literal, or a module-level constant name: the same on every call."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Dict, cst.List, cst.Tuple)):
+        return not any(isinstance(n, (cst.Call, cst.FormattedString)) for n in descendants(expr))
+    return isinstance(expr, cst.Name) and expr.value.isupper()
+
+
+def _normal(ctx: ModuleContext, expr: cst.BaseExpression) -> str:
+    return " ".join(ctx.code(expr).replace("'", '"').split())
+
+
+def _distinct_constants(ctx: ModuleContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Two tool lists that are different module constants (TOOLS vs. READ_ONLY_TOOLS) or literals."""
+    return _static(a) and _static(b) and _normal(ctx, a) != _normal(ctx, b)
+
+
+def _different_model(ctx: ModuleContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Two model expressions known to name different models: two strings, two constants bound to different
+    strings, or one lookup with different constant keys (`models["fast"]` / `models["smart"]`)."""
+    from cachelint.check.values import string_value
+
+    va, vb = _model_text(ctx, a), _model_text(ctx, b)
+    if va is not None and vb is not None:
+        return va != vb
+    key_a, key_b = _lookup_key(ctx, a), _lookup_key(ctx, b)
+    if key_a is not None and key_b is not None:
+        return key_a[0] == key_b[0] and key_a[1] != key_b[1]
+    return False
+
+
+def _model_text(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
+    from cachelint.check.values import string_value
+
+    text = string_value(expr)
+    if text is not None:
+        return text
+    if isinstance(expr, cst.Name):
+        values = [v for _, v in ctx.assigned_values(expr)]
+        if len(values) == 1 and values[0] is not None:
+            return string_value(values[0])
+    return None
+
+
+def _lookup_key(ctx: ModuleContext, expr: cst.BaseExpression) -> tuple[str, str] | None:
+    """(what is looked up, the constant key): `MODELS["fast"]`, `cfg.model_for("planner")`."""
+    from cachelint.check.values import string_value
+
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key = string_value(expr.slice[0].slice.value)
+        return (ctx.code(expr.value), key) if key is not None else None
+    if isinstance(expr, cst.Call) and len(expr.args) == 1:
+        key = string_value(expr.args[0].value)
+        return (ctx.code(expr.func), key) if key is not None else None
+    return None
+
+
+# --- an LLM chosen per call from a factory, with one conversation -------------------------------------------
+
+@dataclass(slots=True)
+class Send:
+    call: cst.Call  # llm(convo)
+    factory: cst.Call  # self.get_llm(NAME)
+    selector: str  # the code of what chooses the model ("" when the factory's default)
+    convo: str  # the conversation's name
+    identity: int  # which object the name holds there (its binding, through builder rebindings)
+
+
+@dataclass(slots=True)
+class FactorySwitch:
+    node: cst.CSTNode  # the factory call of the request that goes elsewhere
+    convo: str
+    selector: str
+    other: str  # the selector of the conversation's earlier requests
+    where: str  # words: "on line 209", "in find_solution() (line 128)"
+
+
+def factory_switches(ctx: ModuleContext) -> Iterator[FactorySwitch]:
+    """`llm = self.get_llm(NAME)` ... `await llm(convo)` with another NAME for the same conversation object,
+    in one function, or in a method that continues a conversation its caller in this module sent."""
+    by_function: dict[int, tuple[cst.FunctionDef, list[Send]]] = {}
+    for call in ctx.nodes(cst.Call):
+        send = _send(ctx, call)
+        if send is None:
+            continue
+        function = ctx.enclosing_function(call)
+        if function is not None:
+            by_function.setdefault(id(function), (function, []))[1].append(send)
+    reported: set[int] = set()
+    for function, sends in by_function.values():
+        for convo, group in _by_convo(sends).items():
+            first = group[0]
+            for send in group[1:]:
+                if send.selector != first.selector and id(send.factory) not in reported and not _in_handler(ctx, send.call):
+                    reported.add(id(send.factory))
+                    yield FactorySwitch(send.factory, convo[0], send.selector, first.selector, f"on line {ctx.span(first.call).row}")
+                    break
+        yield from _continued_elsewhere(ctx, function, sends, by_function, reported)
+
+
+def _send(ctx: ModuleContext, call: cst.Call) -> Send | None:
+    """A call that passes a conversation to an LLM callable obtained from a factory call."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    convo = call.args[0].value
+    if not isinstance(convo, cst.Name) or not CONVERSATION_NAME.search(convo.value):
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in SEND_METHODS:
+        func = func.value
+    factory = None
+    if isinstance(func, cst.Call) and _is_factory(func):
+        factory = func
+    elif isinstance(func, cst.Name):
+        row = ctx.span(call).row
+        values = [(b, v) for b, v in ctx.assigned_values(func) if ctx.span(b).row <= row]
+        if values:
+            _, value = max(values, key=lambda bv: ctx.span(bv[0]).row)
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if isinstance(value, cst.Call) and _is_factory(value):
+                factory = value
+    if factory is None:
+        return None
+    return Send(call, factory, _selector(ctx, factory), convo.value, _identity(ctx, convo, ctx.span(call).row, 0))
+
+
+def _identity(ctx: ModuleContext, name: cst.Name, row: int, depth: int) -> int:
+    """Which object `name` holds at `row`: its binding before that row, followed back through builder
+    rebindings (`convo = convo.template(...)` continues the same conversation; `convo = Convo(...)` starts one)."""
+    bindings = [b for b, _ in ctx.assigned_values(name) if ctx.span(b).row < row or isinstance(b, cst.Param)]
+    if not bindings:
+        return 0
+    binding = max(bindings, key=lambda b: ctx.span(b).row)
+    value = dict((id(b), v) for b, v in ctx.assigned_values(name)).get(id(binding))
+    root = value
+    while isinstance(root, (cst.Call, cst.Attribute, cst.Await)):
+        root = root.expression if isinstance(root, cst.Await) else root.func if isinstance(root, cst.Call) else root.value
+    if depth < MAX_REBINDINGS and isinstance(root, cst.Name) and root.value == name.value:
+        return _identity(ctx, root, ctx.span(binding).row, depth + 1)
+    return id(binding)
+
+
+def _is_factory(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return bool(FACTORY.match(name))
+
+
+def _selector(ctx: ModuleContext, factory: cst.Call) -> str:
+    for arg in factory.args:
+        if arg.star:
+            return ctx.code(arg.value)
+        if arg.keyword is None:
+            return ctx.code(arg.value)
+        if arg.keyword.value in SELECTOR_KEYWORDS:
+            return ctx.code(arg.value)
+    return ""
+
+
+def _by_convo(sends: list[Send]) -> dict[tuple[str, int], list[Send]]:
+    groups: dict[tuple[str, int], list[Send]] = {}
+    for send in sends:
+        groups.setdefault((send.convo, send.identity), []).append(send)
+    return groups
+
+
+def _in_handler(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Inside an `except` block: a fallback to another model when the first one failed, not a switch."""
+    return ctx.enclosing(node, (cst.ExceptHandler, cst.FunctionDef)).__class__ is cst.ExceptHandler
+
+
+def _describe(selector: str) -> str:
+    return f"`{selector}`" if selector else "the default"
+
+
+def _continued_elsewhere(ctx: ModuleContext, function: cst.FunctionDef, sends: list[Send],
+                         by_function: dict[int, tuple[cst.FunctionDef, list[Send]]], reported: set[int]) -> Iterator[FactorySwitch]:
+    """`function(convo)` continues a conversation: a caller in this module sent the object it passes for
+    `convo` with an LLM chosen otherwise, before the call."""
+    params = {p.name.value: i for i, p in enumerate(function.params.params)}
+    method = bool(function.params.params) and function.params.params[0].name.value in ("self", "cls")
+    own = {s.convo: s for s in reversed(sends) if s.convo in params}
+    if not own:
+        return
+    name = function.name.value
+    if len(ctx.functions.get(name, [])) + sum(key.endswith(f".{name}") for key in ctx.functions) != 1:
+        return  # another function of the same name: which one a call runs is not known
+    for call in ctx.calls_by_name.get(name, []):
+        func = call.func
+        if not (isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"))):
+            continue
+        caller = ctx.enclosing_function(call)
+        if caller is None or caller is function or id(caller) not in by_function:
+            continue
+        for convo, send in own.items():
+            argument = _argument_for(call, convo, params[convo] - (1 if method else 0))
+            if not isinstance(argument, cst.Name):
+                continue
+            row = ctx.span(call).row
+            identity = _identity(ctx, argument, row + 1, 0)
+            earlier = [s for s in by_function[id(caller)][1] if s.convo == argument.value and s.identity == identity and ctx.span(s.call).row <= row]
+            if earlier and earlier[-1].selector != send.selector and id(send.factory) not in reported:
+                reported.add(id(send.factory))
+                yield FactorySwitch(send.factory, convo, send.selector, earlier[-1].selector,
+                                    f"in {caller.name.value}() on line {ctx.span(earlier[-1].call).row}, which passes it here on line {row}")
+
+
+def _argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if 0 <= position < len(positional) else None
+
+
+# --- a hand-off: the object the tools or model come from, swapped inside the loop that keeps the history -----
+
+@dataclass(slots=True)
+class Handoff:
+    site: CallSite
+    node: cst.CSTNode  # the reassignment inside the loop
+    holder: str  # the name reassigned (active_agent)
+    params: tuple[str, ...]  # what of the request comes from it (tools, model, tool_choice, ...)
+    history: str
+    function: str
+
+
+def handoffs(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Handoff]:
+    """A request's tools (or model) come from a parameter of the function that sends it, its messages from
+    another; a caller in this module passes the same growing history each turn of a loop and reassigns the
+    object for the first parameter inside that loop (an agent hands off to another agent)."""
+    seen: set[int] = set()
+    for site in sites:
+        if not isinstance(site.node, cst.Call):
+            continue
+        function = ctx.enclosing_function(site.node)
+        if function is None:
+            continue
+        params = {p.name.value for p in function.params.params} - {"self", "cls"}
+        history = _param_deps(ctx, site.arg("messages") if site.api != "openai-responses" else site.arg("input"), params, 0)
+        if not history:
+            continue
+        chosen: dict[str, list[str]] = {}
+        for name in ("tools", *PARAMS.get(site.api, ()), "tool_choice"):
+            for param in _param_deps(ctx, site.arg(name), params, 0):
+                if name not in chosen.setdefault(param, []):
+                    chosen[param].append(name)
+        if not chosen:
+            continue
+        for found in _swapped_in_callers(ctx, function, chosen, history):
+            if id(found.node) not in seen:
+                seen.add(id(found.node))
+                yield Handoff(site, found.node, found.holder, tuple(chosen[found.param]), found.history, function.name.value)
+
+
+@dataclass(slots=True)
+class _Swap:
+    node: cst.CSTNode
+    holder: str
+    param: str
+    history: str
+
+
+def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: dict[str, list[str]], history: set[str]) -> Iterator[_Swap]:
+    from cachelint.check.values import callers
+
+    params = [p.name.value for p in function.params.params]
+    method = bool(params) and params[0] in ("self", "cls")
+    for call in callers(ctx, function):
+        loops = ctx.loops_around(call)
+        if not loops:
+            continue
+        loop = loops[-1]
+        grown = [(h, a) for h in history if isinstance(a := _argument_for(call, h, params.index(h) - method), cst.Name) and _grows_in(ctx, a, loop)]
+        if not grown:
+            continue
+        conversation_param, conversation = grown[0]
+        for param in chosen:
+            if param == conversation_param:
+                continue
+            holder = _argument_for(call, param, params.index(param) - method)
+            if not isinstance(holder, cst.Name):
+                continue
+            for binding, value in ctx.assigned_values(holder):
+                if value is not None and ctx.contains(loop, binding) and not ctx.contains(call, binding):
+                    yield _Swap(ctx.statement_of(binding), holder.value, param, conversation.value)
+                    break
+
+
+def _grows_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
+    scope = ctx.scope_of(name)
+    return any(call.func.attr.value in GROWS and ctx.contains(loop, call) and ctx.scope_of(call.func.value) is scope  # type: ignore[attr-defined]
+               for call in ctx.calls_on.get(name.value, []))
+
+
+def _param_deps(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set[str], depth: int) -> set[str]:
+    """The parameters of the enclosing function that `expr` is computed from (through local assignments)."""
+    if expr is None or depth > MAX_DEPTH:
+        return set()
+    found: set[str] = set()
+    for node in descendants(expr):
+        if not isinstance(node, cst.Name) or node.value not in params and not _local(ctx, node):
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue
+        for binding, value in ctx.assigned_values(node):
+            if isinstance(binding, cst.Param):
+                if binding.name.value in params:
+                    found.add(binding.name.value)
+            elif value is not None and value is not expr:
+                found |= _param_deps(ctx, value, params, depth + 1)
+    return found
+
+
+def _local(ctx: ModuleContext, name: cst.Name) -> bool:
+    return ctx.enclosing_function(name) is not None
+
+
+# --- a forced tool_choice reset once tools were used ----------------------------------------------------------
+
+USED = re.compile(r"used|tool_calls|tool_use|called|invoked|executed", re.I)
+RESET_VALUES = ("None", '"auto"', "'auto'", '"none"', "'none'")
+
+
+def tool_choice_resets(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
+    """`replace(settings, tool_choice=None)` / `settings.tool_choice = "auto"` under an `if` that asks whether
+    tools were used: the run's next requests go out with another tool_choice than its first ones."""
+    for call in ctx.nodes(cst.Call):
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "tool_choice" and ctx.code(arg.value) in RESET_VALUES \
+                    and _replaces(call) and _after_tool_use(ctx, call):
+                yield call
+    for assign in ctx.nodes(cst.Assign):
+        if ctx.code(assign.value) not in RESET_VALUES:
+            continue
+        for target in assign.targets:
+            t = target.target
+            named = (isinstance(t, cst.Attribute) and t.attr.value == "tool_choice") or (
+                isinstance(t, cst.Subscript) and "tool_choice" in ctx.code(t.slice[0]) if isinstance(t, cst.Subscript) else False)
+            if named and _after_tool_use(ctx, assign):
+                yield assign
+
+
+def _replaces(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in ("replace", "model_copy", "copy", "evolve", "_replace")
+
+
+def _after_tool_use(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            return bool(USED.search(ctx.code(ancestor.test)))
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False

@@ -1,0 +1,103 @@
+"""CL203 tools-differ-between-requests."""
+
+from __future__ import annotations
+
+from cachelint.rules.base import Invalid, Report, Rule
+
+
+class ToolsDifferBetweenRequests(Rule):
+    code = "CL203"
+    what = """
+Finds two requests of one conversation that send different tools: two call sites that send the same history
+(the same name, with the same binding, in one function; or the same `self` attribute in one class), one with
+`tools=` and the other without, or with two different constant tool lists. The usual shape is a follow-up
+request after the tool results, sent without `tools`. Call sites in exclusive branches of one `if` (a
+configuration switch) are not paired.
+"""
+    why = """
+Tools open the cached prefix. A request of the same history without them (or with another list) shares no
+prefix with the requests that sent them: the system prompt and the whole history are prefilled again, and
+the next tool turn, back with the tools, misses as well.
+"""
+    example = """
+reply = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, messages=messages)
+messages += [reply.choices[0].message, *run_tools(reply)]
+final = client.chat.completions.create(model="gpt-4.1", messages=messages)  # no tools: nothing cached is read
+"""
+    instead = """
+reply = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, messages=messages)
+messages += [reply.choices[0].message, *run_tools(reply)]
+# the same tools on every request of the conversation; forbid more calls with tool_choice if needed
+final = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, tool_choice="none", messages=messages)
+"""
+    fix_safety = "none."
+
+    VALID = [
+        """
+from openai import OpenAI
+client = OpenAI()
+TOOLS = [{"type": "function", "function": {"name": "lookup"}}]
+def answer(messages):
+    reply = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, messages=messages)
+    messages.append(reply.choices[0].message)
+    return client.chat.completions.create(model="gpt-4.1", tools=TOOLS, tool_choice="none", messages=messages)
+""",
+        # a configuration switch: each run takes one branch, every request of it the same tools
+        """
+from anthropic import Anthropic
+client = Anthropic()
+TOOLS = [{"name": "lookup", "input_schema": {"type": "object"}}]
+def step(history, use_tools):
+    if use_tools:
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=history)
+    else:
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=history)
+""",
+        # two one-shot prompts that share only a name
+        """
+from openai import OpenAI
+client = OpenAI()
+TOOLS = [{"type": "function", "function": {"name": "lookup"}}]
+def two_questions(a, b):
+    messages = [{"role": "user", "content": a}]
+    first = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, messages=messages)
+    messages = [{"role": "user", "content": b}]
+    return first, client.chat.completions.create(model="gpt-4.1", messages=messages)
+""",
+    ]
+    INVALID = [
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+TOOLS = [{"type": "function", "function": {"name": "lookup"}}]
+def answer(messages):
+    reply = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, messages=messages)
+    messages.append(reply.choices[0].message)
+    messages.extend(run_tools(reply))
+    return client.chat.completions.create(model="gpt-4.1", messages=messages)
+""", line=9, message="without the tools"),
+        Invalid("""
+from anthropic import Anthropic
+READ_ONLY = [{"name": "read", "input_schema": {"type": "object"}}]
+ALL_TOOLS = [{"name": "read", "input_schema": {"type": "object"}}, {"name": "write", "input_schema": {"type": "object"}}]
+class Coder:
+    def __init__(self):
+        self.client = Anthropic()
+        self.messages = []
+    def plan(self):
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=READ_ONLY, messages=self.messages)
+    def act(self):
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=ALL_TOOLS, messages=self.messages)
+""", line=12, message="READ_ONLY"),
+    ]
+
+    def check(self, analysis):
+        from cachelint.check.conversation import differing_requests
+
+        for difference in differing_requests(analysis.ctx, analysis.sites):
+            if difference.param != "tools" or not analysis.cacheable(difference.second):
+                continue
+            yield Report(difference.node, f"{analysis.describe_site(difference.second)} sends the history `{difference.history}` "
+                         f"{difference.how}; tools open the cached prefix, so this request reads nothing the other one cached "
+                         "(send the same tools on every request of a conversation; restrict them per turn with tool_choice)",
+                         confidence=difference.confidence)
