@@ -20,6 +20,10 @@ SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']"
 
 PROMPT_SHAPED_CODES = frozenset({"CL201", "CL301", "CL401"})  # rules with checks that need no request in sight
 
+# requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
+# (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
+CONVERSATION_SWITCH = re.compile(r"""\b_?(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|model|chat_model|llm_client|agent_llm)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])""")
+
 
 def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     """Whether the module imports an LLM SDK, calls a completion method by its shape, builds a system message
@@ -34,4 +38,6 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
 def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     """Whether a module with no request in sight may still hold prompt-shaped data a rule judges on its own
     (a history class that cuts its messages, tools merged from servers, a model router)."""
+    if codes & {"CL401", "CL402"} and CONVERSATION_SWITCH.search(source):
+        return True
     return bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)
