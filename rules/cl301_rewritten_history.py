@@ -125,8 +125,16 @@ def turn(history):
     without_sites = True
 
     def check(self, analysis):
-        from cachelint.check.history import rewrites
+        from cachelint.check.history import rerendered_instructions, rerendered_past_messages, rewrites
 
+        for found in rerendered_instructions(analysis.ctx):
+            yield Report(found.node, f"{found.what}; when an update changes the rendered text, the leading system message changes and "
+                         "every cached message after it is prefilled again: render the instructions once per conversation and send "
+                         "what changes as a new message", confidence="likely")
+        for found in rerendered_past_messages(analysis.ctx):
+            yield Report(found.node, f"{found.what}; whenever that state changes, earlier turns change content and the whole history "
+                         "after the first of them is prefilled again: keep each message as it was sent (store the state with the "
+                         "message it came with)", confidence="likely")
         for found in rewrites(analysis.ctx):
             yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
                          "next request, so every request after a cut prefills the whole history again: keep history append-only, or "

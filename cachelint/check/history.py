@@ -206,6 +206,8 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     elif isinstance(node, cst.Subscript) and _late_slice(node) and _is_history(ctx, function, node.value):
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node):  # history[-keep:]: a window, whoever sets its size
             return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
+        if _rendered_window(ctx, function, node):
+            return Rewrite(node, ctx.code(node.value), "renders the first and only the latest items of")
     elif isinstance(node, cst.Assign):
         found = _copy_edit(ctx, function, node)
         return found
@@ -309,7 +311,29 @@ def _in_for_header(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     return False
 
 
-def _kept_as_history(ctx: ModuleContext, node: cst.Subscript) -> bool:
+OMITTED = re.compile(r"\b(?:omitted|truncated|elided|skipped)\b", re.I)  # "[... 12 previous steps omitted ...]"
+
+
+def _rendered_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Subscript) -> bool:
+    """`[first.render(), "[... 12 steps omitted ...]", *(i.render() for i in items[-n:])]`: a text renderer that keeps
+    the first item (or an omission marker) and the latest n of a growing history (a comprehension over the late
+    slice, kept). Once the list is longer than the window, every new item shifts it: the rendered history changes
+    right after its head. A comprehension that only reads the latest items (for a check, a log line) keeps no
+    head and writes no omission marker, and stays quiet."""
+    comp = ctx.parent(node)
+    if not isinstance(comp, cst.CompFor) or comp.iter is not node:
+        return False
+    expression = ctx.parent(comp)
+    if not isinstance(expression, (cst.ListComp, cst.GeneratorExp)) or not _kept_as_history(ctx, expression):
+        return False
+    target = ctx.code(node.value)
+    keeps_head = any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _front_subscript(n) and n is not node
+                     for n in ctx.nodes(cst.Subscript) if ctx.contains(function, n))
+    marker = any(OMITTED.search(ctx.code(n)) for n in _own_nodes(function) if isinstance(n, (cst.SimpleString, cst.FormattedString)))
+    return keeps_head or marker
+
+
+def _kept_as_history(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     """The cut list is stored, returned, written or sent: not a look at the last few messages for a check."""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (cst.Assign, cst.AnnAssign, cst.Return, cst.AugAssign)):
@@ -530,6 +554,242 @@ def _method_of(ctx: ModuleContext, cls_name: str, method: str, hops: int) -> tup
                     if found is not None and isinstance(found[1], cst.ClassDef):
                         return _method_of(found[0], cls_name, method, hops - 1)
     return None
+
+
+# --- the prefix re-rendered from current state on every request ----------------------------------------------
+
+
+@dataclass(slots=True)
+class Rerender:
+    node: cst.CSTNode  # where the current state enters the prefix
+    what: str  # a sentence: what is re-rendered, from what, and where the state changes
+
+
+STATE_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "add", "insert", "remove", "discard"})
+SETUP_METHODS = frozenset({"__init__", "__post_init__", "model_post_init", "setup", "__enter__"})
+PREDICATES = frozenset({"callable", "isinstance", "len", "bool", "hasattr", "getattr", "type", "id"})
+
+
+def rerendered_instructions(ctx: ModuleContext) -> Iterator[Rerender]:
+    """The system prompt (a `{"role": "system"}` message, `system=` or `instructions=`) rendered on every request by a
+    call from a dict or list that the loop sending the conversation updates between requests: swarm-style callable
+    instructions `agent.instructions(context_variables)` with tool results merged into `context_variables`, or a
+    template `SYSTEM.format(**state)` with `state[key] = ...` in the agent loop. Each update that changes the text
+    changes the leading system message, and every cached message after it is prefilled again.
+
+    Reported only where the loop also grows a conversation (a history appended to in it): a batch of independent
+    one-shot requests whose system prompt differs per item is another problem (per-request data, CL104)."""
+    seen: set[int] = set()
+    for function, value in _system_values(ctx):
+        for render, state in _renders_from(ctx, function, value):
+            if id(render) in seen:
+                continue
+            for loop, state_code in _loops_sending(ctx, function, render, state):
+                mutation = _mutation_in(ctx, loop, state_code)
+                if mutation is None or not _grows_a_conversation(ctx, loop):
+                    continue
+                seen.add(id(render))
+                line = ctx.span(mutation).row
+                yield Rerender(render, f"the system prompt is rendered by `{_short(ctx, render)}` on every request from `{state}`, which the "
+                               f"loop that continues the conversation updates between its requests (line {line}: `{_short(ctx, mutation)}`)")
+                break
+
+
+def _short(ctx: ModuleContext, node: cst.CSTNode, limit: int = 60) -> str:
+    text = " ".join(ctx.code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _system_values(ctx: ModuleContext) -> Iterator[tuple[cst.FunctionDef, cst.BaseExpression]]:
+    """(function, value) for the system prompts built inside a function: the content of a system message and the
+    `system=` / `instructions=` argument of a call."""
+    for node in ctx.nodes(cst.Dict):
+        fields = {}
+        for element in node.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                fields[element.key.value.strip("'\"")] = element.value
+        role = fields.get("role")
+        if isinstance(role, cst.SimpleString) and role.value.strip("'\"") in ("system", "developer") and "content" in fields:
+            function = ctx.enclosing_function(node)
+            if function is not None:
+                yield function, fields["content"]
+    for call in ctx.nodes(cst.Call):
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in ("system", "instructions", "system_prompt"):
+                function = ctx.enclosing_function(call)
+                if function is not None:
+                    yield function, arg.value
+
+
+def _renders_from(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression) -> Iterator[tuple[cst.Call, str]]:
+    """(call, name) for the calls that compute the system prompt from a name of this function: the value itself, or
+    what the function assigned to it (one hop)."""
+    expressions = [value]
+    if isinstance(value, cst.Name):
+        for binding, assigned in ctx.assigned_values(value):
+            if assigned is not None and ctx.contains(function, binding):
+                expressions.append(assigned)
+    for expression in expressions:
+        for call in [expression, *descendants(expression)]:
+            if not isinstance(call, cst.Call) or _last_name(call.func) in PREDICATES:
+                continue
+            for arg in call.args:
+                names = [arg.value] if isinstance(arg.value, cst.Name) else []
+                for name in names:
+                    yield call, name.value
+
+
+def _loops_sending(ctx: ModuleContext, function: cst.FunctionDef, render: cst.Call, state: str) -> Iterator[tuple[cst.CSTNode, str]]:
+    """(loop, the state's name there) for each loop that sends requests rendered from `state`: a loop around the
+    render itself, or a loop of this module that calls `function` with the state as an argument."""
+    loops = ctx.loops_around(render)
+    if loops:
+        yield loops[0], state
+    params = list(function.params.params) + list(function.params.kwonly_params)
+    names = [p.name.value for p in params]
+    if state not in names:
+        return
+    method = ctx.enclosing(function, (cst.ClassDef,)) is not None and names[:1] == ["self"]
+    index = names.index(state) - (1 if method else 0)
+    for call in ctx.calls_by_name.get(function.name.value, []):
+        if ctx.contains(function, call):
+            continue
+        around = ctx.loops_around(call)
+        if not around:
+            continue
+        for position, arg in enumerate(call.args):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if (keyword == state or (keyword is None and arg.star == "" and position == index)) and isinstance(arg.value, (cst.Name, cst.Attribute)):
+                yield around[0], ctx.code(arg.value)
+
+
+def _mutation_in(ctx: ModuleContext, region: cst.CSTNode, target: str) -> cst.CSTNode | None:
+    """The first statement in `region` that changes the dict or list named `target` in place."""
+    for node in descendants(region):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in STATE_MUTATORS \
+                and ctx.code(node.func.value) == target:
+            return node
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Subscript) and _root(ctx, t.target) == target for t in node.targets):
+            return node
+        if isinstance(node, cst.AugAssign) and ctx.code(node.target) == target:
+            return node
+    return None
+
+
+def _grows_a_conversation(ctx: ModuleContext, loop: cst.CSTNode) -> bool:
+    """The loop appends to a conversation (`history.append(...)`, `messages += [...]`): its requests are turns of one."""
+    function = ctx.enclosing_function(loop) or ctx.module
+    for node in descendants(loop):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
+                and _is_history(ctx, function, node.func.value):
+            return True
+        if isinstance(node, cst.AugAssign) and _is_history(ctx, function, node.target):
+            return True
+    return False
+
+
+def _root(ctx: ModuleContext, node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return ctx.code(node)
+
+
+def rerendered_past_messages(ctx: ModuleContext) -> Iterator[Rerender]:
+    """A conversion run over the whole history on every request that builds each earlier message with the object's
+    current state (`self._previous_thinking_blocks`, `self.tools`) set by another method after each response: every
+    past message of that kind changes content whenever the state does, and the history after it is prefilled again.
+    State set only at construction (`__init__`) is the same for every request and stays quiet, as does state that
+    only enters the newest message (after the loop, or under a condition on the position)."""
+    for loop in ctx.nodes(cst.For):
+        cls = ctx.enclosing(loop, (cst.ClassDef,))
+        function = ctx.enclosing_function(loop)
+        if not isinstance(cls, cst.ClassDef) or function is None:
+            continue
+        uses = [n for n in descendants(loop.body) if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"]
+        if not uses:
+            continue
+        state = _run_time_attributes(ctx, cls)
+        uses = [n for n in uses if n.attr.value in state and not _is_call_target(ctx, n) and not _assigned_to(ctx, n)]
+        history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter
+        if not uses or not _is_history(ctx, function, history):
+            continue
+        positions = _position_names(loop)
+        for use in uses:
+            if _in_message_content(ctx, loop, use) and not _under_position_test(ctx, loop, use, positions):
+                setter = state[use.attr.value]
+                yield Rerender(use, f"every earlier message of `{ctx.code(history)}` is rebuilt on each request with `{ctx.code(use)}`, "
+                               f"the object's current state (set again at line {ctx.span(setter).row})")
+                break
+
+
+def _run_time_attributes(ctx: ModuleContext, cls: cst.ClassDef) -> dict[str, cst.CSTNode]:
+    """`self.x` assigned by a method of the class other than its constructor: state that changes while it runs."""
+    found: dict[str, cst.CSTNode] = {}
+    for node in ctx.nodes(cst.Assign):
+        function = ctx.enclosing_function(node)
+        if function is None or function.name.value in SETUP_METHODS or ctx.enclosing(function, (cst.ClassDef,)) is not cls:
+            continue
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                found.setdefault(t.attr.value, node)
+    return found
+
+
+def _is_call_target(ctx: ModuleContext, node: cst.Attribute) -> bool:
+    parent = ctx.parent(node)
+    return isinstance(parent, cst.Call) and parent.func is node
+
+
+def _assigned_to(ctx: ModuleContext, node: cst.Attribute) -> bool:
+    parent = ctx.parent(node)
+    return isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and getattr(parent, "target", None) is node
+
+
+def _position_names(loop: cst.For) -> set[str]:
+    """`i` of `for i, m in enumerate(history)`."""
+    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "enumerate" and isinstance(loop.target, cst.Tuple) \
+            and isinstance(loop.target.elements[0].value, cst.Name):
+        return {loop.target.elements[0].value.value}
+    return set()
+
+
+def _under_position_test(ctx: ModuleContext, loop: cst.For, node: cst.CSTNode, positions: set[str]) -> bool:
+    """Only the newest message gets the state: `if i == len(history) - 1:`, `if message is history[-1]:`."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, (cst.If, cst.IfExp)):
+            names = {n.value for n in descendants(ancestor.test) if isinstance(n, cst.Name)}
+            if names & (positions | {"len"}) or "[-1]" in ctx.code(ancestor.test):
+                return True
+    return False
+
+
+def _in_message_content(ctx: ModuleContext, loop: cst.For, node: cst.CSTNode) -> bool:
+    """`node` is part of a message's content built in the loop: `{"content": [... node ...]}`, `Message(content=...)`,
+    or a name assigned from it there and used as content."""
+    holders: list[str] = []
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            break
+        if isinstance(ancestor, cst.DictElement) and isinstance(ancestor.key, cst.SimpleString) \
+                and ancestor.key.value.strip("'\"") in ("content", "text", "thinking"):
+            return True
+        if isinstance(ancestor, cst.Arg) and ancestor.keyword is not None and ancestor.keyword.value in ("content", "text"):
+            return True
+        if isinstance(ancestor, cst.Assign):
+            holders = [t.target.value for t in ancestor.targets if isinstance(t.target, cst.Name)]
+            break
+    for name in holders:
+        for use in descendants(loop.body):
+            if isinstance(use, cst.DictElement) and isinstance(use.key, cst.SimpleString) and use.key.value.strip("'\"") == "content" \
+                    and isinstance(use.value, cst.Name) and use.value.value == name:
+                return True
+            if isinstance(use, cst.Arg) and use.keyword is not None and use.keyword.value == "content" and isinstance(use.value, cst.Name) \
+                    and use.value.value == name:
+                return True
+    return False
 
 
 # --- a model chosen anew for each request of one conversation (CL401) --------------------------------------

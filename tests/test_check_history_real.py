@@ -1,0 +1,224 @@
+"""History rewritten in the shapes real apps use (CL301, issue 14): a prefix re-rendered from current state on every
+request, and a rendered window that slides. Each class of code is a small file in the shape apps take, with the
+near misses that must stay quiet beside it."""
+
+from __future__ import annotations
+
+import textwrap
+
+from cachelint.check.engine import lint_source
+
+
+def findings(source: str, code: str = "CL301"):
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f for f in lint_source(source, "app.py") if f.code == code]
+
+
+def rows(source: str) -> list[int]:
+    return [f.row for f in findings(source)]
+
+
+# --- instructions re-rendered from state that the agent loop updates ---------------------------------------
+
+AGENT_LOOP = """
+    import json
+    from openai import OpenAI
+
+    class Runner:
+        def __init__(self):
+            self.client = OpenAI()
+
+        def complete(self, persona, history, state):
+            system = persona.prompt(state) if callable(persona.prompt) else persona.prompt
+            messages = [{"role": "system", "content": system}] + history
+            return self.client.chat.completions.create(model="gpt-4o", messages=messages, tools=persona.tools)
+
+        def run(self, persona, history, state):
+            while True:
+                reply = self.complete(persona, history, state=state).choices[0].message
+                history.append(reply.model_dump())
+                if not reply.tool_calls:
+                    return history
+                for call in reply.tool_calls:
+                    outcome = persona.call(call.function.name, json.loads(call.function.arguments))
+                    history.append({"role": "tool", "tool_call_id": call.id, "content": outcome.text})
+                    {mutation}
+"""
+
+
+def test_callable_instructions_rendered_from_a_context_the_tools_update():
+    found = findings(AGENT_LOOP.replace("{mutation}", "state.update(outcome.state)"))
+    assert [f.row for f in found] == [9]
+    assert found[0].confidence == "likely"
+    assert "persona.prompt(state)" in found[0].message and "line 22" in found[0].message
+
+
+def test_a_key_of_the_context_set_by_a_tool_result():
+    assert rows(AGENT_LOOP.replace("{mutation}", 'state["last_tool"] = call.function.name')) == [9]
+
+
+def test_context_left_alone_in_the_loop_is_quiet():
+    # the state is read, never changed between the requests: the system prompt renders the same each turn
+    assert rows(AGENT_LOOP.replace("{mutation}", "print(outcome.state)")) == []
+
+
+def test_template_rendered_from_state_in_the_same_loop():
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+        SYSTEM = "You are a shop assistant. Cart: {cart}. " + "Policy text. " * 400
+
+        def chat(history, cart):
+            while True:
+                history.append({"role": "user", "content": input()})
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=512,
+                                               system=SYSTEM.format(**cart), messages=history)
+                history.append({"role": "assistant", "content": reply.content})
+                cart["items"] = reply.content[0].text.count("added")
+    """
+    assert rows(source) == [9]
+
+
+def test_batch_of_one_shot_requests_with_per_item_state_is_quiet():
+    # each request is a conversation of its own: no history grows in the loop (per-request data is CL104's)
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+        SYSTEM = "Classify the ticket for {team}. " + "Rules. " * 400
+
+        def classify(tickets, ctx):
+            labels = []
+            for ticket in tickets:
+                ctx["team"] = ticket.team
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=16, system=SYSTEM.format(**ctx),
+                                               messages=[{"role": "user", "content": ticket.text}])
+                labels.append(reply.content[0].text)
+            return labels
+    """
+    assert rows(source) == []
+
+
+def test_state_updated_only_before_the_conversation_is_quiet():
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+        SYSTEM = "Profile: {name}. " + "Guide. " * 400
+
+        def chat(history, profile, extra):
+            profile.update(extra)
+            while True:
+                history.append({"role": "user", "content": input()})
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=512,
+                                               system=SYSTEM.format(**profile), messages=history)
+                history.append({"role": "assistant", "content": reply.content})
+    """
+    assert rows(source) == []
+
+
+# --- every past message re-rendered with the object's latest state ------------------------------------------
+
+CONVERTER = """
+    from typing import Any
+    import anthropic
+
+    class ClaudeProvider:
+        def __init__(self, thinking: bool):
+            self.client = anthropic.Anthropic()
+            self.thinking = thinking
+            self.signature_blocks: list[Any] = []
+            self.cache_marker = {"type": "ephemeral"}
+
+        def convert(self, messages):
+            out = []
+            for message in messages:
+                role = message.get("role")
+                text = message.get("content") or ""
+                if role == "assistant" and self.thinking and self.signature_blocks:
+                    blocks = [*{state}, {"type": "text", "text": text}]
+                    out.append({"role": "assistant", "content": blocks})
+                else:
+                    out.append({"role": role, "content": text})
+            return out
+
+        def call(self, messages):
+            reply = self.client.messages.create(model="claude-sonnet-4-5", max_tokens=2048, messages=self.convert(messages),
+                                                thinking={"type": "enabled", "budget_tokens": 1024})
+            self.signature_blocks = [b for b in reply.content if b.type == "thinking"]
+            return reply
+"""
+
+
+def test_past_assistant_messages_rebuilt_with_the_latest_thinking_blocks():
+    found = findings(CONVERTER.replace("{state}", "self.signature_blocks"))
+    assert [f.row for f in found] == [17]
+    assert found[0].confidence == "likely" and "line 26" in found[0].message
+
+
+def test_state_fixed_at_construction_is_quiet():
+    # the marker is set once in __init__: every request renders the past messages alike
+    assert rows(CONVERTER.replace("{state}", "[self.cache_marker]")) == []
+
+
+def test_state_given_to_the_newest_message_only_is_quiet():
+    source = """
+        import anthropic
+
+        class Chat:
+            def __init__(self):
+                self.client = anthropic.Anthropic()
+                self.screen = ""
+
+            def convert(self, history):
+                out = []
+                for i, message in enumerate(history):
+                    if i == len(history) - 1:
+                        out.append({"role": "user", "content": message["content"] + self.screen})
+                    else:
+                        out.append({"role": message["role"], "content": message["content"]})
+                return out
+
+            def step(self, history):
+                self.screen = capture()
+                return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=self.convert(history))
+    """
+    assert rows(source) == []
+
+
+# --- a rendered window: the first item, an omission marker and the latest n ---------------------------------
+
+WINDOW = """
+    class StepLog:
+        def __init__(self, limit):
+            self.limit = limit
+            self.steps_history = []
+
+        def render(self) -> str:
+            if len(self.steps_history) <= self.limit:
+                return "\\n".join(step.describe() for step in self.steps_history)
+            lines = [{head}]
+            lines.extend([step.describe() for step in self.steps_history[-(self.limit - 1):]])
+            return "\\n".join(lines)
+"""
+
+
+def test_first_item_marker_and_latest_steps():
+    source = WINDOW.replace("{head}", 'self.steps_history[0].describe(), f"[{len(self.steps_history) - self.limit} earlier steps omitted]"')
+    found = findings(source)
+    assert [f.row for f in found] == [10]
+    assert found[0].confidence == "likely"
+
+
+def test_first_item_and_latest_steps_without_marker():
+    assert rows(WINDOW.replace("{head}", "self.steps_history[0].describe()")) == [10]
+
+
+def test_reading_the_latest_steps_for_a_check_is_quiet():
+    source = """
+        def looping(steps_history) -> bool:
+            recent = [step.action for step in steps_history[-4:]]
+            return len(set(recent)) == 1
+
+        def show(steps_history):
+            print("\\n".join(step.describe() for step in steps_history[-5:]))
+    """
+    assert rows(source) == []
