@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check.fixes import add_keyword
+from cachelint.check.renderers import describe, is_rendered, rendered_facts
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -90,9 +91,18 @@ def ask(settings, q):
 """, line=6, message="str()"),
     ]
 
+    without_sites = True  # a history renderer whose request is sent elsewhere
+
     def check(self, analysis):
-        for site, fact in analysis.facts({"unsorted_json", "dict_repr"}):
+        found = list(analysis.facts({"unsorted_json", "dict_repr"})) + list(rendered_facts(analysis, {"unsorted_json", "dict_repr"}))
+        for site, fact in found:
             where = fact.landing.words
+            if is_rendered(site):
+                fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True") if fact.kind == "unsorted_json" else None
+                what = "`json.dumps()` of a dict built at run time, without `sort_keys=True`," if fact.kind == "unsorted_json" else f"`{fact.label}`"
+                yield Report.at(site, fact.node, f"{what}{fact.origin} renders text of {describe(analysis, site)}: its key order can change "
+                                "between processes or after a storage round trip, and the history behind it is prefilled again", fix=fix)
+                continue
             if fact.kind == "unsorted_json":
                 fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
                 message = f"`json.dumps()`{fact.origin} of a dict built at run time reaches the {where} of {analysis.describe_site(site)} without `sort_keys=True`: its key order can change between requests"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check.fixes import wrap
+from cachelint.check.renderers import describe, is_rendered, rendered_facts
 from cachelint.rules.base import Invalid, Report, Rule
 
 SORTABLE = ("a set", "a set literal", "os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Path.glob()", "Path.rglob()")
@@ -77,8 +78,12 @@ def ask(q, skills: set[str]):
 """, line=6),
     ]
 
+    without_sites = True  # a history renderer whose request is sent elsewhere
+
     def check(self, analysis):
-        for site, fact in analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input")):
-            message = f"{fact.label}{fact.origin} is iterated in no defined order into the {fact.landing.words} of {analysis.describe_site(site)}; sort it"
+        found = list(analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input"))) + list(rendered_facts(analysis, {"unordered"}))
+        for site, fact in found:
+            where = describe(analysis, site) if is_rendered(site) else f"the {fact.landing.words} of {analysis.describe_site(site)}"
+            message = f"{fact.label}{fact.origin} is iterated in no defined order into {where}; sort it"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
             yield Report.at(site, fact.node, message, fix=fix)

@@ -19,6 +19,9 @@ CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_ra
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
 
 PROMPT_SHAPED_CODES = frozenset({"CL201", "CL301", "CL401"})  # rules with checks that need no request in sight
+# messages rendered from a history (CL102 / CL103: renderers.py): a message or text block, and an unordered source or json.dumps
+RENDERED_MESSAGE = re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']\s*:\s*["']text["']""")
+RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir|glob|iterdir|\.join\(\s*\{|\{(?:[^{}\n]|\{[^{}\n]*\})*\bfor\b")
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
@@ -40,4 +43,5 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     (a history class that cuts its messages, tools merged from servers, a model router)."""
     if codes & {"CL401", "CL402"} and CONVERSATION_SWITCH.search(source):
         return True
-    return bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)
+    return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (
+        bool(codes & {"CL102", "CL103"}) and RENDERED_MESSAGE.search(source) is not None and RENDERED_HAZARD.search(source) is not None)

@@ -469,11 +469,24 @@ class ValueWalker:
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):  # a literal's own key order is fixed
             return self._is_runtime_dict(expr) or any(self._is_runtime_dict(e.value) for e in expr.elements)
         if isinstance(expr, cst.Name):
+            if self._known_not_a_dict(expr):
+                return False
             values = [v for _, v in self.ctx.assigned_values(expr)]
             if values and all(v is not None and isinstance(v, (cst.Dict, cst.List, cst.Tuple, cst.SimpleString, cst.Integer)) for v in values):
                 return any(self._may_hold_runtime_dict(v) for v in values) or self._mutated_dict(expr)  # type: ignore[arg-type]
             return True
         return True
+
+    def _known_not_a_dict(self, name: cst.Name) -> bool:
+        """`name` is used in the `else` of `if isinstance(name, dict): ...`: on this path it has no keys to order."""
+        child: cst.CSTNode = name
+        for ancestor in self.ctx.ancestors(name):
+            if isinstance(ancestor, SCOPES_STOP):
+                return False
+            if isinstance(ancestor, cst.If) and child is ancestor.orelse and _isinstance_dict_test(ancestor.test, name.value):
+                return True
+            child = ancestor
+        return False
 
     def _is_runtime_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """A dict built at run time (its key order depends on code paths or data), not a literal of constants."""
@@ -513,8 +526,11 @@ class ValueWalker:
                     return True
         return False
 
-    def _built_by_local_class(self, call: cst.Call) -> bool:
-        """recv.method(...) where recv is (a name bound to) a chain starting at a class of this module."""
+    def _built_by_local_class(self, call: cst.Call, depth: int = 0) -> bool:
+        """recv.method(...) where recv is (a name bound to) a chain starting at a class of this module.
+        Bounded: `sig = sig.delete(name)` binds a name to a call on itself."""
+        if depth > 4:
+            return False
         chain = _call_chain(call)
         root = chain[-1].func if chain else None
         if isinstance(root, cst.Name) and root.value in self._local_classes:
@@ -524,7 +540,7 @@ class ValueWalker:
             receiver = receiver.value
         if isinstance(receiver, cst.Name):
             for _, value in self.ctx.assigned_values(receiver):
-                if isinstance(value, cst.Call) and self._built_by_local_class(value):
+                if isinstance(value, cst.Call) and self._built_by_local_class(value, depth + 1):
                     return True
         return False
 
@@ -1011,6 +1027,17 @@ def _call_chain(call: cst.Call) -> list[cst.Call]:
         chain.append(current)
         current = current.func.value if isinstance(current.func, cst.Attribute) else None  # type: ignore[assignment]
     return chain
+
+
+def _isinstance_dict_test(test: cst.BaseExpression, name: str) -> bool:
+    """`isinstance(name, dict)` (or a tuple naming dict / Mapping) and nothing else."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2):
+        return False
+    subject, kinds = test.args[0].value, test.args[1].value
+    if not (isinstance(subject, cst.Name) and subject.value == name):
+        return False
+    names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    return any(isinstance(k, (cst.Name, cst.Attribute)) and (k.value if isinstance(k, cst.Name) else k.attr.value) in ("dict", "Dict", "Mapping", "MutableMapping") for k in names)
 
 
 def _key_is(element: cst.BaseDictElement, key: str) -> bool:
