@@ -48,7 +48,7 @@ from cachelint.record.websocket import ResponsesSocket
 
 log = logging.getLogger("cachelint.proxy")
 _STOP = object()
-DRAIN_SECONDS = 60.0  # the longest a stop waits for queued exchanges to be written
+DRAIN_SECONDS = 60.0  # the longest a stop waits for queued exchanges to be written, by default (--drain-timeout)
 MAX_QUEUED_BYTES = 1024 * 1024 * 1024  # bodies waiting for the recorder; past it an exchange is queued without them
 
 
@@ -131,8 +131,10 @@ def capture(flow: http.HTTPFlow, tap: StreamTap | None) -> Captured:
 
 
 class CacheLintAddon:
-    def __init__(self, recorder: Recorder | None = None, on_row=None, on_notice: Callable[[str], None] | None = None) -> None:
+    def __init__(self, recorder: Recorder | None = None, on_row=None, on_notice: Callable[[str], None] | None = None,
+                 drain_seconds: float = DRAIN_SECONDS) -> None:
         self.recorder = recorder
+        self.drain_seconds = drain_seconds  # the longest a stop waits for queued exchanges to be written
         self.on_row = on_row
         self.on_notice = on_notice
         self.queue: queue.Queue = queue.Queue()
@@ -173,8 +175,8 @@ class CacheLintAddon:
             return
         backlog = self.queue.qsize()
         if backlog:
-            self.notice(f"writing {backlog} queued exchange{'s' if backlog != 1 else ''}... (up to {DRAIN_SECONDS:.0f} s; stop again to give up)")
-        deadline = time.monotonic() + DRAIN_SECONDS
+            self.notice(f"writing {backlog} queued exchange{'s' if backlog != 1 else ''}... (up to {self.drain_seconds:.0f} s; stop again to give up)")
+        deadline = time.monotonic() + self.drain_seconds
         self.queue.put(_STOP)
         last = time.monotonic()
         while self.worker.is_alive() and time.monotonic() < deadline and not self._hurry.is_set():

@@ -15,7 +15,7 @@ from rich.live import Live
 
 from cachelint.errors import CachelintError
 from cachelint.proxy import upstream_errors
-from cachelint.proxy.addon import CacheLintAddon
+from cachelint.proxy.addon import DRAIN_SECONDS, CacheLintAddon
 from cachelint.proxy.dashboard import Dashboard, QuitKey, exchange_line
 from cachelint.proxy.limits import IDLE_SECONDS, IdleGuard, raise_file_limit
 from cachelint.record.analyze import Recorder, RecorderOptions
@@ -42,6 +42,7 @@ class ProxyConfig:
     ask_diagnostics: bool = False  # --ask-diagnostics: ask Anthropic why each cache missed (changes request bytes)
     prices: object = None
     idle_timeout: float = IDLE_SECONDS
+    drain_timeout: float = DRAIN_SECONDS  # --drain-timeout: how long a stop waits for queued exchanges to be written
 
 
 def mitmproxy_mode(config: ProxyConfig) -> list[str]:
@@ -152,7 +153,7 @@ async def serve(config: ProxyConfig, console: Console, ready=None) -> None:
             except Exception:
                 logging.getLogger("cachelint.proxy").exception("cachelint: could not pass %s #%s to %r", row.session, row.seq, hook)
 
-    addon = CacheLintAddon(recorder, on_row, on_notice=notice)
+    addon = CacheLintAddon(recorder, on_row, on_notice=notice, drain_seconds=config.drain_timeout)
     raise_file_limit()
     upstream_errors.install()
     opts = options.Options(listen_host=config.listen_host, listen_port=config.port, mode=mitmproxy_mode(config))

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-from cachelint.record.exchange import Captured, TooLarge, decode_body, escape_text, route_provider
+from cachelint.record.exchange import Captured, escape_text, route_provider
 from cachelint.record.secrets import clean_headers, clean_url
 from cachelint.record.store import Row
 
@@ -48,14 +48,11 @@ class Shedder:
 
 
 def count_objects(item: Captured) -> int:
-    """`{` bytes in the decoded request: an upper bound on its JSON objects, counted at C speed."""
-    try:
-        body = decode_body(item.request_body, item.header(item.request_headers, "content-encoding"))
-    except TooLarge:
-        return 0  # the recorder records it as too large to analyze, without parsing it
-    except Exception:
-        return 0
-    return body.count(b"{")
+    """`{` bytes in the decoded request: an upper bound on its JSON objects, counted at C speed. The body is
+    decoded once for the shedder and the recorder; one that cannot be decoded (or is too large) counts 0: the
+    recorder records why, without parsing it."""
+    body = item.request_decoded()
+    return body.count(b"{") if body is not None else 0
 
 
 def unanalyzed_row(item: Captured, reason: str, store_bodies: bool) -> Row:

@@ -90,8 +90,9 @@ def upstream():
 # 1. stop with a backlog -------------------------------------------------------------------------------------------
 
 def test_sigterm_with_a_backlog_records_every_completed_exchange(upstream, tmp_path):
-    """30 requests with big prompts answered fast: the recorder lags behind; SIGTERM must drain its queue."""
-    proxy = Proxy(tmp_path / "db.sqlite", upstream=upstream.url)
+    """30 requests with big prompts answered fast: the recorder lags behind; SIGTERM must drain its queue (given
+    the time: on a busy machine the default minute may not be enough, which the next test covers)."""
+    proxy = Proxy(tmp_path / "db.sqlite", "--drain-timeout", "900", upstream=upstream.url)
     try:
         def send(i: int) -> int:
             messages = [{"role": ("user", "assistant")[n % 2], "content": f"request {i} turn {n}"} for n in range(60_001)]

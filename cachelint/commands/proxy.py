@@ -21,12 +21,13 @@ from cachelint.errors import CachelintError
 @click.option("--no-dashboard", is_flag=True, help="Print one line per exchange instead of the live dashboard.")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), help="Serve Prometheus metrics on this port.")
 @click.option("--idle-timeout", type=click.FloatRange(0.1, 86400), default=60.0, show_default=True, help="Seconds a client may stay silent without a complete request before it is disconnected.")
+@click.option("--drain-timeout", type=click.FloatRange(0, 86400), default=60.0, show_default=True, help="Seconds a stop waits for queued exchanges to be written to the store (a second stop gives up at once; what is left is counted and reported).")
 @click.option("--otlp-endpoint", help="Export each exchange as an OpenTelemetry span and the totals as metrics to this OTLP collector (e.g. http://collector:4318); the OTEL_EXPORTER_OTLP_* variables also work.")
 @click.option("--otlp-protocol", type=click.Choice(["http/protobuf", "grpc"]), help="OTLP protocol [default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf].")
 @click.option("--source", "source_dir", type=click.Path(file_okay=False), help="The application's source tree: name the line of code behind each break as it happens (see `cachelint report --source`).")
 @click.option("--ask-diagnostics", is_flag=True, help="Ask Anthropic why each cache missed: adds diagnostics.previous_message_id and the cache-diagnosis beta to /v1/messages requests (changes request bytes; see docs/provider-truth.md).")
 @click.option("--prices", type=click.Path(exists=True, dir_okay=False), help="A price table in LiteLLM's model_prices_and_context_window.json format.")
-def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashboard, metrics_port, idle_timeout, otlp_endpoint, otlp_protocol, source_dir, ask_diagnostics, prices) -> None:
+def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashboard, metrics_port, idle_timeout, drain_timeout, otlp_endpoint, otlp_protocol, source_dir, ask_diagnostics, prices) -> None:
     """Record LLM API traffic (Claude Code, the anthropic / openai SDKs) and explain every cache break.
 
     \b
@@ -70,7 +71,7 @@ def proxy(upstream, port, mode, listen_host, db, store_mode, kv_model, no_dashbo
         table = load_litellm_prices(prices)
     config = ProxyConfig(upstream=upstream, port=port, listen_host=listen_host, mode=mode, db=str(db or default_path()),
                          store_bodies=store_mode == "full", kv_model=kv_model, dashboard=not no_dashboard,
-                         metrics_port=metrics_port, otlp_endpoint=otlp_endpoint, otlp_protocol=otlp_protocol, prices=table, idle_timeout=idle_timeout,
+                         metrics_port=metrics_port, otlp_endpoint=otlp_endpoint, otlp_protocol=otlp_protocol, prices=table, idle_timeout=idle_timeout, drain_timeout=drain_timeout,
                          ask_diagnostics=ask_diagnostics, source=source_dir)
     try:
         asyncio.run(serve(config, stdout_console()))

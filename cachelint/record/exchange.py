@@ -241,6 +241,8 @@ class Captured:
     ended_at: float | None = None
     streamed: bool = False
     error: str | None = None
+    # the decoded request body, once decoded (the shedder counts its objects, the recorder parses it): (bytes or None,)
+    _decoded: tuple[bytes | None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def path(self) -> str:
@@ -255,7 +257,13 @@ class Captured:
 
     def request_decoded(self) -> bytes | None:
         """The request body with its content-encoding undone, or None when it cannot be decoded (or decodes to
-        more than MAX_DECODED: the exchange is then recorded as too large to analyze)."""
+        more than MAX_DECODED: the exchange is then recorded as too large to analyze). Decoded once; later calls
+        get the same bytes."""
+        if self._decoded is None:
+            self._decoded = (self._decode_request(),)
+        return self._decoded[0]
+
+    def _decode_request(self) -> bytes | None:
         try:
             return decode_body(self.request_body, self.header(self.request_headers, "content-encoding"))
         except TooLarge as exc:
