@@ -59,15 +59,15 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_unanalyzable(filename, f"file is not valid Unicode (a lone surrogate at character {exc.start})")]
     if _nesting_depth(source) > MAX_NESTING:
         return [_unanalyzable(filename, f"file is nested more than {MAX_NESTING} brackets deep")]
+    llm = sends_requests(source, options.call_patterns if options is not None else ())
+    if not llm and not holds_prompt_shapes(source, codes):
+        return _syntax_only(source, filename)  # no SDK in sight: no syntax tree, no metadata
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         return [_syntax_error(source, filename, exc)]
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
-    llm = sends_requests(source, options.call_patterns if options is not None else ())
-    if not llm and not holds_prompt_shapes(source, codes):
-        return []  # no SDK in sight: skip the metadata, the costly part
     try:
         ctx = ModuleContext(source, filename, module)
         return _run_rules(ctx, codes, options, sites=llm)
@@ -75,6 +75,28 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     except Exception as exc:  # a bug must cost one file, never the run (or the editor's server)
         return [_unanalyzable(filename, f"cachelint could not analyze this file ({type(exc).__name__}: {exc}); please report it")]
+
+
+def _syntax_only(source: str, filename: str) -> list[Finding]:
+    """CL999 or nothing, for a module the analysis skips: it only has to be known to parse. CPython's own parser
+    says so many times faster than building libcst's tree (most files of a tree take this path). Only where it
+    refuses (a real error, or syntax newer than the running Python) does libcst's parser decide, as it does for
+    an analysed module, so the findings and their positions are the same either way."""
+    try:
+        compile(source, "<cachelint>", "exec", flags=_PARSE_ONLY, dont_inherit=True)
+        return []
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        pass
+    try:
+        cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return [_syntax_error(source, filename, exc)]
+    except (RecursionError, MemoryError):
+        return [_unanalyzable(filename, "file is too deeply nested to analyze")]
+    return []
+
+
+_PARSE_ONLY = 0x400 | 0x2000  # PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT: the parser alone, no compiler checks
 
 
 MAX_MESSAGE = 200  # characters of a parser's message kept: a message may quote a whole (huge) line
@@ -91,7 +113,7 @@ def _syntax_error(source: str, filename: str, exc: cst.ParserSyntaxError) -> Fin
     row, column, message = exc.raw_line, exc.raw_column + 1, exc.message
     try:
         # not the real file name: CPython would read the line again from disk and shift a long line's offset
-        compile(source, "<cachelint>", "exec", flags=0x400 | 0x2000, dont_inherit=True)  # PyCF_ONLY_AST | TYPE_COMMENTS
+        compile(source, "<cachelint>", "exec", flags=_PARSE_ONLY, dont_inherit=True)
     except SyntaxError as err:
         if err.lineno:
             row, column = err.lineno, max(err.offset or 1, 1)
