@@ -115,6 +115,23 @@ def test_state_updated_only_before_the_conversation_is_quiet():
     assert rows(source) == []
 
 
+def test_system_text_rebuilt_at_the_top_of_each_turn_is_quiet():
+    # `text += ...` on a name bound anew in the loop builds the same text for every request
+    source = """
+        import litellm
+
+        def respond(agent, history):
+            while True:
+                text = agent.base_prompt
+                for extra in agent.extras:
+                    text += "\\n\\n" + extra
+                rendered = expand_blocks(agent, text)
+                reply = litellm.completion(model="gpt-4o", messages=[{"role": "system", "content": rendered}] + history)
+                history.append(reply.choices[0].message.model_dump())
+    """
+    assert rows(source) == []
+
+
 # --- every past message re-rendered with the object's latest state ------------------------------------------
 
 CONVERTER = """

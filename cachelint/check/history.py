@@ -664,8 +664,15 @@ def _loops_sending(ctx: ModuleContext, function: cst.FunctionDef, render: cst.Ca
 
 
 def _mutation_in(ctx: ModuleContext, region: cst.CSTNode, target: str) -> cst.CSTNode | None:
-    """The first statement in `region` that changes the dict or list named `target` in place."""
-    for node in descendants(region):
+    """The first statement in `region` that changes the dict or list named `target` in place, where the value outlives
+    one pass of the loop: a name bound anew in the loop (`text = base` then `text += extra`, `ctx = {}` then
+    `ctx[k] = v`) is rebuilt alike for every request."""
+    nodes = descendants(region)
+    rebound = {ctx.code(t.target) for n in nodes if isinstance(n, cst.Assign) for t in n.targets} \
+        | {ctx.code(n.target) for n in nodes if isinstance(n, cst.AnnAssign)}
+    if target in rebound:
+        return None
+    for node in nodes:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in STATE_MUTATORS \
                 and ctx.code(node.func.value) == target:
             return node
@@ -700,39 +707,48 @@ def rerendered_past_messages(ctx: ModuleContext) -> Iterator[Rerender]:
     past message of that kind changes content whenever the state does, and the history after it is prefilled again.
     State set only at construction (`__init__`) is the same for every request and stays quiet, as does state that
     only enters the newest message (after the loop, or under a condition on the position)."""
-    for loop in ctx.nodes(cst.For):
-        cls = ctx.enclosing(loop, (cst.ClassDef,))
-        function = ctx.enclosing_function(loop)
-        if not isinstance(cls, cst.ClassDef) or function is None:
+    state = _run_time_attributes(ctx)
+    if not state:
+        return
+    names = {attr for _, attr in state}
+    reported: set[int] = set()
+    for use in ctx.nodes(cst.Attribute):
+        if use.attr.value not in names or not (isinstance(use.value, cst.Name) and use.value.value == "self") \
+                or _is_call_target(ctx, use) or _assigned_to(ctx, use):
             continue
-        uses = [n for n in descendants(loop.body) if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"]
-        if not uses:
+        cls = ctx.enclosing(use, (cst.ClassDef,))
+        setter = state.get((id(cls), use.attr.value))
+        function = ctx.enclosing_function(use)
+        if setter is None or function is None:
             continue
-        state = _run_time_attributes(ctx, cls)
-        uses = [n for n in uses if n.attr.value in state and not _is_call_target(ctx, n) and not _assigned_to(ctx, n)]
-        history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter
-        if not uses or not _is_history(ctx, function, history):
-            continue
-        positions = _position_names(loop)
-        for use in uses:
-            if _in_message_content(ctx, loop, use) and not _under_position_test(ctx, loop, use, positions):
-                setter = state[use.attr.value]
+        for loop in ctx.loops_around(use):
+            if not isinstance(loop, cst.For) or id(loop) in reported:
+                continue
+            history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args \
+                and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter
+            if _in_message_content(ctx, loop, use) and not _under_position_test(ctx, loop, use, _position_names(loop)) \
+                    and _is_history(ctx, function, history):
+                reported.add(id(loop))
                 yield Rerender(use, f"every earlier message of `{ctx.code(history)}` is rebuilt on each request with `{ctx.code(use)}`, "
                                f"the object's current state (set again at line {ctx.span(setter).row})")
                 break
 
 
-def _run_time_attributes(ctx: ModuleContext, cls: cst.ClassDef) -> dict[str, cst.CSTNode]:
-    """`self.x` assigned by a method of the class other than its constructor: state that changes while it runs."""
-    found: dict[str, cst.CSTNode] = {}
+def _run_time_attributes(ctx: ModuleContext) -> dict[tuple[int, str], cst.CSTNode]:
+    """{(id of the class, x): the assignment} for `self.x` assigned by a method other than the constructor: state that
+    changes while the object runs (one pass over the module's assignments)."""
+    found: dict[tuple[int, str], cst.CSTNode] = {}
     for node in ctx.nodes(cst.Assign):
-        function = ctx.enclosing_function(node)
-        if function is None or function.name.value in SETUP_METHODS or ctx.enclosing(function, (cst.ClassDef,)) is not cls:
-            continue
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                found.setdefault(t.attr.value, node)
+            if not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"):
+                continue
+            function = ctx.enclosing_function(node)
+            if function is None or function.name.value in SETUP_METHODS:
+                continue
+            cls = ctx.enclosing(function, (cst.ClassDef,))
+            if cls is not None:
+                found.setdefault((id(cls), t.attr.value), node)
     return found
 
 
