@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.breakpoints import leading_static_text, markers, static_text
+from cachelint.check.static_prefix import callers_system_text, history_growth, leading_text, mentions_caching
 from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.tokens import counter_for
 
@@ -13,11 +16,19 @@ LONG = "You are the assistant of Acme Corp. " + "Follow the support handbook, ci
 class MissingCacheControl(Rule):
     code = "CL501"
     what = """
-Finds an Anthropic request whose static prefix (tools and system prompt written as constants in the code)
-is at least the model's minimum cacheable length, sent with no `cache_control` anywhere: no breakpoint on a
-block and no top-level `cache_control`. Where the system prompt is a constant followed by per-request parts
-(`HANDBOOK + files`, or a function of the module that returns it), the static tools and the constant start
-count ("at least N tokens").
+Finds an Anthropic request sent with no `cache_control` anywhere (no breakpoint on a block, no top-level
+`cache_control`) whose repeated prefix can be cached (the last two shapes only where its module never speaks
+of breakpoints, which a helper could set):
+- its static prefix (tools and system prompt written as constants, here or in another module of the tree:
+  `SystemPrompts.DEFAULT`, `prompts.HANDBOOK`) is at least the model's minimum cacheable length; where the
+  system prompt is a constant followed by per-request parts (`HANDBOOK + files`), the constant start counts
+  ("at least N tokens");
+- it is an agent loop: it sends tools, and between two of its requests (a loop around it, or the function
+  calling itself after a tool turn) the model's turn and the tool results are appended to the history it sends;
+- it is a provider wrapper whose system prompt is a parameter, and a caller in another file of the tree passes
+  a constant prompt of at least the minimum through it (`llm.generate(messages=[{"role": "system", "content":
+  EXTRACTION_PROMPT}, ...])`).
+OpenAI caches automatically and is not concerned.
 """
     why = """
 Anthropic caches only at breakpoints. Without one, the same long instructions are prefilled and billed in
@@ -51,6 +62,18 @@ def ask(messages):
 """,
     ]
     INVALID = [
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+def run(messages, tools, execute):
+    while True:
+        response = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=tools, messages=messages)
+        messages.append({"role": "assistant", "content": response.content})
+        results = [execute(block) for block in response.content if block.type == "tool_use"]
+        if not results:
+            return response
+        messages.append({"role": "user", "content": results})
+""", line=6, message="agent loop"),
         Invalid(f"""
 from anthropic import Anthropic
 client = Anthropic()
@@ -71,26 +94,84 @@ def ask(messages):
 
     def check(self, analysis):
         ctx = analysis.ctx
+        quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
         for site in analysis.sites:
             if site.api != "anthropic" or "cache_control" in site.args or markers(ctx, site):
                 continue
-            texts = [static_text(ctx, site.arg(arg)) for arg in ("tools", "system") if site.arg(arg) is not None]
-            if not texts:
-                continue
-            exact = not any(t is None for t in texts)
-            if not exact:
-                texts = _static_prefix(ctx, site)  # the tools and the start of the system prompt that never change
-            model = analysis.model_of(site)
-            text = " ".join(t for t in texts if t)
-            minimum = anthropic_minimum(model)
-            if len(text.encode("utf-8", "surrogatepass")) < minimum:
-                continue  # fewer bytes than the minimum is fewer tokens: no tokenizer needed to know it
-            tokens = counter_for("anthropic", model).count(text)
-            if tokens >= minimum:
-                how = "about" if exact else "at least"
-                yield Report.at(site, site.node, f"{how} {tokens:,} tokens of static tools and system prompt are sent with no cache_control "
-                             f"(the minimum for {model or 'the model'} is {minimum:,}): nothing is cached; add a breakpoint "
-                             "on the last static block or a top-level cache_control")
+            report = _long_static_prefix(analysis, site)
+            if report is None and not quiet:
+                report = _agent_loop(analysis, site) or _prompt_from_callers(analysis, site)
+            if report is not None:
+                yield report
+
+
+def _long_static_prefix(analysis, site):
+    """The tools and the system prompt written in this module reach the minimum on their own."""
+    ctx = analysis.ctx
+    texts = [static_text(ctx, site.arg(arg)) for arg in ("tools", "system") if site.arg(arg) is not None]
+    if not texts:
+        return None
+    exact = not any(t is None for t in texts)
+    if not exact:
+        texts = _static_prefix(ctx, site)  # the tools and the start of the system prompt that never change
+    model = analysis.model_of(site)
+    tokens, minimum = _tokens(model, " ".join(t for t in texts if t))
+    if tokens < minimum:
+        return None
+    how = "about" if exact else "at least"
+    return Report.at(site, site.node, f"{how} {tokens:,} tokens of static tools and system prompt are sent with no cache_control "
+                     f"(the minimum for {model or 'the model'} is {minimum:,}): nothing is cached; add a breakpoint "
+                     "on the last static block or a top-level cache_control")
+
+
+def _agent_loop(analysis, site):
+    """An agent loop: the request goes out again after the model's tool calls and their results are appended to
+    the history it sends, with the same tools and system prompt ahead of them. From the second step on, all of
+    it is a prefix the previous request already sent; without a breakpoint it is prefilled in full every step."""
+    tools = site.arg("tools")
+    if tools is None or (isinstance(tools, cst.Name) and tools.value == "None") or (isinstance(tools, cst.List) and not tools.elements):
+        return None
+    growth = history_growth(analysis.ctx, site)
+    if growth is None:
+        return None
+    row = analysis.ctx.span(growth.node).row
+    again = "the loop around it" if growth.how == "loop" else "the function calling itself"
+    return Report.at(site, site.node, f"this agent loop resends the tools, the system prompt and a history that grows every step "
+                     f"(`{growth.history}` appended on line {row}, then {again} sends it again) to Anthropic with no cache_control: "
+                     "nothing is ever read from cache and each step prefills the whole conversation again; put a breakpoint "
+                     "on the last message (or a top-level cache_control)")
+
+
+def _prompt_from_callers(analysis, site):
+    """A wrapper whose system prompt is a parameter: the long constant prompts that callers in other files pass
+    through it are sent with no breakpoint."""
+    ctx = analysis.ctx
+    function = ctx.enclosing_function(site.node)
+    if function is None or site.arg("system") is None:
+        return None
+    params = {fact.label for found, fact in analysis.facts({"param"}, args=("system",)) if found is site}
+    best = None
+    for param in sorted(params):
+        for prompt in callers_system_text(ctx, function, param):
+            if best is None or len(prompt.text) > len(best.text):
+                best = prompt
+    if best is None:
+        return None
+    model = analysis.model_of(site)
+    tokens, minimum = _tokens(model, best.text)
+    if tokens < minimum:
+        return None
+    return Report.at(site, site.node, f"the system prompt comes from the callers, and {best.where} passes one of at least {tokens:,} "
+                     f"static tokens (the minimum for {model or 'the model'} is {minimum:,}); it is sent with no cache_control, "
+                     "so every call prefills it in full; put a breakpoint on the system block")
+
+
+def _tokens(model, text: str) -> tuple[int, int]:
+    """(tokens of `text`, the model's minimum); fewer bytes than the minimum is fewer tokens: no tokenizer needed."""
+    minimum = anthropic_minimum(model)
+    if len(text.encode("utf-8", "surrogatepass")) < minimum:
+        return 0, minimum
+    return counter_for("anthropic", model).count(text), minimum
 
 
 def _static_prefix(ctx, site) -> list[str]:
@@ -104,6 +185,6 @@ def _static_prefix(ctx, site) -> list[str]:
             return []  # tools built at run time: nothing after them is known to repeat
         texts.append(text)
     system = site.arg("system")
-    if system is not None:
-        texts.append(leading_static_text(ctx, system)[0])
+    if system is not None:  # written here, or a constant / class attribute of another module of the tree
+        texts.append(max(leading_static_text(ctx, system)[0], leading_text(ctx, system)[0], key=len))
     return texts

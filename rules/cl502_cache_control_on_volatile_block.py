@@ -11,9 +11,9 @@ class CacheControlOnVolatileBlock(Rule):
     code = "CL502"
     what = """
 Finds a `cache_control` breakpoint on a block of the cached prefix whose content changes every request (it
-contains a time, a UUID, a counter, a random value), or, in a one-shot request whose messages are fixed text,
-a cached system block that holds the sending function's own arguments (all that differs between two calls is
-inside the cached block).
+contains a time, a UUID, a counter, a random value), or, in a one-shot request whose messages are fixed text
+(or repeat only arguments the cached block already holds: "analyze this code: {code}"), a cached system block
+that holds the sending function's own arguments (all that differs between two calls is inside the cached block).
 """
     why = """
 A breakpoint writes a cache entry for the prefix ending at its block. If that block changes every request,
@@ -46,6 +46,14 @@ def ask(messages):
     INVALID = [
         Invalid("""
 from anthropic import Anthropic
+client = Anthropic()
+def review(code, output):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=500,
+        system=[{"type": "text", "text": f"Review this run.\\n{code}\\n{output}", "cache_control": {"type": "ephemeral"}}],
+        messages=[{"role": "user", "content": f"Summarize the run of:\\n{code}"}])
+""", line=6, message="only arguments"),
+        Invalid("""
+from anthropic import Anthropic
 from datetime import datetime
 client = Anthropic()
 def ask(messages):
@@ -71,14 +79,39 @@ def _one_shot_with_arguments_cached(analysis):
 
     ctx = analysis.ctx
     reported: set[int] = set()
-    for site, fact in analysis.facts({"param"}, args=("system",)):
+    found = list(analysis.facts({"param"}, args=("system",)))
+    for site, fact in found:
         block = fact.landing.cache_block
         if block is None or id(block) in reported or site.api != "anthropic":
             continue
         messages = site.arg("messages")
-        if not isinstance(messages, (cst.List, cst.Tuple)) or static_text(ctx, messages) is None or ctx.loops_around(site.node):
-            continue  # a conversation, or the call's own data in the messages too: the cached block may well repeat
+        if not isinstance(messages, (cst.List, cst.Tuple)) or ctx.loops_around(site.node):
+            continue  # a conversation: the cached block may well repeat
+        cached = {f.label for s, f in found if s is site and f.landing.cache_block is block}
+        fixed = static_text(ctx, messages) is not None
+        if not fixed and not _only_parameters(ctx, messages, cached):
+            continue  # other per-call data in the messages: calls that share the cached block may differ after it
         reported.add(id(block))
+        messages_are = "the messages are fixed text" if fixed else "the messages hold only arguments the cached block holds too"
         yield Report.at(site, block, f"this system prompt block of {analysis.describe_site(site)} carries a cache breakpoint but contains "
-                        f"`{fact.label}`, an argument of the call, while the messages are fixed text: every call differs only inside "
+                        f"`{fact.label}`, an argument of the call, while {messages_are}: every call differs only inside "
                         "the cached block, so each writes a new entry and none is read; put the per-call text after the breakpoint")
+
+
+def _only_parameters(ctx, expr: cst.BaseExpression, allowed: set[str]) -> bool:
+    """Whether the only run-time values in `expr` are parameters named in `allowed` (those the cached block
+    holds too): then two calls that differ in the messages differ inside the cached block as well."""
+    from cachelint.check.module import descendants
+
+    for node in descendants(expr):
+        if isinstance(node, (cst.Call, cst.Subscript, cst.Lambda, cst.ListComp, cst.GeneratorExp)):
+            return False
+        if not isinstance(node, cst.Name):
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue
+        bindings = [binding for binding, _ in ctx.assigned_values(node)]
+        if not bindings or not all(isinstance(b, cst.Param) and b.name.value in allowed for b in bindings):
+            return False
+    return True

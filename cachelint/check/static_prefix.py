@@ -1,0 +1,334 @@
+"""What part of an Anthropic request's prefix repeats, where the code that proves it is out of the request's sight.
+
+CL501 reports a long prefix sent again and again with no breakpoint. The request itself often shows neither the
+length nor the repetition: the system prompt is a constant of another module (`SystemPrompts.DEFAULT`), or is
+passed in by callers in other modules through a provider wrapper (`llm.generate_response(messages=[{"role":
+"system", "content": EXTRACTION_PROMPT}, ...])`); the repetition is an agent loop that appends the model's tool
+calls and their results to the history it sends again. This module answers those questions, bounded:
+
+- `leading_text`: the text a value certainly starts with, following constants, `+=` appends, f-strings,
+  `.format` templates, class attributes and names imported from modules of the tree (one hop, through
+  `cachelint.check.project`).
+- `history_growth`: the call that appends to the sent history between two requests of one loop (a `for` /
+  `while` around the request, or a function that calls itself after a tool turn).
+- `callers_system_text`: for a request whose system prompt comes from a parameter of the sending function,
+  the system prompts that callers in other files of the tree pass (a text search for the function's name
+  first, then a parse of at most MAX_CALLER_FILES files, each parsed once per process).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from cachelint.check.callsites import CallSite
+from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.values import string_value
+
+MAX_DEPTH = 10
+MAX_TREE_FILES = 4000  # .py files of one tree searched for callers (names only: a text search)
+MAX_CALLER_FILES = 8  # files with a caller that are parsed
+MAX_FILE_BYTES = 512 * 1024
+GROWING = ("append", "extend", "insert")
+# a module that puts breakpoints on its requests by code the analysis cannot follow (a helper that sets the key)
+CACHE_WORDS = re.compile(r"cache_control|prompt_caching|cache_breakpoint|cachePoint|cache_point")
+_TREE_FILES: dict[str, list[str]] = {}
+_CALLER_FILES: dict[tuple[str, str], list[str]] = {}
+
+
+def mentions_caching(source: str) -> bool:
+    """Whether a module's text speaks of Anthropic breakpoints at all: then a request with no breakpoint in
+    sight may still get one from a helper, and no finding rests on their absence."""
+    return bool(CACHE_WORDS.search(source))
+
+
+# --- the text a value starts with --------------------------------------------------------------------------
+
+
+def leading_text(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int = 0) -> tuple[str, bool]:
+    """(the text `expr` certainly starts with, whether that is all of it). A name assigned once and then only
+    appended to (`prompt = BASE; if x: prompt += SUFFIX`) starts with what it was assigned."""
+    if expr is None or depth > MAX_DEPTH:
+        return "", False
+    d = depth + 1
+    value = string_value(expr)
+    if value is not None:
+        return value, True
+    if isinstance(expr, cst.FormattedString):
+        text = ""
+        for part in expr.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+                continue
+            inner, complete = leading_text(ctx, part.expression, d)  # type: ignore[union-attr]
+            text += inner
+            if not complete:
+                return text, False
+        return text, True
+    if isinstance(expr, cst.ConcatenatedString) or (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)):
+        left, complete = leading_text(ctx, expr.left, d)
+        if not complete:
+            return left, False
+        right, complete = leading_text(ctx, expr.right, d)
+        return left + right, complete
+    if isinstance(expr, cst.Name):
+        return _name_text(ctx, expr, d)
+    if isinstance(expr, cst.Attribute):
+        found = attribute_definition(ctx, expr)
+        return leading_text(found[0], found[1], d) if found is not None else ("", False)
+    if isinstance(expr, cst.Call):
+        return _call_text(ctx, expr, d)
+    return "", False
+
+
+def _name_text(ctx: ModuleContext, name: cst.Name, d: int) -> tuple[str, bool]:
+    from cachelint.check.project import imported_definition
+
+    assigned: list[cst.BaseExpression] = []
+    appended = False
+    for binding, value in ctx.assigned_values(name):
+        parent = ctx.parent(binding)
+        if isinstance(binding, cst.ImportFrom):
+            found = imported_definition(ctx, binding, name.value)
+            if found is None or isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
+                return "", False
+            return leading_text(found[0], found[1], d)
+        if isinstance(parent, cst.AugAssign):
+            if not isinstance(parent.operator, cst.AddAssign):
+                return "", False
+            appended = True
+            continue
+        if value is None:
+            return "", False  # a parameter, a loop variable: not known
+        assigned.append(value)
+    if len(assigned) != 1:
+        return "", False
+    text, complete = leading_text(ctx, assigned[0], d)
+    return text, complete and not appended
+
+
+def _call_text(ctx: ModuleContext, call: cst.Call, d: int) -> tuple[str, bool]:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "format":
+        template, complete = leading_text(ctx, func.value, d)
+        head = re.split(r"(?<!\{)\{(?!\{)", template, maxsplit=1)[0]  # up to the first placeholder
+        return head.replace("{{", "{").replace("}}", "}"), complete and head == template and not call.args
+    if isinstance(func, cst.Attribute) and func.attr.value in ("strip", "lstrip", "rstrip"):
+        text, complete = leading_text(ctx, func.value, d)
+        text = text.lstrip() if func.attr.value != "rstrip" else text
+        return (text.rstrip() if complete and func.attr.value != "lstrip" else text), complete
+    if ctx.qualified_name_in(func, {"textwrap.dedent", "inspect.cleandoc"}) and call.args:
+        text, complete = leading_text(ctx, call.args[0].value, d)
+        return (textwrap.dedent(text), True) if complete else (text, False)
+    functions = ctx.called_functions(call)
+    if len(functions) == 1:
+        returns = ctx.returns_of(functions[0])
+        if returns:
+            results = [leading_text(ctx, value, d) for value in returns]
+            return min(results, key=lambda r: len(r[0]))[0], all(r[1] for r in results)
+    return "", False
+
+
+def attribute_definition(ctx: ModuleContext, attr: cst.Attribute) -> tuple[ModuleContext, cst.BaseExpression] | None:
+    """(module, value) of `Cls.NAME` (a class of this module or one imported from the tree) or `module.NAME`."""
+    from cachelint.check.project import imported_definition, module_attribute_definition
+
+    if not isinstance(attr.value, cst.Name):
+        return None
+    owner = attr.value
+    for binding, value in ctx.assigned_values(owner):
+        if isinstance(binding, cst.ClassDef):
+            return _class_attribute(ctx, binding, attr.attr.value)
+        if isinstance(binding, cst.ImportFrom):
+            found = imported_definition(ctx, binding, owner.value)
+            if found is not None and isinstance(found[1], cst.ClassDef):
+                return _class_attribute(found[0], found[1], attr.attr.value)
+            if found is None:
+                found = module_attribute_definition(ctx, binding, owner.value, attr.attr.value)
+                if found is not None and not isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
+                    return found
+            return None
+        if isinstance(binding, cst.Import):
+            found = module_attribute_definition(ctx, binding, owner.value, attr.attr.value)
+            if found is not None and not isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
+                return found
+            return None
+    for cls in ctx.nodes(cst.ClassDef):  # a class of this module (scopes name its binding a ClassDef, too)
+        if cls.name.value == owner.value and ctx.parent(cls) is ctx.module:
+            return _class_attribute(ctx, cls, attr.attr.value)
+    return None
+
+
+def _class_attribute(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> tuple[ModuleContext, cst.BaseExpression] | None:
+    found = None
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                    found = (ctx, small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name) and small.target.value == name:
+                    found = (ctx, small.value)
+    return found
+
+
+# --- the history that grows between two requests of one loop -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    node: cst.CSTNode  # the call (or `+=`) that appends to the history
+    history: str  # the code of the history: `messages`, `self.conversation_history`
+    how: str  # "loop" | "recursion"
+
+
+def history_growth(ctx: ModuleContext, site: CallSite) -> Growth | None:
+    """The append to the history a request sends that runs between this request and the next one of the same
+    run: in a loop around the request, or in the function that sends it and then calls itself again."""
+    messages = site.arg("messages")
+    if not isinstance(messages, (cst.Name, cst.Attribute)):
+        return None
+    roots = {ctx.code(messages)}
+    function = ctx.enclosing_function(site.node)
+    if isinstance(messages, cst.Name):  # messages = [*history, ...] rebuilt each step: the history it holds
+        for _, value in ctx.assigned_values(messages):
+            if value is not None and function is not None and ctx.contains(function, value):
+                roots |= {ctx.code(n) for n in descendants(value) if isinstance(n, (cst.Name, cst.Attribute))} - {"self"}
+    loops = ctx.loops_around(site.node)
+    scope: cst.CSTNode | None = loops[-1] if loops else None
+    how = "loop"
+    if scope is None and function is not None and _calls_itself(ctx, function):
+        scope, how = function, "recursion"
+    if scope is None:
+        return None
+    for node in descendants(scope):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING \
+                and ctx.code(node.func.value) in roots:
+            return Growth(node, ctx.code(node.func.value), how)
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and ctx.code(node.target) in roots:
+            return Growth(node, ctx.code(node.target), how)
+    return None
+
+
+def _calls_itself(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    for call in ctx.calls_by_name.get(function.name.value, []):
+        if ctx.contains(function, call) and any(f is function for f in ctx.called_functions(call)):
+            return True
+    return False
+
+
+# --- system prompts passed in by callers in other files -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallerPrompt:
+    where: str  # "mem0/memory/main.py:956"
+    text: str  # the text the system prompt it passes starts with
+
+
+def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> list[CallerPrompt]:
+    """System prompts that calls of `function` in the tree's other files pass through its parameter `param`:
+    the parameter itself (`system=`), or the system message of a message list passed for it."""
+    params = [p for p in function.params.params if p.name.value not in ("self", "cls")]
+    index = next((i for i, p in enumerate(params) if p.name.value == param), None)
+    found: list[CallerPrompt] = []
+    for path in _caller_files(ctx.filename, function.name.value):
+        from cachelint.check.project import module_context
+
+        other = module_context(Path(path))
+        if other is None:
+            continue
+        for call in other.calls_by_name.get(function.name.value, []):
+            argument = _argument(call, param, index)
+            if argument is None:
+                continue
+            text = _system_text(other, argument)
+            if text:
+                where = os.path.relpath(path, _tree_root(ctx.filename))
+                found.append(CallerPrompt(f"{where}:{other.span(call).row}", text))
+    return found
+
+
+def _argument(call: cst.Call, param: str, index: int | None) -> cst.BaseExpression | None:
+    for position, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+        if arg.keyword is None and not arg.star and position == index:
+            return arg.value
+    return None
+
+
+def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
+    """The text a system prompt passed as `argument` starts with: a string value, or the `content` of the
+    system message of a message list literal."""
+    from cachelint.check.callsites import is_system_message
+
+    if isinstance(argument, cst.Name):
+        values = [v for _, v in ctx.assigned_values(argument) if v is not None]
+        if len(values) == 1 and isinstance(values[0], cst.List):
+            argument = values[0]
+    if isinstance(argument, cst.List):
+        for element in argument.elements:
+            if is_system_message(element.value):
+                for entry in element.value.elements:  # type: ignore[attr-defined]
+                    if isinstance(entry, cst.DictElement) and string_value(entry.key) == "content":
+                        return leading_text(ctx, entry.value)[0]
+        return ""
+    return leading_text(ctx, argument)[0]
+
+
+def _tree_root(filename: str) -> str:
+    """The folder that holds the file's top package (or the file's own folder)."""
+    here = Path(os.path.abspath(filename)).parent
+    top = here
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    return str(top)
+
+
+def _caller_files(filename: str, name: str) -> list[str]:
+    """Files of the tree (other than `filename`) whose text calls `name(`: found by a text search, at most
+    MAX_CALLER_FILES of them."""
+    root = _tree_root(filename)
+    key = (root, name)
+    cached = _CALLER_FILES.get(key)
+    if cached is not None:
+        return [p for p in cached if p != os.path.abspath(filename)]
+    pattern = re.compile(rf"(?:\.|\b){re.escape(name)}\s*\(|\.{re.escape(name)}\s*,")  # f(...) / obj.f(...) / to_thread(obj.f, ...)
+    found: list[str] = []
+    for path in _tree_files(root):
+        try:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                continue
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if re.search(rf"\bdef\s+{re.escape(name)}\b", text) and not pattern.search(text.replace(f"def {name}(", "")):
+            continue
+        if pattern.search(text.replace(f"def {name}(", "")):
+            found.append(path)
+            if len(found) >= MAX_CALLER_FILES:
+                break
+    _CALLER_FILES[key] = found
+    return [p for p in found if p != os.path.abspath(filename)]
+
+
+def _tree_files(root: str) -> list[str]:
+    cached = _TREE_FILES.get(root)
+    if cached is not None:
+        return cached
+    files: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__", "venv", ".venv", "site-packages"))
+        for n in sorted(names):
+            if n.endswith(".py"):
+                files.append(os.path.join(folder, n))
+                if len(files) >= MAX_TREE_FILES:
+                    _TREE_FILES[root] = files
+                    return files
+    _TREE_FILES[root] = files
+    return files

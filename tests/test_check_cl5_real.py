@@ -1,0 +1,301 @@
+"""CL5xx on the shapes real applications take (issue 14): the long static prefix or the repetition that makes a
+missing breakpoint costly is decided out of the request's sight (an agent loop, a prompt of another module, a
+wrapper whose callers pass the prompt), and a breakpoint on a block that holds nothing but the call's own data.
+Each class of code has a test that reports it and one that must stay quiet."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cachelint.check.engine import lint_source
+
+HANDBOOK = "Follow the support handbook, cite its sections, and never promise refunds or credits. " * 120
+
+
+def lint(source: str, code: str, filename: str = "app.py") -> list:
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f for f in lint_source(source, filename) if f.code == code]
+
+
+def write(path: Path, source: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source).lstrip("\n"))
+    return path
+
+
+def row_of(source: str, needle: str, nth: int = 1) -> int:
+    """The line (1-based, as `lint` numbers them) of the nth line that holds `needle`."""
+    lines = [i for i, line in enumerate(textwrap.dedent(source).lstrip("\n").splitlines(), 1) if needle in line]
+    return lines[nth - 1]
+
+
+def lint_file(path: Path, code: str) -> list:
+    return [f for f in lint_source(path.read_text(), str(path)) if f.code == code]
+
+
+# --- CL501: an agent loop resends tools, system prompt and a growing history ----------------------------------
+
+WHILE_LOOP_AGENT = """
+    from anthropic import Anthropic
+
+    SYSTEM = "You operate a computer for the user. Take one action at a time."
+
+    def run(messages, tools, execute):
+        client = Anthropic()
+        while True:
+            response = client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM,
+                tools=tools, messages=messages,
+            )
+            messages.append({"role": "assistant", "content": response.content})
+            results = [{"type": "tool_result", "tool_use_id": b.id, "content": execute(b)}
+                       for b in response.content if b.type == "tool_use"]
+            if not results:
+                return response
+            messages.append({"role": "user", "content": results})
+"""
+
+RECURSIVE_AGENT = """
+    import anthropic
+    from registry import load_tools
+
+    class Assistant:
+        def __init__(self):
+            self.client = anthropic.Anthropic()
+            self.history = []
+            self.tools = load_tools()
+
+        def chat(self, text):
+            self.history.append({"role": "user", "content": text})
+            return self.complete()
+
+        def complete(self):
+            response = self.client.messages.create(model="claude-sonnet-4-5", max_tokens=2048,
+                                                   system="You are a coding assistant.",
+                                                   tools=self.tools, messages=self.history)
+            if response.stop_reason == "tool_use":
+                results = [self.run_tool(block) for block in response.content if block.type == "tool_use"]
+                self.history.append({"role": "assistant", "content": response.content})
+                self.history.append({"role": "user", "content": results})
+                return self.complete()
+            self.history.append({"role": "assistant", "content": response.content})
+            return response.content[0].text
+
+        def run_tool(self, block):
+            return {"type": "tool_result", "tool_use_id": block.id, "content": "done"}
+"""
+
+
+def test_agent_loop_without_a_breakpoint_is_reported_at_the_request():
+    found = lint(WHILE_LOOP_AGENT, "CL501")
+    assert [f.row for f in found] == [row_of(WHILE_LOOP_AGENT, "client.messages.create")]
+    assert found[0].confidence == "certain"
+    assert "agent loop" in found[0].message
+    assert f"`messages` appended on line {row_of(WHILE_LOOP_AGENT, 'messages.append')}" in found[0].message
+
+
+def test_recursive_agent_without_a_breakpoint_is_reported():
+    found = lint(RECURSIVE_AGENT, "CL501")
+    assert [f.row for f in found] == [row_of(RECURSIVE_AGENT, "messages.create")]
+    assert "`self.history` appended" in found[0].message and "calling itself" in found[0].message
+
+
+def test_agent_loop_with_a_top_level_breakpoint_is_quiet():
+    source = WHILE_LOOP_AGENT.replace("tools=tools, messages=messages,", "tools=tools, messages=messages, cache_control={'type': 'ephemeral'},")
+    assert lint(source, "CL501") == []
+
+
+def test_agent_loop_whose_breakpoints_a_helper_sets_is_quiet():
+    source = WHILE_LOOP_AGENT.replace("def run(", "def mark(messages):\n    messages[-1]['content'][-1]['cache_control'] = {'type': 'ephemeral'}\n\ndef run(")
+    assert lint(source, "CL501") == []
+
+
+def test_chat_loop_without_tools_is_quiet():
+    # a plain chat: no tool turns pile up, the first turns are short; nothing proves a prefix worth caching
+    source = WHILE_LOOP_AGENT.replace("tools=tools, ", "")
+    assert lint(source, "CL501") == []
+
+
+def test_batch_of_independent_requests_is_quiet():
+    source = """
+        from anthropic import Anthropic
+        client = Anthropic()
+        def label(items, tools):
+            out = []
+            for item in items:
+                messages = [{"role": "user", "content": item}]
+                out.append(client.messages.create(model="claude-sonnet-4-5", max_tokens=100, tools=tools, messages=messages))
+            return out
+    """
+    assert lint(source, "CL501") == []
+
+
+def test_openai_agent_loop_is_quiet():
+    source = """
+        from openai import OpenAI
+        client = OpenAI()
+        def run(messages, tools):
+            while True:
+                response = client.chat.completions.create(model="gpt-4o", tools=tools, messages=messages)
+                messages.append(response.choices[0].message)
+                if not response.choices[0].message.tool_calls:
+                    return response
+                messages.append({"role": "tool", "content": "ok", "tool_call_id": "1"})
+    """
+    assert lint(source, "CL501") == []
+
+
+# --- CL501: the long prompt is a constant of another module -----------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[tool.cachelint]\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_class_attribute_of_another_module_is_measured(tree):
+    write(tree / "app" / "__init__.py", "")
+    write(tree / "app" / "prompts.py", f"""
+        class SystemPrompts:
+            DEFAULT = {HANDBOOK!r}
+            SHORT = "Be brief."
+    """)
+    agent = write(tree / "app" / "agent.py", """
+        import anthropic
+        from .prompts import SystemPrompts
+
+        client = anthropic.Anthropic()
+
+        def ask(history, notes):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=500,
+                                          system=f"{SystemPrompts.DEFAULT}\\n\\nNotes: {notes}", messages=history)
+
+        def ask_short(history, notes):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=500,
+                                          system=f"{SystemPrompts.SHORT}\\n\\nNotes: {notes}", messages=history)
+    """)
+    found = lint_file(agent, "CL501")
+    assert [f.row for f in found] == [row_of(agent.read_text(), "messages.create")]
+    assert "at least" in found[0].message
+
+
+# --- CL501: a provider wrapper whose callers in other files pass the long prompt --------------------------------
+
+WRAPPER = """
+    import anthropic
+
+    class ClaudeLLM:
+        def __init__(self, model="claude-sonnet-4-5"):
+            self.client = anthropic.Anthropic()
+            self.model = model
+
+        def generate(self, messages, **kwargs):
+            system = ""
+            rest = []
+            for message in messages:
+                if message["role"] == "system":
+                    system = message["content"]
+                else:
+                    rest.append(message)
+            params = {"model": self.model, "max_tokens": 2000, "messages": rest, "system": system}
+            params.update(kwargs)
+            return self.client.messages.create(**params)
+"""
+
+
+def memory_service(prompt_name: str) -> str:
+    return f"""
+        from app.prompts import {prompt_name}
+
+        class Memory:
+            def __init__(self, llm):
+                self.llm = llm
+
+            def add(self, text, scoped):
+                system_prompt = {prompt_name}
+                if scoped:
+                    system_prompt += "\\nOnly keep facts about the agent."
+                return self.llm.generate(messages=[
+                    {{"role": "system", "content": system_prompt}},
+                    {{"role": "user", "content": text}},
+                ])
+    """
+
+
+def wrapper_tree(tree: Path, prompt_name: str) -> Path:
+    write(tree / "app" / "__init__.py", "")
+    write(tree / "app" / "prompts.py", f"EXTRACTION_PROMPT = {HANDBOOK!r}\nSHORT_PROMPT = 'Extract facts as JSON.'\n")
+    write(tree / "app" / "memory" / "__init__.py", "")
+    write(tree / "app" / "memory" / "main.py", memory_service(prompt_name))
+    write(tree / "app" / "llms" / "__init__.py", "")
+    return write(tree / "app" / "llms" / "claude.py", WRAPPER)
+
+
+def test_long_prompt_passed_by_callers_of_a_wrapper_is_reported(tree):
+    wrapper = wrapper_tree(tree, "EXTRACTION_PROMPT")
+    found = lint_file(wrapper, "CL501")
+    assert [f.row for f in found] == [row_of(WRAPPER, "messages.create")]
+    caller = row_of(memory_service("EXTRACTION_PROMPT"), "self.llm.generate")
+    assert f"app/memory/main.py:{caller}" in found[0].message and "callers" in found[0].message
+
+
+def test_short_prompt_passed_by_callers_of_a_wrapper_is_quiet(tree):
+    wrapper = wrapper_tree(tree, "SHORT_PROMPT")
+    assert lint_file(wrapper, "CL501") == []
+
+
+def test_wrapper_that_sets_a_breakpoint_is_quiet(tree):
+    wrapper = wrapper_tree(tree, "EXTRACTION_PROMPT")
+    wrapper.write_text(wrapper.read_text().replace('"system": system}', '"system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]}'))
+    assert lint_file(wrapper, "CL501") == []
+
+
+def test_wrapper_reported_from_the_command_line(tree):
+    wrapper_tree(tree, "EXTRACTION_PROMPT")
+    out = subprocess.run([sys.executable, "-m", "cachelint", "check", "app", "--no-cache", "--select", "CL501", "--output-format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    found = json.loads(out.stdout)
+    assert [(Path(f["filename"]).name, f["location"]["row"]) for f in found] == [("claude.py", row_of(WRAPPER, "messages.create"))]
+
+
+# --- CL502: the cached block holds all the call's own data -------------------------------------------------------
+
+ANALYZER = """
+    import anthropic
+    client = anthropic.Anthropic()
+
+    def analyze(code, output, note):
+        system_prompt = f\"\"\"You review code that was run in a sandbox.
+        Code:
+        {code}
+        Output:
+        {output}
+        Summarize what worked and what failed.\"\"\"
+        return client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=500,
+            system=[{"type": "text", "text": system_prompt, "cache_control": {"type": "ephemeral"}}],
+            messages=[{"role": "user", "content": f"Analyze this run.\\nCode:\\n{code}\\nOutput:\\n{output}"}],
+        )
+"""
+
+
+def test_cached_block_with_the_arguments_the_message_repeats_is_reported():
+    found = lint(ANALYZER, "CL502")
+    assert [f.row for f in found] == [row_of(ANALYZER, '"cache_control"')]
+    assert "only arguments the cached block holds too" in found[0].message
+
+
+def test_cached_block_followed_by_other_per_call_data_is_quiet():
+    # the same code is asked about with different notes: the cached block can be read again
+    source = ANALYZER.replace("Analyze this run.", "{note}")
+    assert "{note}" in source
+    assert lint(source, "CL502") == []
