@@ -7,16 +7,14 @@ sessions are the ones the proxy would have found.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cachelint.errors import CachelintError
-from cachelint.prompt.load import build_prompt, exchange_from_json
 from cachelint.prompt.model import Prompt
 from cachelint.record.store import Row, Store
+from cachelint.record.sessions import stored_prompt
 
 
 @dataclass(slots=True)
@@ -65,13 +63,10 @@ def _rows(path: Path, session: str | None) -> list[Row]:
 
 
 def _prompt(row: Row) -> Prompt | None:
-    if row.request_body is None or not row.provider:
+    if not row.provider:
         return None
-    try:
-        body: Any = json.loads(row.request_body)
-        return build_prompt(exchange_from_json({"request": {"url": row.url, "headers": row.request_headers, "body": body}}))
-    except (ValueError, CachelintError):
-        return None
+    rebuilt = stored_prompt(row)  # the same rebuild the recorder uses to resume a stored conversation
+    return rebuilt[0] if rebuilt is not None else None
 
 
 def load(source: str | Path, session: str | None = None) -> list[Recorded]:
