@@ -125,7 +125,7 @@ def turn(history):
     without_sites = True
 
     def check(self, analysis):
-        from cachelint.check.history import rerendered_instructions, rerendered_past_messages, rewrites
+        from cachelint.check.history import rerendered_instructions, rerendered_past_messages, rewrites, small_budget_summaries
 
         for found in rerendered_instructions(analysis.ctx):
             yield Report(found.node, f"{found.what}; when an update changes the rendered text, the leading system message changes and "
@@ -135,6 +135,9 @@ def turn(history):
             yield Report(found.node, f"{found.what}; whenever that state changes, earlier turns change content and the whole history "
                          "after the first of them is prefilled again: keep each message as it was sent (store the state with the "
                          "message it came with)", confidence="likely")
+        for found in small_budget_summaries(analysis.ctx):
+            yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
+                         "prefix is read from cache for many turns", confidence="likely")
         for found in rewrites(analysis.ctx):
             yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
                          "next request, so every request after a cut prefills the whole history again: keep history append-only, or "

@@ -239,3 +239,84 @@ def test_reading_the_latest_steps_for_a_check_is_quiet():
             print("\\n".join(step.describe() for step in steps_history[-5:]))
     """
     assert rows(source) == []
+
+
+# --- compaction by summary at a small budget ----------------------------------------------------------------
+
+SUMMARY = """
+    from typing import Any
+
+
+    class HistorySummary:
+        def __init__(self, llm, max_tokens=1024):
+            self.llm = llm
+            self.max_tokens = max_tokens
+
+        def too_big(self, messages: list[dict[str, Any]]) -> bool:
+            return sum(len(m["content"]) // 4 for m in messages) > self.max_tokens
+
+        def summarize(self, messages):
+            text = self.llm.complete("Summarize this conversation:\\n" + "\\n".join(m["content"] for m in messages))
+            return [{"role": "user", "content": text}, {"role": "assistant", "content": "Ok."}]
+"""
+
+CODER = """
+    from summary import HistorySummary
+    from settings import Model
+
+
+    class Coder:
+        def __init__(self, llm, name, info):
+            self.model = Model(name, info)
+            self.done_messages = []
+            self.summarizer = HistorySummary(llm, {budget})
+            self.summary = None
+
+        def start_summary(self):
+            if self.summarizer.too_big(self.done_messages):
+                self.summary = self.summarizer.summarize(list(self.done_messages))
+
+        def end_summary(self):
+            if self.summary is not None:
+                self.done_messages = self.summary
+                self.summary = None
+"""
+
+MODEL = """
+    class Model:
+        def __init__(self, name, info):
+            self.name = name
+            self.history_tokens = 1024
+            window = info.get("max_input_tokens") or 0
+            self.history_tokens = min(max(window // 16, 1024), {cap})
+"""
+
+
+def summary_findings(tmp_path, budget: str, cap: str = "8192"):
+    (tmp_path / "summary.py").write_text(textwrap.dedent(SUMMARY).lstrip())
+    (tmp_path / "settings.py").write_text(textwrap.dedent(MODEL.replace("{cap}", cap)).lstrip())
+    app = tmp_path / "coder.py"
+    app.write_text(textwrap.dedent(CODER.replace("{budget}", budget)).lstrip())
+    return [f for f in lint_source(app.read_text(), str(app)) if f.code == "CL301"]
+
+
+def test_summary_at_the_summarizer_default_budget(tmp_path):
+    found = summary_findings(tmp_path, "")
+    assert [f.row for f in found] == [18]  # where the history is replaced, not where the summary is kept
+    assert "at most 1024 tokens" in found[0].message and found[0].confidence == "likely"
+
+
+def test_summary_at_a_model_budget_bounded_in_another_module(tmp_path):
+    found = summary_findings(tmp_path, "max_tokens=self.model.history_tokens")
+    assert [f.row for f in found] == [18]
+    assert "at most 8192 tokens" in found[0].message
+
+
+def test_summary_near_the_context_window_is_quiet(tmp_path):
+    # compaction rarely and in one large step is what the rule recommends
+    assert summary_findings(tmp_path, "max_tokens=self.model.history_tokens", cap="150_000") == []
+    assert summary_findings(tmp_path, "160_000") == []
+
+
+def test_summary_at_a_budget_the_code_does_not_bound_is_quiet(tmp_path):
+    assert summary_findings(tmp_path, "int(self.model.context_window * 0.8)") == []

@@ -34,7 +34,8 @@ TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
 QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
-                   r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*=")
+                   r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
+                   r"|(?:messages|history)\s*=\s*self\.\w*summar")  # self.done_messages = self.summarizer.summarize(...)
 
 
 @dataclass(slots=True)
@@ -806,6 +807,131 @@ def _in_message_content(ctx: ModuleContext, loop: cst.For, node: cst.CSTNode) ->
                     and use.value.value == name:
                 return True
     return False
+
+
+# --- compaction at a small budget: a summary that fires every few turns --------------------------------------
+
+# A history summarized once it passes this many tokens, or fewer, is summarized every few turns: an agent or coding
+# chat adds one to a few thousand tokens a turn (file contents, tool output), so a budget of a few thousand tokens is
+# crossed again a few turns after each summary, far below any current model's context window (128k tokens and up),
+# where compaction belongs. Each summary rewrites the cached history and everything after it.
+SMALL_SUMMARY_BUDGET = 16_384
+BUDGET_PARAM = re.compile(r"max_tokens|token_limit|tokens_limit|max_history_tokens|threshold|budget|limit", re.I)
+
+
+def small_budget_summaries(ctx: ModuleContext) -> Iterator[Rerender]:
+    """`self.done_messages = self.summarizer.summarize(self.done_messages)` (or through an attribute the summary was
+    kept in) where the summarizer is built by a class of the tree whose token budget is bounded by a few thousand
+    tokens: the budget is the constructor's argument (or its default), bounded through literals, `min(...)` /
+    `max(...)` and the attribute's assignments in this module and the tree modules it imports. A budget that is
+    unknown or large (near the context window) is compaction done right and stays quiet. A summary kept in an
+    attribute first and moved into the history later is reported where it replaces the history."""
+    found: list[tuple[cst.Assign, Rerender]] = []
+    for assign in ctx.nodes(cst.Assign):
+        target = assign.targets[0].target
+        if len(assign.targets) != 1 or not isinstance(target, cst.Attribute) or not HISTORY_NAME.search(target.attr.value):
+            continue
+        cls = ctx.enclosing(assign, (cst.ClassDef,))
+        if not isinstance(cls, cst.ClassDef):
+            continue
+        summary = _summary_call(ctx, cls, assign.value)
+        if summary is None or not isinstance(summary.func, cst.Attribute):
+            continue
+        budget = _summarizer_budget(ctx, cls, summary.func.value)
+        if budget is None:
+            continue
+        code, bound = budget
+        found.append((assign, Rerender(assign, f"replaces the history `{ctx.code(target)}` with a summary whenever it passes `{code}` tokens, at most "
+                       f"{bound} tokens where the code sets it: a budget that small is crossed again every few turns, and each summary rewrites the cached history "
+                       "and everything after it")))
+    moved = {ctx.code(assign.value) for assign, _ in found}
+    for assign, rerender in found:
+        if ctx.code(assign.targets[0].target) not in moved:
+            yield rerender
+
+
+def _summary_call(ctx: ModuleContext, cls: cst.ClassDef, value: cst.BaseExpression) -> cst.Call | None:
+    """The summarizer's call whose result `value` is: the call itself, or `self.x` assigned from it in the class."""
+    if isinstance(value, cst.Call) and COMPACTION.search(_last_name(value.func) or ""):
+        return value
+    if isinstance(value, cst.Attribute) and ctx.code(value.value) == "self":
+        for assign in ctx.nodes(cst.Assign):
+            if ctx.contains(cls, assign) and any(ctx.code(t.target) == ctx.code(value) for t in assign.targets) \
+                    and isinstance(assign.value, cst.Call) and COMPACTION.search(_last_name(assign.value.func) or ""):
+                return assign.value
+    return None
+
+
+def _summarizer_budget(ctx: ModuleContext, cls: cst.ClassDef, receiver: cst.BaseExpression) -> tuple[str, int] | None:
+    """(the budget's code, its upper bound) of the summarizer `self.summarizer`, when it is small."""
+    if ctx.code(receiver).split(".")[0] != "self":
+        return None
+    for assign in ctx.nodes(cst.Assign):
+        if not ctx.contains(cls, assign) or not any(ctx.code(t.target) == ctx.code(receiver) for t in assign.targets):
+            continue
+        for build in [assign.value, *descendants(assign.value)]:
+            if isinstance(build, cst.Call) and isinstance(build.func, cst.Name) and build.func.value[:1].isupper():
+                found = _method_of(ctx, build.func.value, "__init__", 2)
+                if found is None:
+                    continue
+                other, init = found
+                params = [p for p in init.params.params if p.name.value not in ("self", "cls")]
+                for index, param in enumerate(params):
+                    if not BUDGET_PARAM.search(param.name.value):
+                        continue
+                    arg = next((a.value for a in build.args if a.keyword is not None and a.keyword.value == param.name.value), None)
+                    if arg is None and index < len(build.args) and build.args[index].keyword is None and not build.args[index].star:
+                        arg = build.args[index].value
+                    where, expr = (ctx, arg) if arg is not None else (other, param.default)
+                    bound = _upper_bound(where, expr, 0) if expr is not None else None
+                    if bound is not None and bound <= SMALL_SUMMARY_BUDGET:
+                        return where.code(expr), bound
+    return None
+
+
+def _upper_bound(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> int | None:
+    """The largest value `expr` can take, where the code bounds it: an integer, `min(x, 8192)`, `max(a, b)` of bounded
+    values, or an attribute whose every assignment (here and in the tree modules this one imports) is bounded."""
+    if depth > 3:
+        return None
+    value = _int(expr)
+    if value is not None:
+        return value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("min", "max", "int") and expr.args:
+        bounds = [_upper_bound(ctx, a.value, depth + 1) for a in expr.args]
+        if expr.func.value == "min":
+            known = [b for b in bounds if b is not None]
+            return min(known) if known else None
+        return max(bounds) if None not in bounds else None  # type: ignore[type-var]
+    if isinstance(expr, cst.Attribute):
+        return _attribute_bound(ctx, expr.attr.value, depth)
+    return None
+
+
+def _attribute_bound(ctx: ModuleContext, attr: str, depth: int) -> int | None:
+    """The largest value assigned to `<obj>.attr` in this module and in the tree modules it imports that mention it."""
+    from pathlib import Path
+
+    from cachelint.check.project import dependencies, module_context
+
+    bounds: list[int | None] = []
+    modules = [ctx]
+    for path in dependencies(ctx.source, ctx.filename)[:32]:
+        try:
+            if attr not in Path(path).read_text(encoding="utf-8", errors="replace"):
+                continue
+        except OSError:
+            continue
+        other = module_context(path)
+        if other is not None:
+            modules.append(other)
+    for module in modules:
+        for assign in module.nodes(cst.Assign):
+            if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == attr for t in assign.targets):
+                bounds.append(_upper_bound(module, assign.value, depth + 1))
+    if not bounds or None in bounds:
+        return None
+    return max(b for b in bounds if b is not None)
 
 
 # --- a model chosen anew for each request of one conversation (CL401) --------------------------------------
