@@ -95,10 +95,8 @@ def identical(before, after, brk) -> bool:
 
 def _load(name: str, tokenizer: str | None):
     """One side of the diff: a file, or standard input for `-`."""
-    import json
-
     from cachelint.prompt import LoadedRequest, build_prompt, exchange_from_json
-    from cachelint.prompt.load import read_json
+    from cachelint.prompt.load import parse_json, read_json
     from cachelint.prompt.usage import from_response_body
 
     if name == "-":
@@ -107,11 +105,10 @@ def _load(name: str, tokenizer: str | None):
         if not text.strip():
             raise CachelintError("standard input (-) is empty: pipe a request body or a recorded exchange into it")
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CachelintError(_jsonl_hint(source, text, "cachelint import FILE") or f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        except (ValueError, RecursionError) as exc:
-            raise CachelintError(f"{source}: cannot read this JSON: {exc}") from None
+            data = parse_json(text, source)
+        except CachelintError as exc:
+            hint = _jsonl_hint(source, text, "cachelint import FILE") if "invalid JSON" in str(exc) else None
+            raise CachelintError(hint or str(exc)) from None
     else:
         source = name
         try:

@@ -90,12 +90,17 @@ def read_json(path: str | Path) -> Any:
         raise CachelintError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise CachelintError(f"{path}: {exc.strerror}") from None
+    return parse_json(text, str(path))
+
+
+def parse_json(text: str, source: str) -> Any:
+    """JSON text from `source` (a path, "standard input"), or one line saying where it is invalid."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CachelintError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise CachelintError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:
-        raise CachelintError(f"{path}: cannot read this JSON: {exc}") from None
+        raise CachelintError(f"{source}: cannot read this JSON: {exc}") from None
 
 
 def detect_provider(body: dict[str, Any], path: str | None = None) -> Provider:
