@@ -62,13 +62,30 @@ def ask(messages):
 """, line=7),
     ]
 
+    without_sites = True  # a message a serializer marks cacheable is built where no request is in sight
+
     def check(self, analysis):
         yield from _one_shot_with_arguments_cached(analysis)
+        yield from _flagged_per_step_messages(analysis)
         for site, fact in analysis.facts({"volatile", "counter"}):
             if fact.landing.cache_block is None or not fact.severe:
                 continue
             yield Report.at(site, fact.landing.cache_block, f"this {fact.landing.words} block of {analysis.describe_site(site)} carries a cache breakpoint "
                          f"but contains `{fact.label}`, which changes every request: each request writes a new entry and none is read")
+
+
+def _flagged_per_step_messages(analysis):
+    """A framework's message marked `cache=True` (its serializer writes the breakpoint) whose text holds the
+    step counter: every step's message differs inside the cached block."""
+    from cachelint.check.static_prefix import flagged_messages
+
+    ctx = analysis.ctx
+    for flagged in flagged_messages(ctx):
+        row = ctx.span(flagged.counter).row
+        yield Report(flagged.call, f"this message is marked cache=True, which the tree's serializer turns into a cache_control breakpoint, "
+                     f"but its text holds `{ctx.code(flagged.counter)}` (line {row}), a step counter: the cached block differs every "
+                     "step, so each step writes a cache entry that no later step reads; keep per-step state after the breakpoint "
+                     "(or do not mark this message)", confidence="likely")
 
 
 def _one_shot_with_arguments_cached(analysis):

@@ -299,3 +299,60 @@ def test_cached_block_followed_by_other_per_call_data_is_quiet():
     source = ANALYZER.replace("Analyze this run.", "{note}")
     assert "{note}" in source
     assert lint(source, "CL502") == []
+
+
+# --- CL502: a message the tree's serializer turns into a breakpoint holds the step counter ----------------------
+
+STATE_PROMPT = """
+    from app.messages import UserMessage, ContentText, ContentImage
+
+
+    class StepPrompt:
+        def __init__(self, task, page_text, step_info, screenshot=None):
+            self.task = task
+            self.page_text = page_text
+            self.step_info = step_info
+            self.screenshot = screenshot
+
+        def _step_line(self):
+            return f"Step {self.step_info.step_number + 1} of {self.step_info.max_steps}"
+
+        def message(self):
+            text = f"<task>{self.task}</task>\\n<page>{self.page_text}</page>\\n"
+            text += self._step_line()
+            if self.screenshot:
+                return UserMessage(content=[ContentText(text=text), ContentImage(url=self.screenshot)], cache=True)
+            return UserMessage(content=text, cache=True)
+
+        def task_message(self):
+            return UserMessage(content=f"<task>{self.task}</task>", cache=True)
+"""
+
+SERIALIZER = """
+    def serialize(message):
+        block = {"type": "text", "text": message.content}
+        if message.cache:
+            block["cache_control"] = {"type": "ephemeral"}
+        return {"role": "user", "content": [block]}
+"""
+
+
+def flagged_tree(tree: Path, serializer: bool = True) -> Path:
+    write(tree / "app" / "__init__.py", "")
+    write(tree / "app" / "messages.py", "class UserMessage:\n    def __init__(self, content, cache=False):\n        self.content, self.cache = content, cache\n")
+    if serializer:
+        write(tree / "app" / "serializer.py", SERIALIZER)
+    return write(tree / "app" / "prompts.py", STATE_PROMPT)
+
+
+def test_flagged_message_with_a_step_counter_is_reported(tree):
+    prompts = flagged_tree(tree)
+    found = lint_file(prompts, "CL502")
+    assert [f.row for f in found] == [row_of(STATE_PROMPT, "UserMessage(content=text, cache=True)")]
+    assert found[0].confidence == "likely"
+    assert "self.step_info.step_number" in found[0].message
+
+
+def test_flagged_message_without_a_serializer_in_the_tree_is_quiet(tree):
+    # `cache=True` may mean anything (a local response cache) where no module turns it into cache_control
+    assert lint_file(flagged_tree(tree, serializer=False), "CL502") == []

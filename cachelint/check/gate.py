@@ -27,6 +27,9 @@ RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
 CONVERSATION_SWITCH = re.compile(r"""\b_?(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|model|chat_model|llm_client|agent_llm)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])""")
 
+# a framework's message that its serializer marks with cache_control (CL502): UserMessage(content=..., cache=True)
+CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
+
 
 def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     """Whether the module imports an LLM SDK, calls a completion method by its shape, builds a system message
@@ -42,6 +45,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     """Whether a module with no request in sight may still hold prompt-shaped data a rule judges on its own
     (a history class that cuts its messages, tools merged from servers, a model router)."""
     if codes & {"CL401", "CL402"} and CONVERSATION_SWITCH.search(source):
+        return True
+    if "CL502" in codes and CACHE_FLAG.search(source):
         return True
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (
         bool(codes & {"CL102", "CL103"}) and RENDERED_MESSAGE.search(source) is not None and RENDERED_HAZARD.search(source) is not None)

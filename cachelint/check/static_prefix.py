@@ -332,3 +332,113 @@ def _tree_files(root: str) -> list[str]:
                     return files
     _TREE_FILES[root] = files
     return files
+
+
+# --- a message that a serializer turns into a breakpoint ------------------------------------------------------
+
+# a step or turn counter by its name (`self.step_info.step_number + 1`, `f"Iteration {iteration}"`): plural
+# names (`steps`: a list) and limits (`max_steps`) are no counter
+STEP_COUNTER = re.compile(r"^(?:step|step_number|step_num|step_no|step_index|step_idx|step_count|current_step|n_step|iteration|iteration_count|"
+                          r"current_iteration|iteration_number|turn_number|turn_count|current_turn|round_number|current_round)$")
+_SERIALIZERS: dict[str, bool] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class FlaggedMessage:
+    call: cst.Call  # UserMessage(content=..., cache=True)
+    counter: cst.CSTNode  # the step counter its text holds
+
+
+def flagged_messages(ctx: ModuleContext) -> list[FlaggedMessage]:
+    """Messages of a framework's own message classes marked `cache=True` (a serializer of the tree turns the flag
+    into a `cache_control` breakpoint) whose text holds a step counter: the cached block changes every step.
+    Only a text content is judged: on a list of parts, where the serializer puts the breakpoint is not known."""
+    found = []
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        if not name.endswith("Message") or not any(a.keyword is not None and a.keyword.value == "cache" and isinstance(a.value, cst.Name)
+                                                    and a.value.value == "True" for a in call.args):
+            continue
+        content = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "content"), None)
+        if content is None and call.args and call.args[0].keyword is None:
+            content = call.args[0].value
+        if content is None or not _text_valued(ctx, content):
+            continue
+        counter = step_counter(ctx, content)
+        if counter is not None and serializer_marks_cache(ctx.filename):
+            found.append(FlaggedMessage(call, counter))
+    return found
+
+
+def _text_valued(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp)):
+        return False
+    if isinstance(expr, cst.Name):
+        values = [v for _, v in ctx.assigned_values(expr)]
+        return bool(values) and all(v is not None and not isinstance(v, (cst.List, cst.Tuple, cst.ListComp)) for v in values)
+    return isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.BinaryOperation, cst.Call))
+
+
+def step_counter(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int = 0, seen: set[int] | None = None) -> cst.CSTNode | None:
+    """A step counter (by its name) that the text of `expr` is built from: followed through names (their
+    assignments and `+=`), f-strings, `+`, the functions of this module it calls and their returns."""
+    seen = set() if seen is None else seen
+    if expr is None or depth > MAX_DEPTH or id(expr) in seen or len(seen) > 400:
+        return None
+    seen.add(id(expr))
+    d = depth + 1
+    if isinstance(expr, cst.Attribute):
+        if STEP_COUNTER.match(expr.attr.value):
+            return expr
+        return step_counter(ctx, expr.value, d, seen) if isinstance(expr.value, cst.Call) else None
+    if isinstance(expr, cst.Name):
+        if STEP_COUNTER.match(expr.value):
+            return expr
+        for _, value in ctx.assigned_values(expr):
+            found = step_counter(ctx, value, d, seen)
+            if found is not None:
+                return found
+        return None
+    if isinstance(expr, cst.FormattedString):
+        parts = [p.expression for p in expr.parts if isinstance(p, cst.FormattedStringExpression)]
+    elif isinstance(expr, (cst.BinaryOperation, cst.ConcatenatedString)):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, cst.IfExp):
+        parts = [expr.body, expr.orelse]
+    elif isinstance(expr, cst.Call):
+        parts = [a.value for a in expr.args]
+        if isinstance(expr.func, cst.Attribute) and not (isinstance(expr.func.value, cst.Name) and expr.func.value.value in ("self", "cls")):
+            parts.append(expr.func.value)  # text.strip(): the text
+        for function in ctx.called_functions(expr):
+            parts += ctx.returns_of(function)
+    else:
+        return None
+    for part in parts:
+        found = step_counter(ctx, part, d, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def serializer_marks_cache(filename: str) -> bool:
+    """Whether a module of the tree reads a message's `.cache` flag where it writes `cache_control` (a
+    serializer for Anthropic): searched once per tree, by text."""
+    root = _tree_root(filename)
+    cached = _SERIALIZERS.get(root)
+    if cached is not None:
+        return cached
+    flag = re.compile(r"\.cache\b(?!_)")
+    found = False
+    for path in _tree_files(root):
+        try:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                continue
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "cache_control" in text and flag.search(text):
+            found = True
+            break
+    _SERIALIZERS[root] = found
+    return found
