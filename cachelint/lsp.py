@@ -26,7 +26,6 @@ import re
 import sys
 import threading
 import time
-import tomllib
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
@@ -35,7 +34,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cachelint import __version__
-from cachelint.check.config import Config, find_config_file, load_config
+from cachelint.check.config import Config, load_config
 from cachelint.check.engine import lint_source
 from cachelint.check.finding import Edit, Finding
 from cachelint.check.registry import rule
@@ -117,31 +116,6 @@ def path_of(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(parsed.path or "untitled.py")
 
 
-def table_of(config_file: Path) -> dict[str, Any]:
-    """The cachelint table of a configuration file ({} when it has none or cannot be read)."""
-    try:
-        data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    table = data.get("tool", {}).get("cachelint") if config_file.name == "pyproject.toml" else data
-    return table if isinstance(table, dict) else {}
-
-
-def load_lint_config(start: Path) -> Config:
-    """The linter's configuration for files under `start` (its `store` key is the editor's: see configured_store)."""
-    return load_config(start)
-
-
-def configured_store(start: Path) -> Path | None:
-    """`store = ...` of the nearest configuration file, relative to that file's folder."""
-    found = find_config_file(start)
-    value = table_of(found).get("store") if found else None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    path = Path(os.path.expanduser(value.strip()))
-    return path if path.is_absolute() else found.parent / path  # type: ignore[union-attr]
-
-
 def store_from_settings(settings: Any) -> str | None:
     """The store named in initialization options or workspace settings: `{"store": ...}` or
     `{"cachelint": {"store": ...}}`."""
@@ -168,7 +142,7 @@ class CachelintServer(LanguageServer):
         config = self.configs.get(start)
         if config is None:
             try:
-                config = load_lint_config(start)
+                config = load_config(start)
             except CachelintError as exc:
                 self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"cachelint: {exc}"))
                 config = Config(root=start)
@@ -184,8 +158,11 @@ class CachelintServer(LanguageServer):
             root = self.root_for(path)
             store = Path(os.path.expanduser(self.store_setting.replace("${workspaceFolder}", str(root))))
             return store if store.is_absolute() else root / store
-        start = path.parent if path.parent.exists() else Path.cwd()
-        return configured_store(start)
+        config = self.config_for(path)  # `store = ...` of the nearest configuration file, relative to its folder
+        if not config.store:
+            return None
+        store = Path(os.path.expanduser(config.store))
+        return store if store.is_absolute() else config.root / store
 
     def observations(self, path: Path) -> Any:
         """What the store recorded about this workspace (None without a store), read again when it changed."""
