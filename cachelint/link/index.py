@@ -111,9 +111,11 @@ def python_files(root: Path) -> list[Path]:
     return [Path(p) for p in discover([root], Config(root=root))][:MAX_FILES]
 
 
-def build_index(root: Path) -> TreeIndex:
+def build_index(root: Path, python: list[Path] | None = None, texts: list[Path] | None = None) -> TreeIndex:
+    """The index of ROOT's prompt-building code and text files; `python` / `texts`: the files, when the caller
+    has walked the tree already (python_files, text_files)."""
     index = TreeIndex(root=root)
-    for path in python_files(root):
+    for path in python if python is not None else python_files(root):
         try:
             if os.path.getsize(path) > MAX_FILE_BYTES:
                 index.skipped += 1
@@ -125,7 +127,7 @@ def build_index(root: Path) -> TreeIndex:
             continue
         index.files.append(path)
         _Collector(path, source, index, module_constants(tree)).visit(tree)
-    for path in text_files(root):
+    for path in texts if texts is not None else text_files(root):
         template = text_template(path)
         if template is None:
             index.skipped += 1

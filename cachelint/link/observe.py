@@ -160,8 +160,9 @@ def tree_of(root: Path) -> tuple[TreeIndex, list[Any]]:
     from cachelint.link.index import python_files, text_files
 
     key = os.path.abspath(root)
+    python, texts = python_files(root), text_files(root)  # every file the index reads, walked once
     stamp: list[Any] = []
-    for path in [*python_files(root), *text_files(root)]:  # every file the index reads
+    for path in [*python, *texts]:
         try:
             st = os.stat(path)
         except OSError:
@@ -170,7 +171,7 @@ def tree_of(root: Path) -> tuple[TreeIndex, list[Any]]:
     kept = _TREES.get(key)
     if kept is not None and kept[0] == tuple(stamp):
         return kept[1], kept[2]
-    index, findings = build_index(root), static_findings(root, processes=1)
+    index, findings = build_index(root, python, texts), static_findings(root, processes=1)
     _TREES[key] = (tuple(stamp), index, findings)
     return index, findings
 
