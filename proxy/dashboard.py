@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -155,12 +155,6 @@ class Dashboard:
 
     def summary(self, db: str) -> list[str]:
         return summary_lines(self.totals, db, self.breaks)
-
-    def render(self, width: int | None = None) -> RenderableType:
-        with self._lock:
-            lines = list(self.log)
-        log = Text("\n").join(lines) if lines else Text("(no requests yet)", style="dim")
-        return Group(session_table(self.totals, self.listen, width), Text("latest requests", style="bold"), log, Text(QUIT_HINT, style="dim"))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Rendered at the terminal's width on every refresh (pass the Dashboard itself to rich Live); the log's

@@ -47,7 +47,7 @@ def screen(renderable, width: int = 220, **console) -> str:
 
 def test_table_has_a_totals_row_and_dollars(recorded):
     recorder, dashboard, rows = recorded
-    text = screen(dashboard.render())
+    text = screen(dashboard)
     t = recorder.totals["demo-session"]
     assert "total (1 session)" in text
     total_line = next(line for line in text.splitlines() if "total (1 session)" in line)
@@ -58,7 +58,7 @@ def test_table_has_a_totals_row_and_dollars(recorded):
 
 def test_the_log_scrolls_and_names_each_break(recorded):
     _, dashboard, rows = recorded
-    text = screen(dashboard.render())
+    text = screen(dashboard)
     log = text[text.index("latest requests"):]
     assert "#1 " not in log and "#2 " not in log  # 6 requests, 4 lines: the oldest scrolled away
     assert all(f"demo-session #{n} " in log for n in (3, 4, 5, 6))
@@ -79,11 +79,11 @@ def test_colour_and_no_color(recorded, monkeypatch):
     _, dashboard, _ = recorded
     monkeypatch.delenv("NO_COLOR", raising=False)
     coloured = io.StringIO()
-    Console(file=coloured, force_terminal=True, color_system="truecolor", width=220).print(dashboard.render())
+    Console(file=coloured, force_terminal=True, color_system="truecolor", width=220).print(dashboard)
     assert ANSI_COLOUR.search(coloured.getvalue())  # the break and the hit rate are coloured
     monkeypatch.setenv("NO_COLOR", "1")
     plain = io.StringIO()
-    Console(file=plain, force_terminal=True, color_system="truecolor", width=220).print(dashboard.render())
+    Console(file=plain, force_terminal=True, color_system="truecolor", width=220).print(dashboard)
     assert not ANSI_COLOUR.search(plain.getvalue()) and "BREAK system_changed" in plain.getvalue()
 
 
@@ -96,7 +96,7 @@ def test_text_off_the_wire_is_printed_as_text():
               brk={"cause": "[blink]x", "detail": "y", "location": {"pointer": "/a"}})
     dashboard.on_row(row)
     raw = io.StringIO()
-    Console(file=raw, force_terminal=True, color_system="truecolor", width=300).print(dashboard.render())
+    Console(file=raw, force_terminal=True, color_system="truecolor", width=300).print(dashboard)
     out = raw.getvalue()
     assert "[bold red]pwned[/]" in out and "[blink]x" in out and "boom?[0m[red]" in out  # markup printed, not applied
     assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\u202e" not in out  # no escape sequence from the wire
@@ -131,7 +131,7 @@ def test_quit_key_is_off_without_a_terminal():
 
 def test_many_sessions_show_the_latest_and_count_all():
     totals = {f"s{i}": Totals(requests=1, prompt_tokens=100, cache_read_tokens=50, model="gpt-4o") for i in range(30)}
-    text = screen(Dashboard(totals, "x").render())
+    text = screen(Dashboard(totals, "x"))
     assert "s29" in text and "s0 " not in text and "total (30 sessions)" in text and "the 20 latest of 30 sessions" in text
     total_line = next(line for line in text.splitlines() if "total (30 sessions)" in line)
     assert " 30 " in total_line and "1,500" in total_line and "50%" in total_line
@@ -242,7 +242,7 @@ def test_unpriced_money_is_never_shown_as_zero_and_agreements_are_summed():
 
     totals = {"a": Totals(requests=2, prompt_tokens=100, model="mystery", unpriced=2, agreements={"agree": 1}),
               "b": Totals(requests=2, prompt_tokens=100, cost=0.5, model="gpt-4o", unpriced=1, agreements={"agree": 2, "provider-only": 1})}
-    text = screen(Dashboard(totals, "x").render())
+    text = screen(Dashboard(totals, "x"))
     row_a = next(line for line in text.splitlines() if line.startswith("│ a "))
     row_b = next(line for line in text.splitlines() if line.startswith("│ b "))
     assert "unknown" in row_a and "$0.0000" not in row_a
