@@ -162,7 +162,7 @@ def _anthropic_session(rows: list[Any], table: pricing.PriceTable | None) -> dic
             continue
         price = price.band(row.prompt_tokens or 0)
         extra += kept * (price.cache_write_1h - price.cache_write_5m) / pricing.MTOK
-        saved += tokens * (price.cache_write_5m - price.cache_read) / pricing.MTOK
+        saved += pricing.wasted_prefill_usd(tokens, row.model, table, prompt_tokens=row.prompt_tokens or 0) or 0.0
     return {
         "option": "anthropic_1h_ttl",
         "requests": len(rows),
@@ -185,11 +185,11 @@ def _openai_session(rows: list[Any], table: pricing.PriceTable | None) -> dict[s
         tokens = _rescued_tokens(row, OPENAI_EXTENDED_SECONDS)
         rescued += tokens
         expired += 1 if tokens else 0
-        price = pricing.lookup(row.model, table)
-        if price is None:
+        cost = pricing.wasted_prefill_usd(tokens, row.model, table, prompt_tokens=row.prompt_tokens or 0)
+        if cost is None:
             priced = priced and not tokens
             continue
-        saved += tokens * (price.cache_write_5m - price.cache_read) / pricing.MTOK
+        saved += cost
     return {
         "option": "openai_extended_retention",
         "requests": len(rows),
