@@ -16,7 +16,8 @@ class PerRequestDataInSystemPrompt(Rule):
     code = "CL104"
     what = """
 Finds per-user or per-request data (a parameter of the function that makes the request) placed in the
-system prompt or instructions *ahead of* the static instructions.
+system prompt or instructions *ahead of* the static instructions. A system prompt given as a list of content
+blocks is judged by its first block's text.
 """
     why = """
 The static instructions are the part every user shares. Put a user's name in front of them and no two users
@@ -67,6 +68,15 @@ RULES = "You are the support assistant of Acme Corp. Answer politely, cite the m
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"{RULES}\\nThe user is {user_name}.", messages=[{"role": "user", "content": question}])
 """),
+        # the system prompt as a list of content blocks, the first one cached
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+def edit(file_text, request):
+    prompt = f"File:\\n{file_text}\\nYou are an expert editor. Return SEARCH/REPLACE blocks only, keep indentation, change nothing else, explain nothing."
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}],
+        messages=[{"role": "user", "content": request}])
+""", line=5, message="file_text"),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()
@@ -123,7 +133,7 @@ def _move_to_end(ctx, expr, index: int):
 def _system_texts(ctx, site):
     """(argument, expression) for the system prompt: system=, instructions=, or a leading system message."""
     for arg in ("system", "instructions"):
-        yield arg, _resolve_once(ctx, site.arg(arg))
+        yield arg, _first_block_text(ctx, _resolve_once(ctx, site.arg(arg)))
     for arg in ("messages", "input"):
         messages = _resolve_once(ctx, site.arg(arg))
         if isinstance(messages, cst.BinaryOperation):
@@ -134,6 +144,18 @@ def _system_texts(ctx, site):
                 fields = {string_value(e.key): e.value for e in first.elements if isinstance(e, cst.DictElement)}
                 if string_value(fields.get("role")) in ("system", "developer"):
                     yield "system", _resolve_once(ctx, fields.get("content"))
+
+
+def _first_block_text(ctx, expr):
+    """The text of the first block when the system prompt is a list of content blocks
+    (`system=[{"type": "text", "text": prompt, "cache_control": ...}]`): what every request starts with."""
+    if isinstance(expr, cst.List) and expr.elements:
+        block = _resolve_once(ctx, expr.elements[0].value)
+        if isinstance(block, cst.Dict):
+            fields = {string_value(e.key): e.value for e in block.elements if isinstance(e, cst.DictElement)}
+            if "text" in fields:
+                return _resolve_once(ctx, fields["text"])
+    return expr
 
 
 def _resolve_once(ctx, expr):
