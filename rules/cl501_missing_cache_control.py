@@ -6,7 +6,7 @@ import libcst as cst
 
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.breakpoints import leading_static_text, markers, static_text
-from cachelint.check.static_prefix import callers_system_text, history_growth, leading_text, mentions_caching
+from cachelint.check.static_prefix import callers_system_text, conversation_object, history_growth, leading_text, mentions_caching
 from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.tokens import counter_for
 
@@ -100,7 +100,7 @@ def ask(messages):
                 continue
             report = _long_static_prefix(analysis, site)
             if report is None and not quiet:
-                report = _agent_loop(analysis, site) or _prompt_from_callers(analysis, site)
+                report = _agent_loop(analysis, site) or _prompt_from_callers(analysis, site) or _conversation_object(analysis, site)
             if report is not None:
                 yield report
 
@@ -164,6 +164,17 @@ def _prompt_from_callers(analysis, site):
     return Report.at(site, site.node, f"the system prompt comes from the callers, and {best.where} passes one of at least {tokens:,} "
                      f"static tokens (the minimum for {model or 'the model'} is {minimum:,}); it is sent with no cache_control, "
                      "so every call prefills it in full; put a breakpoint on the system block")
+
+
+def _conversation_object(analysis, site):
+    """A client that sends a conversation object of the tree (its class appends each turn to its messages):
+    every request of a multi-turn conversation resends all earlier turns, and none is read from cache."""
+    found = conversation_object(analysis.ctx, site)
+    if found is None:
+        return None
+    return Report.at(site, site.node, f"the history sent here is `{found.param}`, a {found.cls} that grows turn by turn ({found.where} "
+                     "appends to it), sent to Anthropic with no cache_control: each request of a conversation prefills all earlier "
+                     "turns again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)")
 
 
 def _tokens(model, text: str) -> tuple[int, int]:

@@ -356,3 +356,60 @@ def test_flagged_message_with_a_step_counter_is_reported(tree):
 def test_flagged_message_without_a_serializer_in_the_tree_is_quiet(tree):
     # `cache=True` may mean anything (a local response cache) where no module turns it into cache_control
     assert lint_file(flagged_tree(tree, serializer=False), "CL502") == []
+
+
+# --- CL501: a provider client sends a conversation object that grows turn by turn -------------------------------
+
+CONVO = """
+    class Convo:
+        def __init__(self, system=None):
+            self.messages = []
+            if system:
+                self.add("system", system)
+
+        def add(self, role, content):
+            self.messages.append({"role": role, "content": content})
+            return self
+
+        def user(self, content):
+            return self.add("user", content)
+
+        def assistant(self, content):
+            return self.add("assistant", content)
+"""
+
+CLIENT = """
+    from anthropic import AsyncAnthropic
+    from app.convo import Convo
+
+
+    class ClaudeClient:
+        def __init__(self, model):
+            self.client = AsyncAnthropic()
+            self.model = model
+
+        def _adapt(self, convo):
+            return [{"role": "user" if m["role"] == "system" else m["role"], "content": m["content"]} for m in convo.messages]
+
+        async def request(self, convo: Convo, temperature: float = 0.0):
+            messages = self._adapt(convo)
+            kwargs = {"model": self.model, "max_tokens": 4096, "messages": messages, "temperature": temperature}
+            async with self.client.messages.stream(**kwargs) as stream:
+                return await stream.get_final_message()
+"""
+
+
+def test_client_sending_a_growing_conversation_object_is_reported(tree):
+    write(tree / "app" / "__init__.py", "")
+    write(tree / "app" / "convo.py", CONVO)
+    client = write(tree / "app" / "claude.py", CLIENT)
+    found = lint_file(client, "CL501")
+    assert [f.row for f in found] == [row_of(CLIENT, "self.client.messages.stream")]
+    assert f"app/convo.py:{row_of(CONVO, 'self.messages.append')}" in found[0].message
+
+
+def test_client_sending_a_prompt_object_that_does_not_grow_a_history_is_quiet(tree):
+    write(tree / "app" / "__init__.py", "")
+    write(tree / "app" / "convo.py", CONVO.replace("self.messages", "self.parts"))
+    client = write(tree / "app" / "claude.py", CLIENT.replace("convo.messages", "convo.parts"))
+    assert lint_file(client, "CL501") == []

@@ -282,11 +282,16 @@ def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
 
 
 def _tree_root(filename: str) -> str:
-    """The folder that holds the file's top package (or the file's own folder)."""
-    here = Path(os.path.abspath(filename)).parent
-    top = here
+    """The working directory when it holds the file (where the linter is run on a tree; namespace packages
+    have no `__init__.py` to climb), else the folder that holds the file's top package."""
+    path = os.path.abspath(filename)
+    top = Path(path).parent
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
+    cwd = os.getcwd()
+    inside = str(top) == cwd or str(top).startswith(cwd.rstrip(os.sep) + os.sep)
+    if inside and len(Path(os.path.relpath(top, cwd)).parts) <= 2:  # never a far-away folder (a home directory)
+        return cwd
     return str(top)
 
 
@@ -442,3 +447,63 @@ def serializer_marks_cache(filename: str) -> bool:
             break
     _SERIALIZERS[root] = found
     return found
+
+
+# --- a conversation object of the tree sent as the history ----------------------------------------------------
+
+HISTORY_ATTRIBUTE = re.compile(r"^_?(?:messages|history|turns|conversation|chat_history|message_history)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationObject:
+    param: str  # the parameter that brings it: `convo`
+    cls: str  # its class: `Convo`
+    where: str  # "core/llm/convo.py:72", the append that makes it grow
+
+
+def conversation_object(ctx: ModuleContext, site: CallSite) -> ConversationObject | None:
+    """The sent history comes from a parameter annotated with a class of the tree whose methods append to its
+    `self.messages` (a conversation continued turn after turn), directly (`convo.messages`) or through a
+    function it is passed to (`self._adapt(convo)`)."""
+    messages = site.arg("messages")
+    if messages is None:
+        return None
+    exprs: list[cst.BaseExpression] = [messages]
+    if isinstance(messages, cst.Name):
+        exprs += [v for _, v in ctx.assigned_values(messages) if v is not None]
+    names = [n for e in exprs for n in descendants(e) if isinstance(n, cst.Name)]
+    for name in names[:32]:
+        for binding, _ in ctx.assigned_values(name):
+            if isinstance(binding, cst.Param) and binding.annotation is not None:
+                found = _growing_class(ctx, binding.annotation.annotation)
+                if found is not None:
+                    return ConversationObject(binding.name.value, *found)
+    return None
+
+
+def _growing_class(ctx: ModuleContext, annotation: cst.BaseExpression) -> tuple[str, str] | None:
+    """(class name, where it appends) for an annotation naming a class of the tree that grows a history."""
+    from cachelint.check.project import imported_definition
+
+    if isinstance(annotation, cst.SimpleString):
+        return None
+    if not isinstance(annotation, cst.Name):
+        return None
+    for binding, _ in ctx.assigned_values(annotation):
+        other, cls = ctx, None
+        if isinstance(binding, cst.ClassDef):
+            cls = binding
+        elif isinstance(binding, cst.ImportFrom):
+            found = imported_definition(ctx, binding, annotation.value)
+            if found is not None and isinstance(found[1], cst.ClassDef):
+                other, cls = found
+        if cls is None:
+            continue
+        for node in descendants(cls):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING:
+                target = node.func.value
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
+                        and HISTORY_ATTRIBUTE.match(target.attr.value) and other.enclosing_function(node) is not None:
+                    where = os.path.relpath(other.filename, _tree_root(other.filename))
+                    return cls.name.value, f"{where}:{other.span(node).row}"
+    return None
