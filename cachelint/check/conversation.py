@@ -37,7 +37,7 @@ SEND_METHODS = frozenset({"invoke", "ainvoke", "chat", "achat", "complete", "aco
 # keywords of a factory call that choose the model (the others, such as stream_output, do not)
 SELECTOR_KEYWORDS = frozenset({"name", "agent", "agent_name", "agent_type", "model", "model_name", "llm_name", "role", "kind",
                                "purpose", "task", "profile", "config", "llm_config", "key"})
-CONVERSATION_NAME = re.compile(r"convo|conversation|messages|history|transcript|dialog|chat|msgs", re.I)
+CONVERSATION_NAME = re.compile(r"convo|conversation|messages|history|transcript|dialog|chat|msgs", re.IGNORECASE)
 GROWS = frozenset({"append", "extend", "insert", "user", "assistant", "add", "add_message", "add_messages", "add_user_message",
                    "add_assistant_message"})
 # parameters that key the cache besides the tools, per API (tool_choice keys Anthropic's prefix, not OpenAI's)
@@ -81,7 +81,8 @@ def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Di
         reported: set[int] = set()
         for index, second in enumerate(group):
             for first in group[:index]:
-                if id(second) in reported or first.api != second.api or _exclusive(ctx, first.node, second.node):
+                if id(second) in reported or first.api != second.api or _exclusive(ctx, first.node, second.node) \
+                        or _leaves_after(ctx, first.node, second.node):
                     continue
                 for difference in _differences(ctx, first, second, key[-1]):
                     reported.add(id(second))
@@ -154,8 +155,43 @@ def _exclusive(ctx: ModuleContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return False
 
 
+def _leaves_after(ctx: ModuleContext, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """The code after `first` returns or raises before `second` can run: `first` is in a returned
+    expression, or in a block (not holding `second`) that always ends in `return` / `raise` (one path of a
+    function that picks its request by its arguments, each path returning)."""
+    if ctx.enclosing_function(first) is not ctx.enclosing_function(second):
+        return False  # two methods of one class: each is called on its own
+    for ancestor in [first, *ctx.ancestors(first)]:
+        if ctx.contains(ancestor, second) or ancestor is second:
+            return False
+        if isinstance(ancestor, cst.Return):
+            return True
+        if isinstance(ancestor, cst.IndentedBlock) and _always_leaves(ancestor):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+    return False
+
+
+def _always_leaves(block: cst.CSTNode) -> bool:
+    """Whether every path through a block ends in `return` or `raise`."""
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+    if isinstance(last, cst.If):
+        return _always_leaves(last.body) and last.orelse is not None and _always_leaves(
+            last.orelse.body if isinstance(last.orelse, cst.Else) else cst.IndentedBlock(body=[last.orelse]))
+    if isinstance(last, cst.Try):
+        return _always_leaves(last.body) and all(_always_leaves(h.body) for h in last.handlers)
+    if isinstance(last, cst.With):
+        return _always_leaves(last.body)
+    return False
+
+
 def _differences(ctx: ModuleContext, first: CallSite, second: CallSite, history: str) -> Iterator[Difference]:
-    from cachelint.check.values import string_value
 
     confidence = "likely" if "likely" in (first.confidence, second.confidence) else "certain"
     tools_a, tools_b = _given(first.arg("tools")), _given(second.arg("tools"))
@@ -175,7 +211,7 @@ def _differences(ctx: ModuleContext, first: CallSite, second: CallSite, history:
             if a is None or b is None:
                 continue  # a model from a partial or a default: not known here
             if _different_model(ctx, a, b):
-                va, vb = string_value(a) or ctx.code(a), string_value(b) or ctx.code(b)
+                va, vb = _model_text(ctx, a) or ctx.code(a), _model_text(ctx, b) or ctx.code(b)
                 yield Difference(first, second, name, b, f"to `{vb}` (the request on line {ctx.span(first.node).row} "
                                  f"goes to `{va}`)", history, confidence)
             continue
@@ -220,7 +256,6 @@ def _distinct_constants(ctx: ModuleContext, a: cst.BaseExpression, b: cst.BaseEx
 def _different_model(ctx: ModuleContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     """Two model expressions known to name different models: two strings, two constants bound to different
     strings, or one lookup with different constant keys (`models["fast"]` / `models["smart"]`)."""
-    from cachelint.check.values import string_value
 
     va, vb = _model_text(ctx, a), _model_text(ctx, b)
     if va is not None and vb is not None:
@@ -334,7 +369,7 @@ def _identity(ctx: ModuleContext, name: cst.Name, row: int, depth: int) -> int:
     if not bindings:
         return 0
     binding = max(bindings, key=lambda b: ctx.span(b).row)
-    value = dict((id(b), v) for b, v in ctx.assigned_values(name)).get(id(binding))
+    value = {id(b): v for b, v in ctx.assigned_values(name)}.get(id(binding))
     root = value
     while isinstance(root, (cst.Call, cst.Attribute, cst.Await)):
         root = root.expression if isinstance(root, cst.Await) else root.func if isinstance(root, cst.Call) else root.value
@@ -370,10 +405,6 @@ def _by_convo(sends: list[Send]) -> dict[tuple[str, int], list[Send]]:
 def _in_handler(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """Inside an `except` block: a fallback to another model when the first one failed, not a switch."""
     return ctx.enclosing(node, (cst.ExceptHandler, cst.FunctionDef)).__class__ is cst.ExceptHandler
-
-
-def _describe(selector: str) -> str:
-    return f"`{selector}`" if selector else "the default"
 
 
 def _continued_elsewhere(ctx: ModuleContext, function: cst.FunctionDef, sends: list[Send],
@@ -522,7 +553,7 @@ def _local(ctx: ModuleContext, name: cst.Name) -> bool:
 
 # --- a forced tool_choice reset once tools were used ----------------------------------------------------------
 
-USED = re.compile(r"used|tool_calls|tool_use|called|invoked|executed", re.I)
+USED = re.compile(r"used|tool_calls|tool_use|called|invoked|executed", re.IGNORECASE)
 RESET_VALUES = ("None", '"auto"', "'auto'", '"none"', "'none'")
 
 
