@@ -17,8 +17,8 @@ class MissingCacheControl(Rule):
     code = "CL501"
     what = """
 Finds an Anthropic request sent with no `cache_control` anywhere (no breakpoint on a block, no top-level
-`cache_control`) whose repeated prefix can be cached (the last two shapes only where its module never speaks
-of breakpoints, which a helper could set):
+`cache_control`) whose repeated prefix can be cached (all but the first shape only where its module never
+speaks of breakpoints, which a helper could set):
 - its static prefix (tools and system prompt written as constants, here or in another module of the tree:
   `SystemPrompts.DEFAULT`, `prompts.HANDBOOK`) is at least the model's minimum cacheable length; where the
   system prompt is a constant followed by per-request parts (`HANDBOOK + files`), the constant start counts
@@ -27,7 +27,10 @@ of breakpoints, which a helper could set):
   calling itself after a tool turn) the model's turn and the tool results are appended to the history it sends;
 - it is a provider wrapper whose system prompt is a parameter, and a caller in another file of the tree passes
   a constant prompt of at least the minimum through it (`llm.generate(messages=[{"role": "system", "content":
-  EXTRACTION_PROMPT}, ...])`).
+  EXTRACTION_PROMPT}, ...])`);
+- it is a provider client that sends a conversation object of the tree (a parameter annotated with a class
+  whose methods append each turn to its `self.messages`): every request of a conversation resends all earlier
+  turns.
 OpenAI caches automatically and is not concerned.
 """
     why = """
