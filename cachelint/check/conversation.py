@@ -315,8 +315,11 @@ class FactorySwitch:
 def factory_switches(ctx: ModuleContext) -> Iterator[FactorySwitch]:
     """`llm = self.get_llm(NAME)` ... `await llm(convo)` with another NAME for the same conversation object,
     in one function, or in a method that continues a conversation its caller in this module sent."""
+    calls = ctx.nodes(cst.Call)
+    if not any(_is_factory(call) for call in calls):
+        return  # no LLM handed out here: no name is resolved (scope metadata is the costly part)
     by_function: dict[int, tuple[cst.FunctionDef, list[Send]]] = {}
-    for call in ctx.nodes(cst.Call):
+    for call in calls:
         send = _send(ctx, call)
         if send is None:
             continue
