@@ -136,6 +136,22 @@ def test_batch_of_independent_requests_is_quiet():
     assert lint(source, "CL501") == []
 
 
+def test_loop_that_starts_a_new_conversation_each_time_is_quiet():
+    source = """
+        from anthropic import Anthropic
+        client = Anthropic()
+        def extract(documents, tools):
+            found = []
+            for document in documents:
+                messages = [{"role": "user", "content": document}]
+                response = client.messages.create(model="claude-sonnet-4-5", max_tokens=500, tools=tools, messages=messages)
+                messages.append({"role": "assistant", "content": response.content})
+                found.append(response)
+            return found
+    """
+    assert lint(source, "CL501") == []
+
+
 def test_openai_agent_loop_is_quiet():
     source = """
         from openai import OpenAI

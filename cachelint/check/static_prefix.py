@@ -205,6 +205,10 @@ def history_growth(ctx: ModuleContext, site: CallSite) -> Growth | None:
         scope, how = function, "recursion"
     if scope is None:
         return None
+    if isinstance(messages, cst.Name) and any(isinstance(value, (cst.List, cst.ListComp)) and ctx.contains(scope, value)
+                                              and not any(isinstance(e, cst.StarredElement) for e in getattr(value, "elements", ()))
+                                              for _, value in ctx.assigned_values(messages)):
+        return None  # a new conversation each time round: what is appended is gone by the next one
     for node in descendants(scope):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING \
                 and ctx.code(node.func.value) in roots:
