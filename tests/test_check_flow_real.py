@@ -151,3 +151,119 @@ def test_a_single_newest_message_built_once_per_call_stays_quiet():
             return {"role": "user", "content": json.dumps(payload)}
     """
     assert lint(source, {"CL102"}) == []
+
+
+# --- values that cross functions, classes and modules --------------------------------------------------------
+
+def _tree(tmp_path, files: dict[str, str]):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return tmp_path
+
+
+def _lint_file(path, codes: set[str]):
+    return [f for f in lint_source(path.read_text(), str(path)) if f.code in codes]
+
+
+def test_a_method_of_a_class_imported_from_another_module_is_followed(tmp_path):
+    tree = _tree(tmp_path, {
+        "bot/__init__.py": "",
+        "bot/persona.py": """
+            from datetime import datetime
+
+            class SystemPrompt:
+                def __init__(self, role):
+                    self.role = role
+
+                def render(self):
+                    return f"You are {self.role}. It is {datetime.now():%H:%M}. Keep answers short and cite the handbook."
+        """,
+        "bot/agent.py": """
+            import anthropic
+            from bot.persona import SystemPrompt
+
+            client = anthropic.Anthropic()
+
+            class Agent:
+                def __init__(self):
+                    self.prompt = SystemPrompt("a support agent")
+
+                def step(self, history):
+                    return client.messages.create(model="claude-sonnet-4-5", max_tokens=256,
+                                                  system=self.prompt.render(), messages=history)
+        """,
+    })
+    found = _lint_file(tree / "bot" / "agent.py", {"CL101"})
+    assert [(f.row, f.confidence) for f in found] == [(12, "certain")]
+    assert "persona.py:8" in found[0].message and "every minute" in found[0].message
+
+
+def test_a_method_of_a_local_class_kept_on_self_is_followed_and_judged_per_object():
+    source = """
+        import uuid
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        class Persona:
+            def __init__(self, name):
+                self.name = name
+                self.session = uuid.uuid4().hex
+
+            def system(self):
+                return f"You are {self.name}. Session {self.session}. Answer briefly and cite sources."
+
+        class Bot:
+            def __init__(self):
+                self.persona = Persona("Ada")
+
+            def reply(self, history):
+                return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": self.persona.system()}, *history])
+    """
+    found = lint(source, {"CL101"}, "bot.py")
+    assert [f.row for f in found] == [9]
+    assert "once per conversation" in found[0].message
+
+
+def test_a_value_passed_through_star_star_kwargs_into_a_helper_is_followed():
+    source = """
+        import datetime
+        import anthropic
+
+        client = anthropic.Anthropic()
+
+        def build_system(persona, **extra):
+            return f"You are {persona}. Now: {extra['now']}. Follow the house style guide in every answer."
+
+        def ask(history):
+            options = {"now": datetime.datetime.now().isoformat()}
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=build_system("Ada", **options), messages=history)
+    """
+    assert [f.row for f in lint(source, {"CL101"}, "kw.py")] == [10]
+
+
+def test_a_method_returning_static_text_stays_quiet(tmp_path):
+    tree = _tree(tmp_path, {
+        "svc/__init__.py": "",
+        "svc/prompts.py": """
+            class Prompt:
+                def __init__(self, tone):
+                    self.tone = tone
+
+                def render(self):
+                    return "You are a careful reviewer. Tone: " + self.tone
+        """,
+        "svc/review.py": """
+            from openai import OpenAI
+            from svc.prompts import Prompt
+
+            client = OpenAI()
+            PROMPT = Prompt("formal")
+
+            def review(history):
+                return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": PROMPT.render()}, *history])
+        """,
+    })
+    assert _lint_file(tree / "svc" / "review.py", {"CL101", "CL102", "CL103", "CL104"}) == []

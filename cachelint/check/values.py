@@ -399,6 +399,8 @@ class ValueWalker:
             imports = [b for b, _ in self.ctx.assigned_values(func.value) if isinstance(b, (cst.ImportFrom, cst.Import))]
             if imports and self._imported(func.value, imports[0], call, landing, d, newest_last, ordered, attr=func.attr.value):
                 return  # prompts.build_system(...): a function of a module of the tree
+        if not functions and isinstance(func, cst.Attribute) and not self._params_only and self._instance_method(call, func, landing, d, newest_last, ordered):
+            return  # prompt.render(): a method of a class of the tree
         for function in functions:
             self._frames.append((call, function, _bind_arguments(self.ctx, call, function)))
             try:
@@ -423,6 +425,46 @@ class ValueWalker:
                 self.walk(func.value, landing, d)
         finally:
             self._params_only -= 1
+
+    def _instance_method(self, call: cst.Call, func: cst.Attribute, landing: Landing, d: int, newest_last: bool, ordered: bool) -> bool:
+        """`obj.method(...)` where `obj` is an instance of a class of the tree (`self.prompt = SystemPrompt(...)`,
+        a class of this module or one imported from another module): the method's returns are followed, and its
+        `self.x` reads find what the class stores. Returns whether the method was found."""
+        constructor = self._constructor(func.value, 0)
+        if constructor is None:
+            return False
+        cls_name = constructor.func
+        assert isinstance(cls_name, cst.Name)
+        methods = self.ctx.functions.get(f"{cls_name.value}.{func.attr.value}", []) if cls_name.value in self._local_classes else []
+        if methods and len(self._frames) < MAX_FRAMES:
+            for method in methods:
+                self._frames.append((call, method, _bind_arguments(self.ctx, call, method)))
+                try:
+                    for value in self.ctx.returns_of(method):
+                        self.walk(value, landing, d, newest_last, ordered)
+                finally:
+                    self._frames.pop()
+            return True
+        imports = [b for b, _ in self.ctx.assigned_values(cls_name) if isinstance(b, cst.ImportFrom)]
+        return bool(imports) and self._imported(cls_name, imports[0], call, landing, d, newest_last, ordered, method=func.attr.value)
+
+    def _constructor(self, expr: cst.BaseExpression, depth: int) -> cst.Call | None:
+        """The `Class(...)` call an instance was made by: directly, through a name, or through `self.x`."""
+        if depth > 3:
+            return None
+        if isinstance(expr, cst.Call):
+            return expr if isinstance(expr.func, cst.Name) and expr.func.value[:1].isupper() else None
+        values: list[cst.BaseExpression] = []
+        if isinstance(expr, cst.Name) and expr.value not in ("self", "cls"):
+            values = [v for _, v in self.ctx.assigned_values(expr) if v is not None]
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.ctx.enclosing(expr, (cst.ClassDef,))
+            values = _self_values(self.ctx, cls, expr.attr.value) if isinstance(cls, cst.ClassDef) else []
+        for value in values[:4]:
+            found = self._constructor(value, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _formatted_volatile(self, part: cst.FormattedStringExpression, landing: Landing) -> bool:
         """f"{datetime.now():%Y-%m-%d}" changes daily: the format spec sets the granularity."""
@@ -578,7 +620,7 @@ class ValueWalker:
             self._list_mutations(name, landing, d, ordered)
 
     def _imported(self, name: cst.Name, node: cst.CSTNode, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool,
-                  attr: str | None = None, anchor: cst.CSTNode | None = None) -> bool:
+                  attr: str | None = None, anchor: cst.CSTNode | None = None, method: str | None = None) -> bool:
         """Follow a name imported from another module of the tree to its definition there; what is found
         is reported here, at the name, naming the other file's line. Returns whether it was followed."""
         from cachelint.check.project import imported_definition, module_attribute_definition
@@ -600,7 +642,13 @@ class ValueWalker:
         sub = ValueWalker(other, self.site, self._volatile_extra)
         sub._hops = self._hops + 1
         sub._landing = landing
-        if isinstance(definition, cst.FunctionDef):
+        if method is not None:  # SystemPrompt(...).render(): a method of a class of another module
+            found_method = _method_of(definition, method) if isinstance(definition, cst.ClassDef) else None
+            if found_method is None or call is None:
+                return False
+            sub._outer = (self, found_method, _bind_arguments(other, call, found_method))
+            values = other.returns_of(found_method)
+        elif isinstance(definition, cst.FunctionDef):
             if call is None:
                 return False
             sub._outer = (self, definition, _bind_arguments_across(call, definition))
@@ -878,6 +926,8 @@ class ValueWalker:
             return "per process"
         if any(_is_cache_decorator(self.ctx, dec) for dec in function.decorators):
             return "per process"
+        if function.name.value in ("__init__", "__post_init__") and function is not self._site_function:
+            return "per conversation"  # kept on the object: computed once when it is made, not on every request
         if function is self._site_function and self._site_loops:
             loop = self._site_loops[-1]  # the outermost loop around the call
             if not self.ctx.contains(loop, node):
@@ -906,6 +956,14 @@ def _self_values(ctx: ModuleContext, cls: cst.ClassDef, attr: str) -> list[cst.B
     return values
 
 
+def _method_of(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The method `name` defined in the body of `cls` (not inherited)."""
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt
+    return None
+
+
 def _is_method(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     params = function.params.params
     return (isinstance(ctx.parent(ctx.parent(function) or function), cst.ClassDef) and bool(params)
@@ -926,7 +984,25 @@ def _bind_arguments_across(call: cst.Call, function: cst.FunctionDef) -> dict[in
                 bound[id(by_name[arg.keyword.value])] = arg.value
         elif position < len(params):
             bound[id(params[position])] = arg.value
+    _bind_star_kwargs(call, function, by_name, bound)
     return bound
+
+
+def _bind_star_kwargs(call: cst.Call, function: cst.FunctionDef, by_name: dict, bound: dict[int, cst.BaseExpression]) -> None:
+    """`def build(persona, **extra)` called as `build("Ada", now=..., **options)`: `extra` is bound to a dict of
+    the keywords no named parameter takes and the `**` dicts passed (a stand-in dict; its values are the
+    call's own expressions, so what is found in them is reported where it is)."""
+    star = function.params.star_kwarg
+    if not isinstance(star, cst.Param):
+        return
+    elements: list[cst.BaseDictElement] = []
+    for arg in call.args:
+        if arg.star == "**":
+            elements.append(cst.StarredDictElement(arg.value))
+        elif arg.keyword is not None and arg.keyword.value not in by_name:
+            elements.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
+    if elements:
+        bound[id(star)] = cst.Dict(elements)
 
 
 def _bind_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef) -> dict[int, cst.BaseExpression]:
@@ -937,6 +1013,7 @@ def _bind_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDe
     by_name = {p.name.value: p for p in [*params, *function.params.kwonly_params]}
     bound: dict[int, cst.BaseExpression] = {}
     position = 0
+    _bind_star_kwargs(call, function, by_name, bound)
     for arg in call.args:
         if arg.star:
             return bound  # *args / **kwargs: the rest is not known by position
