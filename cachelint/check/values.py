@@ -399,8 +399,9 @@ class ValueWalker:
             imports = [b for b, _ in self.ctx.assigned_values(func.value) if isinstance(b, (cst.ImportFrom, cst.Import))]
             if imports and self._imported(func.value, imports[0], call, landing, d, newest_last, ordered, attr=func.attr.value):
                 return  # prompts.build_system(...): a function of a module of the tree
-        if not functions and isinstance(func, cst.Attribute) and not self._params_only and self._instance_method(call, func, landing, d, newest_last, ordered):
-            return  # prompt.render(): a method of a class of the tree
+        if not functions and isinstance(func, cst.Attribute) and not self._params_only and self._instance_method(call, func, landing, d, newest_last, ordered) \
+                and not self._built_by_local_class(call):
+            return  # prompt.render(): a method of a class of the tree (a builder's chain also lands its arguments, below)
         for function in functions:
             self._frames.append((call, function, _bind_arguments(self.ctx, call, function)))
             try:
