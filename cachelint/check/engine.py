@@ -14,7 +14,7 @@ from cachelint.check import suppress
 from cachelint.check.analysis import Analysis, Options
 from cachelint.check.finding import Finding
 from cachelint.check.gate import holds_prompt_shapes, sends_requests
-from cachelint.check.module import ModuleContext
+from cachelint.check.module import ModuleContext, read_only_visits
 from cachelint.check.registry import all_rules
 from cachelint.rules import RULE_META
 
@@ -69,8 +69,9 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     except (RecursionError, MemoryError):
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     try:
-        ctx = ModuleContext(source, filename, module)
-        return _run_rules(ctx, codes, options, sites=llm)
+        with read_only_visits():  # the analysis only reads the tree: libcst's visits skip their copies
+            ctx = ModuleContext(source, filename, module)
+            return _run_rules(ctx, codes, options, sites=llm)
     except RecursionError:
         return [_unanalyzable(filename, "file is too deeply nested to analyze")]
     except Exception as exc:  # a bug must cost one file, never the run (or the editor's server)

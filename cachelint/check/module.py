@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import weakref
+from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import (
     Assignment,
     MetadataWrapper,
-    PositionProvider,
     ScopeProvider,
 )
 
@@ -37,24 +41,27 @@ class ModuleContext:
         self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self._qname_cache: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[int, list[cst.BaseExpression]] = {}
+        self._order: list[cst.CSTNode] = []  # every node in source order (libcst's visiting order)
+        self._at: dict[cst.CSTNode, int] = {}  # node -> its place in _order
         self._index = self._build_index()
+        _CONTEXTS.add(self)
 
     # --- metadata, computed on first use (scopes and qualified names are the costly part of a check: a module
     # that only needs positions, or nothing, never pays for them) -------------------------------------------------
 
     @cached_property
-    def _positions(self):
-        return self.wrapper.resolve(PositionProvider)
+    def _positions(self) -> _Positions:
+        return _Positions(self.module)
 
     @cached_property
     def _scopes(self):
-        return self.wrapper.resolve(ScopeProvider)
+        with read_only_visits():
+            return self.wrapper.resolve(ScopeProvider)
 
     # --- positions and text ----------------------------------------------------------------------------------
 
     def span(self, node: cst.CSTNode) -> Span:
-        r = self._positions[node]
-        return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+        return self._positions.span(node)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -163,23 +170,10 @@ class ModuleContext:
     def functions(self) -> dict[str, list[cst.FunctionDef]]:
         """Module-level functions and methods by name ("f" and "Class.m")."""
         found: dict[str, list[cst.FunctionDef]] = {}
-
-        class Collect(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.classes: list[str] = []
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                self.classes.append(node.name.value)
-
-            def leave_ClassDef(self, node: cst.ClassDef) -> None:
-                self.classes.pop()
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                key = ".".join([*self.classes[-1:], node.name.value])
-                found.setdefault(key, []).append(node)
-                return True
-
-        self.module.visit(Collect())
+        for node in self.nodes(cst.FunctionDef):  # from the index: no walk of the tree
+            cls = self.enclosing(node, (cst.ClassDef,))
+            key = f"{cls.name.value}.{node.name.value}" if isinstance(cls, cst.ClassDef) else node.name.value
+            found.setdefault(key, []).append(node)
         return found
 
     def called_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
@@ -202,19 +196,13 @@ class ModuleContext:
 
     def _collect_returns(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
         values: list[cst.BaseExpression] = []
-
-        class Collect(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is function
-
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
-            def visit_Return(self, node: cst.Return) -> None:
-                if node.value is not None:
-                    values.append(node.value)
-
-        function.visit(Collect())
+        stack: list[cst.CSTNode] = [function]
+        while stack:  # the function's own statements: nested functions and lambdas return for themselves
+            node = stack.pop()
+            if isinstance(node, cst.Return) and node.value is not None:
+                values.append(node.value)
+            elif node is function or not isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                stack.extend(reversed(children_of(node)))
         return values
 
     @cached_property
@@ -253,34 +241,261 @@ class ModuleContext:
         return self._index.get(kind, [])
 
     def _build_index(self) -> dict[type, list[cst.CSTNode]]:
-        """One pass over the tree: nodes by kind, and each node's parent (cheaper than ParentNodeProvider)."""
+        """One pass over the tree, without libcst's visitor (which rebuilds every node it passes): nodes by kind,
+        each node's parent (cheaper than ParentNodeProvider), and every node's place in source order, from which
+        `descendants` of any node is a slice."""
         index: dict[type, list[cst.CSTNode]] = {}
-        parents = self._parents
-        stack: list[cst.CSTNode] = []
-
-        class Collect(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                index.setdefault(type(node), []).append(node)
-                if stack:
-                    parents[node] = stack[-1]
-                stack.append(node)
-                return True
-
-            def on_leave(self, original_node: cst.CSTNode) -> None:
-                stack.pop()
-
-        self.module.visit(Collect())
+        parents, order, at = self._parents, self._order, self._at
+        stack: list[cst.CSTNode] = [self.module]
+        while stack:
+            node = stack.pop()
+            at[node] = len(order)
+            order.append(node)
+            kind = type(node)
+            found = index.get(kind)
+            if found is None:
+                index[kind] = [node]
+            else:
+                found.append(node)
+            kids = children_of(node)
+            for kid in kids:
+                parents[kid] = node
+            stack.extend(reversed(kids))
         return index
+
+    def subtree(self, root: cst.CSTNode) -> list[cst.CSTNode] | None:
+        """`root` and every node below it, in source order, when `root` is a node of this module."""
+        start = self._at.get(root)
+        if start is None:
+            return None
+        last = root
+        while True:  # the subtree ends at its last leaf: follow the last child down
+            kids = children_of(last)
+            if not kids:
+                break
+            last = kids[-1]
+        return self._order[start : self._at[last] + 1]
+
+
+# the modules in memory: `descendants` of one of their nodes is a slice of their index, not a walk
+_CONTEXTS: weakref.WeakSet[ModuleContext] = weakref.WeakSet()
 
 
 def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
     """`root` and every node below it, in source order."""
+    for ctx in list(_CONTEXTS):
+        found = ctx.subtree(root)
+        if found is not None:
+            return found
     found: list[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            found.append(node)
-            return True
-
-    root.visit(Collect())
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(reversed(children_of(node)))
     return found
+
+
+# --- reading libcst's trees fast ------------------------------------------------------------------------------
+# libcst's `visit` rebuilds every node it passes, also for a read-only CSTVisitor that throws the copies away: it
+# is shared with transformers. Walking the same children in the same order without the copies is several times
+# cheaper, and the analysis only ever reads.
+
+_CHILD_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_UNLEARNED = ("",)  # a type not met yet (a leaf's fields are the empty tuple)
+
+
+def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """A node's children in source order: what libcst's `node.children` returns, without rebuilding `node`."""
+    fields = _CHILD_FIELDS.get(type(node), _UNLEARNED)
+    if fields is _UNLEARNED:
+        fields = _learn_child_fields(node)
+    if fields is None:
+        return list(node.children)
+    kids: list[cst.CSTNode] = []
+    for name in fields:
+        value = getattr(node, name)
+        kind = value.__class__
+        if kind is tuple or kind is list:
+            kids.extend(value)
+        elif kind not in _NOT_NODES:  # a child's field holds a node, a sequence of them, None or MaybeSentinel
+            kids.append(value)
+    return kids
+
+
+_NOT_NODES = frozenset({type(None), cst.MaybeSentinel})  # plain type tests: isinstance on libcst's ABCs is slow
+
+
+def _learn_child_fields(node: cst.CSTNode) -> tuple[str, ...] | None:
+    """The fields of a node type that hold children, in the order its `_visit_and_replace_children` visits
+    them: each visit passes the field's name as a string constant, and the compiler keeps constants in the
+    order the code uses them. Checked once against libcst's own `children` on the first node of the type; any
+    doubt (no bytecode, a mismatch) and the type uses libcst's `children` (slower, always right)."""
+    kind = type(node)
+    method = kind._visit_and_replace_children
+    code = getattr(method, "__code__", None)
+    fields: tuple[str, ...] | None = None
+    if code is not None:
+        names = [c for c in code.co_consts if isinstance(c, str) and c != method.__doc__ and c.isidentifier()]
+        fields = tuple(dict.fromkeys(names))
+        if not all(hasattr(node, name) for name in fields):
+            fields = None
+    _CHILD_FIELDS[kind] = fields
+    if fields is not None:
+        expected = list(node.children)
+        if len(expected) != len(children_of(node)) or any(a is not b for a, b in zip(expected, children_of(node))):
+            fields = _CHILD_FIELDS[kind] = None
+    return fields
+
+
+_LIBCST_VISIT = cst.CSTNode.visit
+_TRANSFORMS = "transforms"  # a transformer (or anything not a CSTVisitor): libcst's own visit
+_ATTRIBUTE_HOOKS: dict[type, str | bool] = {}
+_HOOK_NAME = re.compile(r"^(?:visit|leave)_[A-Za-z]+_\w+$")
+
+
+def _attribute_hooks(visitor: object) -> str | bool:
+    """Per visitor class: whether it listens to attributes (visit_Call_func, ...; only then are those calls
+    made), or _TRANSFORMS when it is no read-only visitor."""
+    kind = visitor.__class__
+    if not isinstance(visitor, cst.CSTVisitor):
+        hooks: str | bool = _TRANSFORMS
+    else:
+        hooks = (
+            kind.on_visit_attribute is not cst.CSTVisitor.on_visit_attribute
+            or kind.on_leave_attribute is not cst.CSTVisitor.on_leave_attribute
+            or any(_HOOK_NAME.match(name) for name in dir(kind))
+        )
+    _ATTRIBUTE_HOOKS[kind] = hooks
+    return hooks
+
+
+def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
+    """libcst's `CSTNode.visit` for a read-only visitor: the same calls in the same order, no copies."""
+    hooks = _ATTRIBUTE_HOOKS.get(visitor.__class__)
+    if hooks is None:
+        hooks = _attribute_hooks(visitor)
+    if hooks is _TRANSFORMS:
+        return _LIBCST_VISIT(self, visitor)
+    if visitor.on_visit(self):
+        fields = _CHILD_FIELDS.get(self.__class__, _UNLEARNED)
+        if fields is _UNLEARNED:
+            fields = _learn_child_fields(self)
+        if fields is None:
+            self._visit_and_replace_children(visitor)
+        elif hooks:
+            for name in fields:
+                value = getattr(self, name)
+                visitor.on_visit_attribute(self, name)
+                kind = value.__class__
+                if kind is tuple or kind is list:
+                    for child in value:
+                        child.visit(visitor)
+                elif kind not in _NOT_NODES:
+                    value.visit(visitor)
+                visitor.on_leave_attribute(self, name)
+        else:
+            for name in fields:
+                value = getattr(self, name)
+                kind = value.__class__
+                if kind is tuple or kind is list:
+                    for child in value:
+                        child.visit(visitor)
+                elif kind not in _NOT_NODES:
+                    value.visit(visitor)
+    visitor.on_leave(self)
+    return self
+
+
+_READ_ONLY_DEPTH = 0
+
+
+@contextmanager
+def read_only_visits() -> Iterator[None]:
+    """While active, libcst visits with a read-only visitor (the metadata providers', the rules') skip the copies.
+    Scoped rather than installed for good, so code outside the analysis gets libcst as it is; a visitor that
+    transforms always takes libcst's own path."""
+    global _READ_ONLY_DEPTH
+    if _READ_ONLY_DEPTH == 0:
+        cst.CSTNode.visit = _read_only_visit  # type: ignore[method-assign]
+    _READ_ONLY_DEPTH += 1
+    try:
+        yield
+    finally:
+        _READ_ONLY_DEPTH -= 1
+        if _READ_ONLY_DEPTH == 0:
+            cst.CSTNode.visit = _LIBCST_VISIT  # type: ignore[method-assign]
+
+
+# --- positions ---------------------------------------------------------------------------------------------------
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+@dataclass
+class _OffsetState(CodegenState):
+    """libcst's code generation, recording where each node's code starts and ends as character offsets.
+    libcst's PositionProvider does the same walk but builds a line and column object per node and splits every
+    token on newlines; here rows and columns are computed only for the nodes asked about."""
+
+    offset: int = 0
+    ranges: dict = field(default_factory=dict)
+    _starts: list = field(default_factory=list)
+    popped: str = ""
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self.offset += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._starts.append(self.offset)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._starts.pop()
+        if node not in self.ranges:  # a syntactic position recorded inside wins (as in libcst)
+            self.ranges[node] = (start, self.offset)
+
+    def pop_trailing_newline(self) -> None:
+        if self.tokens:
+            self.popped = self.tokens[-1]  # the offsets already counted it (libcst's positions do too)
+        super().pop_trailing_newline()
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Iterator[None]:
+        start = self.offset
+        try:
+            yield
+        finally:
+            end = self.offset
+            if start_node is not None:
+                start = self.ranges[start_node][0]
+            if end_node is not None:
+                end = self.ranges[end_node][1]
+            self.ranges[node] = (start, end)
+
+
+class _Positions:
+    """Each node's span, as libcst's PositionProvider gives it (1-based rows, 0-based columns in code points)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+        module._codegen(state)
+        self._ranges = state.ranges
+        code = "".join(state.tokens) + state.popped
+        self._lines = [0, *(m.end() for m in _NEWLINE.finditer(code))]  # offset where each row starts
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        row = bisect_right(self._lines, offset)
+        return row, offset - self._lines[row - 1]
+
+    def span(self, node: cst.CSTNode) -> Span:
+        start, end = self._ranges[node]
+        row, column = self._point(start)
+        end_row, end_column = self._point(end)
+        return Span(row, column + 1, end_row, end_column + 1)
