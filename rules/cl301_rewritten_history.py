@@ -26,6 +26,21 @@ n tool outputs), a conversation object of another module cut by its caller in a 
 a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). A queue drained with
 `pop(0)`, system messages moved into the system parameter, format conversions applied to every message alike,
 and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
+
+The prefix re-rendered from current state is a rewrite too (confidence `likely`):
+- instructions rendered on every request from a dict the agent loop updates between requests
+  (`agent.instructions(context_variables)` with tool results merged into `context_variables`,
+  `SYSTEM.format(**state)` with `state[key] = ...` in the loop that appends to the history); a batch of
+  one-shot requests, or a name bound anew in each pass of the loop, is not;
+- a conversion of the whole history that builds every earlier message with the object's current state
+  (`[*self._previous_thinking_blocks, text]` for each assistant turn, where another method sets the blocks after
+  each response); state set in `__init__`, or given only to the newest message, is not;
+- a text renderer that keeps the first item (or an "... N steps omitted" marker) and the latest n items of a
+  growing list: once the list is longer than n, the window slides on every turn;
+- a history replaced by a summary whose token budget the code bounds at 16,384 tokens or less (a literal, the
+  summarizer's default, `min(..., 8192)`, or an attribute assigned such values in the tree's imported modules):
+  a coding or agent turn adds one to a few thousand tokens, so the summary fires every few turns. A budget near
+  the context window, or one the code does not bound, is compaction done right and is not reported.
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after
@@ -68,8 +83,89 @@ def ask(q):
     messages[0]["content"] = q.strip()
     return client.chat.completions.create(model="gpt-4o", messages=messages)
 """,
+        # a batch: every request is a conversation of its own, whatever its system prompt holds
+        """
+import anthropic
+client = anthropic.Anthropic()
+SYSTEM = "Label the ticket for team {team}. " + "Rules. " * 400
+def label_all(tickets, ctx):
+    for ticket in tickets:
+        ctx["team"] = ticket.team
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=16, system=SYSTEM.format(**ctx),
+                               messages=[{"role": "user", "content": ticket.text}])
+""",
+        # compaction near the context window, in one large step
+        """
+class HistorySummary:
+    def __init__(self, llm, max_tokens=150_000):
+        self.llm, self.max_tokens = llm, max_tokens
+    def summarize(self, messages):
+        return [{"role": "user", "content": self.llm.complete(str(messages))}]
+class Chat:
+    def __init__(self, llm):
+        self.summarizer = HistorySummary(llm)
+        self.messages = []
+    def after_turn(self):
+        if sum(len(m["content"]) for m in self.messages) // 4 > self.summarizer.max_tokens:
+            self.messages = self.summarizer.summarize(self.messages)
+""",
     ]
     INVALID = [
+        Invalid("""
+import json
+from openai import OpenAI
+client = OpenAI()
+def complete(agent, history, context):
+    system = agent.instructions(context) if callable(agent.instructions) else agent.instructions
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}] + history)
+def run(agent, history, context):
+    while True:
+        reply = complete(agent, history, context).choices[0].message
+        history.append(reply.model_dump())
+        for call in reply.tool_calls or []:
+            context.update(agent.functions[call.function.name](**json.loads(call.function.arguments)))
+""", line=6, message="the system prompt is rendered by"),
+        Invalid("""
+import anthropic
+class Provider:
+    def __init__(self):
+        self.client = anthropic.Anthropic()
+        self.last_thinking = []
+    def convert(self, messages):
+        out = []
+        for message in messages:
+            if message["role"] == "assistant":
+                out.append({"role": "assistant", "content": [*self.last_thinking, {"type": "text", "text": message["content"]}]})
+            else:
+                out.append(message)
+        return out
+    def call(self, messages):
+        reply = self.client.messages.create(model="claude-sonnet-4-5", max_tokens=2048, messages=self.convert(messages))
+        self.last_thinking = [b for b in reply.content if b.type == "thinking"]
+        return reply
+""", line=11, message="every earlier message"),
+        Invalid("""
+def history_text(steps_history, limit):
+    if len(steps_history) <= limit:
+        return "\\n".join(s.describe() for s in steps_history)
+    lines = [steps_history[0].describe(), f"[... {len(steps_history) - limit} previous steps omitted ...]"]
+    lines.extend(s.describe() for s in steps_history[-(limit - 1):])
+    return "\\n".join(lines)
+""", line=6, message="renders the first and only the latest"),
+        Invalid("""
+class HistorySummary:
+    def __init__(self, llm, max_tokens=2048):
+        self.llm, self.max_tokens = llm, max_tokens
+    def summarize(self, messages):
+        return [{"role": "user", "content": self.llm.complete(str(messages))}]
+class Chat:
+    def __init__(self, llm):
+        self.summarizer = HistorySummary(llm)
+        self.messages = []
+    def after_turn(self):
+        if sum(len(m["content"]) for m in self.messages) // 4 > self.summarizer.max_tokens:
+            self.messages = self.summarizer.summarize(self.messages)
+""", line=13, message="passes 2048 tokens"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()

@@ -303,7 +303,7 @@ def summary_findings(tmp_path, budget: str, cap: str = "8192"):
 def test_summary_at_the_summarizer_default_budget(tmp_path):
     found = summary_findings(tmp_path, "")
     assert [f.row for f in found] == [18]  # where the history is replaced, not where the summary is kept
-    assert "at most 1024 tokens" in found[0].message and found[0].confidence == "likely"
+    assert "passes 1024 tokens" in found[0].message and found[0].confidence == "likely"
 
 
 def test_summary_at_a_model_budget_bounded_in_another_module(tmp_path):

@@ -841,9 +841,10 @@ def small_budget_summaries(ctx: ModuleContext) -> Iterator[Rerender]:
         if budget is None:
             continue
         code, bound = budget
-        found.append((assign, Rerender(assign, f"replaces the history `{ctx.code(target)}` with a summary whenever it passes `{code}` tokens, at most "
-                       f"{bound} tokens where the code sets it: a budget that small is crossed again every few turns, and each summary rewrites the cached history "
-                       "and everything after it")))
+        limit = f"{bound} tokens" if code.replace("_", "") == str(bound) else f"`{code}` tokens, at most {bound} tokens where the code sets it"
+        found.append((assign, Rerender(assign, f"replaces the history `{ctx.code(target)}` with a summary whenever it passes {limit}: a "
+                                       "budget that small is crossed again every few turns, and each summary rewrites the cached history "
+                                       "and everything after it")))
     moved = {ctx.code(assign.value) for assign, _ in found}
     for assign, rerender in found:
         if ctx.code(assign.targets[0].target) not in moved:
