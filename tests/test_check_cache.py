@@ -237,3 +237,111 @@ def test_parallel_saves_never_tear_the_file(project):
     data = json.loads(cache.file.read_text())  # a complete JSON document
     assert data["key"] == "k" and data["entries"]
     assert not [p for p in cache.file.parent.iterdir() if p.suffix == ".tmp"]
+
+
+# --- dependency edges: a cached result is stale once a module its analysis read has changed -------------------
+
+POLICY = "\n".join(f"{i}. Answer questions about order {i} politely, cite the policy section, never promise refunds above the limit."
+                   for i in range(1, 80))  # long enough to be cacheable: a volatile value in it breaks a real cache
+
+PROMPTS_VOLATILE = f'''from datetime import datetime
+
+POLICY = """
+{POLICY}
+"""
+
+
+def system_prompt() -> str:
+    return f"You are the support agent of Acme. Today is {{datetime.now():%Y-%m-%d %H:%M}}.\\n{{POLICY}}"
+'''
+PROMPTS_FROZEN = PROMPTS_VOLATILE.replace("Today is {datetime.now():%Y-%m-%d %H:%M}.", "Answer in English.")
+
+BOT = '''import anthropic
+
+from {module} import system_prompt
+
+client = anthropic.Anthropic()
+
+
+def answer(history: list[dict]) -> str:
+    response = client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=1024,
+        system=system_prompt(),
+        messages=history,
+    )
+    return response.content[0].text
+'''
+UTIL = '''def shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "..."
+'''
+
+
+@pytest.fixture
+def support_app(tmp_path, monkeypatch):
+    """A support bot whose system prompt is built in another module of the package."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "prompts.py").write_text(PROMPTS_VOLATILE)
+    (app / "bot.py").write_text(BOT.format(module="app.prompts"))
+    (app / "util.py").write_text(UTIL)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def check_tree(root: Path) -> tuple[list[str], list[str]]:
+    """(findings as 'file:code', the files linted again: not served from the cache)."""
+    from cachelint.check.run import run_check
+
+    linted: list[int] = []
+    run = run_check([Path(".")], Config(root=root), processes=1, progress=lambda done, total: linted.append(total))
+    found = [f"{f.filename}:{f.code}" for f in run.findings]
+    return found, ([] if not linted else [str(linted[-1])]) + [f"cached={run.cached}"]
+
+
+def test_editing_an_imported_prompts_module_relints_its_importers_only(support_app):
+    assert check_tree(support_app) == (["app/bot.py:CL101"], ["4", "cached=0"])
+    assert check_tree(support_app) == (["app/bot.py:CL101"], ["cached=4"])  # warm: nothing linted
+
+    (support_app / "app" / "prompts.py").write_text(PROMPTS_FROZEN)
+    # prompts.py itself and bot.py (which imports from it) are linted again; util.py and __init__.py are not
+    assert check_tree(support_app) == ([], ["2", "cached=2"])
+    (support_app / "app" / "prompts.py").write_text(PROMPTS_VOLATILE)
+    assert check_tree(support_app) == (["app/bot.py:CL101"], ["2", "cached=2"])
+
+    (support_app / "app" / "util.py").write_text(UTIL + "\n\nLIMIT = 80\n")
+    assert check_tree(support_app) == (["app/bot.py:CL101"], ["1", "cached=3"])  # nobody imports util.py
+
+
+def test_a_name_re_exported_by_the_package_is_an_edge_to_the_module_that_defines_it(support_app):
+    (support_app / "app" / "__init__.py").write_text("from app.prompts import system_prompt\n")
+    (support_app / "app" / "bot.py").write_text(BOT.format(module="app"))
+    assert check_tree(support_app) == (["app/bot.py:CL101"], ["4", "cached=0"])
+    (support_app / "app" / "prompts.py").write_text(PROMPTS_FROZEN)
+    assert check_tree(support_app)[0] == []  # bot.py read prompts.py through __init__.py: its entry was stale
+
+
+def test_a_module_that_is_only_syntax_checked_has_no_edges(support_app):
+    from cachelint.check.run import run_check
+
+    run_check([Path(".")], Config(root=support_app), processes=1)
+    entries = json.loads(next((support_app / CACHE_DIR_NAME).rglob("*.json")).read_text())["entries"]
+    assert set(entries["app/bot.py"]["deps"]) == {str(support_app / "app" / "prompts.py")}
+    assert "deps" not in entries["app/util.py"] and "deps" not in entries["app/prompts.py"]
+
+
+def test_each_dependency_is_read_once_per_run(support_app, monkeypatch):
+    """A warm run checks every edge; a module many files import is hashed once, not once per importer."""
+    from cachelint.check import cache as cache_module
+
+    for i in range(12):
+        (support_app / "app" / f"bot_{i}.py").write_text(BOT.format(module="app.prompts"))
+    check_tree(support_app)
+    hashed: list[int] = []
+    real = cache_module._sha256
+    monkeypatch.setattr(cache_module, "_sha256", lambda content: hashed.append(len(content)) or real(content))
+    found, linted = check_tree(support_app)
+    assert linted == ["cached=16"] and len(found) == 13
+    prompts_size = len(PROMPTS_VOLATILE.encode())
+    assert hashed.count(prompts_size) == 2  # once as a file of the tree, once as the edge every bot shares

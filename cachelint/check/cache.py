@@ -73,39 +73,30 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
     return finding
 
 
-def _dependency_hashes(path: Path, content: bytes) -> dict[str, str]:
-    """{absolute path: sha256} of the tree's modules the analysis of this file may follow names into
-    (only for files the analysis looks at: those that send a request)."""
-    from cachelint.check.gate import sends_requests
+MAX_DEPENDENCIES = 64  # as many modules as the analysis keeps parsed (project.MAX_MODULES)
+
+
+def _dependency_paths(path: Path, source: str) -> list[Path]:
+    """The tree's modules whose definitions an analysis of this file may read: the modules it imports from, and
+    theirs in turn (a name re-exported by a package's __init__ is followed to the module that defines it)."""
     from cachelint.check.project import dependencies
 
-    try:
-        source = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return {}
-    if not sends_requests(source):
-        return {}
-    hashes = {}
-    for dep in dependencies(source, str(path)):
+    found: dict[str, Path] = {}
+    first = dependencies(source, str(path))
+    for dep in first:
+        found.setdefault(os.path.abspath(dep), dep)
+    for dep in first:
+        if len(found) >= MAX_DEPENDENCIES:
+            break
         try:
-            hashes[os.path.abspath(dep)] = _sha256(dep.read_bytes())
-        except OSError:
+            text = dep.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
             continue
-    return hashes
-
-
-def _dependencies_unchanged(deps: Any) -> bool:
-    if not deps:
-        return True
-    if not isinstance(deps, dict):
-        return False
-    for dep, digest in deps.items():
-        try:
-            if _sha256(Path(dep).read_bytes()) != digest:
-                return False
-        except (OSError, TypeError):
-            return False
-    return True
+        for again in dependencies(text, str(dep)):
+            key = os.path.abspath(again)
+            if key != os.path.abspath(path):
+                found.setdefault(key, again)
+    return list(found.values())[:MAX_DEPENDENCIES]
 
 
 class ResultCache:
@@ -119,6 +110,7 @@ class ResultCache:
         self.file = self.dir / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
         self._entries: dict[str, dict[str, Any]] = self._load()
         self._changed: dict[str, dict[str, Any] | None] = {}  # rel -> new entry (None: drop)
+        self._digests: dict[str, tuple[int, int, str | None]] = {}  # abs path -> (mtime, size, sha256 or None)
 
     @classmethod
     def for_config(cls, config: Any) -> ResultCache:
@@ -156,7 +148,7 @@ class ResultCache:
         entry = self._changed.get(rel) if rel in self._changed else self._entries.get(rel)
         if entry is None or entry.get("sha256") != _sha256(content):
             return None
-        if not _dependencies_unchanged(entry.get("deps")):
+        if not self._dependencies_unchanged(entry.get("deps")):
             return None  # a module of the tree whose definitions the analysis followed has changed
         try:
             findings = [_finding_from_json(f) for f in entry["findings"]]
@@ -178,8 +170,12 @@ class ResultCache:
 
     # -- writing --
 
-    def put(self, path: Path, content: bytes, findings: list[Finding]) -> None:
-        """Remember `findings` for `path` with this `content` (replacing any older entry for the path)."""
+    def put(self, path: Path, content: bytes, findings: list[Finding], *, analysed: bool | None = None) -> None:
+        """Remember `findings` for `path` with this `content` (replacing any older entry for the path).
+
+        `analysed`: whether the analysis looked into the file (and so may have followed its imports); the
+        entry then keeps the hashes of the modules it may have read, and is stale once one of them changes.
+        None: decided here from the file's text (whether it sends a request)."""
         rel = self._rel(path)
         try:
             serialized = [_finding_to_json(f) for f in findings]
@@ -187,9 +183,58 @@ class ResultCache:
             self._changed[rel] = None  # not storable: forget the path rather than cache something partial
             return
         self._changed[rel] = {"sha256": _sha256(content), "path": str(path), "findings": serialized}
-        deps = _dependency_hashes(path, content)
+        deps = self._dependency_hashes(path, content, analysed)
         if deps:
             self._changed[rel]["deps"] = deps
+
+    # -- the modules an entry depends on --
+
+    def _digest(self, path: str) -> str | None:
+        """A file's sha256, read once per run: many files import the same few modules, and a warm run checks
+        every edge. Kept while the file's modification time and size stay the same."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        known = self._digests.get(path)
+        if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+            return known[2]
+        try:
+            digest: str | None = _sha256(Path(path).read_bytes())
+        except OSError:
+            digest = None
+        self._digests[path] = (stat.st_mtime_ns, stat.st_size, digest)
+        return digest
+
+    def _dependency_hashes(self, path: Path, content: bytes, analysed: bool | None) -> dict[str, str]:
+        """{absolute path: sha256} of the tree's modules the analysis of this file may follow names into."""
+        try:
+            source = content.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return {}
+        if analysed is None:
+            from cachelint.check.gate import sends_requests
+
+            analysed = sends_requests(source)
+        if not analysed:
+            return {}
+        hashes = {}
+        for dep in _dependency_paths(path, source):
+            key = os.path.abspath(dep)
+            digest = self._digest(key)
+            if digest is not None:
+                hashes[key] = digest
+        return hashes
+
+    def _dependencies_unchanged(self, deps: Any) -> bool:
+        if not deps:
+            return True
+        if not isinstance(deps, dict):
+            return False
+        for dep, digest in deps.items():
+            if not isinstance(dep, str) or self._digest(dep) != digest:
+                return False
+        return True
 
     def save(self) -> bool:
         """Write the cache atomically. Returns False (and changes nothing) when it cannot be written."""

@@ -78,6 +78,12 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
         return [_unanalyzable(filename, f"cachelint could not analyze this file ({type(exc).__name__}: {exc}); please report it")]
 
 
+def is_analysed(source: str, codes: frozenset[str], options: Options | None) -> bool:
+    """Whether `lint_source` analyses this module (and so may follow its imports into other modules), or only
+    checks that it parses."""
+    return sends_requests(source, options.call_patterns if options is not None else ()) or holds_prompt_shapes(source, codes)
+
+
 def _syntax_only(source: str, filename: str) -> list[Finding]:
     """CL999 or nothing, for a module the analysis skips: it only has to be known to parse. CPython's own parser
     says so many times faster than building libcst's tree (most files of a tree take this path). Only where it

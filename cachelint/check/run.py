@@ -11,7 +11,7 @@ from pathlib import Path
 from cachelint.check.analysis import Options
 from cachelint.check.cache import ResultCache
 from cachelint.check.config import Config
-from cachelint.check.engine import MAX_FILE_BYTES, default_processes, file_size, lint_many, lint_source, too_large
+from cachelint.check.engine import MAX_FILE_BYTES, default_processes, file_size, is_analysed, lint_many, lint_source, too_large
 from cachelint.check.files import discover
 from cachelint.check.finding import Finding
 from cachelint.check.fixes import apply_edits, fixable
@@ -109,7 +109,7 @@ def run_check(
         results[job[1]] = findings
         if cache is not None:
             path = by_name[job[1]]
-            cache.put(path, contents[path], findings)
+            cache.put(path, contents[path], findings, analysed=_analysed(contents[path], job[2], options))
     if cache is not None:
         cache.save()
     for path in files:
@@ -138,6 +138,14 @@ def run_check(
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _analysed(data: bytes, codes: frozenset[str], options: Options) -> bool:
+    """Whether the file's analysis may have followed its imports (its cache entry then depends on them)."""
+    try:
+        return is_analysed(data.decode("utf-8-sig"), codes, options)
+    except UnicodeDecodeError:
+        return False
 
 
 def write_fixed(path: Path, text: str, *, bom: bool) -> str | None:
