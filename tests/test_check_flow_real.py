@@ -267,3 +267,18 @@ def test_a_method_returning_static_text_stays_quiet(tmp_path):
         """,
     })
     assert _lint_file(tree / "svc" / "review.py", {"CL101", "CL102", "CL103", "CL104"}) == []
+
+
+def test_new_results_stored_into_kept_state_once_stay_quiet():
+    """The function writes each new action result into the history it keeps and returns nothing: each result is
+    rendered once, when it is new, and stays as it was."""
+    source = """
+        import json
+
+        class Operator:
+            def add_results(self, steps, results):
+                for index, step in enumerate(steps):
+                    text = f"Result: {json.dumps(step.output)}"
+                    results[index]["content"] = [{"type": "text", "text": text}]
+    """
+    assert lint(source, {"CL102"}) == []

@@ -85,12 +85,102 @@ def rendered_messages(ctx: ModuleContext, sites: list[CallSite]) -> list[Rendere
                 continue
             if id(ctx.enclosing_function(node)) in senders:
                 continue  # an agent loop appending its new turns: rendered once and kept, judged through the request
+            if not _returned(ctx, node):
+                continue  # stored into state the function keeps (new tool results added once): not rendered again
             role, values = shape
             values = values + _written_later(ctx, node)
             found.append(Rendered(node, role, tuple(values)))
             if len(found) >= MAX_RENDERED:
                 return found
     return found
+
+
+def _returned(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Whether the message reaches what its function returns: a renderer builds a fresh list each call and hands
+    it back (`out.append(message)` ... `return out`); a function that stores new results into kept state
+    (`result["content"] = [...]`, returning nothing) renders them once."""
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    if any(isinstance(a, cst.Return) for a in ctx.ancestors(node) if ctx.contains(function, a)):
+        return True
+    statement = ctx.statement_of(node)
+    target = _target_name(statement, node, ctx)
+    return target is not None and target in _returned_names(ctx, function)
+
+
+def _target_name(statement: cst.CSTNode, node: cst.CSTNode, ctx: ModuleContext) -> str | None:
+    """The local name a statement puts `node` into: `x = ...`, `x += ...`, `x[k] = ...`, `x.append(...)`."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if not ctx.contains(small, node):
+                continue
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                return _root_name(small.targets[0].target)
+            if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                return _root_name(small.target)
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
+                    and small.value.func.attr.value in ("append", "extend", "insert"):
+                return _root_name(small.value.func.value)
+    return None
+
+
+def _root_name(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _returned_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Local names whose contents flow into the function's return values (through assignments, `+=`, item
+    writes and appends); memoized per function."""
+    cache = ctx.__dict__.setdefault("_renderer_returned", {})
+    found = cache.get(id(function))
+    if found is not None:
+        return found
+    flows: dict[str, set[str]] = {}  # name -> names whose contents it receives
+    for statement in (n for n in _own_statements(function) if isinstance(n, cst.SimpleStatementLine)):
+        for small in statement.body:
+            target, value = None, None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = _root_name(small.targets[0].target), small.value
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                target, value = _root_name(small.target), small.value
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
+                    and small.value.func.attr.value in ("append", "extend", "insert"):
+                target, value = _root_name(small.value.func.value), small.value
+            if target is not None and value is not None:
+                flows.setdefault(target, set()).update(_names_in(value))
+    found = set()
+    stack = [name for value in ctx.returns_of(function) for name in _names_in(value)]
+    while stack:
+        name = stack.pop()
+        if name not in found:
+            found.add(name)
+            stack.extend(flows.get(name, ()))
+    cache[id(function)] = found
+    return found
+
+
+def _names_in(expr: cst.CSTNode) -> set[str]:
+    from cachelint.check.module import descendants
+
+    return {n.value for n in descendants(expr) if isinstance(n, cst.Name)} | ({expr.value} if isinstance(expr, cst.Name) else set())
+
+
+def _own_statements(function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The statements of a function, nested blocks included, nested functions and classes left out."""
+    out: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            out.append(node)
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not function:
+            continue
+        stack.extend(node.children)
+    return out
 
 
 def _written_later(ctx: ModuleContext, node: cst.CSTNode) -> list[cst.BaseExpression]:
