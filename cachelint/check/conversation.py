@@ -30,7 +30,8 @@ from cachelint.check.callsites import CallSite
 from cachelint.check.module import ModuleContext, descendants
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
-FACTORY = re.compile(r"^_?(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|model|chat_model|llm_client|agent_llm)$")
+FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
+                     r"|(?:get|select|pick|choose|resolve)_model)$")
 # methods of an LLM object that send a request with the conversation as an argument
 SEND_METHODS = frozenset({"invoke", "ainvoke", "chat", "achat", "complete", "acomplete", "generate", "agenerate",
                           "completion", "acompletion", "ask", "aask", "query", "predict", "apredict"})
@@ -315,12 +316,12 @@ class FactorySwitch:
 def factory_switches(ctx: ModuleContext) -> Iterator[FactorySwitch]:
     """`llm = self.get_llm(NAME)` ... `await llm(convo)` with another NAME for the same conversation object,
     in one function, or in a method that continues a conversation its caller in this module sent."""
-    calls = ctx.nodes(cst.Call)
-    if not any(_is_factory(call) for call in calls):
-        return  # no LLM handed out here: no name is resolved (scope metadata is the costly part)
+    handed_out = _factory_names(ctx)
+    if handed_out is None:
+        return  # no LLM handed out here: no name is resolved (scope and position metadata are the costly part)
     by_function: dict[int, tuple[cst.FunctionDef, list[Send]]] = {}
-    for call in calls:
-        send = _send(ctx, call)
+    for call in ctx.nodes(cst.Call):
+        send = _send(ctx, call, handed_out)
         if send is None:
             continue
         function = ctx.enclosing_function(call)
@@ -338,7 +339,23 @@ def factory_switches(ctx: ModuleContext) -> Iterator[FactorySwitch]:
         yield from _continued_elsewhere(ctx, function, sends, by_function, reported)
 
 
-def _send(ctx: ModuleContext, call: cst.Call) -> Send | None:
+def _factory_names(ctx: ModuleContext) -> set[str] | None:
+    """The names assigned an LLM from a factory (`llm = self.get_llm(NAME)`); None when the module calls no
+    factory at all. Syntax only: nothing is resolved here."""
+    calls = [call for call in ctx.nodes(cst.Call) if _is_factory(call)]
+    if not calls:
+        return None
+    names: set[str] = set()
+    for call in calls:
+        parent = ctx.parent(call)
+        if isinstance(parent, cst.Await):
+            parent = ctx.parent(parent)
+        if isinstance(parent, cst.Assign):
+            names.update(t.target.value for t in parent.targets if isinstance(t.target, cst.Name))
+    return names
+
+
+def _send(ctx: ModuleContext, call: cst.Call, handed_out: set[str]) -> Send | None:
     """A call that passes a conversation to an LLM callable obtained from a factory call."""
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return None
@@ -351,7 +368,7 @@ def _send(ctx: ModuleContext, call: cst.Call) -> Send | None:
     factory = None
     if isinstance(func, cst.Call) and _is_factory(func):
         factory = func
-    elif isinstance(func, cst.Name):
+    elif isinstance(func, cst.Name) and func.value in handed_out:
         row = ctx.span(call).row
         values = [(b, v) for b, v in ctx.assigned_values(func) if ctx.span(b).row <= row]
         if values:
@@ -563,13 +580,16 @@ RESET_VALUES = ("None", '"auto"', "'auto'", '"none"', "'none'")
 def tool_choice_resets(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
     """`replace(settings, tool_choice=None)` / `settings.tool_choice = "auto"` under an `if` that asks whether
     tools were used: the run's next requests go out with another tool_choice than its first ones."""
+    if "tool_choice" not in ctx.source:
+        return
     for call in ctx.nodes(cst.Call):
+        if not _replaces(call):
+            continue
         for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "tool_choice" and ctx.code(arg.value) in RESET_VALUES \
-                    and _replaces(call) and _after_tool_use(ctx, call):
+            if arg.keyword is not None and arg.keyword.value == "tool_choice" and _reset_value(arg.value) and _after_tool_use(ctx, call):
                 yield call
     for assign in ctx.nodes(cst.Assign):
-        if ctx.code(assign.value) not in RESET_VALUES:
+        if not _reset_value(assign.value):
             continue
         for target in assign.targets:
             t = target.target
@@ -577,6 +597,13 @@ def tool_choice_resets(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
                 isinstance(t, cst.Subscript) and "tool_choice" in ctx.code(t.slice[0]) if isinstance(t, cst.Subscript) else False)
             if named and _after_tool_use(ctx, assign):
                 yield assign
+
+
+def _reset_value(expr: cst.BaseExpression) -> bool:
+    """None, "auto" or "none": what a forced tool_choice is reset to."""
+    if isinstance(expr, cst.Name):
+        return expr.value == "None"
+    return isinstance(expr, cst.SimpleString) and expr.value in RESET_VALUES
 
 
 def _replaces(call: cst.Call) -> bool:

@@ -25,7 +25,7 @@ RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
-CONVERSATION_SWITCH = re.compile(r"""\b_?(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|model|chat_model|llm_client|agent_llm)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])""")
+CONVERSATION_SWITCH = re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])""")
 
 # a framework's message that its serializer marks with cache_control (CL502): UserMessage(content=..., cache=True)
 CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
