@@ -11,7 +11,11 @@ class UnsortedJsonInPrefix(Rule):
     code = "CL102"
     what = """
 Finds `json.dumps` (or `str()` / `repr()`) of a dict built at run time that reaches the cached prefix
-without `sort_keys=True`.
+without `sort_keys=True`. Where the request is sent out of sight (a framework's adapter), a function that
+renders a conversation into messages in a loop and returns them (`{"role": ..., "content": ...}`, text
+blocks, `Message(role=..., content=...)`) is judged the same way, with confidence `likely`: every earlier
+turn it renders is prefix. A message stored once into kept state, or appended by the function that sends
+the request, is the newest turn and is not reported.
 """
     why = """
 A dict's key order is its insertion order, which depends on the code path that filled it (a database row,
@@ -82,6 +86,15 @@ def run(user):
     context = {k: v for k, v in user.items() if v}
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": json.dumps(context)}], messages=[{"role": "user", "content": "hi"}])
 """, line=6),
+        # a framework's history renderer: every stored tool result is serialized again for each request
+        Invalid("""
+import json
+def to_messages(history):
+    out = []
+    for turn in history:
+        out.append({"role": "tool", "tool_call_id": turn.call_id, "content": json.dumps(turn.result)})
+    return out
+""", line=6, message="sent elsewhere"),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()

@@ -14,7 +14,8 @@ class UnorderedIterationInPrefix(Rule):
     what = """
 Finds prefix text (system prompt, instructions, earlier messages) built by iterating a source without a
 defined order: a set, `os.listdir`, `os.scandir`, `glob`, `Path.iterdir|glob|rglob`, or a dict filled at
-run time, without `sorted()`.
+run time, without `sorted()`. Messages rendered per turn by a function that returns them (a history
+renderer whose request is sent elsewhere) are judged too, with confidence `likely`.
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file
