@@ -320,3 +320,50 @@ def test_summary_near_the_context_window_is_quiet(tmp_path):
 
 def test_summary_at_a_budget_the_code_does_not_bound_is_quiet(tmp_path):
     assert summary_findings(tmp_path, "int(self.model.context_window * 0.8)") == []
+
+
+# --- a window of the latest messages: sent on, or only looked at ---------------------------------------------
+
+
+def test_window_sent_as_the_next_requests_history():
+    source = """
+        def next_request(client, history, keep):
+            window = history[-keep:]
+            return client.chat.completions.create(model="gpt-4o", messages=window)
+    """
+    assert rows(source) == [2]
+
+
+def test_window_stored_on_the_agent():
+    source = """
+        class Operator:
+            def step(self, screenshot):
+                self.history_images.append(screenshot)
+                if len(self.history_images) > self.history_n:
+                    self.history_images = self.history_images[-self.history_n:]
+    """
+    assert rows(source) == [5]
+
+
+def test_windows_that_are_only_looked_at_are_quiet():
+    source = """
+        def show(console, messages, limit):
+            if len(messages) > limit:
+                console.print(f"{len(messages) - limit} earlier messages not shown")
+                messages = messages[-limit:]
+            for message in messages:
+                console.print(message.content)
+
+        def search_query(history, turns):
+            recent = history[-turns:]
+            return " ".join(m.content[:300] for m in recent if m.role == "user")
+
+        def shell_tail(history):
+            history = history[-9000:].strip()
+            return history
+
+        def without_system(log, system_messages):
+            log_tail = log[len(system_messages):]
+            return log_tail
+    """
+    assert rows(source) == []

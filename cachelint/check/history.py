@@ -204,8 +204,9 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
             if isinstance(target, cst.Subscript) and _front_subscript(target) and _is_history(ctx, function, target.value) \
                     and not _uses(target.slice[0].slice, params):
                 return Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
-    elif isinstance(node, cst.Subscript) and _late_slice(node) and _is_history(ctx, function, node.value):
-        if not _in_for_header(ctx, node) and _kept_as_history(ctx, node):  # history[-keep:]: a window, whoever sets its size
+    elif isinstance(node, cst.Subscript) and _late_slice(node) and _tail_of_itself(ctx, node) and _is_history(ctx, function, node.value):
+        if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
+            # history[-keep:]: a window, whoever sets its size
             return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
         if _rendered_window(ctx, function, node):
             return Rewrite(node, ctx.code(node.value), "renders the first and only the latest items of")
@@ -300,6 +301,45 @@ def _late_slice(sub: cst.Subscript) -> bool:
     if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus):
         return not isinstance(lower.expression, cst.Integer) or int(lower.expression.value) > 2
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" for n in descendants(lower))
+
+
+def _tail_of_itself(ctx: ModuleContext, sub: cst.Subscript) -> bool:
+    """`history[-n:]`, or `history[len(history) - n:]`: the tail of the list itself; `log[len(system_msgs):]` skips a
+    head of known length (the system messages), which is no window."""
+    lower = sub.slice[0].slice.lower  # type: ignore[union-attr]
+    if isinstance(lower, cst.UnaryOperation):
+        return True
+    target = ctx.code(sub.value)
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" and n.args
+               and ctx.code(n.args[0].value) == target for n in descendants(lower))
+
+
+TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "split", "splitlines", "lower", "upper", "replace", "encode", "decode"})
+
+
+def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
+    """The window is what the code keeps or sends on: stored on an object or in a container, returned, or passed to a
+    call. A window bound to a local name that is only looked at (iterated for display or a log line, measured,
+    joined into a search query) rewrites nothing that is sent, and neither does the tail of a text (`.strip()`)."""
+    parent = ctx.parent(sub)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in TEXT_METHODS:
+        return False
+    assign = ctx.parent(parent) if isinstance(parent, cst.IfExp) else parent
+    if not isinstance(assign, cst.Assign):
+        return True
+    names = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+    if len(names) < len(assign.targets):
+        return True  # self.messages = ..., state["messages"] = ...
+    for node in _own_nodes(function):
+        if isinstance(node, cst.Name) and node.value in names and ctx.span(node).row > ctx.span(assign).row:
+            holder = ctx.parent(node)
+            if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in ("len", "print", "enumerate", "reversed", "any", "all"):  # type: ignore[union-attr]
+                return True
+            if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
+                return True
+            if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
+                return True
+    return False
 
 
 def _in_for_header(ctx: ModuleContext, node: cst.CSTNode) -> bool:
