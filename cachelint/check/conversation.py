@@ -68,13 +68,22 @@ def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Di
     """Pairs of requests that send the same history (the same name with the same binding, in one function;
     or the same `self` attribute in one class) with different tools or cache-keying parameters. The later
     request is reported; requests in exclusive branches of one `if` (a configuration switch) are not paired."""
-    groups: dict[tuple, list[CallSite]] = {}
+    if len(sites) < 2:
+        return
+    rough: dict[tuple, list[CallSite]] = {}  # by syntax first: bindings are resolved only where two requests meet
     for site in sites:
-        if not isinstance(site.node, cst.Call):
+        root = _history_root(site.arg("messages") if site.api != "openai-responses" else site.arg("input"))
+        if isinstance(site.node, cst.Call) and root is not None:
+            holder = ctx.enclosing(site.node, (cst.ClassDef,)) if isinstance(root, cst.Attribute) else ctx.enclosing_function(site.node)
+            rough.setdefault((id(holder), ctx.code(root)), []).append(site)
+    groups: dict[tuple, list[CallSite]] = {}
+    for candidates in rough.values():
+        if len(candidates) < 2:
             continue
-        key = _history_key(ctx, site)
-        if key is not None:
-            groups.setdefault(key, []).append(site)
+        for site in candidates:
+            key = _history_key(ctx, site)
+            if key is not None:
+                groups.setdefault(key, []).append(site)
     for key, group in groups.items():
         if len(group) < 2:
             continue
