@@ -666,10 +666,9 @@ def _renders_from(ctx: ModuleContext, function: cst.FunctionDef, value: cst.Base
     """(call, name) for the calls that compute the system prompt from a name of this function: the value itself, or
     what the function assigned to it (one hop)."""
     expressions = [value]
-    if isinstance(value, cst.Name):
-        for binding, assigned in ctx.assigned_values(value):
-            if assigned is not None and ctx.contains(function, binding):
-                expressions.append(assigned)
+    if isinstance(value, cst.Name):  # read syntactically: scope metadata costs more than this whole check
+        expressions += [n.value for n in descendants(function) if isinstance(n, cst.Assign)
+                        and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in n.targets)]
     for expression in expressions:
         for call in [expression, *descendants(expression)]:
             if not isinstance(call, cst.Call) or _last_name(call.func) in PREDICATES:
