@@ -6,6 +6,7 @@ import libcst as cst
 
 from cachelint.check.finding import Fix
 from cachelint.check.fixes import replace_node
+from cachelint.check.prefix import minimum_tokens
 from cachelint.check.values import Landing, ValueWalker, string_value
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -17,7 +18,8 @@ class PerRequestDataInSystemPrompt(Rule):
     what = """
 Finds per-user or per-request data (a parameter of the function that makes the request) placed in the
 system prompt or instructions *ahead of* the static instructions. A system prompt given as a list of content
-blocks is judged by its first block's text.
+blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
+shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported.
 """
     why = """
 The static instructions are the part every user shares. Put a user's name in front of them and no two users
@@ -39,6 +41,15 @@ def answer(user_name: str, question: str):
     fix_safety = "unsafe (with --unsafe-fixes, for an f-string: moves the per-request part behind the static text; the order of instructions can change the model's behaviour)."
 
     VALID = [
+        # a cached block whose static text is shorter than the model's minimum: moving the value gains nothing
+        """
+from anthropic import Anthropic
+client = Anthropic()
+def edit(file_text, request):
+    prompt = f"File:\\n{file_text}\\nYou are an expert editor. Return SEARCH/REPLACE blocks only, keep indentation, change nothing else, explain nothing."
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}],
+        messages=[{"role": "user", "content": request}])
+""",
         """
 from anthropic import Anthropic
 client = Anthropic()
@@ -68,13 +79,13 @@ RULES = "You are the support assistant of Acme Corp. Answer politely, cite the m
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"{RULES}\\nThe user is {user_name}.", messages=[{"role": "user", "content": question}])
 """),
-        # the system prompt as a list of content blocks, the first one cached
+        # the system prompt as a list of content blocks
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
 def edit(file_text, request):
     prompt = f"File:\\n{file_text}\\nYou are an expert editor. Return SEARCH/REPLACE blocks only, keep indentation, change nothing else, explain nothing."
-    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}],
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": prompt}],
         messages=[{"role": "user", "content": request}])
 """, line=5, message="file_text"),
         Invalid("""
@@ -90,6 +101,7 @@ def review(repo_name, diff):
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
+            cached = _cached_blocks(analysis.ctx, site)
             for arg, expr in _system_texts(analysis.ctx, site):
                 if expr is None:
                     continue
@@ -103,6 +115,8 @@ def review(repo_name, diff):
                     if not params:
                         continue
                     later = sum(_static_length(analysis.ctx, p) or 0 for p in parts[i + 1 :])
+                    if arg in cached and later < minimum_tokens(site, analysis.model_of(site)):
+                        break  # a cached block whose static text is provably below the minimum: moving gains nothing
                     if later >= MIN_STATIC_CHARS:
                         yield Report.at(site, part, f"per-request value `{params[0].label}` comes before {later} characters of static "
                                      f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
@@ -144,6 +158,19 @@ def _system_texts(ctx, site):
                 fields = {string_value(e.key): e.value for e in first.elements if isinstance(e, cst.DictElement)}
                 if string_value(fields.get("role")) in ("system", "developer"):
                     yield "system", _resolve_once(ctx, fields.get("content"))
+
+
+def _cached_blocks(ctx, site) -> set[str]:
+    """The system arguments given as a list whose first block carries cache_control: there the block must reach the
+    model's minimum cacheable length to be cached at all (fewer bytes than that many tokens never do)."""
+    found = set()
+    for arg in ("system", "instructions"):
+        expr = _resolve_once(ctx, site.arg(arg))
+        if isinstance(expr, cst.List) and expr.elements:
+            block = _resolve_once(ctx, expr.elements[0].value)
+            if isinstance(block, cst.Dict) and any(isinstance(e, cst.DictElement) and string_value(e.key) == "cache_control" for e in block.elements):
+                found.add(arg)
+    return found
 
 
 def _first_block_text(ctx, expr):

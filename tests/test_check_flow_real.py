@@ -282,3 +282,35 @@ def test_new_results_stored_into_kept_state_once_stay_quiet():
                     results[index]["content"] = [{"type": "text", "text": text}]
     """
     assert lint(source, {"CL102"}) == []
+
+
+# --- CL104: per-call data ahead of static instructions in a cached system block ----------------------------
+
+EDIT_PROMPT = '''
+    import anthropic
+    client = anthropic.Anthropic()
+    STYLE = """{style}"""
+
+    def edit(file_content, instructions, request):
+        prompt = f"""
+        1. File:
+        {{file_content}}
+        2. Instructions:
+        {{instructions}}
+        {{STYLE}}
+        """
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=4000,
+            system=[{{"type": "text", "text": prompt, "cache_control": {{"type": "ephemeral"}}}}],
+            messages=[{{"role": "user", "content": request}}])
+'''
+
+
+def test_per_call_file_ahead_of_long_static_instructions_in_a_cached_block_is_found():
+    style = "Follow the review process: read the code, plan the change, then write SEARCH/REPLACE blocks. " * 20
+    found = lint(EDIT_PROMPT.format(style=style), {"CL104"}, "edit.py")
+    assert [f.row for f in found] == [8] and "file_content" in found[0].message
+
+
+def test_per_call_file_ahead_of_static_text_below_the_minimum_in_a_cached_block_is_quiet():
+    found = lint(EDIT_PROMPT.format(style="Return SEARCH/REPLACE blocks only."), {"CL104"}, "edit.py")
+    assert found == []
