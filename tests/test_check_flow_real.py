@@ -314,3 +314,24 @@ def test_per_call_file_ahead_of_long_static_instructions_in_a_cached_block_is_fo
 def test_per_call_file_ahead_of_static_text_below_the_minimum_in_a_cached_block_is_quiet():
     found = lint(EDIT_PROMPT.format(style="Return SEARCH/REPLACE blocks only."), {"CL104"}, "edit.py")
     assert found == []
+
+
+def test_an_agent_loop_on_a_client_no_one_recognizes_stays_quiet():
+    """A local model's client sends `messages=`: the loop that appends each tool result once is an agent loop."""
+    source = """
+        import os
+        import ollama
+
+        def list_files(path):
+            return "\\n".join(os.listdir(path))
+
+        def chat(conversation, tools):
+            while True:
+                reply = ollama.chat(model="llama3", messages=conversation, tools=tools)
+                calls = reply["message"].get("tool_calls") or []
+                if not calls:
+                    return reply["message"]["content"], conversation
+                for call in calls:
+                    conversation.append({"role": "tool", "content": list_files(call["function"]["arguments"]["path"])})
+    """
+    assert lint(source, {"CL103"}) == []

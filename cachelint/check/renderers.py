@@ -75,9 +75,12 @@ def _in_function_loop(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 
 def rendered_messages(ctx: ModuleContext, sites: list[CallSite]) -> list[Rendered]:
     """Messages and content blocks built per turn in a loop of a function that sends no request itself (a
-    function that sends one is an agent loop: what it appends is the newest turn, judged through the request)."""
+    function that sends one, even through a client no one recognizes (`messages=` passed), is an agent loop:
+    what it appends is the newest turn, judged through the request)."""
     found: list[Rendered] = []
     senders = {id(ctx.enclosing_function(site.node)) for site in sites if isinstance(site.node, cst.Call)}
+    senders |= {id(ctx.enclosing_function(call)) for call in ctx.nodes(cst.Call)  # a client no one recognizes, sending
+                if any(a.keyword is not None and a.keyword.value == "messages" for a in call.args)}
     for kind in (cst.Dict, cst.Call):
         for node in ctx.nodes(kind):
             shape = message_shape(node)
