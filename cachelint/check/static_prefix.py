@@ -362,7 +362,9 @@ def flagged_messages(ctx: ModuleContext) -> list[FlaggedMessage]:
     """Messages of a framework's own message classes marked `cache=True` (a serializer of the tree turns the flag
     into a `cache_control` breakpoint) whose text holds a step counter: the cached block changes every step.
     Only a text content is judged: on a list of parts, where the serializer puts the breakpoint is not known."""
-    found = []
+    found: list[FlaggedMessage] = []
+    if not re.search(r"\bcache\s*=\s*True", ctx.source):
+        return found  # most modules: no call to walk
     for call in ctx.nodes(cst.Call):
         func = call.func
         name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
