@@ -169,10 +169,10 @@ def _class_attribute(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> tuple[
     for stmt in cls.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
-                    found = (ctx, small.value)
-                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name) and small.target.value == name:
-                    found = (ctx, small.value)
+                assigned = isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
+                annotated = isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name
+                if (assigned or annotated) and small.value is not None:  # type: ignore[union-attr]
+                    found = (ctx, small.value)  # type: ignore[union-attr]
     return found
 
 
