@@ -132,6 +132,9 @@ def settings_for_next_turn(agent, tracker, settings):
                     continue
                 if ctx.contains(loop, binding) and not (_unconditional(ctx, binding, loop) and _loop_invariant(ctx, value, loop)):
                     return ctx.statement_of(binding), "is assigned inside the conversation loop"
+                if ctx.contains(loop, binding) and _reset_after_first_turn(ctx, bindings, value, loop):
+                    return ctx.statement_of(binding), ("is set to one value before the conversation loop and to another inside it "
+                                                       "(the first turn and the later ones differ)")
         if isinstance(expr, cst.Call):
             for arg in expr.args:
                 for name in [n for n in descendants(arg.value) if isinstance(n, cst.Name)]:
@@ -168,6 +171,15 @@ def _loop_invariant(ctx, value, loop) -> bool:
             if ctx.contains(loop, assign):
                 return False
     return True
+
+
+def _reset_after_first_turn(ctx, bindings, value, loop) -> bool:
+    """`tool_choice = {"type": "any"}` before the loop and `tool_choice = {"type": "auto"}` inside it: the same
+    on every later turn, but not the value the first turn sent."""
+    text = " ".join(ctx.code(value).split())
+    start = ctx.span(loop).row
+    return any(other is not None and not ctx.contains(loop, binding) and ctx.span(binding).row < start
+               and " ".join(ctx.code(other).split()) != text for binding, other in bindings)
 
 
 def _unconditional(ctx, node, loop) -> bool:

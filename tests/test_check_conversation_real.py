@@ -336,6 +336,28 @@ def test_tool_choice_reset_after_the_first_tool_call_is_reported():
     assert [f.row for f in found] == [6] and found[0].confidence == "likely"
 
 
+def test_tool_choice_forced_on_the_first_turn_and_relaxed_in_the_loop_is_reported():
+    source = """
+        from anthropic import Anthropic
+        client = Anthropic()
+        TOOLS = [{"name": "search", "input_schema": {"type": "object"}}]
+        def run(history):
+            tool_choice = {"type": "any"}
+            while True:
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=TOOLS,
+                                               tool_choice=tool_choice, messages=history)
+                history.append({"role": "assistant", "content": reply.content})
+                if reply.stop_reason != "tool_use":
+                    return reply
+                history.append({"role": "user", "content": run_tools(reply)})
+                tool_choice = {"type": "auto"}
+    """
+    found = lint(source, {"CL401"})
+    assert [f.row for f in found] == [13] and "before the conversation loop" in found[0].message
+    # the same value set again each turn: nothing changes
+    assert lint(source.replace('{"type": "any"}', '{"type": "auto"}'), {"CL401"}) == []
+
+
 def test_tool_choice_dropped_when_there_are_no_tools_is_quiet():
     source = """
         def request_options(tools, options):
