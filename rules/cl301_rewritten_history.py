@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import libcst as cst
+from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.module import descendants
-
-from cachelint.rules.base import Invalid, Report, Rule
 
 
 class RewrittenHistory(Rule):
@@ -221,7 +220,12 @@ def turn(history):
     without_sites = True
 
     def check(self, analysis):
-        from cachelint.check.history import rerendered_instructions, rerendered_past_messages, rewrites, small_budget_summaries
+        from cachelint.check.history import (
+            rerendered_instructions,
+            rerendered_past_messages,
+            rewrites,
+            small_budget_summaries,
+        )
 
         for found in rerendered_instructions(analysis.ctx):
             yield Report(found.node, f"{found.what}; when an update changes the rendered text, the leading system message changes and "
