@@ -84,6 +84,56 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def measure(tree: Path, repeat: int, peers: dict[str, str], edit: Path | None = None) -> list[tuple[str, float]]:
+    """The table's rows for `tree` (medians of `repeat` runs). `edit`: a module of the tree to change once after
+    the warm runs (a comment appended, then restored): the run after it re-lints the files whose cached results
+    depend on that module."""
+    files = python_files([tree])
+    empty = tree.parent / "empty"
+    empty.mkdir(exist_ok=True)
+    startup = median([check(empty, 1, False) for _ in range(repeat)])
+    floor = median([parse_floor(files) for _ in range(repeat)])
+    cold1 = median([check(tree, 1, False) for _ in range(repeat)])
+    cold2 = median([check(tree, 2, False) for _ in range(repeat)])
+    check(tree, 1, True)  # fill the cache
+    warm = median([check(tree, 1, True) for _ in range(repeat)])
+    rows = [
+        ("libcst parse (floor, in process)", floor),
+        ("cachelint start-up (empty dir)", startup),
+        ("cachelint check cold, 1 process", cold1),
+        ("cachelint check cold, 2 processes", cold2),
+        ("cachelint check warm (cache), 1 process", warm),
+    ]
+    if edit is not None:
+        original = edit.read_bytes()
+        try:
+            edit.write_bytes(original + b"\n# edited by bench/lint.py\n")
+            rows.append((f"warm after editing {edit.relative_to(tree)}", check(tree, 1, True)))
+        finally:
+            edit.write_bytes(original)
+        check(tree, 1, True)
+    rows += [(f"{name} (peer, its own defaults)", median([peer(cmd, PEERS[name], tree) for _ in range(repeat)]))
+             for name, cmd in peers.items()]
+    return rows
+
+
+def print_table(files: list[Path], label: str, repeat: int, rows: list[tuple[str, float]], peers: dict[str, str]) -> None:
+    lines = sum(f.read_bytes().count(b"\n") for f in files)
+    print(f"{len(files)} files, {lines:,} lines, from: {label}; median of {repeat}")
+    for name, seconds in rows:
+        print(f"  {name:<44} {seconds:8.2f} s")
+    if not peers:
+        print("  peers: pcdlint / cachedrift not found (see --peer-bin)")
+    times = dict(rows)
+    floor, startup = times["libcst parse (floor, in process)"], times["cachelint start-up (empty dir)"]
+    cold1, cold2 = times["cachelint check cold, 1 process"], times["cachelint check cold, 2 processes"]
+    warm = times["cachelint check warm (cache), 1 process"]
+    peer_rows = [(name, seconds) for name, seconds in rows if "(peer" in name]
+    print(f"headline: cold/parse {(cold1 - startup) / floor:.2f}x (target <= 1.5x, start-up excluded), "
+          f"warm/cold {warm / cold1:.0%} (target <= 10%), 2 vs 1 processes {cold1 / cold2:.2f}x (target >= 1.6x)"
+          + "".join(f", {name.split()[0]} {seconds / cold1:.2f}x of cachelint cold" for name, seconds in peer_rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="*", type=Path)
@@ -98,35 +148,8 @@ def main() -> None:
         for i, src in enumerate(sources):
             dest = tree / f"{i}-{src.name}"
             shutil.copytree(src, dest) if src.is_dir() else shutil.copy(src, dest)
-        files = python_files([tree])
-        lines = sum(f.read_bytes().count(b"\n") for f in files)
-        empty = Path(tmp) / "empty"
-        empty.mkdir()
-        startup = median([check(empty, 1, False) for _ in range(args.repeat)])
-        floor = median([parse_floor(files) for _ in range(args.repeat)])
-        cold1 = median([check(tree, 1, False) for _ in range(args.repeat)])
-        cold2 = median([check(tree, 2, False) for _ in range(args.repeat)])
-        check(tree, 1, True)  # fill the cache
-        warm = median([check(tree, 1, True) for _ in range(args.repeat)])
-        peer_rows = [(f"{name} (peer, its own defaults)", median([peer(cmd, PEERS[name], tree) for _ in range(args.repeat)]))
-                     for name, cmd in peers.items()]
-    rows = [
-        ("libcst parse (floor, in process)", floor),
-        ("cachelint start-up (empty dir)", startup),
-        ("cachelint check cold, 1 process", cold1),
-        ("cachelint check cold, 2 processes", cold2),
-        ("cachelint check warm (cache), 1 process", warm),
-        *peer_rows,
-    ]
-    print(f"{len(files)} files, {lines:,} lines, from: {', '.join(s.name for s in sources)}; median of {args.repeat}")
-    for name, seconds in rows:
-        print(f"  {name:<44} {seconds:8.2f} s")
-    if not peers:
-        print("  peers: pcdlint / cachedrift not found (see --peer-bin)")
-    cold_net = cold1 - startup
-    print(f"headline: cold/parse {cold_net / floor:.2f}x (target <= 1.5x, start-up excluded), "
-          f"warm/cold {warm / cold1:.0%} (target <= 10%), 2 vs 1 processes {cold1 / cold2:.2f}x (target >= 1.6x)"
-          + "".join(f", {name.split()[0]} {seconds / cold1:.2f}x of cachelint cold" for name, seconds in peer_rows))
+        rows = measure(tree, args.repeat, peers)
+        print_table(python_files([tree]), ", ".join(s.name for s in sources), args.repeat, rows, peers)
 
 
 if __name__ == "__main__":

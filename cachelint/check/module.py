@@ -386,6 +386,8 @@ def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def
         elif hooks:
             for name in fields:
                 value = getattr(self, name)
+                if value is None and name == "format_spec":
+                    continue  # the one field libcst visits only when present (f"{x}" has no format spec)
                 visitor.on_visit_attribute(self, name)
                 kind = value.__class__
                 if kind is tuple or kind is list:
