@@ -2,10 +2,11 @@
 not run in CI).
 
 Usage: python bench/realtree.py [--repo OWNER/NAME] [--commit SHA] [--mirror DIR] [--repeat N] [--edit PATH]
-Default: pydantic/pydantic-ai at 4fda38988f29 (486 files, 172k lines: the largest tree of the real-world dev
-set) from /work/.mirror (or $CACHELINT_MIRROR), the layout bench/realworld/score.py reads: DIR/OWNER+NAME holding
-a bare repository (or its `repo` folder). The commit's files are written to a temporary folder (blobs the mirror
-lacks are left out, as score.py does) and measured as bench/lint.py measures: libcst's parse of the same files
+Default: pydantic/pydantic-ai at 4fda38988f29 (697 Python files, 456k lines: the largest tree of the real-world
+dev set) from /work/.mirror (or $CACHELINT_MIRROR), the layout bench/realworld/score.py reads: DIR/OWNER+NAME
+holding a bare repository (or its `repo` folder). The commit's files are written to a temporary folder (blobs the
+mirror lacks are left out, as score.py does; `git archive` would stop at the first absent one and leave a partial
+tree: 486 files, 172k lines for this commit) and measured as bench/lint.py measures: libcst's parse of the same files
 (the floor), cold with 1 and 2 processes, warm, and warm after one edit of `--edit` (default: the module the
 most cached results depend on), which re-lints only the files whose dependency edges point at it.
 """
