@@ -49,7 +49,7 @@ def test_defaults_root_is_directory_of_a_file_start(tmp_path):
         (["CL"], set(ALL_CODES)),
         (["ALL"], set(ALL_CODES)),
         (["all"], set(ALL_CODES)),
-        (["CL2", "CL503"], {"CL201", "CL202", "CL503"}),
+        (["CL2", "CL503"], {"CL201", "CL202", "CL203", "CL503"}),
     ],
 )
 def test_prefix_selectors(tmp_path, select, expected):
@@ -277,7 +277,7 @@ def test_cli_select_replaces_and_ignore_extends(tmp_path):
     cfg = load_config(tmp_path)
     over = cfg.with_overrides(select=["CL2"])
     assert over.select == ["CL2"] and over.extend_select == []
-    assert over.selected_codes() == {"CL201", "CL202", "CL999"}
+    assert over.selected_codes() == {"CL201", "CL202", "CL203", "CL999"}
     over = cfg.with_overrides(ignore=["CL101"], extend_select=["CL301"])
     assert over.ignore == ["CL104", "CL101"]
     assert over.selected_codes() == {"CL102", "CL103", "CL301", "CL503", "CL999"}
@@ -288,7 +288,7 @@ def test_cli_select_replaces_and_ignore_extends(tmp_path):
 def test_cli_layer_beats_file_layer():
     cfg = Config(select=["CL101", "CL2"], ignore=["CL301"])
     # --ignore CL1 drops CL101 even though the file names CL101 exactly.
-    assert cfg.with_overrides(ignore=["CL1"]).selected_codes() == {"CL201", "CL202", "CL999"}
+    assert cfg.with_overrides(ignore=["CL1"]).selected_codes() == {"CL201", "CL202", "CL203", "CL999"}
     # --extend-select CL301 re-enables what the file ignores.
     assert "CL301" in cfg.with_overrides(extend_select=["CL301"]).selected_codes()
     # Within the command line, the more specific selector still wins.

@@ -129,7 +129,7 @@ def test_demo_shows_the_break_and_its_cost():
     causes = [t["cause"] for t in data["turns"]]
     assert causes == [None, "none", "none", "system_changed", "none", "none"]
     assert data["breaks"][0]["turn"] == 4 and data["wasted_prefill_tokens"] == data["breaks"][0]["reprefilled_tokens"] > 0
-    assert [f["code"] for f in data["lint"]["findings"]] == ["CL101", "CL102", "CL301", "CL201"]
+    assert [f["code"] for f in data["lint"]["findings"]] == ["CL101", "CL102", "CL301", "CL501", "CL201"]
     assert "Before it ships" in out.stdout and "Through the proxy" in out.stdout
     assert [(b["request"], b["cause"], b["rule"]) for b in data["proxy"]["breaks"]] == [(4, "system_changed", "CL101")]
     assert data["proxy"]["requests"] == 6 and data["proxy"]["cache_read_tokens"] > 0

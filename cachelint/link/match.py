@@ -39,7 +39,7 @@ MAX_CANDIDATES = 5
 # rule -> family: a finding of the same family as the break's rule can be its cause
 FAMILIES = {
     "CL101": "value", "CL102": "value", "CL103": "value", "CL104": "value", "CL502": "value",
-    "CL201": "tools", "CL202": "tools", "CL301": "history", "CL401": "params",
+    "CL201": "tools", "CL202": "tools", "CL203": "tools", "CL301": "history", "CL401": "params", "CL402": "params",
 }
 _HISTORY_DETAILS = ("history_truncated", "message_removed", "history_summarized")
 

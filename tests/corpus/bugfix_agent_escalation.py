@@ -37,7 +37,7 @@ def fix_tests(task: str) -> None:
         if failures >= 3:
             model = STRONG  # expect: CL401
         thinking = {"type": "enabled", "budget_tokens": 8000} if failures else {"type": "disabled"}  # expect: CL401
-        response = client.messages.create(
+        response = client.messages.create(  # expect: CL501
             model=model,
             max_tokens=16000 if failures else 4000,
             temperature=1.0,

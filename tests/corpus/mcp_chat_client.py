@@ -38,7 +38,7 @@ class MCPClient:
         ]
         final_text = []
         while True:
-            reply = await self.anthropic.messages.create(model=MODEL, max_tokens=1000, messages=messages, tools=available_tools)
+            reply = await self.anthropic.messages.create(model=MODEL, max_tokens=1000, messages=messages, tools=available_tools)  # expect: CL501
             messages.append({"role": "assistant", "content": reply.content})
             calls = [c for c in reply.content if c.type == "tool_use"]
             final_text += [c.text for c in reply.content if c.type == "text"]
