@@ -24,8 +24,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "realworld")]
 
-from lint import check, find_peers, measure, print_table, python_files  # noqa: E402
-from score import export, git_dir  # noqa: E402
+from lint import check, find_peers, measure, print_table, python_files
+from score import export, git_dir
 
 DEFAULT_REPO, DEFAULT_COMMIT = "pydantic/pydantic-ai", "4fda38988f29"
 

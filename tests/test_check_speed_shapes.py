@@ -152,10 +152,13 @@ def test_scopes_and_qualified_names_are_the_same_with_read_only_visits():
             continue
         assert {q.name for q in a.get_qualified_names_for(node)} == {q.name for q in b.get_qualified_names_for(node)}
         if isinstance(node, cst.Name):
-            kinds = lambda scope: sorted((type(x).__name__, type(getattr(x, "node", None)).__name__) for x in scope[node.value])  # noqa: E731
-            assert kinds(a) == kinds(b)
+            assert bindings(a, node.value) == bindings(b, node.value)
     [constructor] = [c for c in ctx.nodes(cst.Call) if ctx.code(c.func) == "anthropic.Anthropic"]
     assert ctx.qualified_names(constructor.func) == {"anthropic.Anthropic"}
+
+
+def bindings(scope, name: str) -> list[tuple[str, str]]:
+    return sorted((type(x).__name__, type(getattr(x, "node", None)).__name__) for x in scope[name])
 
 
 def test_read_only_visits_make_the_same_calls_in_the_same_order():

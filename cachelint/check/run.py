@@ -11,7 +11,15 @@ from pathlib import Path
 from cachelint.check.analysis import Options
 from cachelint.check.cache import ResultCache
 from cachelint.check.config import Config
-from cachelint.check.engine import MAX_FILE_BYTES, default_processes, file_size, is_analysed, lint_many, lint_source, too_large
+from cachelint.check.engine import (
+    MAX_FILE_BYTES,
+    default_processes,
+    file_size,
+    is_analysed,
+    lint_many,
+    lint_source,
+    too_large,
+)
 from cachelint.check.files import discover
 from cachelint.check.finding import Finding
 from cachelint.check.fixes import apply_edits, fixable
