@@ -345,3 +345,41 @@ def test_each_dependency_is_read_once_per_run(support_app, monkeypatch):
     assert linted == ["cached=16"] and len(found) == 13
     prompts_size = len(PROMPTS_VOLATILE.encode())
     assert hashed.count(prompts_size) == 2  # once as a file of the tree, once as the edge every bot shares
+
+
+WRAPPER = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def generate(messages):
+    system = messages[0]["content"]
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=500, system=system, messages=messages[1:])
+'''
+
+CALLER = '''
+from app.llm import generate
+
+PROMPT = {prompt!r}
+
+
+def extract(text):
+    return generate([{{"role": "system", "content": PROMPT}}, {{"role": "user", "content": text}}])
+'''
+
+
+def test_a_file_the_analysis_read_without_importing_it_is_an_edge(tmp_path, monkeypatch):
+    """The wrapper's CL501 comes from its callers' prompt, in a module the wrapper never imports: the caller the
+    analysis parsed is recorded as an edge, so shortening its prompt relints the wrapper."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.cachelint]\n")
+    (app / "__init__.py").write_text("")
+    (app / "llm.py").write_text(WRAPPER)
+    (app / "memory.py").write_text(CALLER.format(prompt="Keep the facts of the conversation as JSON. " * 300))
+    monkeypatch.chdir(tmp_path)
+    assert check_tree(tmp_path)[0] == ["app/llm.py:CL501"]
+    assert check_tree(tmp_path) == (["app/llm.py:CL501"], ["cached=3"])
+    (app / "memory.py").write_text(CALLER.format(prompt="Keep the facts as JSON."))
+    assert check_tree(tmp_path) == ([], ["2", "cached=1"])  # memory.py changed; llm.py read it: both linted again

@@ -170,12 +170,15 @@ class ResultCache:
 
     # -- writing --
 
-    def put(self, path: Path, content: bytes, findings: list[Finding], *, analysed: bool | None = None) -> None:
+    def put(self, path: Path, content: bytes, findings: list[Finding], *, analysed: bool | None = None,
+            reads: list[str] | tuple[str, ...] = ()) -> None:
         """Remember `findings` for `path` with this `content` (replacing any older entry for the path).
 
         `analysed`: whether the analysis looked into the file (and so may have followed its imports); the
         entry then keeps the hashes of the modules it may have read, and is stale once one of them changes.
-        None: decided here from the file's text (whether it sends a request)."""
+        None: decided here from the file's text (whether it sends a request). `reads`: the other files the
+        analysis did read (project.recording_reads: modules it parsed, callers a search found); they are edges
+        too, whether or not the file imports them."""
         rel = self._rel(path)
         try:
             serialized = [_finding_to_json(f) for f in findings]
@@ -184,6 +187,10 @@ class ResultCache:
             return
         self._changed[rel] = {"sha256": _sha256(content), "path": str(path), "findings": serialized}
         deps = self._dependency_hashes(path, content, analysed)
+        for read in reads:
+            digest = self._digest(read)
+            if digest is not None:
+                deps[read] = digest
         if deps:
             self._changed[rel]["deps"] = deps
 

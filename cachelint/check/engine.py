@@ -15,6 +15,7 @@ from cachelint.check.analysis import Analysis, Options
 from cachelint.check.finding import Finding
 from cachelint.check.gate import holds_prompt_shapes, sends_requests
 from cachelint.check.module import ModuleContext, read_only_visits
+from cachelint.check.project import recording_reads
 from cachelint.check.registry import all_rules
 from cachelint.rules import RULE_META
 
@@ -224,33 +225,37 @@ def file_size(path: str | os.PathLike) -> int:
         return 0
 
 
-def _lint_one(job: tuple[str, str, frozenset[str], Options | None]) -> list[Finding]:
+def _lint_one(job: tuple[str, str, frozenset[str], Options | None]) -> tuple[list[Finding], list[str]]:
     path, display, codes, options = job
-    return lint_file(Path(path), display, codes, options)
+    with recording_reads() as reads:
+        findings = lint_file(Path(path), display, codes, options)
+    reads.discard(os.path.abspath(path))
+    return findings, sorted(reads)
 
 
 def lint_many(jobs: list[tuple[str, str, frozenset[str], Options | None]], processes: int,
-              on_done: "Callable[[int], None] | None" = None) -> Iterable[list[Finding]]:
-    """Findings for each job, in order; in parallel processes when there is enough work.
+              on_done: "Callable[[int], None] | None" = None) -> Iterable[tuple[list[Finding], list[str]]]:
+    """(findings, the tree's other files the analysis read) for each job, in order; in parallel processes when
+    there is enough work.
 
     In parallel, the largest files go first in small chunks, so no process is left with a big file at the end
     while the others wait (longest-processing-time-first scheduling)."""
     if processes > 1 and len(jobs) >= 2 * processes:
         order = sorted(range(len(jobs)), key=lambda i: -file_size(jobs[i][0]))
-        results: list[list[Finding]] = [[] for _ in jobs]
+        results: list[tuple[list[Finding], list[str]]] = [([], []) for _ in jobs]
         chunk = max(1, min(16, len(jobs) // (processes * 32)))
         with ProcessPoolExecutor(max_workers=processes) as pool:
-            for done, (index, findings) in enumerate(zip(order, pool.map(_lint_one, [jobs[i] for i in order], chunksize=chunk)), 1):
-                results[index] = findings
+            for done, (index, result) in enumerate(zip(order, pool.map(_lint_one, [jobs[i] for i in order], chunksize=chunk)), 1):
+                results[index] = result
                 if on_done is not None:
                     on_done(done)
         yield from results
     else:
         for done, job in enumerate(jobs, 1):
-            findings = _lint_one(job)
+            result = _lint_one(job)
             if on_done is not None:
                 on_done(done)
-            yield findings
+            yield result
 
 
 def default_processes() -> int:

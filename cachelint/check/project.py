@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import libcst as cst
@@ -22,6 +25,28 @@ MAX_MODULES = 64
 _MODULES: dict[str, tuple[tuple[int, int], ModuleContext | None]] = {}
 _IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w., \t]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+\w+", re.M)
+
+
+_READS: ContextVar[set[str] | None] = ContextVar("cachelint_reads", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[set[str]]:
+    """Collects the tree's other files the analysis reads while active (modules it parses, callers a search
+    found): a cached result is stale once one of them changes (cachelint.check.cache keeps their hashes)."""
+    reads: set[str] = set()
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def note_read(path: str | os.PathLike) -> None:
+    """Record that the analysis under way read `path` (nothing when no recording is active)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.add(os.path.abspath(path))
 
 
 def module_file(importer: str, module: str, level: int) -> Path | None:
@@ -56,6 +81,7 @@ def module_context(path: Path) -> ModuleContext | None:
         stat = os.stat(key)
     except OSError:
         return None
+    note_read(key)
     stamp = (stat.st_mtime_ns, stat.st_size)
     cached = _MODULES.get(key)
     if cached is not None and cached[0] == stamp:

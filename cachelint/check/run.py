@@ -113,11 +113,11 @@ def run_check(
             pending.append((str(path), name, config.enabled_codes(path), options))
     by_name = {display_name(p): p for p in files}
     on_done = (lambda done: progress(done, len(pending))) if progress is not None else None
-    for job, findings in zip(pending, lint_many(pending, processes or default_processes(), on_done)):
+    for job, (findings, reads) in zip(pending, lint_many(pending, processes or default_processes(), on_done)):
         results[job[1]] = findings
         if cache is not None:
             path = by_name[job[1]]
-            cache.put(path, contents[path], findings, analysed=_analysed(contents[path], job[2], options))
+            cache.put(path, contents[path], findings, analysed=_analysed(contents[path], job[2], options), reads=reads)
     if cache is not None:
         cache.save()
     for path in files:

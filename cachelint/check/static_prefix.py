@@ -21,8 +21,10 @@ from __future__ import annotations
 import os
 import re
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -37,8 +39,25 @@ MAX_FILE_BYTES = 512 * 1024
 GROWING = ("append", "extend", "insert")
 # a module that puts breakpoints on its requests by code the analysis cannot follow (a helper that sets the key)
 CACHE_WORDS = re.compile(r"cache_control|prompt_caching|cache_breakpoint|cachePoint|cache_point")
-_TREE_FILES: dict[str, list[str]] = {}
-_CALLER_FILES: dict[tuple[str, str], list[str]] = {}
+MEMO_SECONDS = 30.0  # a tree search is kept this long: a CLI run is one search, an editor's server searches again
+_TREE_FILES: dict[str, tuple[float, list[str]]] = {}
+_CALLER_FILES: dict[tuple[str, str], tuple[float, list[str]]] = {}
+
+
+def _recalled(memo: dict, key: object) -> Any:
+    """A tree search's result while it is younger than MEMO_SECONDS (files are added and edited while a
+    long-lived process such as `cachelint lsp` runs), else None."""
+    kept = memo.get(key)
+    if kept is None or time.monotonic() - kept[0] > MEMO_SECONDS:
+        return None
+    return kept[1]
+
+
+def _remember(memo: dict, key: object, value: Any) -> Any:
+    if len(memo) >= 256:
+        memo.clear()
+    memo[key] = (time.monotonic(), value)
+    return value
 
 
 def mentions_caching(source: str) -> bool:
@@ -304,7 +323,7 @@ def _caller_files(filename: str, name: str) -> list[str]:
     MAX_CALLER_FILES of them."""
     root = _tree_root(filename)
     key = (root, name)
-    cached = _CALLER_FILES.get(key)
+    cached = _recalled(_CALLER_FILES, key)
     if cached is not None:
         return [p for p in cached if p != os.path.abspath(filename)]
     pattern = re.compile(rf"(?:\.|\b){re.escape(name)}\s*\(|\.{re.escape(name)}\s*,")  # f(...) / obj.f(...) / to_thread(obj.f, ...)
@@ -322,12 +341,12 @@ def _caller_files(filename: str, name: str) -> list[str]:
             found.append(path)
             if len(found) >= MAX_CALLER_FILES:
                 break
-    _CALLER_FILES[key] = found
+    _remember(_CALLER_FILES, key, found)
     return [p for p in found if p != os.path.abspath(filename)]
 
 
 def _tree_files(root: str) -> list[str]:
-    cached = _TREE_FILES.get(root)
+    cached = _recalled(_TREE_FILES, root)
     if cached is not None:
         return cached
     files: list[str] = []
@@ -337,10 +356,8 @@ def _tree_files(root: str) -> list[str]:
             if n.endswith(".py"):
                 files.append(os.path.join(folder, n))
                 if len(files) >= MAX_TREE_FILES:
-                    _TREE_FILES[root] = files
-                    return files
-    _TREE_FILES[root] = files
-    return files
+                    return _remember(_TREE_FILES, root, files)
+    return _remember(_TREE_FILES, root, files)
 
 
 # --- a message that a serializer turns into a breakpoint ------------------------------------------------------
@@ -349,7 +366,7 @@ def _tree_files(root: str) -> list[str]:
 # names (`steps`: a list) and limits (`max_steps`) are no counter
 STEP_COUNTER = re.compile(r"^(?:step|step_number|step_num|step_no|step_index|step_idx|step_count|current_step|n_step|iteration|iteration_count|"
                           r"current_iteration|iteration_number|turn_number|turn_count|current_turn|round_number|current_round)$")
-_SERIALIZERS: dict[str, bool] = {}
+_SERIALIZERS: dict[str, tuple[float, str]] = {}  # tree root -> the serializer file found ("" when none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,13 +451,18 @@ def step_counter(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int
 
 def serializer_marks_cache(filename: str) -> bool:
     """Whether a module of the tree reads a message's `.cache` flag where it writes `cache_control` (a
-    serializer for Anthropic): searched once per tree, by text."""
+    serializer for Anthropic): searched once per tree, by text. The serializer found is a file the finding
+    depends on (project.note_read)."""
+    from cachelint.check.project import note_read
+
     root = _tree_root(filename)
-    cached = _SERIALIZERS.get(root)
+    cached = _recalled(_SERIALIZERS, root)
     if cached is not None:
-        return cached
+        if cached:
+            note_read(cached)
+        return bool(cached)
     flag = re.compile(r"\.cache\b(?!_)")
-    found = False
+    found = ""
     for path in _tree_files(root):
         try:
             if os.path.getsize(path) > MAX_FILE_BYTES:
@@ -449,10 +471,12 @@ def serializer_marks_cache(filename: str) -> bool:
         except OSError:
             continue
         if "cache_control" in text and flag.search(text):
-            found = True
+            found = path
             break
-    _SERIALIZERS[root] = found
-    return found
+    _remember(_SERIALIZERS, root, found)
+    if found:
+        note_read(found)
+    return bool(found)
 
 
 # --- a conversation object of the tree sent as the history ----------------------------------------------------
