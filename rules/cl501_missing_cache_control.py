@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import libcst as cst
+from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
-from cachelint.check.breakpoints import leading_static_text, markers, static_text
-from cachelint.check.static_prefix import callers_system_text, conversation_object, history_growth, leading_text, mentions_caching
-from cachelint.rules.base import Invalid, Report, Rule
+from cachelint.check.breakpoints import markers, static_text
+from cachelint.check.static_prefix import (
+    callers_system_text,
+    conversation_object,
+    history_growth,
+    leading_text,
+    mentions_caching,
+)
 from cachelint.tokens import counter_for
 
 LONG = "You are the assistant of Acme Corp. " + "Follow the support handbook, cite its sections, and never promise refunds. " * 110
@@ -200,5 +206,5 @@ def _static_prefix(ctx, site) -> list[str]:
         texts.append(text)
     system = site.arg("system")
     if system is not None:  # written here, or a constant / class attribute of another module of the tree
-        texts.append(max(leading_static_text(ctx, system)[0], leading_text(ctx, system)[0], key=len))
+        texts.append(leading_text(ctx, system)[0])
     return texts

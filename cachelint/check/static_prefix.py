@@ -28,6 +28,7 @@ from typing import Any
 
 import libcst as cst
 
+from cachelint.check.breakpoints import static_text
 from cachelint.check.callsites import CallSite
 from cachelint.check.module import ModuleContext, descendants
 from cachelint.check.values import string_value
@@ -78,6 +79,9 @@ def leading_text(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int
     value = string_value(expr)
     if value is not None:
         return value, True
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Dict)):  # system blocks, tool schemas: all static, or unknown
+        whole = static_text(ctx, expr)
+        return (whole, True) if whole is not None else ("", False)
     if isinstance(expr, cst.FormattedString):
         text = ""
         for part in expr.parts:
