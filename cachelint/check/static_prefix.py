@@ -22,6 +22,7 @@ import os
 import re
 import textwrap
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -332,13 +333,7 @@ def _caller_files(filename: str, name: str) -> list[str]:
         return [p for p in cached if p != os.path.abspath(filename)]
     pattern = re.compile(rf"(?:\.|\b){re.escape(name)}\s*\(|\.{re.escape(name)}\s*,")  # f(...) / obj.f(...) / to_thread(obj.f, ...)
     found: list[str] = []
-    for path in _tree_files(root):
-        try:
-            if os.path.getsize(path) > MAX_FILE_BYTES:
-                continue
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for path, text in _tree_texts(root):
         if re.search(rf"\bdef\s+{re.escape(name)}\b", text) and not pattern.search(text.replace(f"def {name}(", "")):
             continue
         if pattern.search(text.replace(f"def {name}(", "")):
@@ -347,6 +342,17 @@ def _caller_files(filename: str, name: str) -> list[str]:
                 break
     _remember(_CALLER_FILES, key, found)
     return [p for p in found if p != os.path.abspath(filename)]
+
+
+def _tree_texts(root: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of the tree's .py files up to MAX_FILE_BYTES each, for a text search."""
+    for path in _tree_files(root):
+        try:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                continue
+            yield path, Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
 
 
 def _tree_files(root: str) -> list[str]:
@@ -467,13 +473,7 @@ def serializer_marks_cache(filename: str) -> bool:
         return bool(cached)
     flag = re.compile(r"\.cache\b(?!_)")
     found = ""
-    for path in _tree_files(root):
-        try:
-            if os.path.getsize(path) > MAX_FILE_BYTES:
-                continue
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for path, text in _tree_texts(root):
         if "cache_control" in text and flag.search(text):
             found = path
             break
