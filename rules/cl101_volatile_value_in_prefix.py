@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cachelint.check.renderers import describe_system, is_system_built, system_facts
 from cachelint.check.values import GRANULARITY_WORDS
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -161,8 +162,11 @@ class Agent:
 """, line=7),
     ]
 
+    without_sites = True  # a system prompt built as a message object or by a builder, sent elsewhere
+
     def check(self, analysis):
-        for site, fact in analysis.facts({"volatile", "counter"}):
+        found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
+        for site, fact in found:
             if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
                 continue  # a turn rendered once per conversation and then kept is stable history
             if fact.when == "per process" and fact.granularity in ("day", "month"):
@@ -175,5 +179,10 @@ class Agent:
                 detail = f"it {changes} and is computed once per conversation, so no two conversations share the prefix"
             else:
                 detail = f"it {changes} and is computed on every call"
-            message = f"`{fact.label}`{fact.origin} reaches the {where} of {analysis.describe_site(site)}: {detail}"
+            message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")
+
+
+def _place(analysis, site) -> str:
+    """The request a finding is about, or the system prompt built here and sent elsewhere."""
+    return describe_system(analysis, site) if is_system_built(site) else analysis.describe_site(site)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check.fixes import add_keyword
-from cachelint.check.renderers import describe, is_rendered, rendered_facts
+from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -108,6 +108,7 @@ def ask(settings, q):
 
     def check(self, analysis):
         found = list(analysis.facts({"unsorted_json", "dict_repr"})) + list(rendered_facts(analysis, {"unsorted_json", "dict_repr"}))
+        found += list(system_facts(analysis, {"unsorted_json", "dict_repr"}))
         for site, fact in found:
             where = fact.landing.words
             if is_rendered(site):
@@ -118,8 +119,13 @@ def ask(settings, q):
                 continue
             if fact.kind == "unsorted_json":
                 fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
-                message = f"`json.dumps()`{fact.origin} of a dict built at run time reaches the {where} of {analysis.describe_site(site)} without `sort_keys=True`: its key order can change between requests"
+                message = f"`json.dumps()`{fact.origin} of a dict built at run time reaches the {where} of {_place(analysis, site)} without `sort_keys=True`: its key order can change between requests"
             else:
                 fix = None
-                message = f"`{fact.label}`{fact.origin} reaches the {where} of {analysis.describe_site(site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
+                message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
             yield Report.at(site, fact.node, message, fix=fix)
+
+
+def _place(analysis, site) -> str:
+    """The request a finding is about, or the system prompt built here and sent elsewhere."""
+    return describe_system(analysis, site) if is_system_built(site) else analysis.describe_site(site)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check.fixes import wrap
-from cachelint.check.renderers import describe, is_rendered, rendered_facts
+from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
 from cachelint.rules.base import Invalid, Report, Rule
 
 SORTABLE = ("a set", "a set literal", "os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Path.glob()", "Path.rglob()")
@@ -83,8 +83,14 @@ def ask(q, skills: set[str]):
 
     def check(self, analysis):
         found = list(analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input"))) + list(rendered_facts(analysis, {"unordered"}))
+        found += list(system_facts(analysis, {"unordered"}))
         for site, fact in found:
-            where = describe(analysis, site) if is_rendered(site) else f"the {fact.landing.words} of {analysis.describe_site(site)}"
+            where = describe(analysis, site) if is_rendered(site) else f"the {fact.landing.words} of {_place(analysis, site)}"
             message = f"{fact.label}{fact.origin} is iterated in no defined order into {where}; sort it"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
             yield Report.at(site, fact.node, message, fix=fix)
+
+
+def _place(analysis, site) -> str:
+    """The request a finding is about, or the system prompt built here and sent elsewhere."""
+    return describe_system(analysis, site) if is_system_built(site) else analysis.describe_site(site)

@@ -23,12 +23,18 @@ PROMPT_SHAPED_CODES = frozenset({"CL201", "CL301", "CL401"})  # rules with check
 RENDERED_MESSAGE = re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']\s*:\s*["']text["']""")
 RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir|glob|iterdir|\.join\(\s*\{|\{(?:[^{}\n]|\{[^{}\n]*\})*\bfor\b")
 
+# a system prompt built as a message object or by a builder named for it, sent elsewhere (CL101-CL103: renderers.py)
+SYSTEM_PROMPT_BUILT = re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(""")
+
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
 CONVERSATION_SWITCH = re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])""")
 
 # a framework's message that its serializer marks with cache_control (CL502): UserMessage(content=..., cache=True)
 CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
+
+# tools merged from several providers or kept in a set (CL201): `client.get_tools()`, `for t in client.tools:`, `self.enabled_tools = set()`
+TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I)
 
 
 def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
@@ -47,6 +53,10 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     if codes & {"CL401", "CL402"} and CONVERSATION_SWITCH.search(source):
         return True
     if "CL502" in codes and CACHE_FLAG.search(source):
+        return True
+    if "CL201" in codes and TOOL_SOURCES.search(source):
+        return True
+    if codes & {"CL101", "CL102", "CL103"} and SYSTEM_PROMPT_BUILT.search(source):
         return True
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (
         bool(codes & {"CL102", "CL103"}) and RENDERED_MESSAGE.search(source) is not None and RENDERED_HAZARD.search(source) is not None)

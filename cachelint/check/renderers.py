@@ -16,6 +16,7 @@ data's shape says it is a prompt.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.module import ModuleContext
-from cachelint.check.values import Fact, Landing, ValueWalker, string_value
+from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
 RENDERER_KINDS = frozenset({"unsorted_json", "dict_repr", "unordered"})
@@ -234,3 +235,126 @@ def _walk_rendered(analysis) -> Iterator[tuple[CallSite, Fact]]:
         for fact in walker.facts:
             if fact.kind in RENDERER_KINDS and fact.landing.prefix:
                 yield site, fact
+
+
+# --- system prompts built as message objects or by a builder method, sent elsewhere --------------------------
+
+SYSTEM_ROLES = ("system", "developer")
+SYSTEM_KINDS = frozenset({"volatile", "counter", "unsorted_json", "dict_repr", "unordered"})
+SYSTEM_BUILT = "system prompt built here"  # the callee of a built system prompt's stand-in call site
+# a function whose name says it builds the system prompt: get_system_message, _build_system_prompt, system_prompt
+SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?"
+                            r"(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?$")
+MAX_SYSTEM = 24  # system prompts judged per module
+SHORT_TEXT = 2000  # characters: a single f-string shorter than this, with one value in it, is below every minimum
+
+
+def _system_role(expr: cst.BaseExpression | None) -> bool:
+    """A role that is the system's: the literal "system" / "developer", or a setting named for it
+    (`agent.system_message_role`)."""
+    if expr is None:
+        return False
+    value = string_value(expr)
+    if value is not None:
+        return value in SYSTEM_ROLES
+    leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return "system" in leaf.lower() and "role" in leaf.lower()
+
+
+def _callee_name(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def system_message_text(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The text of a system message built as an object: `{"role": "system", "content": X}`,
+    `Message(role="system", content=X)`, `SystemMessage(content=X)` / `SystemMessage(X)`, `("system", X)`."""
+    if isinstance(node, cst.Dict):
+        keys = _keys(node)
+        return keys.get("content") if _system_role(keys.get("role")) else None
+    if isinstance(node, cst.Call):
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if "content" in keywords and _system_role(keywords.get("role")):
+            return keywords["content"]
+        if _callee_name(node).endswith("SystemMessage"):
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            return keywords.get("content") or (positional[0] if positional else None)
+        return None
+    if isinstance(node, cst.Tuple) and len(node.elements) == 2 and string_value(node.elements[0].value) in SYSTEM_ROLES:
+        return node.elements[1].value
+    return None
+
+
+def system_prompts(ctx: ModuleContext) -> list[Rendered]:
+    """System prompts built in this module's functions whatever sends them: message objects with the system
+    role, and what a function named for building the system prompt returns."""
+    found: list[Rendered] = []
+    for kind in (cst.Dict, cst.Call, cst.Tuple):
+        for node in ctx.nodes(kind):
+            text = system_message_text(node)
+            if text is None or ctx.enclosing_function(node) is None or _provably_short(text):
+                continue
+            found.append(Rendered(node, "system", (text,)))
+            if len(found) >= MAX_SYSTEM:
+                return found
+    for function in ctx.nodes(cst.FunctionDef):
+        if not SYSTEM_BUILDER.match(function.name.value):
+            continue
+        for value in ctx.returns_of(function):
+            inner = value.body if isinstance(value, cst.IfExp) else value
+            if value is not None and system_message_text(inner) is None and not _provably_short(value):  # a message: found above
+                found.append(Rendered(value, "system", (value,)))
+        if len(found) >= MAX_SYSTEM:
+            break
+    return found
+
+
+def _provably_short(text: cst.BaseExpression) -> bool:
+    """A literal, or one f-string with at most one value in it, shorter than any provider's minimum cacheable
+    length: alone in a system prompt it is never cached (a date in a two-line prompt breaks nothing)."""
+    if isinstance(text, cst.SimpleString):
+        return True
+    if isinstance(text, cst.FormattedString):
+        values = [p for p in text.parts if isinstance(p, cst.FormattedStringExpression)]
+        literal = sum(len(p.value) for p in text.parts if isinstance(p, cst.FormattedStringText))
+        return len(values) <= 1 and literal < SHORT_TEXT
+    return False
+
+
+def is_system_built(site: CallSite) -> bool:
+    return site.callee == SYSTEM_BUILT
+
+
+def describe_system(analysis, site: CallSite) -> str:
+    return (f"the system prompt built on line {analysis.ctx.span(site.node).row} (a prompt by its shape; "
+            "its request is sent elsewhere)")
+
+
+def system_facts(analysis, kinds: set[str]) -> Iterator[tuple[CallSite, Fact]]:
+    """Facts of some kinds found in system prompts built here and sent elsewhere; memoized on the analysis.
+    A value computed once per process, or one that changes only daily, is left out: with no request in sight,
+    nothing says it matters."""
+    facts = analysis.__dict__.get("_system_facts")
+    if facts is None:
+        facts = analysis.__dict__["_system_facts"] = list(_walk_system(analysis))
+    reported = {id(fact.node) for _, fact in analysis.facts(kinds)}
+    for site, fact in facts:
+        if fact.kind in kinds and id(fact.node) not in reported:
+            reported.add(id(fact.node))
+            yield site, fact
+
+
+def _walk_system(analysis) -> Iterator[tuple[CallSite, Fact]]:
+    ctx = analysis.ctx
+    for built in system_prompts(ctx):
+        site = CallSite(built.node, "openai-chat", SYSTEM_BUILT, {}, LIKELY)  # type: ignore[arg-type]
+        walker = ValueWalker(ctx, site, analysis.options.volatile_functions)
+        landing = Landing("messages", prefix=True, role="system", item=True)
+        for value in built.values:
+            walker.walk(value, landing, 0)
+        for fact in walker.facts:
+            if fact.kind not in SYSTEM_KINDS or not fact.landing.prefix or fact.when == "per process":
+                continue
+            if fact.kind == "volatile" and fact.granularity in COARSE_GRANULARITY:
+                continue  # a date: the prompt changes once a day, and nothing in sight says it is long or reused
+            yield site, fact

@@ -71,7 +71,8 @@ GRANULARITY_WORDS = {
     "process": "differs per process",
     "turn": "changes every turn",
 }
-_COARSE = {"day", "month", "process"}
+COARSE_GRANULARITY = frozenset({"day", "month", "process"})  # changes at most once a day (or per process)
+_COARSE = COARSE_GRANULARITY
 ARG_WORDS = {
     "system": "system prompt",
     "tools": "tool definitions",
@@ -301,7 +302,9 @@ class ValueWalker:
                 return expr.func.value
         return None
 
-    def _unordered_source(self, expr: cst.BaseExpression) -> str | None:
+    def _unordered_source(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
+        if depth > MAX_DEPTH:
+            return None  # `agent = agent.parent` and arguments bound round a cycle: a bounded look
         if isinstance(expr, (cst.Set, cst.SetComp)):
             return "a set"
         if isinstance(expr, cst.Call):
@@ -315,23 +318,23 @@ class ValueWalker:
                 if attr in ("values", "items", "keys") and self._runtime_dict(expr.func.value):
                     return f"{self.ctx.code(expr.func.value)}.{attr}() (a dict filled at run time)"
         if isinstance(expr, cst.Await):
-            return self._unordered_source(expr.expression)
+            return self._unordered_source(expr.expression, depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
             cls = self.ctx.enclosing(expr, (cst.ClassDef,))  # self.seen = set() in one method, iterated in another
             for value in _self_values(self.ctx, cls, expr.attr.value) if isinstance(cls, cst.ClassDef) else ():
                 if not isinstance(value, cst.Attribute):
-                    found = self._unordered_source(value)
+                    found = self._unordered_source(value, depth + 1)
                     if found:
                         return f"{found} (self.{expr.attr.value})"
             return None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, (cst.Call, cst.Await, cst.Name)):
-            return self._unordered_source(expr.value)  # (await session.list_tools()).tools, listed.tools
+            return self._unordered_source(expr.value, depth + 1)  # (await session.list_tools()).tools, listed.tools
         if isinstance(expr, cst.Name):
             for binding, value in self.ctx.assigned_values(expr):
                 if isinstance(binding, cst.Param):
                     value = self._bound_argument(binding)  # the argument of the call being followed
                 if value is not None and not isinstance(value, cst.Name):
-                    found = self._unordered_source(value)
+                    found = self._unordered_source(value, depth + 1)
                     if found:
                         return found
         return None
@@ -754,8 +757,8 @@ class ValueWalker:
             func = call.func
             if self.ctx.scope_of(func.value) is not scope or func.attr.value not in ("append", "extend", "insert"):  # type: ignore[attr-defined]
                 continue
-            if landing.arg in ("messages", "input"):
-                continue  # appended turns are rendered once and then kept: stable history
+            if landing.arg in ("messages", "input") and not (landing.item and landing.role in ("system", "developer")):
+                continue  # appended turns are rendered once and then kept: stable history (a system text's lines are not turns)
             if landing.arg == "tools" and not landing.item and self._conditional(call) and self._inside_site_function(call) \
                     and self._chosen_per_turn([], call):
                 self._fact("filtered", call, landing, f"{name.value}.{func.attr.value}() under a condition")

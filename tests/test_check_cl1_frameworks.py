@@ -1,0 +1,100 @@
+"""CL101-CL103 on system prompts that frameworks build as message objects or in a builder method, and send
+from another module (confidence `likely`): the shapes real agent frameworks use, and the quiet cases."""
+
+from __future__ import annotations
+
+import textwrap
+
+from cachelint.check.engine import lint_source
+
+
+def codes(source: str) -> list[tuple[str, int]]:
+    findings = lint_source(textwrap.dedent(source), "agent_messages.py")
+    return sorted((f.code, f.row) for f in findings)
+
+
+def test_message_object_with_system_role_setting_and_time_in_a_list_of_lines() -> None:
+    found = codes('''
+        from datetime import datetime
+
+        def get_system_message(agent, tz=None):
+            content = agent.description or ""
+            extra = []
+            if agent.add_datetime_to_context:
+                now = datetime.now(tz) if tz else datetime.now()
+                extra.append(f"The current time is {str(now)}.")
+            for line in extra:
+                content += f"\\n- {line}"
+            return Message(role=agent.system_message_role, content=content.strip())
+    ''')
+    assert ("CL101", 8) in found
+
+
+def test_langchain_system_message_object() -> None:
+    found = codes('''
+        import time
+
+        class Planner:
+            def build(self, history):
+                stamp = time.time()
+                return [SystemMessage(content=f"You plan tasks for {self.team}. Clock: {stamp}. {self.rules}"), *history]
+    ''')
+    assert found == [("CL101", 6)]
+
+
+def test_system_tuple_with_a_dict_repr() -> None:
+    found = codes('''
+        from typing import Any
+
+        def make_prompt(state: dict[str, Any], tools):
+            return [("system", f"You are an agent.\\n{tools}\\n<state>{state}</state>"), ("human", "{input}")]
+    ''')
+    assert found == [("CL102", 5)]
+
+
+def test_builder_method_returning_text_with_a_set() -> None:
+    found = codes('''
+        class Agent:
+            def _build_system_prompt(self, names):
+                allowed = set(names)
+                parts = [self.persona, self.rules]
+                return "\\n".join(parts) + "\\nTools: " + ", ".join(allowed)
+    ''')
+    assert found == [("CL103", 6)]  # where the set is iterated into the text
+
+
+def test_day_resolution_date_is_quiet() -> None:
+    assert codes('''
+        from datetime import date
+
+        def get_system_message(agent):
+            return Message(role="system", content=f"{agent.persona}\\n{agent.rules}\\nToday is {date.today()}.")
+    ''') == []
+
+
+def test_value_computed_once_at_import_is_quiet() -> None:
+    assert codes('''
+        import time
+        STARTED = time.time()
+
+        def get_system_message(agent):
+            return Message(role="system", content=f"{agent.persona}\\n{agent.rules}\\nStarted {STARTED}.")
+    ''') == []
+
+
+def test_short_prompt_with_only_a_time_is_quiet() -> None:
+    assert codes('''
+        from datetime import datetime
+
+        def get_system_message():
+            return {"role": "system", "content": f"Be brief. Now: {datetime.now()}"}
+    ''') == []
+
+
+def test_user_message_object_is_quiet() -> None:
+    assert codes('''
+        from datetime import datetime
+
+        def get_user_message(agent, text):
+            return Message(role="user", content=f"{agent.context}\\n{datetime.now()}: {text}")
+    ''') == []
