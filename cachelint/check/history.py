@@ -33,7 +33,7 @@ COMPACTION = re.compile(r"compact|summar", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar")  # self.done_messages = self.summarizer.summarize(...)
 
@@ -49,7 +49,7 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 
 LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|chat|msgs|turns|memory|models|tools|functions"
-                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item", re.I)
+                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b", re.I)
 
 
 def mentions_history_rewrite(source: str) -> bool:
@@ -108,6 +108,8 @@ def _read_as_messages(ctx: ModuleContext, scope: cst.CSTNode, target: str) -> bo
                 return True
         elif isinstance(node, cst.Attribute) and node.attr.value in ("role", "content") and ctx.code(node.value).split("[")[0] in elements:
             return True
+        elif isinstance(node, cst.Attribute) and node.attr.value == "messages" and ctx.code(node.value) in elements - {target}:
+            return True  # for run in runs: run.messages: stored runs (turns), each holding its messages
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
             key = node.args[0].value
             if isinstance(key, cst.SimpleString) and key.value.strip("'\"") in ("role", "content", "message_type") and ctx.code(node.func.value) in elements:
@@ -189,8 +191,11 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         receiver, method = node.func.value, node.func.attr.value
         if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
-            if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node):
+            if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
+                    and not _orphan_tool_result(ctx, node):
                 return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
+        elif method == "pop" and node.args and _is_history(ctx, function, receiver) and _pops_until_it_fits(ctx, node, receiver):
+            return Rewrite(node, ctx.code(receiver), "removes messages from the middle of")
         elif method == "pop" and node.args and isinstance(node.args[0].value, cst.Name) and _is_history(ctx, function, receiver):
             loop = ctx.enclosing(node, (cst.For,))
             if isinstance(loop, cst.For) and _front_slice_of(ctx, loop.iter) and not _uses(loop.iter, params - {ctx.code(receiver)}):
@@ -231,6 +236,40 @@ def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
     return test is not None and any(isinstance(n, cst.SimpleString) and n.value.strip("'\"") in ("system", "developer") for n in descendants(test))
 
 
+TOOL_RESULT = re.compile(r"[\"']tool[\"']|[\"']function[\"']|Tool\w*(?:Message|Result)|Function\w*(?:Message|Result)")
+BUDGET_WORD = re.compile(r"token|limit|budget|max_|remaining|context|window|size", re.I)
+
+
+def _orphan_tool_result(ctx: ModuleContext, pop: cst.Call) -> bool:
+    """`while messages and messages[0].role == "tool": messages.pop(0)`: a leading tool result whose call was cut away
+    is dropped so the history starts with a valid turn; the cut that left it behind is the change (reported where it
+    is made), this repair alone removes nothing a request had sent as its first message."""
+    test = getattr(ctx.enclosing(pop, (cst.While, cst.If)), "test", None)
+    return test is not None and bool(TOOL_RESULT.search(ctx.code(test))) and any(
+        isinstance(n, cst.Subscript) and _front_subscript(n) for n in descendants(test))
+
+
+def _pops_until_it_fits(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
+    """`while count_tokens(messages) > limit: messages.pop(len(messages) // 2)`: messages taken out of the middle (an
+    index computed from the list's length, not its end) until the history fits a budget; as the conversation grows a
+    different message goes every turn, right after the part that stays."""
+    index = pop.args[0].value
+    if _int(index) is not None or _front_index(index):
+        return False
+    loop = ctx.enclosing(pop, (cst.While,))
+    if not isinstance(loop, cst.While) or not BUDGET_WORD.search(ctx.code(loop.test)):
+        return False
+    target = ctx.code(receiver)
+    if isinstance(index, cst.Name):  # middle_index = len(messages) // 2
+        values = [a.value for a in descendants(loop.body) if isinstance(a, cst.Assign)
+                  and any(isinstance(t.target, cst.Name) and t.target.value == index.value for t in a.targets)]
+    else:
+        values = [index]
+    return any(isinstance(v, cst.BinaryOperation) and isinstance(v.operator, (cst.FloorDivide, cst.Divide))
+               and any(isinstance(n, cst.Call) and _last_name(n.func) == "len" and n.args and ctx.code(n.args[0].value) == target
+                       for n in descendants(v.left)) for v in values)
+
+
 def _drains_a_queue(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
     """`while queue: item = queue.pop(0)`: work items taken one by one until none is left, not a history cut."""
     loop = ctx.enclosing(pop, (cst.While,))
@@ -240,7 +279,8 @@ def _drains_a_queue(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpress
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "len" and test.args:
         test = test.args[0].value
     elif isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and isinstance(test.left.func, cst.Name) \
-            and test.left.func.value == "len" and test.left.args:
+            and test.left.func.value == "len" and test.left.args and _int(test.comparisons[0].comparator) == 0:
+        # `while len(queue) > 0`: until none is left (`while len(messages) > limit` is a cut to a size)
         test = test.left.args[0].value
     return ctx.code(test) == ctx.code(receiver)
 
@@ -337,9 +377,17 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
                 return True
             if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
                 return True
+            if isinstance(holder, cst.For) and holder.iter is node and _collects(holder):
+                return True  # for run in runs: history.extend(run.messages): the window becomes the history
             if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
                 return True
     return False
+
+
+def _collects(loop: cst.For) -> bool:
+    """The loop's body appends to a conversation (`messages.append(m)`, `history.extend(run.messages)`)."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
+               and (name := _last_name(n.func.value)) is not None and HISTORY_NAME.search(name) for n in descendants(loop.body))
 
 
 def _in_for_header(ctx: ModuleContext, node: cst.CSTNode) -> bool:

@@ -1,0 +1,113 @@
+"""History cut in framework context / memory classes (CL301, issue 14 round 2): the windows and budgets that agent
+frameworks put in the class that owns the conversation, reported where the cut is made. Each test is a small
+module in the shape such classes take, with the near misses that must stay quiet beside it."""
+
+from __future__ import annotations
+
+import textwrap
+
+from cachelint.check.engine import lint_source
+
+
+def rows(source: str, code: str = "CL301") -> list[int]:
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f.row for f in lint_source(source, "context.py") if f.code == code]
+
+
+TOKEN_BUDGET = """
+    class TokenBudgetContext:
+        def __init__(self, counter, max_tokens=None):
+            self._items = []
+            self._counter = counter
+            self._max_tokens = max_tokens
+
+        def add(self, item):
+            self._items.append(item)
+
+        def view(self):
+            items = list(self._items)
+            while self._counter.count(items) > self._max_tokens and items:
+                {cut}
+            return [{"role": i.role, "content": i.text} for i in items]
+"""
+
+
+def test_messages_popped_from_the_middle_until_the_budget_fits():
+    cut = "mid = len(items) // 2\n                items.pop(mid)"
+    assert rows(TOKEN_BUDGET.replace("{cut}", cut)) == [14]
+
+
+def test_middle_index_written_inline():
+    assert rows(TOKEN_BUDGET.replace("{cut}", "items.pop(len(items) // 2)")) == [13]
+
+
+def test_newest_popped_until_it_fits_is_quiet():
+    # taking back the last message (the one just added) leaves the cached prefix alone
+    assert rows(TOKEN_BUDGET.replace("{cut}", "items.pop()")) == []
+    assert rows(TOKEN_BUDGET.replace("{cut}", "items.pop(-1)")) == []
+
+
+def test_a_work_queue_split_in_half_is_quiet():
+    source = """
+        def schedule(jobs, workers):
+            pending = list(jobs)
+            while len(pending) > workers:
+                pending.pop(len(pending) // 2)
+            return pending
+    """
+    assert rows(source) == []
+
+
+RUN_STORE = """
+    class Session:
+        def __init__(self):
+            self.runs = []
+
+        def history(self, last_n_runs=None):
+            runs = [r for r in self.runs if r.status == "done"]
+            if last_n_runs is not None:
+                runs = runs[-last_n_runs:]
+            messages = []
+            for run in runs:
+                {use}
+            return messages
+"""
+
+
+def test_window_of_stored_runs_whose_messages_become_the_history():
+    assert rows(RUN_STORE.replace("{use}", "messages.extend(run.messages)")) == [8]
+
+
+def test_window_of_runs_only_counted_is_quiet():
+    assert rows(RUN_STORE.replace("{use}", "print(len(run.messages))")) == []
+
+
+def test_leading_tool_result_dropped_after_a_window_is_one_finding():
+    source = """
+        class Memory:
+            def __init__(self, size):
+                self._messages = []
+                self._size = size
+
+            def get_messages(self):
+                messages = self._messages[-self._size:]
+                while messages and messages[0]["role"] == "tool":
+                    messages.pop(0)
+                return messages
+    """
+    assert rows(source) == [7]
+
+
+def test_leading_system_message_kept_and_oldest_dropped_still_reported():
+    source = """
+        class Memory:
+            def __init__(self, limit):
+                self.messages = []
+                self.limit = limit
+
+            def add(self, message):
+                self.messages.append(message)
+                while len(self.messages) > self.limit:
+                    self.messages.pop(1)
+    """
+    assert rows(source) == [9]
