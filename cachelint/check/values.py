@@ -184,7 +184,9 @@ class ValueWalker:
         if expr is None or depth > MAX_DEPTH:
             return
         frame = id(self._frames[-1][0]) if self._frames else 0  # a helper's body means something else per call
-        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)) + str(landing.item), ordered, frame)
+        # a value first met under an unknown call (only its parameters count there) is walked again in full when
+        # it reaches the text directly: `text = helper(text)` and `text += f"{now}"` in one builder
+        key = (id(expr), landing.arg + str(landing.prefix) + str(id(landing.cache_block)) + str(landing.item), ordered, frame, self._params_only > 0)
         if key in self._seen:
             return
         self._seen.add(key)
