@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from cachelint.check.fixes import wrap
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -100,12 +102,24 @@ def run(messages):
     without_sites = True
 
     def check(self, analysis):
+        from cachelint.check.conversation import merged_provider_tools, tools_from_sets
         from cachelint.check.history import merged_tool_listings, tools_from_listings
 
-        for merge in merged_tool_listings(analysis.ctx):
-            yield Report(merge.node, f"tools listed by each of `{merge.servers}` are merged into `{merge.tools}` in connection and listing "
+        ctx = analysis.ctx
+        merges = [(m.node, m.tools, m.providers) for m in merged_provider_tools(ctx)]
+        for merge in merged_tool_listings(ctx):  # the older loop shapes this module's own search does not cover
+            loops = [a for a in ctx.ancestors(merge.node) if isinstance(a, cst.For)]
+            if not any(ctx.contains(loop, node) for loop in loops for node, _, _ in merges):
+                merges.append((merge.node, merge.tools, merge.servers))
+        for node, tools, providers in merges:
+            yield Report(node, f"tools listed by each of `{providers}` are merged into `{tools}` in connection and listing "
                          "order and never sorted: a server that fails, reconnects or lists in another order moves every tool after it, "
-                         f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")
+                         f"and the tools open the prefix; sort `{tools}` by name once they are merged", confidence="likely")
+        if not analysis.sites:  # where a request is in sight, the data flow reports a set at the request's tools
+            for found in tools_from_sets(ctx):
+                yield Report(found.node, f"`{found.tools}` is built by iterating `{found.source}`, a set: its order follows string hashing, "
+                             "which changes with every process, so each process sends the same tools in another order and the tools "
+                             f"open the prefix; iterate sorted({found.source})", confidence="likely")
         if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
             for found in tools_from_listings(analysis.ctx):
                 yield Report(found.node, f"the tools in `{found.tools}` are loaded from {found.servers} in the file system's order, never "

@@ -628,3 +628,199 @@ def _after_tool_use(ctx: ModuleContext, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
     return False
+
+
+# --- tools merged from several servers, clients or workbenches in connection order (CL201) -------------------
+
+# what a loop over tool providers goes over: MCP servers, clients, sessions, workbenches, toolkits
+PROVIDERS_NAME = re.compile(r"server|client|connection|mcp|session|workbench|toolkit|toolset", re.IGNORECASE)
+ACCUMULATOR_NAME = re.compile(r"tool|function", re.IGNORECASE)
+# a provider's listing of its tools: `await server.list_tools()`, `client.get_tools()`, `client.tools`
+LISTING_CALLS = frozenset({"list_tools", "get_tools", "get_function_tools", "load_tools", "fetch_tools", "connect", "tools"})
+LISTING_ATTRIBUTES = frozenset({"tools", "functions"})
+ADDS = frozenset({"append", "extend", "update", "add_tool", "add_tools", "register", "register_tool"})
+
+
+@dataclass(slots=True)
+class ToolMerge:
+    node: cst.CSTNode  # the listing the merge reads (reported there)
+    tools: str  # what the tools are merged into
+    providers: str  # what the loop goes over
+
+
+def _name_of(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Await):
+        return _name_of(expr.expression)
+    if isinstance(expr, cst.Call):
+        return _name_of(expr.func)
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str) -> cst.CSTNode | None:
+    """The listing of tools under `root`: a `list_tools()` / `get_tools()` call (on the provider or a session it
+    opened), else the provider's `.tools`, else its `connect()` that returns them."""
+    calls = [n for n in descendants(root) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LISTING_CALLS]
+    for call in calls:
+        if call.func.attr.value != "connect" and (call.func.attr.value != "tools" or ctx.code(call.func.value) == provider):
+            return call
+    for node in descendants(root):
+        if isinstance(node, cst.Attribute) and node.attr.value in LISTING_ATTRIBUTES and ctx.code(node.value) == provider \
+                and not isinstance(ctx.parent(node), cst.Call):
+            return node
+    return next((c for c in calls if ctx.code(c.func.value).split(".")[0] == provider), None)
+
+
+def _loop_variable(target: cst.BaseExpression) -> str | None:
+    """`client` of `for client in ...`, `for i, client in enumerate(...)`."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Tuple) and target.elements and isinstance(target.elements[-1].value, cst.Name):
+        return target.elements[-1].value.value
+    return None
+
+
+def _accumulator(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
+    """The list or dict outside the loop that the loop adds tools to: `tools.extend(...)`, `self.functions[n] = f`,
+    `all_tools += ...`."""
+    loop_names = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    bound_inside = {ctx.code(t.target) for n in descendants(loop.body) if isinstance(n, cst.Assign) for t in n.targets}
+    for node in descendants(loop.body):
+        target: cst.BaseExpression | None = None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ADDS:
+            target = node.func.value
+        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            target = node.target
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
+            key = {n.value for n in descendants(node.targets[0].target.slice[0]) if isinstance(n, cst.Name)}
+            if not key & loop_names:  # keyed by the tool (`self.functions[f.name] = f`), not by the provider (a per-server table)
+                target = node.targets[0].target.value
+        if target is None:
+            continue
+        name = ctx.code(target)
+        if name not in bound_inside and (ACCUMULATOR_NAME.search(_name_of(target) or "") or _reads_listing(ctx, loop, listing, node)):
+            return name, node
+    return None
+
+
+def _reads_listing(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode, added: cst.CSTNode) -> bool:
+    """Whether what is added is the listing itself (`merged.extend(client.get_tools())`) or is added in a loop
+    over it (`for tool in server.tools: params.append(...)`)."""
+    if ctx.contains(added, listing):
+        return True
+    for inner in ctx.ancestors(added):
+        if inner is loop:
+            return False
+        if isinstance(inner, cst.For) and (inner.iter is listing or ctx.contains(inner.iter, listing)):
+            return True
+    return False
+
+
+def _anchor(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode, added: cst.CSTNode) -> cst.CSTNode:
+    """Where a merge is reported: the inner loop over a listing's `.tools` that adds them, else the listing."""
+    for inner in ctx.ancestors(added):
+        if inner is loop:
+            break
+        if isinstance(inner, cst.For) and isinstance(inner.iter, cst.Attribute) and inner.iter.attr.value in LISTING_ATTRIBUTES:
+            return inner.iter
+    return listing
+
+
+def _sorted_in(ctx: ModuleContext, scope: cst.CSTNode | None, name: str) -> bool:
+    for node in descendants(scope) if scope is not None else ():
+        if isinstance(node, cst.Call):
+            callee = ctx.code(node.func)
+            if callee == f"{name}.sort" or (callee == "sorted" and node.args and name in ctx.code(node.args[0].value)):
+                return True
+    return False
+
+
+def merged_provider_tools(ctx: ModuleContext) -> Iterator[ToolMerge]:
+    """Tools of several MCP servers, clients or workbenches merged in connection and listing order, never sorted:
+    `for client in self.clients: all_tools.extend(client.get_tools())`, `for s in servers: for t in s.tools: ...`,
+    `[tool for wb in workbenches for tool in await wb.list_tools()]`, `self.functions[f.name] = f` per session.
+    A server that fails to connect (and is skipped), reconnects or lists in another order moves every tool after
+    it, and the tools open the cached prefix."""
+    for loop in ctx.nodes(cst.For):
+        provider = _loop_variable(loop.target)
+        function = ctx.enclosing_function(loop)
+        if provider is None or function is None or not PROVIDERS_NAME.search(ctx.code(loop.iter)):
+            continue
+        if any(isinstance(a, cst.For) and ctx.contains(function, a) and PROVIDERS_NAME.search(ctx.code(a.iter))
+               for a in ctx.ancestors(loop) if a is not loop):
+            continue  # reported at the outer loop
+        listing = _listing(ctx, loop.body, provider)
+        added = _accumulator(ctx, loop, listing) if listing is not None else None
+        if listing is not None and added is not None and not _sorted_in(ctx, function, added[0]):
+            yield ToolMerge(_anchor(ctx, loop, listing, added[1]), added[0], ctx.code(loop.iter))
+    for comp in ctx.nodes(cst.ListComp):
+        outer = comp.for_in
+        provider = _loop_variable(outer.target)
+        inner = outer.inner_for_in
+        if provider is None or inner is None or not PROVIDERS_NAME.search(ctx.code(outer.iter)):
+            continue
+        listing = _listing(ctx, inner.iter, provider)
+        holder = ctx.enclosing(comp, (cst.Assign, cst.SimpleStatementLine))
+        if listing is None or isinstance(ctx.parent(comp), cst.Arg) and _name_of(ctx.parent(ctx.parent(comp)) or comp) == "sorted":
+            continue
+        targets = [ctx.code(t.target) for t in holder.targets] if isinstance(holder, cst.Assign) else []
+        if targets and _sorted_in(ctx, ctx.enclosing_function(comp), targets[0]):
+            continue
+        yield ToolMerge(listing, targets[0] if targets else "the list", ctx.code(outer.iter))
+
+
+# --- a tools list built by iterating a set kept on the object (CL201) ---------------------------------------
+
+SET_TYPE = re.compile(r"^(?:typing\.)?(?:Set|set|FrozenSet|frozenset|AbstractSet|MutableSet)\b")
+
+
+def _set_attributes(ctx: ModuleContext) -> set[str]:
+    """`self.enabled_tools: Set[str] = set()`: attributes of self that hold a set (annotated or created as one)."""
+    found: set[str] = set()
+    for node in ctx.nodes(cst.AnnAssign):
+        if isinstance(node.target, cst.Attribute) and ctx.code(node.target.value) == "self" \
+                and SET_TYPE.match(ctx.code(node.annotation.annotation)):
+            found.add(node.target.attr.value)
+    for node in ctx.nodes(cst.Assign):
+        value = node.value
+        if isinstance(value, (cst.Set, cst.SetComp)) or (isinstance(value, cst.Call) and ctx.code(value.func) in ("set", "frozenset")):
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute) and ctx.code(target.target.value) == "self":
+                    found.add(target.target.attr.value)
+    return found
+
+
+@dataclass(slots=True)
+class SetTools:
+    node: cst.CSTNode  # the iteration over the set
+    tools: str
+    source: str
+
+
+def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
+    """`tools = [spec(f) for f in self.enabled_tools]` where `self.enabled_tools` is a set of tool names enabled
+    at run time: its order follows string hashing, which changes with every process, so each process sends the
+    same tools in another order."""
+    if "self." not in ctx.source:
+        return
+    attributes = _set_attributes(ctx)
+    if not attributes:
+        return
+    for comp in ctx.nodes(cst.ListComp):
+        iterated = comp.for_in.iter
+        if not (isinstance(iterated, cst.Attribute) and ctx.code(iterated.value) == "self" and iterated.attr.value in attributes):
+            continue
+        holder = ctx.parent(comp)
+        name = None
+        if isinstance(holder, cst.Assign) and len(holder.targets) == 1:
+            name = ctx.code(holder.targets[0].target)
+        elif isinstance(holder, cst.Arg) and holder.keyword is not None:
+            name = holder.keyword.value
+        if name is None or not ACCUMULATOR_NAME.search(name.split(".")[-1]):
+            continue
+        if _sorted_in(ctx, ctx.enclosing_function(comp), name):
+            continue
+        yield SetTools(iterated, name, ctx.code(iterated))

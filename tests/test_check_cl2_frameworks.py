@@ -1,0 +1,184 @@
+"""CL201 on tools that agent frameworks build themselves: merged from several MCP servers, clients or
+workbenches in connection order, or iterated out of a set of tool names enabled at run time. The request is
+sent elsewhere (a framework's own LLM wrapper), so these findings are `likely`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from cachelint.check.engine import lint_source
+
+
+def lint(source: str, code: str = "CL201"):
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f for f in lint_source(source, "agent.py") if f.code == code]
+
+
+def rows(source: str, code: str = "CL201") -> list[int]:
+    return [f.row for f in lint(source, code)]
+
+
+# --- tools of several clients merged in connection order ------------------------------------------------------
+
+TOOLKIT = """
+    import logging
+
+    log = logging.getLogger(__name__)
+
+    class MultiServerToolkit:
+        def __init__(self, clients):
+            self.clients = clients
+
+        def get_tools(self):
+            merged = []
+            for index, client in enumerate(self.clients):
+                try:
+                    merged.extend(client.get_tools())
+                except Exception as error:
+                    log.warning("server %d failed: %s", index, error)
+            return merged
+"""
+
+
+def test_client_tools_extended_in_connection_order_with_failures_skipped():
+    findings = lint(TOOLKIT)
+    assert [f.row for f in findings] == [13]
+    assert findings[0].confidence == "likely" and "`merged`" in findings[0].message
+
+
+def test_merged_client_tools_sorted_afterwards_are_quiet():
+    fixed = TOOLKIT.replace("            return merged", "            return sorted(merged, key=lambda t: t.name)")
+    assert rows(fixed) == []
+
+
+def test_tools_property_of_each_server_appended_in_a_nested_loop():
+    source = """
+        def as_tool_params(servers):
+            params = []
+            for server in servers:
+                for tool in server.tools:
+                    params.append(tool.to_param())
+            return params
+    """
+    assert rows(source) == [4]
+
+
+def test_workbench_tools_flattened_in_a_comprehension():
+    source = """
+        async def step(model, workbenches, handoffs, messages):
+            tools = [tool for bench in workbenches for tool in await bench.list_tools()] + handoffs
+            return await model.create(messages, tools=tools)
+    """
+    assert rows(source) == [2]
+    sorted_source = source.replace("tools = [tool for bench", "tools = sorted([tool for bench").replace("+ handoffs", ", key=str) + handoffs")
+    assert rows(sorted_source) == []
+
+
+def test_tools_registered_into_a_dict_by_name_per_session():
+    source = """
+        class Toolkit:
+            async def build(self):
+                for position, session in enumerate(self.sessions):
+                    listed = await session.list_tools()
+                    for tool in listed.tools:
+                        self.functions[tool.name] = wrap(tool, position)
+    """
+    assert rows(source) == [5]
+
+
+def test_a_per_server_table_of_tool_names_is_not_a_tool_list():
+    source = """
+        class Toolkit:
+            def describe(self):
+                table = {}
+                for position, client in enumerate(self.clients):
+                    names = [tool.name for tool in client.get_tools()]
+                    table[f"server_{position}"] = names
+                return table
+    """
+    assert rows(source) == []
+
+
+def test_a_loop_over_one_servers_tools_is_not_a_merge():
+    source = """
+        async def tools_of(session):
+            listed = await session.list_tools()
+            out = []
+            for tool in listed.tools:
+                out.append({"name": tool.name})
+            return out
+    """
+    assert rows(source) == []
+
+
+# --- a tools list built by iterating a set kept on the agent ----------------------------------------------------
+
+AGENT = """
+    from typing import Set
+
+    class ToolAgent:
+        def __init__(self, llm, specs):
+            self.llm = llm
+            self.specs = specs
+            self.usable_tools: Set[str] = set()
+
+        def enable(self, name):
+            self.usable_tools.add(name)
+
+        def respond(self, messages):
+            tools = [{"type": "function", "function": self.specs[name]} for name in self.usable_tools]
+            return self.llm.chat(messages=messages, tools=tools)
+"""
+
+
+def test_tools_iterated_from_a_set_of_enabled_names():
+    findings = lint(AGENT)
+    assert [f.row for f in findings] == [13]
+    assert findings[0].confidence == "likely" and "self.usable_tools" in findings[0].message
+
+
+def test_functions_keyword_iterated_from_a_set_created_with_set_call():
+    source = """
+        class Agent:
+            def __init__(self):
+                self.enabled_functions = set()
+
+            def ask(self, messages):
+                return self.llm.chat(messages, functions=[self.schemas[f] for f in self.enabled_functions])
+    """
+    assert rows(source) == [6]
+
+
+def test_tools_iterated_from_a_sorted_set_or_a_list_are_quiet():
+    assert rows(AGENT.replace("for name in self.usable_tools]", "for name in sorted(self.usable_tools)]")) == []
+    as_list = AGENT.replace("self.usable_tools: Set[str] = set()", "self.usable_tools: list[str] = []").replace(".add(name)", ".append(name)")
+    assert rows(as_list) == []
+
+
+def test_a_set_iterated_into_something_other_than_tools_is_quiet():
+    source = """
+        class Memory:
+            def __init__(self):
+                self.seen_ids = set()
+
+            def ids(self):
+                names = [str(i) for i in self.seen_ids]
+                return names
+    """
+    assert rows(source) == []
+
+
+# --- through the command line, on a tree -----------------------------------------------------------------------
+
+def test_cli_reports_the_merge_in_a_framework_module_without_an_sdk_import(tmp_path: Path):
+    (tmp_path / "toolkit.py").write_text(textwrap.dedent(TOOLKIT).lstrip("\n"))
+    (tmp_path / "agent.py").write_text(textwrap.dedent(AGENT).lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "cachelint", "check", ".", "--no-cache", "--select", "CL201", "--output-format", "json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    found = sorted((Path(f["filename"]).name, f["location"]["row"]) for f in json.loads(out.stdout))
+    assert found == [("agent.py", 13), ("toolkit.py", 13)]
