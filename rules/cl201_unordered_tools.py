@@ -16,8 +16,11 @@ class UnorderedTools(Rule):
 Finds a `tools=` list built from a source without a defined order: a set, the values of a dict filled at run
 time (a registry populated by decorators or plugins), a directory listing, or an MCP server's
 `list_tools()` result, without sorting. Also, wherever the request is sent from (confidence `likely`): tools
-listed by several servers in a loop (`for server in servers: tools.extend(await server.list_tools())`) and
-merged in connection and listing order with no sort afterwards.
+listed by several servers, clients or workbenches (`for server in servers: tools.extend(await server.list_tools())`,
+`client.get_tools()`, `for tool in client.tools:`, `[t for wb in workbenches for t in await wb.list_tools()]`, a dict
+of functions keyed by tool name) and merged in connection and listing order with no sort afterwards, often with
+failing servers skipped; and a tools list built by iterating a set of tool names kept on the object
+(`[spec(n) for n in self.enabled_tools]`) and handed to a framework's own LLM call.
 """
     why = """
 Tools come first in the cached prefix. The same tools in another order invalidate the tools, the system
@@ -97,6 +100,27 @@ def run(messages):
     tools = [json.load(open(path)) for path in sorted(glob.glob("tools/*.json"))]
     return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
 """),
+        Invalid("""
+from typing import Set
+class Agent:
+    def __init__(self, llm):
+        self.llm = llm
+        self.enabled_tools: Set[str] = set()
+    def respond(self, messages):
+        tools = [{"type": "function", "function": SPECS[name]} for name in self.enabled_tools]
+        return self.llm.chat(messages=messages, tools=tools)
+""", line=8, message="a set"),
+        Invalid("""
+class Toolkit:
+    def get_tools(self):
+        merged = []
+        for client in self.clients:
+            try:
+                merged.extend(client.get_tools())
+            except ConnectionError:
+                continue
+        return merged
+""", line=7, message="connection and listing order"),
     ]
 
     without_sites = True

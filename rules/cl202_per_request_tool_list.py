@@ -18,6 +18,10 @@ reported; neither is a comprehension that builds one tool's own fields (its `req
 Also a hand-off: the request's tools come from a parameter of the function that sends it (an agent), and a
 caller in the same module passes the same growing history on each turn of its loop while it reassigns the
 object for that parameter inside the loop (a tool returned another agent). Reported at the reassignment.
+
+Also, where no SDK request is in sight (confidence `likely`): a tools list rebuilt in a step function with tools
+added under a condition on state read in that step (`viewport = await page.viewport()`, `if viewport.top > 0:
+tools.append(SCROLL_UP)`) and sent by a framework's LLM call with the history (`client.create(history, tools=tools)`).
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates
@@ -110,10 +114,28 @@ def run(agent, history):
         if next_agent:
             active = next_agent
 """, line=17, message="hand"),
+        Invalid("""
+class Surfer:
+    async def step(self, history):
+        viewport = await self.page.viewport()
+        tools = self.default_tools.copy()
+        if viewport["top"] > 5:
+            tools.append(SCROLL_UP)
+        return await self.model_client.create(history, tools=tools)
+""", line=7, message="state read in this step"),
     ]
 
+    without_sites = True
+
     def check(self, analysis):
-        from cachelint.check.conversation import handoffs
+        from cachelint.check.conversation import handoffs, step_state_tools
+
+        if not analysis.sites:  # where a request is in sight, the data flow judges its tools
+            for found in step_state_tools(analysis.ctx):
+                yield Report(found.node, f"`{found.tools}` is rebuilt on every step and this tool is added only when `{found.condition}`, "
+                             "state read in this step; the list goes out with the same history each turn, so the tools at the head of "
+                             "the prefix change between turns and nothing after them is read from cache; send every tool on every turn "
+                             "and say in the step's message which ones apply", confidence="likely")
 
         filtered = list(analysis.facts({"filtered"}, args=("tools",)))
         for site, fact in filtered:

@@ -182,3 +182,38 @@ def test_cli_reports_the_merge_in_a_framework_module_without_an_sdk_import(tmp_p
     assert out.returncode == 1, out.stderr
     found = sorted((Path(f["filename"]).name, f["location"]["row"]) for f in json.loads(out.stdout))
     assert found == [("agent.py", 13), ("toolkit.py", 13)]
+
+
+# --- CL202: a tool list rebuilt each step from state read in that step --------------------------------------
+
+SURFER = """
+    class BrowserAgent:
+        async def step(self, history):
+            position = await self.browser.scroll_position()
+            tools = list(self.base_tools)
+            if position.top > 0:
+                tools.append(SCROLL_UP)
+            if position.bottom < position.height:
+                tools.append(SCROLL_DOWN)
+            return await self.model_client.create(history, tools=tools)
+"""
+
+
+def test_tools_added_when_the_page_state_allows_it_are_reported_once():
+    findings = lint(SURFER, "CL202")
+    assert [f.row for f in findings] == [6] and findings[0].confidence == "likely"
+    assert "position.top > 0" in findings[0].message
+
+
+def test_tools_added_on_a_setting_or_a_parameter_are_quiet():
+    on_setting = SURFER.replace("if position.top > 0:", "if self.allow_scrolling:").replace(
+        "if position.bottom < position.height:", "if self.allow_scrolling:")
+    assert rows(on_setting, "CL202") == []
+    on_parameter = SURFER.replace("async def step(self, history):", "async def step(self, history, can_scroll):").replace(
+        "if position.top > 0:", "if can_scroll:").replace("if position.bottom < position.height:", "if can_scroll:")
+    assert rows(on_parameter, "CL202") == []
+
+
+def test_state_dependent_tools_never_sent_with_a_history_are_quiet():
+    not_sent = SURFER.replace("return await self.model_client.create(history, tools=tools)", "return tools")
+    assert rows(not_sent, "CL202") == []

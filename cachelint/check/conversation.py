@@ -824,3 +824,69 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
         if _sorted_in(ctx, ctx.enclosing_function(comp), name):
             continue
         yield SetTools(iterated, name, ctx.code(iterated))
+
+
+# --- a tool list rebuilt each step from state fetched in that step (CL202) -----------------------------------
+
+HISTORY_ARGUMENT = re.compile(r"^(?:\w*(?:history|messages|msgs|conversation|convo|transcript|context)\w*)$", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class StepTools:
+    node: cst.CSTNode  # the first tool added under a condition
+    tools: str
+    condition: str
+    send: cst.Call
+
+
+def _fetched_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Local names assigned in `function` from a call or an await: state read in this step (`viewport = await
+    page.viewport()`), as opposed to parameters and settings."""
+    names: set[str] = set()
+    for node in descendants(function.body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Await, cst.Call)):
+            for target in node.targets:
+                names.update(n.value for n in descendants(target.target) if isinstance(n, cst.Name))
+    return names
+
+
+def _framework_send(ctx: ModuleContext, function: cst.FunctionDef, tools: str) -> cst.Call | None:
+    """A framework's LLM call in `function` by its keyword shape: `tools=tools` beside a history argument
+    (`model_client.create(history, tools=tools)`, `llm.chat(messages=messages, tools=tools)`)."""
+    for call in descendants(function.body):
+        if not isinstance(call, cst.Call):
+            continue
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        if "tools" not in keywords or ctx.code(keywords["tools"].value) != tools:
+            continue
+        others = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("messages", "history", "input", "conversation")]
+        if any(HISTORY_ARGUMENT.match(_name_of(v) or "") for v in others):
+            return call
+    return None
+
+
+def step_state_tools(ctx: ModuleContext) -> Iterator[StepTools]:
+    """`tools = self.default_tools.copy()` then `if viewport["pageTop"] > 5: tools.append(SCROLL_UP)`, sent with
+    the history: the tools at the head of the prefix follow state fetched on every step (the page, the app), so
+    they change between the turns of one conversation and everything after them is prefilled again. A switch on
+    a parameter or a setting is the same for every turn and stays quiet."""
+    for function in ctx.nodes(cst.FunctionDef):
+        fetched: set[str] | None = None
+        for node in descendants(function.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert")
+                    and isinstance(node.func.value, cst.Name) and TOOLS_LIST.match(node.func.value.value)):
+                continue
+            condition = ctx.enclosing(node, (cst.If,))
+            if condition is None or not ctx.contains(function, condition) or ctx.enclosing_function(node) is not function:
+                continue
+            fetched = _fetched_names(ctx, function) if fetched is None else fetched
+            read = {n.value for n in descendants(condition.test) if isinstance(n, cst.Name)}
+            if not read & fetched:
+                continue
+            send = _framework_send(ctx, function, node.func.value.value)
+            if send is not None:
+                yield StepTools(node, node.func.value.value, ctx.code(condition.test), send)
+                break
+
+
+TOOLS_LIST = re.compile(r"^\w*tools$", re.IGNORECASE)

@@ -36,6 +36,9 @@ CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 # tools merged from several providers or kept in a set (CL201): `client.get_tools()`, `for t in client.tools:`, `self.enabled_tools = set()`
 TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I)
 
+# a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`
+STEP_TOOLS = re.compile(r"\btools\.(?:append|extend)\(")
+
 
 def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     """Whether the module imports an LLM SDK, calls a completion method by its shape, builds a system message
@@ -54,7 +57,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL502" in codes and CACHE_FLAG.search(source):
         return True
-    if "CL201" in codes and TOOL_SOURCES.search(source):
+    if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):
         return True
     if codes & {"CL101", "CL102", "CL103"} and SYSTEM_PROMPT_BUILT.search(source):
         return True
