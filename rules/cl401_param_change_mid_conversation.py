@@ -25,7 +25,10 @@ router that picks the model of each request from a pool (`random.choice(self.mod
 counter), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once
 tools were used (`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, confidence
 `likely`), and a hand-off that swaps the object the request's model comes from inside the loop that keeps the
-history (when the tools stay the same: otherwise CL202 says it).
+history (when the tools stay the same: otherwise CL202 says it). Also a side request of the conversation (a
+reflection, a retry decision, a recovery turn) sent to the same client with the same store's messages but with
+another output format or without the turns' tools (`client.create(messages, tool_choice="none")`, `json_output=`,
+`response_format=`), confidence `likely`; a provider adapter that sends one or the other as its caller asks is not.
 """
     why = """
 Caches are per model, and these parameters are part of the cache key (Anthropic renders `tool_choice` and
@@ -79,13 +82,23 @@ def settings_for_next_turn(agent, tracker, settings):
         return dataclasses.replace(settings, tool_choice=None)
     return settings
 """, line=5, message="tool_choice"),
+        Invalid("""
+class Agent:
+    async def step(self):
+        messages = await self.context.get_messages()
+        return await self.client.create(messages, tools=self.tools)
+
+    async def reflect(self):
+        messages = await self.context.get_messages()
+        return await self.client.create(messages, tool_choice="none")
+""", line=9, message="side request"),
     ]
 
     without_sites = True
 
     def check(self, analysis):
         from cachelint.check.conversation import handoffs, tool_choice_resets
-        from cachelint.check.history import model_switches
+        from cachelint.check.history import format_switches, model_switches
 
         for node in tool_choice_resets(analysis.ctx):
             yield Report(node, "tool_choice is reset once tools have been used: the requests after the first tool call go out "
@@ -103,6 +116,12 @@ def settings_for_next_turn(agent, tracker, settings):
             yield Report(switch.node, f"each request goes to a model picked from `{switch.pool}` {switch.how}: the requests of one conversation "
                          "land on different models, and a model's cache holds only the prefixes sent to it; keep one model per "
                          "conversation (pick it once, when the conversation starts)", confidence="likely")
+        for switch in format_switches(analysis.ctx):
+            yield Report(switch.node, f"a side request sends the conversation `{switch.history}` {switch.how}: the tools and the "
+                         "output format are rendered before the messages (or key the provider's cache), so this request reads "
+                         "nothing the conversation's turns cached and the next turn reads nothing it cached; send the side "
+                         "question with the turns' tools and format (ask in a message), or as its own short conversation",
+                         confidence="likely")
         ctx = analysis.ctx
         for site in analysis.sites:
             if not analysis.cacheable(site):

@@ -111,3 +111,68 @@ def test_leading_system_message_kept_and_oldest_dropped_still_reported():
                     self.messages.pop(1)
     """
     assert rows(source) == [9]
+
+
+# --- CL401: a side request of the conversation in another output format --------------------------------------
+
+AGENT = """
+    class Agent:
+        def __init__(self, client, context, tools):
+            self.client = client
+            self.context = context
+            self.tools = tools
+
+        async def step(self):
+            messages = await self.context.get_messages()
+            return await self.client.create(messages, tools=self.tools)
+
+        async def {side}(self):
+            messages = self.system + await self.context.get_messages()
+            return await self.client.create(messages, {params})
+"""
+
+
+def test_reflection_sent_with_tool_choice_none():
+    source = AGENT.replace("{side}", "reflect").replace("{params}", 'tool_choice="none"')
+    assert rows(source, "CL401") == [13]
+
+
+def test_retry_decision_asked_with_a_json_output():
+    source = AGENT.replace("{side}", "should_retry").replace("{params}", "json_output=RetryDecision")
+    assert rows(source, "CL401") == [13]
+
+
+def test_same_tools_and_format_on_both_requests_is_quiet():
+    source = AGENT.replace("{side}", "again").replace("{params}", "tools=self.tools")
+    assert rows(source, "CL401") == []
+
+
+def test_a_summary_of_another_store_is_quiet():
+    # the side question has its own short conversation: nothing of the turns' prefix to lose
+    source = AGENT.replace("{side}", "title").replace("messages = self.system + await self.context.get_messages()",
+                                                       'messages = [{"role": "user", "content": self.first_line}]')
+    assert rows(source.replace("{params}", "json_output=Title"), "CL401") == []
+
+
+def test_provider_adapter_choosing_the_format_from_its_argument_is_quiet():
+    source = """
+        class ChatModel:
+            async def ainvoke(self, output_format=None):
+                api_messages = [m.to_dict() for m in self._history]
+                if output_format is None:
+                    return await self.client.create(api_messages, tools=self.tools)
+                return await self.client.create(api_messages, response_format=output_format.schema())
+    """
+    assert rows(source, "CL401") == []
+
+
+def test_a_structured_follow_up_in_the_same_turn_is_reported():
+    source = """
+        class Agent:
+            async def turn(self):
+                api_messages = [m.to_dict() for m in self._history]
+                reply = await self.client.create(api_messages, tools=self.tools)
+                api_messages.append(reply.message)
+                return await self.client.create(api_messages, response_format=Verdict)
+    """
+    assert rows(source, "CL401") == [6]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from cachelint.check.history import mentions_history_rewrite
+from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
@@ -55,6 +55,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     (a history class that cuts its messages, tools merged from servers, a model router)."""
     if codes & {"CL401", "CL402"} and CONVERSATION_SWITCH.search(source):
         return True
+    if "CL401" in codes and FORMAT_QUICK.search(source):
+        return True  # a side request of the conversation in another output format (history.format_switches)
     if "CL502" in codes and CACHE_FLAG.search(source):
         return True
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):

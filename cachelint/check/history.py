@@ -1132,3 +1132,126 @@ def _sorted_later(ctx: ModuleContext, loop: cst.For, name: str) -> bool:
             if callee == f"{name}.sort" or (callee == "sorted" and node.args and ctx.code(node.args[0].value) == name):
                 return True
     return False
+
+
+# --- a side request of the same conversation sent in another output format ----------------------------------
+
+FORMAT_QUICK = re.compile(r"tool_choice\s*=\s*[\"']none[\"']|json_output\s*=|response_format\s*=")
+REQUEST_METHODS = frozenset({"create", "create_stream", "acreate", "chat", "achat", "complete", "acomplete", "completion",
+                             "acompletion", "generate", "agenerate", "invoke", "ainvoke"})
+FORMAT_KEYS = ("tools", "tool_choice", "json_output", "response_format")
+
+
+@dataclass(slots=True)
+class FormatSwitch:
+    node: cst.Call
+    history: str  # the conversation's code: llm_messages
+    how: str  # "with `json_output=RetryDecision`, which the request on line 821 does not send"
+
+
+def format_switches(ctx: ModuleContext) -> Iterator[FormatSwitch]:
+    """`model_client.create(messages, json_output=Decision)` or `tool_choice="none"` beside the turn's own
+    `model_client.create(messages, tools=tools)`: a side question (a reflection, a retry decision, a recovery turn)
+    sent with the conversation's messages, from the same store, but with another output format or without the tools.
+    The tools and the format are rendered before the messages (or key the provider's cache), so the side request
+    reads nothing the turns cached, and the turn after it reads nothing the side request cached. Found by shape:
+    confidence `likely`. Two calls in exclusive branches with the same format (a stream and a plain call) are alike."""
+    if not FORMAT_QUICK.search(ctx.source):
+        return
+    calls = [c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Attribute) and c.func.attr.value in REQUEST_METHODS]
+    if len(calls) < 2 or len(calls) > 40:
+        return
+    requests = []
+    for call in calls:
+        history = _messages_arg(call)
+        if history is None or _last_name(history) is None or not HISTORY_NAME.search(_last_name(history) or ""):
+            continue
+        function = ctx.enclosing_function(call)
+        requests.append((call, history, _format_of(ctx, call), _origins(ctx, function, history)))
+    for call, history, fmt, origins in requests:
+        side = fmt.get("tool_choice") in ('"none"', "'none'") or "json_output" in fmt or "response_format" in fmt
+        if not side or not origins:
+            continue
+        receiver = _last_name(call.func.value)  # type: ignore[attr-defined]
+        for other, _, other_fmt, other_origins in requests:
+            if other is call or _last_name(other.func.value) != receiver or not origins & other_origins:  # type: ignore[attr-defined]
+                continue
+            if _exclusive(ctx, call, other) or _chosen_by_caller(ctx, call, other):
+                continue  # an adapter's `if output_format is None: create(...) else: create(..., response_format=...)`
+            differing = [k for k in FORMAT_KEYS if fmt.get(k) != other_fmt.get(k) and (k in fmt or k == "tools")]
+            if "tools" in differing and "tools" not in other_fmt:
+                differing.remove("tools")  # neither sends tools
+            if differing:
+                what = ", ".join(f"`{k}={fmt[k]}`" if k in fmt else f"no `{k}`" for k in differing)
+                yield FormatSwitch(call, ctx.code(history), f"with {what}, unlike the request on line {ctx.span(other).row}")
+                break
+
+
+def _exclusive(ctx: ModuleContext, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`first` and `second` sit in the two branches of one `if` (or a `try` and its handler): one request or the
+    other is sent, chosen by the caller's arguments, not two requests of one conversation."""
+    child: cst.CSTNode = first
+    for ancestor in ctx.ancestors(first):
+        if isinstance(ancestor, cst.If):
+            branches = [ancestor.body, ancestor.orelse]
+        elif isinstance(ancestor, cst.Try):
+            branches = [ancestor.body, *ancestor.handlers]
+        elif isinstance(ancestor, SCOPES):
+            return False
+        else:
+            child = ancestor
+            continue
+        mine = next((b for b in branches if b is not None and (b is child or ctx.contains(b, first))), None)
+        if mine is not None and any(b is not None and b is not mine and ctx.contains(b, second) for b in branches):
+            return True
+        child = ancestor
+    return False
+
+
+def _chosen_by_caller(ctx: ModuleContext, call: cst.Call, other: cst.Call) -> bool:
+    """Both requests in one function, one of them under an `if` on the function's parameters (`if output_format is
+    None: return create(...)`): a provider adapter sending what its caller asked for, one request per call."""
+    function = ctx.enclosing_function(call)
+    if function is None or ctx.enclosing_function(other) is not function:
+        return False
+    params = _params(function)
+    return any(isinstance(a, cst.If) and _uses(a.test, params) and ctx.contains(function, a)
+               for node in (call, other) for a in ctx.ancestors(node))
+
+
+def _messages_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "messages":
+            return arg.value
+    if call.args and call.args[0].keyword is None and call.args[0].star == "":
+        return call.args[0].value
+    return None
+
+
+def _format_of(ctx: ModuleContext, call: cst.Call) -> dict[str, str]:
+    found = {a.keyword.value: " ".join(ctx.code(a.value).split()) for a in call.args
+             if a.keyword is not None and a.keyword.value in FORMAT_KEYS}
+    if found.get("tools") in ("[]", "()", "None"):
+        del found["tools"]  # no tools sent, as without the argument
+    return found
+
+
+STORE_NAME = re.compile(r"messages|history|context|conversation|memory|transcript", re.I)
+
+
+def _origins(ctx: ModuleContext, function: cst.FunctionDef | None, expr: cst.BaseExpression) -> set[str]:
+    """Where the messages come from: the store's names (`get_messages`, `self._history`) read by the value, following
+    the function's local assignments a few hops (`llm_messages = fit(system + await model_context.get_messages())`)."""
+    found: set[str] = set()
+    todo, seen, looked = [expr], set(), 0
+    while todo and looked < 16:  # nearest first: the value's own assignments before those of the names they read
+        value, looked = todo.pop(0), looked + 1
+        for node in descendants(value):
+            if isinstance(node, cst.Attribute) and STORE_NAME.search(node.attr.value):
+                found.add(node.attr.value)
+            elif isinstance(node, cst.Name) and function is not None and node.value not in seen and len(seen) < 24:
+                seen.add(node.value)
+                for assign in (n for n in descendants(function.body) if isinstance(n, cst.Assign)):
+                    if any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in assign.targets):
+                        todo.append(assign.value)
+    return found
