@@ -98,3 +98,45 @@ def test_user_message_object_is_quiet() -> None:
         def get_user_message(agent, text):
             return Message(role="user", content=f"{agent.context}\\n{datetime.now()}: {text}")
     ''') == []
+
+
+def test_optional_dict_state_rendered_by_a_helper_of_the_builder() -> None:
+    found = codes('''
+        from typing import Any, Dict, Optional
+
+        def format_state(session_state: Optional[Dict[str, Any]]) -> str:
+            return f"\\n<session_state>\\n{session_state}\\n</session_state>\\n"
+
+        async def aget_system_message(agent, run_context=None):
+            content = f"{agent.description}\\n{agent.instructions}\\n"
+            if agent.add_session_state_to_context:
+                content += format_state(run_context.session_state)
+            return Message(role="system", content=content.strip())
+    ''')
+    assert found == [("CL102", 5)]
+
+
+def test_schema_json_in_a_system_prompt_is_quiet() -> None:
+    assert codes('''
+        import json
+
+        def get_system_message(agent, schema):
+            fields = {}
+            for name, spec in schema.model_json_schema()["properties"].items():
+                fields[name] = spec
+            return Message(role="system", content=f"{agent.instructions}\\nAnswer as JSON:\\n{json.dumps(fields, indent=2)}")
+    ''') == []
+
+
+def test_system_messages_of_a_module_that_sends_them_keep_their_request() -> None:
+    found = lint_source(textwrap.dedent('''
+        from datetime import datetime
+        from openai import OpenAI
+        client = OpenAI()
+
+        def ask(history, question, docs):
+            system = {"role": "system", "content": f"Answer from these documents.\\n{docs}\\nNow: {datetime.now()}"}
+            messages = [system, *history, {"role": "user", "content": question}]
+            return client.chat.completions.create(model="gpt-4o", messages=messages)
+    '''), "support.py")
+    assert [(f.code, f.row, f.confidence) for f in found] == [("CL101", 7, "certain")]

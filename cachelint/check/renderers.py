@@ -240,7 +240,9 @@ def _walk_rendered(analysis) -> Iterator[tuple[CallSite, Fact]]:
 # --- system prompts built as message objects or by a builder method, sent elsewhere --------------------------
 
 SYSTEM_ROLES = ("system", "developer")
-SYSTEM_KINDS = frozenset({"volatile", "counter", "unsorted_json", "dict_repr", "unordered"})
+# json.dumps is left out: a system prompt's JSON is nearly always a schema or settings the code builds in a fixed
+# order (agno's output-schema prompt), and with no request in sight nothing says the dict comes from storage
+SYSTEM_KINDS = frozenset({"volatile", "counter", "dict_repr", "unordered"})
 SYSTEM_BUILT = "system prompt built here"  # the callee of a built system prompt's stand-in call site
 # a function whose name says it builds the system prompt: get_system_message, _build_system_prompt, system_prompt
 SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?"

@@ -71,6 +71,8 @@ GRANULARITY_WORDS = {
     "process": "differs per process",
     "turn": "changes every turn",
 }
+# a parameter annotated as a dict, optional or not: dict[str, Any], Optional[Dict[str, Any]], Mapping | None
+DICT_ANNOTATION = re.compile(r"^(?:(?:typing\.)?Optional\[\s*)?(?:typing\.)?(?:dict|Dict|Mapping|MutableMapping)\b")
 COARSE_GRANULARITY = frozenset({"day", "month", "process"})  # changes at most once a day (or per process)
 _COARSE = COARSE_GRANULARITY
 ARG_WORDS = {
@@ -542,6 +544,8 @@ class ValueWalker:
             return False
         if isinstance(expr, cst.DictComp):
             return True
+        if isinstance(expr, cst.IfExp):  # state if state is not None else {}
+            return self._is_runtime_dict(expr.body, depth + 1) or self._is_runtime_dict(expr.orelse, depth + 1)
         if isinstance(expr, cst.Dict):
             return any(isinstance(e, cst.StarredDictElement) for e in expr.elements)
         if isinstance(expr, cst.Call):
@@ -556,7 +560,7 @@ class ValueWalker:
             for binding, value in self.ctx.assigned_values(expr):
                 if isinstance(binding, cst.Param):
                     annotation = binding.annotation.annotation if binding.annotation else None
-                    if annotation is not None and self.ctx.code(annotation).startswith(("dict", "Dict", "Mapping")):
+                    if annotation is not None and DICT_ANNOTATION.match(self.ctx.code(annotation)):
                         return True
                 if value is not None and self._is_runtime_dict(value, depth + 1):
                     return True
