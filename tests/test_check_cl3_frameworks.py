@@ -176,3 +176,61 @@ def test_a_structured_follow_up_in_the_same_turn_is_reported():
                 return await self.client.create(api_messages, response_format=Verdict)
     """
     assert rows(source, "CL401") == [6]
+
+
+# --- CL301: entries of a kind older than the latest few replaced by a stub -----------------------------------
+
+STUBS = """
+    def keep_latest_results(memory, keep_latest=5):
+        kept = []
+        seen = 0
+        for msg in reversed(memory):
+            if msg.content.startswith("Command executed"):
+                seen += 1
+                {branch}
+            kept.append(msg)
+        kept.reverse()
+        return kept
+"""
+
+
+def test_older_tool_results_replaced_by_a_stub_outside_the_window():
+    branch = "if seen > keep_latest:\n                    msg = Message(role=msg.role, content=\"(older output omitted)\")"
+    assert rows(STUBS.replace("{branch}", branch)) == [7]
+
+
+def test_older_pages_replaced_while_building_the_view():
+    source = """
+        class PageCondenser:
+            def __init__(self, window=1):
+                self.window = window
+
+            def condense(self, view):
+                out = []
+                count = 0
+                for event in reversed(view):
+                    if isinstance(event, PageObservation) and count >= self.window:
+                        out.append(Note(f"Visited {event.url}, content omitted"))
+                    else:
+                        out.append(event)
+                        if isinstance(event, PageObservation):
+                            count += 1
+                return list(reversed(out))
+    """
+    assert rows(source) == [9]
+
+
+def test_counting_back_to_find_the_last_user_turn_is_quiet():
+    source = """
+        def last_user_turns(messages, n=2):
+            found = []
+            seen = 0
+            for msg in reversed(messages):
+                if msg.role == "user":
+                    seen += 1
+                    if seen > n:
+                        break
+                    found.append(msg)
+            return found
+    """
+    assert rows(source) == []

@@ -35,7 +35,8 @@ SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
 QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
-                   r"|(?:messages|history)\s*=\s*self\.\w*summar")  # self.done_messages = self.summarizer.summarize(...)
+                   r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
+                   r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b")  # for msg in reversed(memory):
 
 
 @dataclass(slots=True)
@@ -45,17 +46,17 @@ class Rewrite:
     what: str  # "removes the oldest message from"
 
 
-HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|\bchat|[\"']role[\"']", re.I)
+HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|\bchat|\bmemory\b|[\"']role[\"']", re.I)
 
 
 LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|chat|msgs|turns|memory|models|tools|functions"
-                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b", re.I)
+                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b|\bview\b|events|observations", re.I)
 
 
 def mentions_history_rewrite(source: str) -> bool:
     """A cheap text test before any metadata: one of the shapes on a line that also names a conversation, tools
     or models (`self.messages.pop(0)`, `for server in servers:` ... `list_tools()`, `random.choice(self.models)`)."""
-    if not HISTORY_WORD.search(source) and not re.search(r"models|tools|functions", source):
+    if not HISTORY_WORD.search(source) and not re.search(r"models|tools|functions|Observation", source):
         return False
     for match in QUICK.finditer(source):
         start = source.rfind("\n", 0, match.start()) + 1
@@ -157,8 +158,10 @@ def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
 def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionDef]]:
     """(node, the outermost function around it) for the nodes that can be a cut, from the module's index (no
     walk of its own); a nested helper (`def drop_pair(): ...`) counts as part of the function that holds it."""
-    for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign):
+    for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign, cst.For):
         for node in ctx.nodes(kind):
+            if kind is cst.For and not (isinstance(node.iter, cst.Call) and _last_name(node.iter.func) == "reversed"):
+                continue
             if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
                 continue
             if kind is cst.Subscript and not isinstance(node.slice[0].slice, cst.Slice):
@@ -218,6 +221,40 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     elif isinstance(node, cst.Assign):
         found = _copy_edit(ctx, function, node)
         return found
+    elif isinstance(node, cst.For):
+        return _older_than_window_replaced(ctx, function, node)
+    return None
+
+
+EVENT_LIST = re.compile(r"^(?:view|events|observations|steps)$")
+
+
+def _older_than_window_replaced(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> Rewrite | None:
+    """`for msg in reversed(memory): if is_result(msg): seen += 1; if seen > keep: msg = Stub(...)` then
+    `new.append(msg)`: every entry of a kind (an editor result, a browser page) older than the latest `keep` is
+    replaced by a stub. Each new entry of that kind pushes the one `keep` places back out of the window, rewriting a
+    message in the middle of the history that earlier requests sent in full."""
+    if not isinstance(loop.target, cst.Name) or not isinstance(loop.iter, cst.Call) or not loop.iter.args:
+        return None
+    history = loop.iter.args[0].value
+    name = _last_name(history)
+    if name is None or not (EVENT_LIST.match(name) or _is_history(ctx, function, history)):
+        return None
+    body = descendants(loop.body)
+    counters = {n.target.value for n in body if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+                and isinstance(n.operator, cst.AddAssign)}
+    element = loop.target.value
+    for branch in (n for n in body if isinstance(n, cst.If)):
+        tests = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and _uses(c, counters)]
+        if not tests:
+            continue  # `if seen > keep:` or `if is_page(e) and seen >= self.window:`
+        inside = descendants(branch.body)
+        replaced = any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == element for t in n.targets)
+                       and isinstance(n.value, cst.Call) for n in inside)
+        stub = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "insert")
+                   and n.args and isinstance(n.args[-1].value, cst.Call) for n in inside)
+        if replaced or stub:
+            return Rewrite(branch, ctx.code(history), "replaces every entry older than the latest few, one more each turn, in")
     return None
 
 
