@@ -22,9 +22,15 @@ by the data's shape (confidence `likely`): a history class or utility that drops
 (`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
 messages kept (`history[:1] + history[-n:]`), earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
-a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). A queue drained with
-`pop(0)`, system messages moved into the system parameter, format conversions applied to every message alike,
-and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
+a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). Framework context and
+memory classes too: messages popped from the middle until a token budget fits
+(`while count(msgs) > limit: msgs.pop(len(msgs) // 2)`), a window of stored runs whose messages become the
+history (`runs = runs[-n:]`, then `for run in runs: messages.extend(run.messages)`), and entries of a kind older
+than the latest few replaced by a stub while the history is walked back
+(`for m in reversed(memory): seen += 1; if seen > keep: m = Stub(...)`). A queue drained with `pop(0)`, system
+messages moved into the system parameter, a leading orphan tool result dropped after a cut, format conversions
+applied to every message alike, and compaction functions (`compact_*`, `summarize_*`: one large step) are not
+reported.
 
 The prefix re-rendered from current state is a rewrite too (confidence `likely`):
 - instructions rendered on every request from a dict the agent loop updates between requests
