@@ -16,6 +16,12 @@ turn. It follows the value through assignments, f-strings, `.format`, `%`, `+`, 
 literals and functions of the same module, and says how often the value changes and whether it is computed
 per call, per conversation or once per process. A date computed once when the process starts is not
 reported: every process started that day builds the same text.
+
+A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence
+`likely`): a message object with the system role (`Message(role="system", content=...)`, a role setting such as
+`agent.system_message_role`, `SystemMessage(...)`, `("system", text)`), or what a function named for building
+it returns (`get_system_message`, `_build_system_prompt`). There only values that change within a day are
+reported, and a lone short f-string (below every minimum cacheable length) is not judged.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
@@ -160,6 +166,15 @@ class Agent:
     async def step(self, messages):
         return await self.client.messages.create(model="claude-opus-4-5", max_tokens=256, system=f"Seed {self.seed}. Follow the plan.", messages=messages)
 """, line=7),
+        # a framework's system message, built here and sent by the agent's model class elsewhere (likely)
+        Invalid("""
+from datetime import datetime
+def get_system_message(agent):
+    lines = [agent.description, *agent.instructions]
+    if agent.add_datetime_to_context:
+        lines.append(f"The current time is {datetime.now()}.")
+    return Message(role=agent.system_message_role, content="\\n".join(lines))
+""", line=6, message="system prompt built on line 7"),
     ]
 
     without_sites = True  # a system prompt built as a message object or by a builder, sent elsewhere

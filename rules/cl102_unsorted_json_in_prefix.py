@@ -15,7 +15,9 @@ without `sort_keys=True`. Where the request is sent out of sight (a framework's 
 renders a conversation into messages in a loop and returns them (`{"role": ..., "content": ...}`, text
 blocks, `Message(role=..., content=...)`) is judged the same way, with confidence `likely`: every earlier
 turn it renders is prefix. A message stored once into kept state, or appended by the function that sends
-the request, is the newest turn and is not reported.
+the request, is the newest turn and is not reported. A system message built here and sent elsewhere
+(`Message(role="system", ...)`, `SystemMessage(...)`, a `get_system_message()` builder) is judged for a
+run-time dict rendered with `str()` or an f-string (`likely`); its `json.dumps` of a schema is not.
 """
     why = """
 A dict's key order is its insertion order, which depends on the code path that filled it (a database row,
@@ -102,6 +104,15 @@ def ask(settings, q):
     merged = dict(settings)
     return client.responses.create(model="gpt-5", instructions="Settings: " + str(merged), input=q)
 """, line=6, message="str()"),
+        # a run-time state dict interpolated into a framework's system message, sent elsewhere (likely)
+        Invalid("""
+from typing import Any, Dict, Optional
+def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
+    text = f"{agent.description}\\n{agent.instructions}\\n"
+    if session_state:
+        text += f"<session_state>{session_state}</session_state>"
+    return Message(role="system", content=text)
+""", line=6, message="system prompt built on line 7"),
     ]
 
     without_sites = True  # a history renderer whose request is sent elsewhere

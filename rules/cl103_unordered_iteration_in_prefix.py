@@ -15,7 +15,9 @@ class UnorderedIterationInPrefix(Rule):
 Finds prefix text (system prompt, instructions, earlier messages) built by iterating a source without a
 defined order: a set, `os.listdir`, `os.scandir`, `glob`, `Path.iterdir|glob|rglob`, or a dict filled at
 run time, without `sorted()`. Messages rendered per turn by a function that returns them (a history
-renderer whose request is sent elsewhere) are judged too, with confidence `likely`.
+renderer whose request is sent elsewhere) are judged too, with confidence `likely`, and so is a system
+message built here and sent elsewhere (`Message(role="system", ...)`, `SystemMessage(...)`, `("system", text)`,
+or what a `get_system_message()` / `_build_system_prompt()` builder returns).
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file
