@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import libcst as cst
+from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.fixes import wrap
-from cachelint.rules.base import Invalid, Report, Rule
 
 SORTABLE = ("os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Path.glob()", "Path.rglob()")
 
