@@ -140,3 +140,28 @@ def test_system_messages_of_a_module_that_sends_them_keep_their_request() -> Non
             return client.chat.completions.create(model="gpt-4o", messages=messages)
     '''), "support.py")
     assert [(f.code, f.row, f.confidence) for f in found] == [("CL101", 7, "certain")]
+
+
+def test_system_prompt_named_and_passed_to_a_sender_out_of_sight() -> None:
+    found = codes('''
+        from datetime import datetime
+
+        class Researcher(Role):
+            def _get_prefix(self) -> str:
+                stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+                return f"{self.profile}, {self.goal}. The current time is {stamp}."
+
+            async def _think(self):
+                system_prompt = self.system_template.format(role_info=self._get_prefix(), tools=self.tool_docs)
+                return await self.llm.aask(self.history, system_msgs=[system_prompt])
+    ''')
+    assert found == [("CL101", 6)]
+
+
+def test_system_prompt_variable_with_only_static_settings_is_quiet() -> None:
+    assert codes('''
+        class Writer(Role):
+            async def _act(self):
+                system_prompt = self.system_template.format(role_info=self.profile, language=self.language)
+                return await self.llm.aask(self.history, system_msgs=[system_prompt])
+    ''') == []

@@ -24,7 +24,7 @@ RENDERED_MESSAGE = re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']\s*:\s
 RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir|glob|iterdir|\.join\(\s*\{|\{(?:[^{}\n]|\{[^{}\n]*\})*\bfor\b")
 
 # a system prompt built as a message object or by a builder named for it, sent elsewhere (CL101-CL103: renderers.py)
-SYSTEM_PROMPT_BUILT = re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(""")
+SYSTEM_PROMPT_BUILT = re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)""")
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used

@@ -247,6 +247,8 @@ SYSTEM_BUILT = "system prompt built here"  # the callee of a built system prompt
 # a function whose name says it builds the system prompt: get_system_message, _build_system_prompt, system_prompt
 SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?"
                             r"(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?$")
+# a name or keyword that carries the system prompt to a sender out of sight: system_prompt = ..., llm.aask(system_msgs=[...])
+SYSTEM_NAME = re.compile(r"^_*(?:[a-z0-9]+_)?(?:system_?(?:prompt|message|msg)|sys_?prompt)s?$")
 MAX_SYSTEM = 24  # system prompts judged per module
 SHORT_TEXT = 2000  # characters: a single f-string shorter than this, with one value in it, is below every minimum
 
@@ -299,6 +301,11 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
             found.append(Rendered(node, "system", (text,)))
             if len(found) >= MAX_SYSTEM:
                 return found
+    for text in _named_system_texts(ctx):
+        if not _provably_short(text) and system_message_text(text) is None:
+            found.append(Rendered(text, "system", (text,)))
+            if len(found) >= MAX_SYSTEM:
+                return found
     for function in ctx.nodes(cst.FunctionDef):
         if not SYSTEM_BUILDER.match(function.name.value):
             continue
@@ -309,6 +316,22 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
         if len(found) >= MAX_SYSTEM:
             break
     return found
+
+
+def _named_system_texts(ctx: ModuleContext) -> Iterator[cst.BaseExpression]:
+    """Values a function names as the system prompt: assigned to `system_prompt` / `self.system_prompt`, or
+    passed as `system_prompt=` / `system_msgs=` to a call (a framework's sender this module does not see)."""
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or ctx.enclosing_function(assign) is None:
+            continue
+        target = assign.targets[0].target
+        leaf = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+        if SYSTEM_NAME.match(leaf.lower()):
+            yield assign.value
+    for call in ctx.nodes(cst.Call):
+        for arg in call.args:
+            if arg.keyword is not None and SYSTEM_NAME.match(arg.keyword.value.lower()) and ctx.enclosing_function(call) is not None:
+                yield arg.value
 
 
 def _provably_short(text: cst.BaseExpression) -> bool:
