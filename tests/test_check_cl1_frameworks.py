@@ -165,3 +165,14 @@ def test_system_prompt_variable_with_only_static_settings_is_quiet() -> None:
                 system_prompt = self.system_template.format(role_info=self.profile, language=self.language)
                 return await self.llm.aask(self.history, system_msgs=[system_prompt])
     ''') == []
+
+
+def test_messages_named_as_not_the_system_prompt_are_quiet() -> None:
+    assert codes('''
+        from datetime import datetime
+
+        async def reset(agent, history):
+            init = build_initial_messages(agent, stamp=datetime.now())
+            non_system_messages = [to_message(agent, m, f"{agent.persona}\\n{m}\\n{datetime.now()}") for m in init[1:]]
+            return await agent.append(non_system_messages)
+    ''') == []

@@ -248,7 +248,7 @@ SYSTEM_BUILT = "system prompt built here"  # the callee of a built system prompt
 SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?"
                             r"(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?$")
 # a name or keyword that carries the system prompt to a sender out of sight: system_prompt = ..., llm.aask(system_msgs=[...])
-SYSTEM_NAME = re.compile(r"^_*(?:[a-z0-9]+_)?(?:system_?(?:prompt|message|msg)|sys_?prompt)s?$")
+SYSTEM_NAME = re.compile(r"^_*(?!(?:non|not|no|without|other)_)(?:[a-z0-9]+_)?(?:system_?(?:prompt|message|msg)|sys_?prompt)s?$")
 MAX_SYSTEM = 24  # system prompts judged per module
 SHORT_TEXT = 2000  # characters: a single f-string shorter than this, with one value in it, is below every minimum
 
