@@ -144,19 +144,20 @@ def test_a_missing_mirror_folder_is_one_line_and_exit_2(tmp_path, capsys):
 def test_label_sets_keep_the_holdout_apart_from_the_dev_set(tmp_path):
     (tmp_path / "labels.jsonl").write_text("")
     (tmp_path / "repos.toml").write_text("")
-    holdout = tmp_path / "holdout"
+    holdout = tmp_path / "holdout2"
     holdout.mkdir()
     for name in ("labels_b.jsonl", "labels_a.jsonl", "repos_a.toml", "NOTES_a.md"):
         (holdout / name).write_text("")
     dev_labels, dev_repos = score.set_files("dev", tmp_path)
-    held_labels, held_repos = score.set_files("holdout", tmp_path)
+    held_labels, held_repos = score.set_files("holdout2", tmp_path)
     all_labels, _ = score.set_files("all", tmp_path)
     assert [p.name for p in dev_labels] == ["labels.jsonl"] and [p.name for p in dev_repos] == ["repos.toml"]
     assert [p.name for p in held_labels] == ["labels_a.jsonl", "labels_b.jsonl"] and [p.name for p in held_repos] == ["repos_a.toml"]
+    assert score.set_files("holdout1", tmp_path) == ([], [])  # no folder: nothing, never another set's files
     assert all_labels == dev_labels + held_labels
 
 
 def test_an_empty_set_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(score, "HERE", tmp_path)  # a checkout whose holdout/ folder is still empty
-    assert score.main(["--mirror", str(tmp_path), "--set", "holdout", "--no-peers"]) == 2
+    assert score.main(["--mirror", str(tmp_path), "--set", "holdout2", "--no-peers"]) == 2
     assert "has no labels yet" in capsys.readouterr().err

@@ -120,21 +120,20 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-SETS = ("dev", "holdout", "all")
+SETS = ("dev", "holdout1", "holdout2", "all")
 
 
 def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Path]]:
-    """(label files, repo files) of a label set: `dev` is labels.jsonl / repos.toml, the set the analyzer was
-    tuned on; `holdout` is every holdout/labels_*.jsonl / holdout/repos_*.toml, labelled blind afterwards and
-    never used for tuning; `all` is both."""
+    """(label files, repo files) of a label set. `dev`: labels.jsonl / repos.toml, the set round 1 was tuned on.
+    `holdout1`: holdout1/labels_*.jsonl / repos_*.toml, labelled blind, scored once after round 1, then tuned on
+    in round 2 (spent). `holdout2`: holdout2/, labelled blind after round 1 and never tuned on. `all`: every set."""
     here = here or HERE
-    dev = ([here / "labels.jsonl"], [here / "repos.toml"])
-    holdout = (sorted((here / "holdout").glob("labels_*.jsonl")), sorted((here / "holdout").glob("repos_*.toml")))
-    if name == "dev":
-        return dev
-    if name == "holdout":
-        return holdout
-    return dev[0] + holdout[0], dev[1] + holdout[1]
+    found = {"dev": ([here / "labels.jsonl"], [here / "repos.toml"])}
+    for held in ("holdout1", "holdout2"):
+        found[held] = (sorted((here / held).glob("labels_*.jsonl")), sorted((here / held).glob("repos_*.toml")))
+    if name != "all":
+        return found[name]
+    return [p for labels, _ in found.values() for p in labels], [p for _, repos in found.values() for p in repos]
 
 
 # ---------------------------------------------------------------- matching (pure; tested on its own)
@@ -552,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
-                        help="Label set: dev (tuned on), holdout (labelled blind later, never tuned on) or all (default dev).")
+                        help="Label set: dev, holdout1 (blind, spent after one scoring), holdout2 (blind, never tuned on) or all (default dev).")
     parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")
     parser.add_argument("--repos", type=Path, action="append", help="A repos file instead of the set's (repeatable).")
     parser.add_argument("--no-file-times", dest="file_times", action="store_false",
@@ -569,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
     label_files, repo_files = set_files(args.set)
     label_files, repo_files = args.labels or label_files, args.repos or repo_files
     if not label_files or not repo_files:
-        print(f"error: the {args.set} set has no labels yet (bench/realworld/holdout/labels_*.jsonl, repos_*.toml)", file=sys.stderr)
+        print(f"error: the {args.set} set has no labels yet (its folder has no labels_*.jsonl / repos_*.toml)", file=sys.stderr)
         return 2
     try:
         labels = [lab for path in label_files for lab in load_labels(path)]
