@@ -1006,3 +1006,45 @@ def test_a_one_shot_request_that_caches_its_own_arguments():
     """
     # the second caches a document that repeats across calls with different chunks: a good breakpoint
     assert rows(source, "CL502") == [7]
+
+
+def test_a_system_message_appended_to_a_list_rebuilt_per_request_is_in_the_prefix():
+    """`messages = [system]; messages.append({"role": "system", "content": f"... {time}"})`, then the history and
+    the newest turn: the list is built again for every request, so the appended system message is rendered again
+    each time, ahead of the whole history."""
+    source = '''
+import time
+from openai import OpenAI
+client = OpenAI()
+
+def step(prompt, feeds, newest):
+    messages = [{"role": "system", "content": prompt}]
+    messages.append({"role": "system", "content": f"The current time and date is {time.strftime('%c')}"})
+    for feed in feeds:
+        messages.append({"role": feed.role, "content": feed.text})
+    messages.append({"role": "user", "content": newest})
+    return client.chat.completions.create(model="gpt-4.1", messages=messages)
+'''
+    assert rows(source, "CL101") == [7]  # lines as lint numbers them: the leading newline is stripped
+    sent_elsewhere = source.replace("    return client.chat.completions.create(model=\"gpt-4.1\", messages=messages)", "    return messages")
+    assert rows(sent_elsewhere, "CL101") == [7]  # a prompt by its shape: the builder's caller sends it
+
+
+def test_a_system_message_appended_once_to_a_kept_conversation_is_quiet():
+    source = '''
+from datetime import datetime
+from openai import OpenAI
+client = OpenAI()
+
+class Chat:
+    def __init__(self, prompt):
+        self.messages = [{"role": "system", "content": prompt}]
+        self.messages.append({"role": "system", "content": f"Session started {datetime.now()}"})
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4.1", messages=self.messages)
+        self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply
+'''
+    assert rows(source, "CL101") == []  # written once when the conversation starts, then kept as it was

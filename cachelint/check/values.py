@@ -763,8 +763,11 @@ class ValueWalker:
             func = call.func
             if self.ctx.scope_of(func.value) is not scope or func.attr.value not in ("append", "extend", "insert"):  # type: ignore[attr-defined]
                 continue
-            if landing.arg in ("messages", "input") and not (landing.item and landing.role in ("system", "developer")):
-                continue  # appended turns are rendered once and then kept: stable history (a system text's lines are not turns)
+            appended = call.args[-1].value if call.args else None
+            if landing.arg in ("messages", "input") and not (landing.item and landing.role in ("system", "developer")) \
+                    and not (appended is not None and is_system_message(appended)):
+                continue  # appended turns are rendered once and then kept: stable history (a system text's lines are not turns;
+                # an appended system message is instructions, rendered again whenever the list is built)
             if landing.arg == "tools" and not landing.item and self._conditional(call) and self._inside_site_function(call) \
                     and self._chosen_per_turn([], call):
                 self._fact("filtered", call, landing, f"{name.value}.{func.attr.value}() under a condition")
