@@ -213,9 +213,15 @@ def describe(analysis, site: CallSite) -> str:
 
 def rendered_facts(analysis, kinds: set[str]) -> Iterator[tuple[CallSite, Fact]]:
     """Facts of some kinds found in the text of messages rendered per turn; memoized on the analysis."""
-    facts = analysis.__dict__.get("_rendered_facts")
+    return _new_facts(analysis, kinds, "_rendered_facts", _walk_rendered)
+
+
+def _new_facts(analysis, kinds: set[str], memo: str, walk) -> Iterator[tuple[CallSite, Fact]]:
+    """The facts of `kinds` that `walk` finds (memoized on the analysis as `memo`), once per node, and none
+    that a request's own walk reported already."""
+    facts = analysis.__dict__.get(memo)
     if facts is None:
-        facts = analysis.__dict__["_rendered_facts"] = list(_walk_rendered(analysis))
+        facts = analysis.__dict__[memo] = list(walk(analysis))
     reported = {id(fact.node) for _, fact in analysis.facts(kinds)}
     for site, fact in facts:
         if fact.kind in kinds and id(fact.node) not in reported:
@@ -359,14 +365,7 @@ def system_facts(analysis, kinds: set[str]) -> Iterator[tuple[CallSite, Fact]]:
     """Facts of some kinds found in system prompts built here and sent elsewhere; memoized on the analysis.
     A value computed once per process, or one that changes only daily, is left out: with no request in sight,
     nothing says it matters."""
-    facts = analysis.__dict__.get("_system_facts")
-    if facts is None:
-        facts = analysis.__dict__["_system_facts"] = list(_walk_system(analysis))
-    reported = {id(fact.node) for _, fact in analysis.facts(kinds)}
-    for site, fact in facts:
-        if fact.kind in kinds and id(fact.node) not in reported:
-            reported.add(id(fact.node))
-            yield site, fact
+    return _new_facts(analysis, kinds, "_system_facts", _walk_system)
 
 
 def _walk_system(analysis) -> Iterator[tuple[CallSite, Fact]]:
