@@ -33,6 +33,7 @@ from cachelint.check.breakpoints import static_text
 from cachelint.check.callsites import CallSite
 from cachelint.check.module import ModuleContext, descendants
 from cachelint.check.values import string_value
+from cachelint.errors import CachelintError
 
 MAX_DEPTH = 10
 MAX_TREE_FILES = 4000  # .py files of one tree searched for callers (names only: a text search)
@@ -359,15 +360,14 @@ def _tree_files(root: str) -> list[str]:
     cached = _recalled(_TREE_FILES, root)
     if cached is not None:
         return cached
-    files: list[str] = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__", "venv", ".venv", "site-packages"))
-        for n in sorted(names):
-            if n.endswith(".py"):
-                files.append(os.path.join(folder, n))
-                if len(files) >= MAX_TREE_FILES:
-                    return _remember(_TREE_FILES, root, files)
-    return _remember(_TREE_FILES, root, files)
+    from cachelint.check.config import Config
+    from cachelint.check.files import discover
+
+    try:  # the tree as `cachelint check` walks it (virtualenvs, build folders and .gitignore'd paths skipped)
+        found = discover([Path(root)], Config(root=Path(root)))
+    except CachelintError:
+        found = []
+    return _remember(_TREE_FILES, root, [os.path.abspath(p) for p in found[:MAX_TREE_FILES]])
 
 
 # --- a message that a serializer turns into a breakpoint ------------------------------------------------------
