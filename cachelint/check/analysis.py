@@ -32,13 +32,16 @@ class Options:
 
 
 class Analysis:
-    def __init__(self, ctx: ModuleContext, options: Options | None = None) -> None:
+    def __init__(self, ctx: ModuleContext, options: Options | None = None, find_sites: bool = True) -> None:
+        """`find_sites`: whether to look for requests at all (False: a module with no SDK in sight, looked at only
+        for prompt-shaped data; no scope or name metadata is computed for call sites)."""
         self.ctx = ctx
         self.options = options or Options()
+        self.find_sites = find_sites
 
     @cached_property
     def sites(self) -> list[CallSite]:
-        return find_call_sites(self.ctx, self.options.call_patterns)
+        return find_call_sites(self.ctx, self.options.call_patterns) if self.find_sites else []
 
     @cached_property
     def _cacheable(self) -> dict[int, bool]:

@@ -162,9 +162,7 @@ def _nesting_depth(source: str) -> int:
 def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | None, sites: bool = True) -> list[Finding]:
     """`sites`: whether to look for requests at all (False: a module with no SDK in sight, looked at only for
     prompt-shaped data such as a history class that cuts its messages)."""
-    analysis = Analysis(ctx, options)
-    if not sites:
-        analysis.sites = []  # never resolved: no scope or name metadata is computed for them
+    analysis = Analysis(ctx, options, find_sites=sites)
     rules = [r for r in all_rules() if r.code in codes]
     if not analysis.sites:  # no request here: only the rules that judge prompt-shaped data on its own
         rules = [r for r in rules if r.without_sites]
