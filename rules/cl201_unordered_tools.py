@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.fixes import wrap
@@ -127,18 +126,13 @@ class Toolkit:
 
     def check(self, analysis):
         from cachelint.check.conversation import merged_provider_tools, tools_from_sets
-        from cachelint.check.history import merged_tool_listings, tools_from_listings
+        from cachelint.check.history import tools_from_listings
 
         ctx = analysis.ctx
-        merges = [(m.node, m.tools, m.providers) for m in merged_provider_tools(ctx)]
-        for merge in merged_tool_listings(ctx):  # the older loop shapes this module's own search does not cover
-            loops = [a for a in ctx.ancestors(merge.node) if isinstance(a, cst.For)]
-            if not any(ctx.contains(loop, node) for loop in loops for node, _, _ in merges):
-                merges.append((merge.node, merge.tools, merge.servers))
-        for node, tools, providers in merges:
-            yield Report(node, f"tools listed by each of `{providers}` are merged into `{tools}` in connection and listing "
+        for merge in merged_provider_tools(ctx):
+            yield Report(merge.node, f"tools listed by each of `{merge.providers}` are merged into `{merge.tools}` in connection and listing "
                          "order and never sorted: a server that fails, reconnects or lists in another order moves every tool after it, "
-                         f"and the tools open the prefix; sort `{tools}` by name once they are merged", confidence="likely")
+                         f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")
         if not analysis.sites:  # where a request is in sight, the data flow reports a set at the request's tools
             for found in tools_from_sets(ctx):
                 yield Report(found.node, f"`{found.tools}` is built by iterating `{found.source}`, a set: its order follows string hashing, "

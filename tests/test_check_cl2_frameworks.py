@@ -115,6 +115,51 @@ def test_a_loop_over_one_servers_tools_is_not_a_merge():
     assert rows(source) == []
 
 
+def test_listings_gathered_first_then_merged_beside_their_connections():
+    source = """
+        import asyncio
+
+        class Manager:
+            async def all_tools(self):
+                results = await asyncio.gather(*[self._list(c) for c in self.connections], return_exceptions=True)
+                tools = []
+                for connection, result in zip(self.connections, results):
+                    if isinstance(result, BaseException):
+                        continue
+                    for tool in result:
+                        tools.append(tool)
+                return tools
+    """
+    assert rows(source) == [10]
+    assert rows(source.replace("                return tools", "                return sorted(tools, key=str)")) == []
+
+
+def test_a_client_opened_per_configured_server_and_its_tools_merged():
+    source = """
+        class Manager:
+            async def init(self, config):
+                tools = []
+                for server_name in config["mcpServers"]:
+                    client = MCPClient()
+                    await client.connect(config["mcpServers"][server_name])
+                    for tool in client.tools:
+                        tools.append(make_tool(server_name, tool))
+                return tools
+    """
+    assert rows(source) == [7]
+
+
+def test_zipped_names_and_values_that_are_not_listings_stay_quiet():
+    source = """
+        def labels(connections, names):
+            tools = []
+            for connection, name in zip(connections, names):
+                tools.append(name.upper())
+            return tools
+    """
+    assert rows(source) == []
+
+
 # --- a tools list built by iterating a set kept on the agent ----------------------------------------------------
 
 AGENT = """

@@ -660,18 +660,31 @@ def _name_of(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str) -> cst.CSTNode | None:
+def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str, paired: bool = False) -> cst.CSTNode | None:
     """The listing of tools under `root`: a `list_tools()` / `get_tools()` call (on the provider or a session it
-    opened), else the provider's `.tools`, else its `connect()` that returns them."""
+    opened), else the `.tools` of the provider or of a client opened for it, else its `connect()` that returns them,
+    else (`paired`: the loop walks providers and their gathered listings side by side) an inner loop over the listing."""
     calls = [n for n in descendants(root) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LISTING_CALLS]
     for call in calls:
         if call.func.attr.value != "connect" and (call.func.attr.value != "tools" or ctx.code(call.func.value) == provider):
             return call
+    # the provider's `.tools`, or those of a client opened for it in the loop (`client = MCPClient(); await
+    # client.connect(server); for tool in client.tools:`)
+    holders = {provider} | {ctx.code(t.target) for n in descendants(root) if isinstance(n, cst.Assign) for t in n.targets
+                            if isinstance(t.target, cst.Name) and isinstance(_awaited(n.value), cst.Call)}
     for node in descendants(root):
-        if isinstance(node, cst.Attribute) and node.attr.value in LISTING_ATTRIBUTES and ctx.code(node.value) == provider \
+        if isinstance(node, cst.Attribute) and node.attr.value in LISTING_ATTRIBUTES and ctx.code(node.value) in holders \
                 and not isinstance(ctx.parent(node), cst.Call):
             return node
-    return next((c for c in calls if ctx.code(c.func.value).split(".")[0] == provider), None)
+    connect = next((c for c in calls if ctx.code(c.func.value).split(".")[0] == provider), None)
+    if connect is not None or not paired:
+        return connect
+    # `for connection, listed in zip(self.connections, results): for tool in listed:` (listings gathered first)
+    return next((n.iter for n in descendants(root) if isinstance(n, cst.For) and ctx.code(n.iter) == provider), None)
+
+
+def _awaited(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.expression if isinstance(node, cst.Await) else node
 
 
 def _loop_variable(target: cst.BaseExpression) -> str | None:
@@ -752,7 +765,7 @@ def merged_provider_tools(ctx: ModuleContext) -> Iterator[ToolMerge]:
         if any(isinstance(a, cst.For) and ctx.contains(function, a) and PROVIDERS_NAME.search(ctx.code(a.iter))
                for a in ctx.ancestors(loop) if a is not loop):
             continue  # reported at the outer loop
-        listing = _listing(ctx, loop.body, provider)
+        listing = _listing(ctx, loop.body, provider, paired=isinstance(loop.target, cst.Tuple))
         added = _accumulator(ctx, loop, listing) if listing is not None else None
         if listing is not None and added is not None and not _sorted_in(ctx, function, added[0]):
             yield ToolMerge(_anchor(ctx, loop, listing, added[1]), added[0], ctx.code(loop.iter))

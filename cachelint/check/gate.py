@@ -33,8 +33,9 @@ CONVERSATION_SWITCH = re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|se
 # a framework's message that its serializer marks with cache_control (CL502): UserMessage(content=..., cache=True)
 CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 
-# tools merged from several providers or kept in a set (CL201): `client.get_tools()`, `for t in client.tools:`, `self.enabled_tools = set()`
-TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I)
+# tools merged from several providers or kept in a set (CL201): `client.get_tools()`, `for t in client.tools:`,
+# `for conn, listed in zip(self.connections, results):`, `self.enabled_tools = set()`
+TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\s+zip\([\w.]*(?:server|client|connection|session)|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I)
 
 # a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`
 STEP_TOOLS = re.compile(r"\btools\.(?:append|extend)\(")

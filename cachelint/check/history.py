@@ -1089,42 +1089,16 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
                 yield Switch(op, ctx.code(pool), "in turn, by a call counter")
 
 
-# --- tools merged from several servers in listing order (CL201) --------------------------------------------
+# --- tools loaded from a directory listing (CL201) ---------------------------------------------------------
 
-SERVERS_NAME = re.compile(r"server|client|connection|mcp|session", re.I)
 TOOLS_NAME = re.compile(r"tool", re.I)
-LISTING = re.compile(r"^(?:list_tools|get_tools|get_function_tools|connect|load_tools|fetch_tools)$")
 
 
 @dataclass(slots=True)
 class Merge:
     node: cst.CSTNode
-    tools: str  # the list the tools are merged into
-    servers: str  # what the loop goes over
-
-
-def merged_tool_listings(ctx: ModuleContext) -> Iterator[Merge]:
-    """`for server in servers: tools.extend(await server.list_tools())`: tools listed by each server, merged
-    in connection and listing order, never sorted; a server that fails or lists in another order moves every
-    tool after it, and tools open the prefix."""
-    for loop in ctx.nodes(cst.For):
-        if not SERVERS_NAME.search(ctx.code(loop.iter)) or not ctx.enclosing_function(loop):
-            continue
-        listing = [c for c in descendants(loop.body) if isinstance(c, cst.Call) and LISTING.match(_last_name(c.func) or "")]
-        if not listing:
-            continue
-        for call in descendants(loop.body):
-            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend")):
-                continue
-            target = call.func.value
-            if not TOOLS_NAME.search(_last_name(target) or "") or ctx.contains(loop.body, _binding_statement(ctx, target, loop) or loop):
-                continue
-            if _sorted_later(ctx, loop, ctx.code(target)):
-                break
-            inner = ctx.enclosing(call, (cst.For,))
-            anchor = inner if isinstance(inner, cst.For) and inner is not loop and ctx.contains(loop, inner) else call
-            yield Merge(anchor.iter if isinstance(anchor, cst.For) else anchor, ctx.code(target), ctx.code(loop.iter))
-            break
+    tools: str  # the list the tools are loaded into
+    servers: str  # the listing they come from
 
 
 LISTINGS = ("glob", "rglob", "iterdir", "listdir", "scandir", "walk", "iglob")
@@ -1149,26 +1123,6 @@ def _sorted_later_name(ctx: ModuleContext, assign: cst.CSTNode, name: str) -> bo
     scope = ctx.enclosing_function(assign) or ctx.module
     return any(isinstance(n, cst.Call) and (ctx.code(n.func) in (f"{name}.sort",) or (ctx.code(n.func) == "sorted" and n.args and ctx.code(n.args[0].value) == name))
                for n in descendants(scope))
-
-
-def _binding_statement(ctx: ModuleContext, target: cst.BaseExpression, loop: cst.For) -> cst.CSTNode | None:
-    """Where the list named `target` is created (`tools = []`) in the loop's function, if syntactically found."""
-    function = ctx.enclosing_function(loop)
-    code = ctx.code(target)
-    for node in descendants(function) if function is not None else ():
-        if isinstance(node, cst.Assign) and any(ctx.code(t.target) == code for t in node.targets):
-            return node
-    return None
-
-
-def _sorted_later(ctx: ModuleContext, loop: cst.For, name: str) -> bool:
-    function = ctx.enclosing_function(loop)
-    for node in descendants(function) if function is not None else ():
-        if isinstance(node, cst.Call):
-            callee = ctx.code(node.func)
-            if callee == f"{name}.sort" or (callee == "sorted" and node.args and ctx.code(node.args[0].value) == name):
-                return True
-    return False
 
 
 # --- a side request of the same conversation sent in another output format ----------------------------------
