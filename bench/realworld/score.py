@@ -120,16 +120,17 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-SETS = ("dev", "holdout1", "holdout2", "all")
+SETS = ("dev", "holdout1", "holdout2", "holdout3", "all")
 
 
 def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Path]]:
     """(label files, repo files) of a label set. `dev`: labels.jsonl / repos.toml, the set round 1 was tuned on.
     `holdout1`: holdout1/labels_*.jsonl / repos_*.toml, labelled blind, scored once after round 1, then tuned on
-    in round 2 (spent). `holdout2`: holdout2/, labelled blind after round 1 and never tuned on. `all`: every set."""
+    in round 2 (spent). `holdout2`: holdout2/, labelled blind after round 1, scored once after round 2, then spent.
+    `holdout3`: holdout3/, labelled blind after round 2. `all`: every set."""
     here = here or HERE
     found = {"dev": ([here / "labels.jsonl"], [here / "repos.toml"])}
-    for held in ("holdout1", "holdout2"):
+    for held in ("holdout1", "holdout2", "holdout3"):
         found[held] = (sorted((here / held).glob("labels_*.jsonl")), sorted((here / held).glob("repos_*.toml")))
     if name != "all":
         return found[name]
@@ -551,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
-                        help="Label set: dev, holdout1 (blind, spent after one scoring), holdout2 (blind, never tuned on) or all (default dev).")
+                        help="Label set: dev, holdout1 / holdout2 (blind, spent after one scoring), holdout3 (blind) or all (default dev).")
     parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")
     parser.add_argument("--repos", type=Path, action="append", help="A repos file instead of the set's (repeatable).")
     parser.add_argument("--no-file-times", dest="file_times", action="store_false",
