@@ -313,6 +313,8 @@ def _conversation_region(ctx, site, history):
 
 def _rewrites(ctx, region, target: str):
     """(node, description) for statements in `region` that rewrite the list named `target`."""
+    from cachelint.check.history import under_system_role_test
+
     nodes = descendants(region)
     names = {target}
     changed = True
@@ -328,7 +330,8 @@ def _rewrites(ctx, region, target: str):
             for t in node.targets:
                 tgt = t.target
                 if ctx.code(tgt) == target and _has_late_slice(ctx, node.value, target):
-                    yield node, "truncates"
+                    if not under_system_role_test(ctx, node):  # `if messages[0]["role"] == "system": messages = messages[1:]`
+                        yield node, "truncates"
                 elif isinstance(tgt, cst.Subscript) and _root(ctx, tgt) in names and not _is_marker_or_newest(ctx, tgt, target):
                     yield node, "edits an earlier message of"
         elif isinstance(node, cst.Del):
@@ -337,7 +340,7 @@ def _rewrites(ctx, region, target: str):
                     yield node, "deletes messages from"
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target:
             method = node.func.attr.value
-            if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",):
+            if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",) and not under_system_role_test(ctx, node):
                 yield node, "removes an earlier message from"
             elif method == "insert" and node.args and ctx.code(node.args[0].value) not in ("len(%s)" % target,):
                 yield node, "inserts a message into the middle of"

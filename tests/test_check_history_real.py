@@ -367,3 +367,34 @@ def test_windows_that_are_only_looked_at_are_quiet():
             return log_tail
     """
     assert rows(source) == []
+
+
+# --- the leading system message moved into the system parameter: a format conversion, no truncation ------------
+
+ADAPTER_SPLIT = """
+    from anthropic import AsyncAnthropic
+
+    class ClaudeModel:
+        def __init__(self):
+            self.client = AsyncAnthropic()
+
+        async def __call__(self, messages, tools=None):
+            kwargs = {"model": "claude-sonnet-4-5", "max_tokens": 4096}
+            if tools:
+                kwargs["tools"] = tools
+            if messages[0]["role"] == "system":
+                kwargs["system"] = messages[0]["content"]
+                {split}
+            kwargs["messages"] = messages
+            return await self.client.messages.create(**kwargs)
+"""
+
+
+def test_system_message_split_off_by_slice_or_pop_is_no_truncation():
+    assert rows(ADAPTER_SPLIT.replace("{split}", "messages = messages[1:]")) == []
+    assert rows(ADAPTER_SPLIT.replace("{split}", "messages.pop(0)")) == []
+
+
+def test_the_same_slice_without_the_system_test_is_a_truncation():
+    source = ADAPTER_SPLIT.replace('if messages[0]["role"] == "system":', "if len(messages) > 40:").replace("{split}", "messages = messages[-40:]")
+    assert rows(source) == [13]

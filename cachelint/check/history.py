@@ -268,8 +268,13 @@ def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
             return True  # system = [messages.pop(0)["content"]]
         if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
             break
-    loop = ctx.enclosing(pop, (cst.While, cst.If))
-    test = getattr(loop, "test", None)
+    return under_system_role_test(ctx, pop)
+
+
+def under_system_role_test(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Whether `node` runs under `if messages[0]["role"] == "system":` / `while ... .role == "system"`: the leading
+    system message is taken out of the list (into the system parameter) alike on every request, not dropped."""
+    test = getattr(ctx.enclosing(node, (cst.While, cst.If)), "test", None)
     return test is not None and any(isinstance(n, cst.SimpleString) and n.value.strip("'\"") in ("system", "developer") for n in descendants(test))
 
 
