@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -10,6 +12,8 @@ from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
     callers_system_text,
     conversation_object,
+    forwarded_history,
+    from_parameter,
     history_growth,
     leading_text,
     mentions_caching,
@@ -36,7 +40,13 @@ speaks of breakpoints, which a helper could set):
   EXTRACTION_PROMPT}, ...])`);
 - it is a provider client that sends a conversation object of the tree (a parameter annotated with a class
   whose methods append each turn to its `self.messages`): every request of a conversation resends all earlier
-  turns.
+  turns;
+- it is a provider adapter (`likely`): outside any loop, it sends the history its callers pass (the parameter,
+  a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
+  that also come from outside (not written in the tree, and no caller in the tree passes them); every
+  conversation of the app goes through it. A client's stream and create paths (this shape and the one before)
+  are one finding. litellm
+  requests count where the model, or the class that sends them, names Claude / Anthropic.
 OpenAI caches automatically and is not concerned.
 """
     why = """
@@ -99,19 +109,39 @@ HANDBOOK = {LONG!r}
 def ask(messages):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=HANDBOOK, messages=messages)
 """, line=6, message="tokens"),
+        Invalid("""
+from anthropic import Anthropic
+class ClaudeBackend:
+    def __init__(self):
+        self.client = Anthropic()
+    def chat(self, messages, tools):
+        system = [m["content"] for m in messages if m["role"] == "system"]
+        rest = [m for m in messages if m["role"] != "system"]
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system="\\n".join(system), tools=tools, messages=rest)
+""", line=9, message="history its callers pass"),
     ]
 
     def check(self, analysis):
         ctx = analysis.ctx
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
+        adapters: dict[int, list] = {}  # one finding per client class: its stream and create paths share one fix
         for site in analysis.sites:
-            if site.api != "anthropic" or "cache_control" in site.args or markers(ctx, site):
+            if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
                 continue
-            report = _long_static_prefix(analysis, site)
+            report = _long_static_prefix(analysis, site) if site.api == "anthropic" else None
             if report is None and not quiet:
-                report = _agent_loop(analysis, site) or _prompt_from_callers(analysis, site) or _conversation_object(analysis, site)
+                report = _agent_loop(analysis, site) or _prompt_from_callers(analysis, site)
+                if report is None and (adapted := _conversation_object(analysis, site) or _adapter(analysis, site)) is not None:
+                    owner = ctx.enclosing(site.node, (cst.ClassDef,)) or ctx.enclosing_function(site.node)
+                    adapters.setdefault(id(owner), []).append(adapted)
             if report is not None:
                 yield report
+        for found in adapters.values():
+            first, others = found[0], found[1:]
+            if others:
+                lines = ", ".join(str(ctx.span(r.node).row) for r in others)
+                first.message += f" (the same holds for its request{'s' if len(others) > 1 else ''} on line{'s' if len(others) > 1 else ''} {lines})"
+            yield first
 
 
 def _long_static_prefix(analysis, site):
@@ -184,6 +214,52 @@ def _conversation_object(analysis, site):
     return Report.at(site, site.node, f"the history sent here is `{found.param}`, a {found.cls} that grows turn by turn ({found.where} "
                      "appends to it), sent to Anthropic with no cache_control: each request of a conversation prefills all earlier "
                      "turns again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)")
+
+
+def _to_anthropic(analysis, site) -> bool:
+    """An Anthropic request: the Anthropic SDK, or litellm with a Claude model (named in `model=`, or sent by a
+    class named for Anthropic / Claude)."""
+    if site.api == "anthropic":
+        return True
+    if not site.callee.startswith("litellm"):
+        return False
+    model = analysis.model_of(site) or ""
+    cls = analysis.ctx.enclosing(site.node, (cst.ClassDef,))
+    return bool(CLAUDE.search(model) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value)))
+
+
+def _adapter(analysis, site):
+    """A provider adapter: the function sends the history its callers pass (and their system prompt or tools),
+    so every conversation of the app goes through it, and none of them ever gets a breakpoint."""
+    ctx = analysis.ctx
+    if ctx.loops_around(site.node):
+        return None  # a loop here decides by itself whether its history grows (_agent_loop)
+    found = forwarded_history(ctx, site)
+    if found is None:
+        return None
+    # the tools or the system prompt come from the callers too (a builder of the tree is not the callers'; a prompt
+    # that starts with text written here is measured by _long_static_prefix)
+    carries = [arg for arg in ("tools", "system") if site.arg(arg) is not None and from_parameter(ctx, site.arg(arg))
+               and not leading_text(ctx, site.arg(arg))[0]]
+    if not carries and SYSTEM_ROLE.search(ctx.code(site.arg("messages"))) is None:
+        return None  # a bare forwarder of messages: the instructions that make a prefix long are out of sight
+    if "system" in carries and _callers_known(analysis, site):
+        return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers)
+    what = " and ".join(carries) if carries else "system message"
+    return Report(site.node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with their {what} to "
+                     "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
+                     "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
+                     confidence="likely")
+
+
+def _callers_known(analysis, site) -> bool:
+    function = analysis.ctx.enclosing_function(site.node)
+    params = {fact.label for found, fact in analysis.facts({"param"}, args=("system",)) if found is site}
+    return function is not None and any(callers_system_text(analysis.ctx, function, param) for param in sorted(params))
+
+
+CLAUDE = re.compile(r"claude|anthropic", re.I)
+SYSTEM_ROLE = re.compile(r"""["']role["']\s*:\s*["']system["']""")
 
 
 def _tokens(model, text: str) -> tuple[int, int]:

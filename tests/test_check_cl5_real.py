@@ -429,3 +429,88 @@ def test_client_sending_a_prompt_object_that_does_not_grow_a_history_is_quiet(tr
     write(tree / "app" / "convo.py", CONVO.replace("self.messages", "self.parts"))
     client = write(tree / "app" / "claude.py", CLIENT.replace("convo.messages", "convo.parts"))
     assert lint_file(client, "CL501") == []
+
+
+# --- a provider adapter: every conversation of the app goes through it ------------------------------------------
+
+ADAPTER = """
+    from anthropic import Anthropic
+
+    class ClaudeBackend:
+        def __init__(self, config):
+            self.config = config
+            self.client = Anthropic(api_key=config.api_key)
+
+        def _kwargs(self, messages, stream):
+            system, rest = None, []
+            for message in messages:
+                if message["role"] == "system":
+                    system = message["content"]
+                else:
+                    rest.append({"role": message["role"], "content": message["content"]})
+            kwargs = {"model": self.config.model, "max_tokens": 4096, "messages": rest, "stream": stream}
+            if system:
+                kwargs["system"] = system
+            return kwargs
+
+        def chat(self, messages):
+            return self.client.messages.create(**self._kwargs(messages, False))
+
+        def chat_stream(self, messages):
+            return self.client.messages.create(**self._kwargs(messages, True))
+"""
+
+
+def test_adapter_converting_the_callers_history_is_reported_once_for_both_paths():
+    found = lint(ADAPTER, "CL501")
+    assert [f.row for f in found] == [21]
+    assert found[0].confidence == "likely" and "`messages`" in found[0].message and "line 24" in found[0].message
+
+
+def test_adapter_that_places_breakpoints_elsewhere_in_its_module_is_quiet():
+    helper = ADAPTER + """
+        def mark(blocks):
+            blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    """
+    assert lint(helper, "CL501") == []
+
+
+def test_one_off_helper_wrapping_a_prompt_string_is_quiet():
+    source = """
+        from anthropic import Anthropic
+
+        client = Anthropic()
+
+        def llm_call(prompt, system_prompt="", model="claude-sonnet-4-5"):
+            messages = [{"role": "user", "content": prompt}]
+            return client.messages.create(model=model, max_tokens=4096, system=system_prompt, messages=messages)
+    """
+    assert lint(source, "CL501") == []
+
+
+def test_bare_forwarder_without_system_or_tools_is_quiet():
+    source = """
+        from anthropic import Anthropic
+
+        client = Anthropic()
+
+        def relay(messages):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=list(messages))
+    """
+    assert lint(source, "CL501") == []
+
+
+def test_litellm_adapter_of_a_claude_class_with_a_leading_system_message():
+    source = """
+        from litellm import completion
+
+        class AnthropicModel:
+            def __init__(self, model):
+                self.api_model = model
+
+            def query(self, messages, system_message=""):
+                return completion(messages=[{"role": "system", "content": system_message}] + messages,
+                                  model=self.api_model, max_tokens=4096)
+    """
+    assert [f.row for f in lint(source, "CL501")] == [8]
+    assert lint(source.replace("class AnthropicModel", "class OpenAiModel"), "CL501") == []

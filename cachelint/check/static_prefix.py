@@ -541,3 +541,148 @@ def _growing_class(ctx: ModuleContext, annotation: cst.BaseExpression) -> tuple[
                     where = os.path.relpath(other.filename, _tree_root(other.filename))
                     return cls.name.value, f"{where}:{other.span(node).row}"
     return None
+
+
+# --- a provider adapter that sends the history its callers pass ------------------------------------------------
+
+FORWARDING_CALLS = frozenset({"list", "tuple", "deepcopy", "copy"})
+
+
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    param: str  # the parameter whose messages are sent: `messages`, `prompt_stack`
+    function: str  # the adapter: `chat_completion`
+
+
+def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
+    """The sent messages are a history the sending function is given: the parameter itself, a copy, the
+    parameter behind a leading system message (`[system] + messages`), or a list converted from it (a loop or a
+    comprehension over it, a converter called with it). Such a function is a provider adapter, the one place all
+    of an app's conversations go through. A list of new messages that only holds a parameter's text
+    (`[{"role": "user", "content": prompt}]`) is a one-off request, not a forwarded history."""
+    function = ctx.enclosing_function(site.node)
+    messages = site.arg("messages")
+    if function is None or messages is None:
+        return None
+    seen: set[int] = set()
+    frontier: list[cst.BaseExpression] = [messages]
+    for _ in range(4):
+        following: list[cst.BaseExpression] = []
+        for expr in frontier:
+            for name in _list_sources(ctx, expr):
+                bindings = list(ctx.assigned_values(name))
+                param = next((b for b, _ in bindings if isinstance(b, cst.Param)), None)
+                if param is not None:
+                    owner = ctx.enclosing_function(param)
+                    return Forwarded(name.value, owner.name.value if owner is not None else function.name.value)
+                if id(name) in seen:
+                    continue
+                seen.add(id(name))
+                following += [v for _, v in bindings if v is not None]
+                scope = ctx.scope_of(name)
+                for call in ctx.calls_on.get(name.value, []):  # `out.append(convert(m))` in `for m in messages:`
+                    if not (call.func.attr.value in GROWING and call.args and ctx.scope_of(call.func.value) is scope):  # type: ignore[attr-defined]
+                        continue
+                    added = call.args[-1].value
+                    if call.func.attr.value == "extend":  # type: ignore[attr-defined]
+                        following.append(added)
+                    following += [loop.iter for loop in ctx.loops_around(call) if _converts_each(ctx, loop, added, name.value)]
+        frontier = following
+    return None
+
+
+def from_parameter(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
+    """Whether a value is made from a parameter of the function it is in (`system`, `messages[0]["content"]`,
+    `self._format_tools(tools)`, `msg["content"]` for `msg in messages`), following names a few assignments back."""
+    seen: set[int] = set()
+    frontier = [expr]
+    for _ in range(4):
+        following: list[cst.BaseExpression] = []
+        for node in frontier:
+            for name in _text_names(ctx, node):
+                if id(name) in seen or name.value in ("self", "cls"):
+                    continue
+                seen.add(id(name))
+                for binding, value in ctx.assigned_values(name):
+                    if isinstance(binding, cst.Param):
+                        return True
+                    loop = ctx.parent(binding)
+                    if isinstance(loop, (cst.For, cst.CompFor)) and loop.target is binding:
+                        following.append(loop.iter)
+                    elif value is not None:
+                        following.append(value)
+        frontier = following
+    return False
+
+
+def _text_names(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.Name]:
+    """The names whose text a value carries: not the arguments of a function called by name (`render(user)`
+    builds its own text from them, a builder of the tree or a library's), but those of methods
+    (`self._format_tools(tools)`, `"\\n".join(parts)`) and of `str()` / `list()`."""
+    if isinstance(node, cst.Name):
+        yield node
+        return
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value not in FORWARDING_CALLS | {"str"}:
+        return
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        root = node.func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and any(isinstance(b, (cst.Import, cst.ImportFrom)) for b, _ in ctx.assigned_values(root)):
+            return  # prompts.render(user): a function of a module
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):  # what is listed, not what picks it (`if t in agent.allowed`)
+        yield from _text_names(ctx, node.elt)
+        yield from _text_names(ctx, node.for_in.iter)
+        return
+    for child in node.children:
+        yield from _text_names(ctx, child)
+
+
+def _converts_each(ctx: ModuleContext, loop: cst.CSTNode, added: cst.BaseExpression, target: str) -> bool:
+    """`for m in messages: out.append({... m ...})` with `out` made before the loop: each message converted into
+    the list that is sent. A list made anew inside the loop (`messages = [...]` per document) starts a new
+    conversation each time round."""
+    if not isinstance(loop, cst.For):
+        return False
+    element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    made_inside = any(isinstance(n, cst.Assign) and any(ctx.code(t.target) == target for t in n.targets) for n in descendants(loop.body))
+    return not made_inside and any(isinstance(n, cst.Name) and n.value in element for n in descendants(added))
+
+
+def _list_sources(ctx: ModuleContext, expr: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The names whose list of messages `expr` passes on."""
+    if isinstance(expr, cst.Await):
+        expr = expr.expression
+    if isinstance(expr, cst.Name):
+        yield expr
+    elif isinstance(expr, cst.Attribute):  # prompt_stack.messages: the object the messages belong to
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value not in ("self", "cls"):
+            yield root
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        yield from _list_sources(ctx, expr.left)
+        yield from _list_sources(ctx, expr.right)
+    elif isinstance(expr, (cst.List, cst.Tuple)):
+        for element in expr.elements:
+            if isinstance(element, cst.StarredElement):
+                yield from _list_sources(ctx, element.value)
+    elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        yield from _list_sources(ctx, expr.for_in.iter)
+    elif isinstance(expr, cst.Subscript):
+        yield from _list_sources(ctx, expr.value)
+    elif isinstance(expr, cst.Call):
+        func = expr.func
+        called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        if called == "copy" and isinstance(func, cst.Attribute):
+            yield from _list_sources(ctx, func.value)
+        elif expr.args and (called in FORWARDING_CALLS or CONVERTER.search(called)):
+            for arg in expr.args:
+                if arg.keyword is None:
+                    yield from _list_sources(ctx, arg.value)
+
+
+# a function that converts a whole history into the provider's format: `self._format_messages(messages)`,
+# `to_anthropic(msgs)`, `self.__to_anthropic_messages(prompt_stack.messages)`
+CONVERTER = re.compile(r"messages|history|convert|format|to_|transform|prepare|build|serialize|adapt", re.I)
