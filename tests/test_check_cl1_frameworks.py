@@ -176,3 +176,41 @@ def test_messages_named_as_not_the_system_prompt_are_quiet() -> None:
             non_system_messages = [to_message(agent, m, f"{agent.persona}\\n{m}\\n{datetime.now()}") for m in init[1:]]
             return await agent.append(non_system_messages)
     ''') == []
+
+
+PLANNER = '''
+    import datetime
+
+    def format_chat_message(role, message):
+        return {"role": role, "content": message}
+
+    class Planner:
+        def __init__(self, prompt_data):
+            self.instruction_template = prompt_data["instruction_template"]
+
+        def compose_sys_prompt(self, context):
+            return self.instruction_template.format(environment_context=context, role_name="Planner")
+
+        def get_env_context(self):
+            now = datetime.datetime.now()
+            current_time = now.strftime("{fmt}")
+            return f"- Current time: {current_time}"
+
+        def compose_prompt(self, rounds):
+            history = [format_chat_message(role="system", message=f"{self.compose_sys_prompt(context=self.get_env_context())}")]
+            for r in rounds:
+                history.append(format_chat_message(role="user", message=r.text))
+            return history
+'''
+
+
+def test_clock_kept_in_a_name_then_formatted_into_a_template_filled_per_call() -> None:
+    # the time is read into `now`, formatted to the second, passed as an argument into the method that fills the
+    # template, and the message is built with `message=` by the framework's own helper
+    found = lint_source(textwrap.dedent(PLANNER.replace("{fmt}", "%Y-%m-%d %H:%M:%S")), "planner.py")
+    assert [(f.code, f.row) for f in found] == [("CL101", 16)]
+    assert "every second" in found[0].message and found[0].confidence == "likely"
+
+
+def test_the_same_planner_at_day_resolution_is_quiet() -> None:
+    assert codes(PLANNER.replace("{fmt}", "%Y-%m-%d")) == []

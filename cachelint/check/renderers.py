@@ -246,6 +246,7 @@ def _walk_rendered(analysis) -> Iterator[tuple[CallSite, Fact]]:
 # --- system prompts built as message objects or by a builder method, sent elsewhere --------------------------
 
 SYSTEM_ROLES = ("system", "developer")
+MESSAGE_TEXT_KEYWORDS = ("content", "message", "text")  # the text of a message object built with role="system"
 # json.dumps is left out: a system prompt's JSON is nearly always a schema or settings the code builds in a fixed
 # order (agno's output-schema prompt), and with no request in sight nothing says the dict comes from storage
 SYSTEM_KINDS = frozenset({"volatile", "counter", "dict_repr", "unordered"})
@@ -278,14 +279,15 @@ def _callee_name(call: cst.Call) -> str:
 
 def system_message_text(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The text of a system message built as an object: `{"role": "system", "content": X}`,
-    `Message(role="system", content=X)`, `SystemMessage(content=X)` / `SystemMessage(X)`, `("system", X)`."""
+    `Message(role="system", content=X)` (or `message=` / `text=`), `SystemMessage(content=X)` / `SystemMessage(X)`, `("system", X)`."""
     if isinstance(node, cst.Dict):
         keys = _keys(node)
         return keys.get("content") if _system_role(keys.get("role")) else None
     if isinstance(node, cst.Call):
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
-        if "content" in keywords and _system_role(keywords.get("role")):
-            return keywords["content"]
+        text = next((k for k in MESSAGE_TEXT_KEYWORDS if k in keywords), None)
+        if text is not None and _system_role(keywords.get("role")):  # format_chat_message(role="system", message=...)
+            return keywords[text]
         if _callee_name(node).endswith("SystemMessage"):
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             return keywords.get("content") or (positional[0] if positional else None)
@@ -348,7 +350,7 @@ def _provably_short(text: cst.BaseExpression) -> bool:
     if isinstance(text, cst.FormattedString):
         values = [p for p in text.parts if isinstance(p, cst.FormattedStringExpression)]
         literal = sum(len(p.value) for p in text.parts if isinstance(p, cst.FormattedStringText))
-        return len(values) <= 1 and literal < SHORT_TEXT
+        return len(values) <= 1 and 0 < literal < SHORT_TEXT  # f"{build_prompt()}" alone is as long as what it holds
     return False
 
 

@@ -488,7 +488,11 @@ class ValueWalker:
         return True
 
     def _volatile_method(self, call: cst.Call, attr: str, inner: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
-        """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call."""
+        """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call. The clock read may be kept in a
+        name first: `now = datetime.now(); stamp = now.strftime(...)`."""
+        if isinstance(inner, cst.Name):
+            assigned = [v for _, v in self.ctx.assigned_values(inner)]
+            inner = assigned[0] if len(assigned) == 1 and assigned[0] is not None else inner
         if not isinstance(inner, cst.Call):
             return None
         name = self.ctx.qualified_name_in(inner.func, self._volatile_names)
