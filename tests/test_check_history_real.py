@@ -398,3 +398,30 @@ def test_system_message_split_off_by_slice_or_pop_is_no_truncation():
 def test_the_same_slice_without_the_system_test_is_a_truncation():
     source = ADAPTER_SPLIT.replace('if messages[0]["role"] == "system":', "if len(messages) > 40:").replace("{split}", "messages = messages[-40:]")
     assert rows(source) == [13]
+
+
+# --- a memory class that stores runs (turns) and drops the oldest past a cap --------------------------------
+
+RUN_MEMORY = """
+    class ConversationMemory:
+        def __init__(self, driver, max_runs=None):
+            self.{attr} = []
+            self.driver = driver
+            self.max_runs = max_runs
+
+        def add_run(self, run):
+            self.{attr}.append(run)
+            if self.max_runs:
+                while len(self.{attr}) > self.max_runs:
+                    self.{attr}.pop(0)
+            self.driver.store(self.{attr})
+"""
+
+
+def test_stored_runs_or_rounds_capped_from_the_front_are_a_sliding_window():
+    assert rows(RUN_MEMORY.replace("{attr}", "runs")) == [11]
+    assert rows(RUN_MEMORY.replace("{attr}", "rounds")) == [11]
+
+
+def test_a_capped_queue_of_other_things_is_quiet():
+    assert rows(RUN_MEMORY.replace("{attr}", "jobs")) == []

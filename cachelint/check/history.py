@@ -27,7 +27,8 @@ import libcst as cst
 from cachelint.check.module import ModuleContext, descendants
 from cachelint.check.values import string_value
 
-HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory)(?:$|_)|messages$|history$", re.I)
+HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$"
+                          r"|^_?(?:runs|rounds|exchanges|interactions)$", re.I)  # a memory's stored runs, not `pending_tool_runs`
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "get", "copy", "add", "update", "setdefault"})
 COMPACTION = re.compile(r"compact|summar", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
@@ -50,7 +51,8 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 
 LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|chat|msgs|turns|memory|models|tools|functions"
-                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b|\bview\b|events|observations", re.I)
+                       r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b|\brounds\b|_rounds\b|exchanges"
+                       r"|interactions|dialog|\bview\b|events|observations", re.I)
 
 
 def mentions_history_rewrite(source: str) -> bool:
