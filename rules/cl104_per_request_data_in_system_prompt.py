@@ -17,7 +17,10 @@ class PerRequestDataInSystemPrompt(Rule):
     code = "CL104"
     what = """
 Finds per-user or per-request data (a parameter of the function that makes the request) placed in the
-system prompt or instructions *ahead of* the static instructions. A system prompt given as a list of content
+system prompt or instructions *ahead of* the static instructions; and text retrieved for the newest turn
+(`knowledge = retriever.search(query)`, memories, RAG context) added to a system message that has the
+conversation after it (`messages[0]["content"] += knowledge`, `[system] + history`, or the request's history),
+found by the names the code uses (`likely`), whether or not the request is sent in the same module. A system prompt given as a list of content
 blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
 shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported.
 """
@@ -95,9 +98,25 @@ def review(repo_name, diff):
     instructions = "Repository: " + repo_name + ". You are a meticulous reviewer. Point out correctness bugs first, then security problems, then style."
     return client.responses.create(model="gpt-5", instructions=instructions, input=diff)
 """, line=5),
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+def answer(history, question, store):
+    docs = store.similarity_search(question, k=4)
+    system = "Answer from the context.\\n\\n" + "\\n".join(d.page_content for d in docs)
+    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system}, *history])
+""", line=7, message="looked up for this turn"),
     ]
 
+    without_sites = True  # retrieved data put into a system message that another module sends
+
     def check(self, analysis):
+        from cachelint.check.retrieved import retrieved_in_system
+
+        for found in retrieved_in_system(analysis.ctx, analysis.sites):
+            yield Report(found.node, f"`{found.value}`, looked up for this turn ({found.source}), goes into the system prompt ahead of "
+                         f"the conversation `{found.history}`: the system prompt differs on every turn, so none of the history after it "
+                         "is read from cache; put what is retrieved in the newest user message, after the history", confidence="likely")
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached

@@ -37,6 +37,11 @@ CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 # `for conn, listed in zip(self.connections, results):`, `self.enabled_tools = set()`
 TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\s+zip\([\w.]*(?:server|client|connection|session)|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I)
 
+# text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
+# or a line that names the system prompt and what was retrieved
+RETRIEVED_INTO_SYSTEM = re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
+                                   r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)")
+
 # a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`
 STEP_TOOLS = re.compile(r"\btools\.(?:append|extend)\(")
 
@@ -63,6 +68,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):
         return True
     if codes & {"CL101", "CL102", "CL103"} and SYSTEM_PROMPT_BUILT.search(source):
+        return True
+    if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (
         bool(codes & {"CL102", "CL103"}) and RENDERED_MESSAGE.search(source) is not None and RENDERED_HAZARD.search(source) is not None)

@@ -1,0 +1,190 @@
+"""Data retrieved for the newest turn, put into the system prompt ahead of the conversation (CL104).
+
+A chat with retrieval (RAG, memories, a knowledge base) looks up what is relevant to the latest user message and
+often adds it to the system message: `messages[0]["content"] += knowledge`, `[{"role": "system", "content":
+f"{INSTRUCTIONS}\\n{docs}"}] + history`. The system message opens the prefix, and what was retrieved differs on
+every turn, so the whole history behind it is prefilled again on every request. Put retrieved context in the
+newest user message instead (after the history), where it is new text anyway.
+
+Recognized by names, in one function: a value looked up there (assigned from a call named for retrieval,
+`retriever.search(query)`, or to a name that says it holds retrieved text, `knowledge = ...`), followed through
+the names built from it, reaching the text of a system message that has a history after it (a history
+parameter or list it is joined to, the list whose first message is edited, or the request's `messages`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.renderers import system_message_text
+
+# a name that holds text looked up for this turn
+RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:context|prompt|text|hits|results)|rag_?(?:context|text|results)"
+                            r"|snippets|search_results|related_(?:docs|documents)|context_(?:docs|documents|chunks)|chunks", re.I)
+# a call that looks something up for this turn
+RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
+                            r"|lookup|fetch_(?:context|knowledge|memories)|get_(?:context|knowledge|memories))\w*$", re.I)
+MAX_ROUNDS = 4  # names built from names built from the retrieved value
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    node: cst.CSTNode  # where the retrieved text enters the system prompt
+    value: str  # the name that carries it: `knowledge_prompt`
+    source: str  # where it was looked up: `self.mem.run(...)`
+    history: str  # the conversation after the system message: `messages`
+
+
+def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
+    for function in ctx.nodes(cst.FunctionDef):
+        if ctx.enclosing_function(function) is not None:
+            continue  # a nested helper is part of its outer function's walk
+        tainted = _retrieved_names(ctx, function)
+        if not tainted:
+            continue
+        reported: set[str] = set()
+        for node, text, history in _system_texts(ctx, function, sites):
+            name = next((n.value for n in descendants(text) if isinstance(n, cst.Name) and n.value in tainted), None)
+            if name is not None and history is not None and history not in reported:
+                reported.add(history)  # one finding per conversation: `if str: ... += text else: ... += [block]` is one
+                yield Retrieved(node, name, tainted[name], history)
+
+
+def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str, str]:
+    """{name: where its value was looked up} for the names of `function` that hold retrieved text."""
+    tainted: dict[str, str] = {}
+    assigns = [n for n in descendants(function) if isinstance(n, cst.Assign)]
+    for assign in assigns:  # in source order: a name built from an earlier one keeps where that was looked up
+        value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
+        earlier = _mentions(value, tainted)
+        call = next((c for c in descendants(value) if isinstance(c, cst.Call) and RETRIEVAL_CALL.match(_callee(c))), None)
+        for name in _target_names(assign):
+            if earlier is not None:
+                tainted.setdefault(name, tainted[earlier])
+            elif call is not None:
+                tainted.setdefault(name, f"{ctx.code(call.func)}()")
+            elif RETRIEVED_NAME.search(name) and not _literal(value):
+                tainted.setdefault(name, f"`{name} = {_short(ctx.code(value))}`")
+    for _ in range(MAX_ROUNDS):
+        grown = False
+        for assign in assigns:
+            source = _mentions(assign.value, tainted)
+            for name in _target_names(assign):
+                if source is not None and name not in tainted:
+                    tainted[name] = tainted[source]
+                    grown = True
+        for call in (n for n in descendants(function) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)):
+            if call.func.attr.value not in ("append", "extend") or not isinstance(call.func.value, cst.Name):
+                continue
+            target = call.func.value.value
+            source = _mentions(call, tainted) or next((_mentions(loop.iter, tainted) for loop in ctx.loops_around(call)
+                                                       if isinstance(loop, cst.For) and _mentions(loop.iter, tainted)), None)
+            if source is not None and target not in tainted:
+                tainted[target] = tainted[source]
+                grown = True
+        if not grown:
+            break
+    return tainted
+
+
+def _system_texts(ctx: ModuleContext, function: cst.FunctionDef, sites: list) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str | None]]:
+    """(where, the text, the history after it) for each system prompt `function` builds or edits."""
+    for node in descendants(function):
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            head = _first_message_of(node.target)  # messages[0]["content"] += knowledge
+            if head is not None:
+                yield node, node.value, ctx.code(head)
+        elif isinstance(node, (cst.Dict, cst.Call)):
+            text = system_message_text(node)
+            if text is not None:
+                yield node, _resolved(ctx, text), _joined_history(ctx, node)
+    for site in sites:
+        if not isinstance(site.node, cst.Call) or not ctx.contains(function, site.node):
+            continue
+        system = site.arg("system") or site.arg("instructions")
+        messages = site.arg("messages")
+        if system is not None and messages is not None and not _fresh(ctx, messages):
+            yield system, _resolved(ctx, system), ctx.code(messages)
+
+
+def _first_message_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`messages` of `messages[0]["content"]` / `messages[0].content`."""
+    node = target
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        inner = node.value
+        if isinstance(node, cst.Subscript) and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.Integer) and node.slice[0].slice.value.value == "0" and node is not target:
+            return inner
+        node = inner
+    return None
+
+
+def _joined_history(ctx: ModuleContext, message: cst.CSTNode) -> str | None:
+    """The history a system message is put in front of: `[system] + messages`, `[system, *history]`,
+    `messages.insert(0, system)`."""
+    parent = ctx.parent(message)
+    if isinstance(parent, cst.Element):
+        listing = ctx.parent(parent)
+        if isinstance(listing, cst.List):
+            starred = next((e.value for e in listing.elements if isinstance(e, cst.StarredElement)), None)
+            if starred is not None:
+                return ctx.code(starred)
+            outer = ctx.parent(listing)
+            if isinstance(outer, cst.BinaryOperation) and isinstance(outer.operator, cst.Add) and outer.left is listing \
+                    and isinstance(outer.right, (cst.Name, cst.Attribute)):
+                return ctx.code(outer.right)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "insert" \
+                and call.args and ctx.code(call.args[0].value) == "0":
+            return ctx.code(call.func.value)
+    return None
+
+
+def _fresh(ctx: ModuleContext, messages: cst.BaseExpression) -> bool:
+    """A list of at most one new message: a one-off request with no history behind its system prompt."""
+    if isinstance(messages, cst.Name):
+        values = [v for _, v in ctx.assigned_values(messages)]
+        if len(values) != 1 or values[0] is None:
+            return False
+        messages = values[0]
+    return isinstance(messages, cst.List) and len(messages.elements) <= 1 and not any(isinstance(e, cst.StarredElement) for e in messages.elements)
+
+
+def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(text, cst.Name):
+        values = [v for _, v in ctx.assigned_values(text) if v is not None]
+        if len(values) == 1:
+            return cst.List([cst.Element(text), cst.Element(values[0])])  # the name itself, and what it holds
+    return text
+
+
+def _target_names(assign: cst.Assign) -> list[str]:
+    names = []
+    for target in assign.targets:
+        names += [n.value for n in descendants(target.target) if isinstance(n, cst.Name)] if isinstance(target.target, (cst.Name, cst.Tuple, cst.List)) else []
+    return names
+
+
+def _mentions(node: cst.CSTNode, names: dict[str, str]) -> str | None:
+    return next((n.value for n in descendants(node) if isinstance(n, cst.Name) and n.value in names), None)
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def _literal(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Name)) \
+        or (isinstance(value, (cst.List, cst.Dict, cst.Tuple)) and not any(True for _ in getattr(value, "elements", ())))
+
+
+def _short(code: str, limit: int = 40) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -1,0 +1,111 @@
+"""CL104 on text retrieved for the newest turn and put into the system prompt ahead of the conversation (issue 14):
+RAG context, memories or knowledge looked up per turn and added to the system message, so the history behind it
+is never read from cache. Shapes seen in real agent frameworks, and the quiet cases beside them."""
+
+from __future__ import annotations
+
+import textwrap
+
+from cachelint.check.engine import lint_source
+
+
+def rows(source: str, filename: str = "assistant.py") -> list[int]:
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f.row for f in lint_source(source, filename) if f.code == "CL104"]
+
+
+def findings(source: str, filename: str = "assistant.py"):
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f for f in lint_source(source, filename) if f.code == "CL104"]
+
+
+# a framework agent that prepends what it retrieved to the system message it hands on (no request in sight)
+PREPEND = """
+    import copy
+
+    SYSTEM = "system"
+    KNOWLEDGE_TEMPLATE = "# Knowledge base\\n\\n{knowledge}"
+
+    class Assistant:
+        def run(self, messages, knowledge=""):
+            return self.llm_run(self.prepend_knowledge(messages, knowledge))
+
+        def prepend_knowledge(self, messages, knowledge=""):
+            messages = copy.deepcopy(messages)
+            if not knowledge:
+                *_, last = self.memory.run(messages=messages)
+                knowledge = last[-1]["content"]
+            snippets = []
+            for k in knowledge:
+                snippets.append(f"[{k['source']}] {k['content']}")
+            knowledge_prompt = KNOWLEDGE_TEMPLATE.format(knowledge="\\n\\n".join(snippets))
+            if messages and messages[0]["role"] == SYSTEM:
+                messages[0]["content"] += "\\n\\n" + knowledge_prompt
+            else:
+                messages = [{"role": SYSTEM, "content": knowledge_prompt}] + messages
+            return messages
+"""
+
+
+def test_knowledge_added_to_the_leading_system_message_of_the_history():
+    found = findings(PREPEND)
+    assert [f.row for f in found] == [20]
+    assert found[0].confidence == "likely" and "`knowledge_prompt`" in found[0].message and "`messages`" in found[0].message
+
+
+def test_knowledge_added_to_the_newest_user_message_instead_is_quiet():
+    fixed = PREPEND.replace('messages[0]["content"] +=', 'messages[-1]["content"] +=')
+    fixed = fixed.replace('messages = [{"role": SYSTEM, "content": knowledge_prompt}] + messages', 'messages = messages + [{"role": "user", "content": knowledge_prompt}]')
+    assert rows(fixed) == []
+
+
+RAG_CHAT = """
+    from openai import OpenAI
+
+    client = OpenAI()
+    INSTRUCTIONS = "You are the support assistant of Acme. Answer from the context, cite the document ids."
+
+    def answer(history, question, store):
+        docs = store.similarity_search(question, k=4)
+        context = "\\n\\n".join(d.page_content for d in docs)
+        messages = [{"role": "system", "content": f"{INSTRUCTIONS}\\n\\nContext:\\n{context}"}, *history,
+                    {"role": "user", "content": question}]
+        return client.chat.completions.create(model="gpt-4.1", messages=messages)
+"""
+
+
+def test_similarity_search_results_in_the_system_message_ahead_of_the_history():
+    assert rows(RAG_CHAT) == [9]
+
+
+def test_one_off_question_with_retrieved_context_and_no_history_is_quiet():
+    one_off = RAG_CHAT.replace(", *history,", ",")
+    assert rows(one_off) == []
+
+
+def test_anthropic_system_argument_with_retrieved_memories_and_a_history():
+    source = """
+        import anthropic
+
+        client = anthropic.Anthropic()
+        RULES = "You are a helpful companion. Be kind and concise."
+
+        def reply(history, user_id, memory):
+            memories = memory.search(history[-1]["content"], user_id=user_id)
+            system = RULES + "\\n\\nWhat you remember about the user:\\n" + "\\n".join(m["memory"] for m in memories)
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system, messages=history)
+    """
+    assert rows(source) == [9]
+
+
+def test_a_static_knowledge_file_read_once_is_quiet():
+    source = """
+        from openai import OpenAI
+
+        client = OpenAI()
+        KNOWLEDGE = open("handbook.md").read()
+
+        def answer(history):
+            return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": KNOWLEDGE}, *history])
+    """
+    assert rows(source) == []
