@@ -262,3 +262,38 @@ def test_tools_added_on_a_setting_or_a_parameter_are_quiet():
 def test_state_dependent_tools_never_sent_with_a_history_are_quiet():
     not_sent = SURFER.replace("return await self.model_client.create(history, tools=tools)", "return tools")
     assert rows(not_sent, "CL202") == []
+
+
+def test_tools_of_a_connection_opened_per_configured_server_merged_into_specs():
+    source = """
+        def create_mcp_tools(config):
+            tool_specs = []
+            for server_config in config.mcp.servers:
+                try:
+                    client = MCPClient(config=config)
+                    tools, session = client.connect(server_config.name)
+                    for mcp_tool in tools.tools:
+                        tool_specs.append(make_spec(server_config.name, mcp_tool))
+                except Exception:
+                    continue
+            return tool_specs
+    """
+    assert rows(source) == [7]
+
+
+def test_a_sorted_list_of_other_names_does_not_count_as_sorting_the_tools():
+    source = """
+        class MCPUtil:
+            @classmethod
+            async def get_all_function_tools(cls, servers):
+                tools = []
+                tool_names = set()
+                for server in servers:
+                    server_tools = await cls.get_function_tools(server)
+                    duplicate_tool_names = sorted({t.name for t in server_tools} & tool_names)
+                    if duplicate_tool_names:
+                        raise ValueError(duplicate_tool_names)
+                    tools.extend(server_tools)
+                return tools
+    """
+    assert rows(source) == [7]

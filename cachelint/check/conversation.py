@@ -670,8 +670,9 @@ def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str, paired: bool 
             return call
     # the provider's `.tools`, or those of a client opened for it in the loop (`client = MCPClient(); await
     # client.connect(server); for tool in client.tools:`)
-    holders = {provider} | {ctx.code(t.target) for n in descendants(root) if isinstance(n, cst.Assign) for t in n.targets
-                            if isinstance(t.target, cst.Name) and isinstance(_awaited(n.value), cst.Call)}
+    holders = {provider} | {name.value for n in descendants(root) if isinstance(n, cst.Assign) and isinstance(_awaited(n.value), cst.Call)
+                            for t in n.targets if isinstance(t.target, (cst.Name, cst.Tuple))
+                            for name in descendants(t.target) if isinstance(name, cst.Name)}  # `tools, session = client.connect(...)`
     for node in descendants(root):
         if isinstance(node, cst.Attribute) and node.attr.value in LISTING_ATTRIBUTES and ctx.code(node.value) in holders \
                 and not isinstance(ctx.parent(node), cst.Call):
@@ -746,8 +747,9 @@ def _sorted_in(ctx: ModuleContext, scope: cst.CSTNode | None, name: str) -> bool
     for node in descendants(scope) if scope is not None else ():
         if isinstance(node, cst.Call):
             callee = ctx.code(node.func)
-            if callee == f"{name}.sort" or (callee == "sorted" and node.args and name in ctx.code(node.args[0].value)):
-                return True
+            if callee == f"{name}.sort" or (callee == "sorted" and node.args and any(
+                    isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == name for n in descendants(node.args[0].value))):
+                return True  # sorted(merged, key=...), sorted(a + merged); not sorted(tool_names & seen) for `tools`
     return False
 
 
