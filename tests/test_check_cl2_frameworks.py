@@ -293,6 +293,7 @@ def test_a_sorted_list_of_other_names_does_not_count_as_sorting_the_tools():
                     duplicate_tool_names = sorted({t.name for t in server_tools} & tool_names)
                     if duplicate_tool_names:
                         raise ValueError(duplicate_tool_names)
+                    tool_names.update(t.name for t in server_tools)
                     tools.extend(server_tools)
                 return tools
     """

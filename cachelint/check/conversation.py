@@ -635,6 +635,7 @@ def _after_tool_use(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 # what a loop over tool providers goes over: MCP servers, clients, sessions, workbenches, toolkits
 PROVIDERS_NAME = re.compile(r"server|client|connection|mcp|session|workbench|toolkit|toolset", re.IGNORECASE)
 ACCUMULATOR_NAME = re.compile(r"tool|function", re.IGNORECASE)
+BOOKKEEPING_NAME = re.compile(r"(?:names|ids|keys|seen|count)$", re.IGNORECASE)
 # a provider's listing of its tools: `await server.list_tools()`, `client.get_tools()`, `client.tools`
 LISTING_CALLS = frozenset({"list_tools", "get_tools", "get_function_tools", "load_tools", "fetch_tools", "connect", "tools"})
 LISTING_ATTRIBUTES = frozenset({"tools", "functions"})
@@ -715,6 +716,8 @@ def _accumulator(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode) -> tup
         if target is None:
             continue
         name = ctx.code(target)
+        if BOOKKEEPING_NAME.search(name):
+            continue  # `tool_names.update(...)`: the names seen so far (for duplicates), not the tools that are sent
         if name not in bound_inside and (ACCUMULATOR_NAME.search(_name_of(target) or "") or _reads_listing(ctx, loop, listing, node)):
             return name, node
     return None
