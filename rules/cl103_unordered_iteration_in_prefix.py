@@ -17,7 +17,10 @@ defined order: a set, `os.listdir`, `os.scandir`, `glob`, `Path.iterdir|glob|rgl
 run time, without `sorted()`. Messages rendered per turn by a function that returns them (a history
 renderer whose request is sent elsewhere) are judged too, with confidence `likely`, and so is a system
 message built here and sent elsewhere (`Message(role="system", ...)`, `SystemMessage(...)`, `("system", text)`,
-or what a `get_system_message()` / `_build_system_prompt()` builder returns).
+or what a `get_system_message()` / `_build_system_prompt()` builder returns). Where the prompt is assembled out
+of sight, prompt material read from an unsorted listing is judged by its shape (`likely`): a loop over the
+listing that reads each file and collects the contents, in a function or list named for examples, docs,
+instructions, templates or prompts (`for p in glob.glob("examples/*.yaml"): pool.append(load(p))`).
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file
@@ -86,11 +89,21 @@ def ask(q, skills: set[str]):
     def check(self, analysis):
         found = list(analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input"))) + list(rendered_facts(analysis, {"unordered"}))
         found += list(system_facts(analysis, {"unordered"}))
+        reported = set()
         for site, fact in found:
             where = describe(analysis, site) if is_rendered(site) else f"the {fact.landing.words} of {_place(analysis, site)}"
             message = f"{fact.label}{fact.origin} is iterated in no defined order into {where}; sort it"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
+            reported.add(id(fact.node))
             yield Report.at(site, fact.node, message, fix=fix)
+        from cachelint.check.listings import listed_prompt_material
+
+        for listed in listed_prompt_material(analysis.ctx):
+            if id(listed.node) not in reported:
+                yield Report(listed.node, f"`{listed.listing}` lists files in the file system's order, which differs between machines and "
+                             f"checkouts, and their contents are collected into `{listed.collected}`, prompt material read in that order: "
+                             "the same prompt is built in another order elsewhere and shares no cached prefix; sort the listing",
+                             fix=wrap(analysis.ctx, listed.node, "sorted"), confidence="likely")
 
 
 def _place(analysis, site) -> str:

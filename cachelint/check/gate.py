@@ -42,6 +42,10 @@ TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\
 RETRIEVED_INTO_SYSTEM = re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
                                    r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)")
 
+# files listed from a directory (CL103: listings.py), in a module that speaks of prompt material
+LISTING = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\(")
+PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline", re.I)
+
 # a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`
 STEP_TOOLS = re.compile(r"\btools\.(?:append|extend)\(")
 
@@ -71,5 +75,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
+    if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
+        return True  # prompt material read from a directory listing (listings.py)
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (
         bool(codes & {"CL102", "CL103"}) and RENDERED_MESSAGE.search(source) is not None and RENDERED_HAZARD.search(source) is not None)

@@ -1,0 +1,141 @@
+"""Prompt material read from a directory listing in the file system's order (CL103).
+
+Few-shot examples, documentation, skills or instructions kept as files are often loaded with `glob.glob`,
+`Path.glob`, `os.listdir` or `os.walk` and joined into a prompt in the order the listing gives. That order is the
+file system's: it differs between machines, file systems and checkouts, so two deployments (or a restart on
+another node) build the same prompt in another order and share no cached prefix. The prompt itself is usually
+assembled elsewhere (a template, a framework), so this is recognized by shape, in one function: an unsorted
+listing, each listed file read, the contents collected, in a function or list named for prompt material.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, descendants
+
+LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
+LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
+# reading what a listed path holds: open(path), path.read_text(), yaml.safe_load(f), Conversation.from_yaml(path)
+READS = re.compile(r"^(?:open|read_text|read_bytes|read|load|safe_load|loads|from_yaml|from_file|from_json|from_path|from_dict"
+                   r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$")
+# what the collected text is for
+PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
+                             r"|guideline|\brules?\b|_rules?\b|rules?_", re.I)
+COLLECTS = frozenset({"append", "extend", "join", "update"})
+
+
+@dataclass(frozen=True, slots=True)
+class ListedMaterial:
+    node: cst.Call  # the listing
+    listing: str  # its code: `glob.glob(path.join(folder, "*.yaml"))`
+    collected: str  # where the contents go: `example_conv_pool`
+
+
+def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
+    for call in ctx.nodes(cst.Call):
+        if not _is_listing(ctx, call) or _inside_sorted(ctx, call):
+            continue
+        function = ctx.enclosing_function(call)
+        if function is None:
+            continue
+        holders = _holders(ctx, function, call)
+        if _sorted_later(ctx, function, holders):
+            continue
+        found = _collected_reads(ctx, function, call, holders)
+        if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
+                                  or any(PROMPT_MATERIAL.search(h) for h in holders)):
+            yield ListedMaterial(call, " ".join(ctx.code(call).split()), found)
+
+
+def _is_listing(ctx: ModuleContext, call: cst.Call) -> bool:
+    if ctx.qualified_name_in(call.func, set(LISTING_FUNCTIONS)):
+        return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in LISTING_METHODS and not (
+        isinstance(call.func.value, cst.Name) and call.func.value.value == "glob")
+
+
+def _inside_sorted(ctx: ModuleContext, call: cst.Call) -> bool:
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, cst.Call) and isinstance(ancestor.func, cst.Name) and ancestor.func.value == "sorted":
+            return True
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.For, cst.FunctionDef)):
+            return False
+    return False
+
+
+def _holders(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call) -> set[str]:
+    """Names of `function` that hold the listing: assigned from it, filtered or joined from such a name, or the
+    file names of `for root, dirs, files in os.walk(...)`."""
+    holders: set[str] = set()
+    statement = ctx.enclosing(call, (cst.Assign, cst.For, cst.AnnAssign))
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
+        holders.add(statement.targets[0].target.value)
+    elif isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name):
+        holders.add(statement.target.value)
+    elif isinstance(statement, cst.For) and statement.iter is call and isinstance(statement.target, cst.Tuple):
+        holders |= {n.value for n in descendants(statement.target) if isinstance(n, cst.Name)}
+    for _ in range(3):
+        for assign in (n for n in descendants(function) if isinstance(n, cst.Assign)):
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if isinstance(target, cst.Name) and target.value not in holders and any(
+                    isinstance(n, cst.Name) and n.value in holders for n in descendants(assign.value)) and _passes_on(assign.value):
+                holders.add(target.value)
+    return holders
+
+
+def _passes_on(value: cst.BaseExpression) -> bool:
+    """A list made of the listing's entries: a comprehension over it, a concatenation, `list(...)`."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.BinaryOperation, cst.Name)):
+        return True
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "filter")
+
+
+def _sorted_later(ctx: ModuleContext, function: cst.FunctionDef, holders: set[str]) -> bool:
+    for node in descendants(function):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "sort" and ctx.code(func.value) in holders:
+                return True
+            if isinstance(func, cst.Name) and func.value == "sorted" and node.args and any(
+                    isinstance(n, cst.Name) and n.value in holders for n in descendants(node.args[0].value)):
+                return True
+    return False
+
+
+def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> str | None:
+    """Where the contents of the listed files are collected, when a loop over the listing reads each file."""
+    for loop in (n for n in descendants(function) if isinstance(n, (cst.For, cst.CompFor))):
+        iterated = loop.iter
+        if not (iterated is call or ctx.contains(iterated, call) or ctx.code(iterated) in holders):
+            continue
+        element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+        body = loop.body if isinstance(loop, cst.For) else ctx.parent(loop)
+        reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(_callee(c)) and _mentions(c, element)]
+        if not reads:
+            continue
+        if isinstance(loop, cst.CompFor):  # [open(p).read() for p in listing]: the comprehension is the collection
+            statement = ctx.enclosing(loop, (cst.Assign,))
+            target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
+            return ctx.code(target) if target is not None else "the list"
+        for node in descendants(body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in COLLECTS:
+                return ctx.code(node.func.value)
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+                return ctx.code(node.target)
+            if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
+                return ctx.code(node.targets[0].target.value)
+    return None
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and n.value in names for n in descendants(node))
