@@ -14,6 +14,8 @@ calls and their results to the history it sends again. This module answers those
 - `callers_system_text`: for a request whose system prompt comes from a parameter of the sending function,
   the system prompts that callers in other files of the tree pass (a text search for the function's name
   first, then a parse of at most MAX_CALLER_FILES files, each parsed once per process).
+- `forwarded_history` / `from_parameter`: whether a request sends the history (and the system prompt or tools)
+  its own callers pass: a provider adapter, through which every conversation of an app goes.
 """
 
 from __future__ import annotations
