@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import libcst as cst
+from libcst._batched_visitor import _BatchedCSTVisitor
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import (
     Assignment,
@@ -38,11 +39,12 @@ class ModuleContext:
         self.filename = filename
         self.wrapper = MetadataWrapper(module if module is not None else cst.parse_module(source), unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        # keyed by id(node): the module keeps its nodes alive, and libcst's __hash__ (id, in Python) costs a call
+        self._parents: dict[int, cst.CSTNode] = {}  # id(node) -> its parent
         self._qname_cache: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[int, list[cst.BaseExpression]] = {}
         self._order: list[cst.CSTNode] = []  # every node in source order (libcst's visiting order)
-        self._at: dict[cst.CSTNode, int] = {}  # node -> its place in _order
+        self._at: dict[int, int] = {}  # id(node) -> its place in _order
         self._index = self._build_index()
         _CONTEXTS.add(self)
 
@@ -97,13 +99,13 @@ class ModuleContext:
     # --- tree navigation -------------------------------------------------------------------------------------
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents.get(node)
+        return self._parents.get(id(node))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        current = self._parents.get(node)
+        current = self._parents.get(id(node))
         while current is not None:
             yield current
-            current = self._parents.get(current)
+            current = self._parents.get(id(current))
 
     def enclosing(self, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
         for ancestor in self.ancestors(node):
@@ -249,7 +251,7 @@ class ModuleContext:
         stack: list[cst.CSTNode] = [self.module]
         while stack:
             node = stack.pop()
-            at[node] = len(order)
+            at[id(node)] = len(order)
             order.append(node)
             kind = type(node)
             found = index.get(kind)
@@ -259,13 +261,13 @@ class ModuleContext:
                 found.append(node)
             kids = children_of(node)
             for kid in kids:
-                parents[kid] = node
+                parents[id(kid)] = node
             stack.extend(reversed(kids))
         return index
 
     def subtree(self, root: cst.CSTNode) -> list[cst.CSTNode] | None:
         """`root` and every node below it, in source order, when `root` is a node of this module."""
-        start = self._at.get(root)
+        start = self._at.get(id(root))
         if start is None:
             return None
         last = root
@@ -274,7 +276,7 @@ class ModuleContext:
             if not kids:
                 break
             last = kids[-1]
-        return self._order[start : self._at[last] + 1]
+        return self._order[start : self._at[id(last)] + 1]
 
 
 # the modules in memory: `descendants` of one of their nodes is a slice of their index, not a walk
@@ -350,40 +352,58 @@ def _learn_child_fields(node: cst.CSTNode) -> tuple[str, ...] | None:
 
 _LIBCST_VISIT = cst.CSTNode.visit
 _TRANSFORMS = "transforms"  # a transformer (or anything not a CSTVisitor): libcst's own visit
-_ATTRIBUTE_HOOKS: dict[type, str | bool] = {}
-_HOOK_NAME = re.compile(r"^(?:visit|leave)_[A-Za-z]+_\w+$")
+_BATCHED = "batched"  # libcst's batched visitor (the metadata providers'): its hooks are per instance
+_ATTRIBUTE_HOOKS: dict[type, str | bool | frozenset[str]] = {}
+_HOOK_NAME = re.compile(r"^(?:visit|leave)_([A-Za-z]+)_\w+$")
 
 
-def _attribute_hooks(visitor: object) -> str | bool:
-    """Per visitor class: whether it listens to attributes (visit_Call_func, ...; only then are those calls
-    made), or _TRANSFORMS when it is no read-only visitor."""
+def _attribute_hooks(visitor: object) -> str | bool | frozenset[str]:
+    """Per visitor class: the names of the node types whose attributes it listens to (visit_Call_func, ...; only
+    for those are the attribute calls made), True when it listens to every attribute (its own
+    on_visit_attribute), _BATCHED for libcst's batched visitor, or _TRANSFORMS when it is no read-only visitor.
+    libcst's typed visitor base defines a no-op for every attribute hook; those do not count."""
     kind = visitor.__class__
     if not isinstance(visitor, cst.CSTVisitor):
-        hooks: str | bool = _TRANSFORMS
+        hooks: str | bool | frozenset[str] = _TRANSFORMS
+    elif kind is _BatchedCSTVisitor:
+        hooks = _BATCHED
+    elif kind.on_visit_attribute is not cst.CSTVisitor.on_visit_attribute or kind.on_leave_attribute is not cst.CSTVisitor.on_leave_attribute:
+        hooks = True
     else:
-        hooks = (
-            kind.on_visit_attribute is not cst.CSTVisitor.on_visit_attribute
-            or kind.on_leave_attribute is not cst.CSTVisitor.on_leave_attribute
-            or any(_HOOK_NAME.match(name) for name in dir(kind))
-        )
+        hooks = frozenset(match[1] for name in dir(kind) if (match := _HOOK_NAME.match(name))
+                          and not getattr(getattr(kind, name), "_is_no_op", False)) or False
     _ATTRIBUTE_HOOKS[kind] = hooks
     return hooks
 
 
+def _visits_module_only(visitor: _BatchedCSTVisitor) -> bool:
+    """Whether a batched visitor only listens to the module node: libcst's scope and expression-context providers
+    do their work in visit_Module (with a visitor of their own), so the batched walk below it calls nothing."""
+    return (visitor.before_visit is None and visitor.after_leave is None
+            and all(name.split("_", 2)[1] == "Module" for name in visitor.visitor_methods))
+
+
 def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
-    """libcst's `CSTNode.visit` for a read-only visitor: the same calls in the same order, no copies."""
+    """libcst's `CSTNode.visit` for a read-only visitor: the same calls in the same order, no copies (and none of
+    the calls that libcst's base visitor would answer with nothing)."""
     hooks = _ATTRIBUTE_HOOKS.get(visitor.__class__)
     if hooks is None:
         hooks = _attribute_hooks(visitor)
     if hooks is _TRANSFORMS:
         return _LIBCST_VISIT(self, visitor)
+    if hooks is _BATCHED:
+        if self.__class__ is cst.Module and _visits_module_only(visitor):
+            visitor.on_visit(self)
+            visitor.on_leave(self)
+            return self
+        hooks = True
     if visitor.on_visit(self):
         fields = _CHILD_FIELDS.get(self.__class__, _UNLEARNED)
         if fields is _UNLEARNED:
             fields = _learn_child_fields(self)
         if fields is None:
             self._visit_and_replace_children(visitor)
-        elif hooks:
+        elif hooks is True or (hooks and self.__class__.__name__ in hooks):
             for name in fields:
                 value = getattr(self, name)
                 if value is None and name == "format_spec":
