@@ -110,3 +110,8 @@ def test_a_listing_only_counted_is_quiet():
             return len(example_files)
     """
     assert rows(source) == []
+
+
+def test_listing_functions_imported_by_name():
+    source = EXAMPLES.replace("import glob\n", "from glob import glob\n").replace("{listing}", 'glob(path.join(folder, "*.yaml"))')
+    assert rows(source) == [5]

@@ -36,8 +36,13 @@ class ListedMaterial:
     collected: str  # where the contents go: `example_conv_pool`
 
 
+LISTED_NAMES = frozenset({"glob", "iglob", "listdir", "scandir", "walk"}) | LISTING_METHODS
+
+
 def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
     for call in ctx.nodes(cst.Call):
+        if _callee(call) not in LISTED_NAMES:
+            continue  # a syntactic test first: qualified names cost the module's scope metadata
         if not _is_listing(ctx, call) or _inside_sorted(ctx, call):
             continue
         function = ctx.enclosing_function(call)
@@ -53,8 +58,12 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
 
 
 def _is_listing(ctx: ModuleContext, call: cst.Call) -> bool:
-    if ctx.qualified_name_in(call.func, set(LISTING_FUNCTIONS)):
+    """By the code alone (no scope metadata): `glob.glob(...)`, `os.listdir(...)`, `listdir(...)` imported by name,
+    `path.glob(...)` / `rglob` / `iterdir` on a path."""
+    if ctx.code(call.func) in LISTING_FUNCTIONS:
         return True
+    if isinstance(call.func, cst.Name):  # from glob import glob; from os import listdir
+        return any(f"{module}.{call.func.value}" in LISTING_FUNCTIONS for module in ("glob", "os"))
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in LISTING_METHODS and not (
         isinstance(call.func.value, cst.Name) and call.func.value.value == "glob")
 

@@ -41,9 +41,7 @@ class Retrieved:
 
 
 def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
-    for function in ctx.nodes(cst.FunctionDef):
-        if ctx.enclosing_function(function) is not None:
-            continue  # a nested helper is part of its outer function's walk
+    for function in _functions_that_retrieve(ctx):
         tainted = _retrieved_names(ctx, function)
         if not tainted:
             continue
@@ -53,6 +51,23 @@ def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
             if name is not None and history is not None and history not in reported:
                 reported.add(history)  # one finding per conversation: `if str: ... += text else: ... += [block]` is one
                 yield Retrieved(node, name, tainted[name], history)
+
+
+def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
+    """The outermost functions with an assignment that looks something up (from the module's index of
+    assignments: no walk of functions that have none)."""
+    found: dict[int, cst.FunctionDef] = {}
+    for assign in ctx.nodes(cst.Assign):
+        names = _target_names(assign)
+        if not any(RETRIEVED_NAME.search(n) for n in names) and not any(
+                isinstance(c, cst.Call) and RETRIEVAL_CALL.match(_callee(c)) for c in descendants(assign.value)):
+            continue
+        function = ctx.enclosing_function(assign)
+        while function is not None and ctx.enclosing_function(function) is not None:
+            function = ctx.enclosing_function(function)  # a nested helper is part of its outer function's walk
+        if function is not None:
+            found.setdefault(id(function), function)
+    return list(found.values())
 
 
 def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str, str]:
