@@ -130,8 +130,10 @@ class ClaudeBackend:
                 continue
             report = _long_static_prefix(analysis, site) if site.api == "anthropic" else None
             if report is None and not quiet:
-                report = _agent_loop(analysis, site) or _prompt_from_callers(analysis, site)
-                if report is None and (adapted := _conversation_object(analysis, site) or _adapter(analysis, site)) is not None:
+                report = _agent_loop(analysis, site)
+                callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
+                report = report or _prompt_from_callers(analysis, site, callers)
+                if report is None and (adapted := _conversation_object(analysis, site) or _adapter(analysis, site, callers)) is not None:
                     owner = ctx.enclosing(site.node, (cst.ClassDef,)) or ctx.enclosing_function(site.node)
                     adapters.setdefault(id(owner), []).append(adapted)
             if report is not None:
@@ -181,21 +183,22 @@ def _agent_loop(analysis, site):
                      "on the last message (or a top-level cache_control)")
 
 
-def _prompt_from_callers(analysis, site):
+def _caller_prompts(analysis, site) -> list:
+    """The system prompts that callers in other files pass through the parameter the request's system prompt
+    comes from (a wrapper), empty when there is none or no caller."""
+    function = analysis.ctx.enclosing_function(site.node)
+    if function is None or site.arg("system") is None:
+        return []
+    params = {fact.label for found, fact in analysis.facts({"param"}, args=("system",)) if found is site}
+    return [prompt for param in sorted(params) for prompt in callers_system_text(analysis.ctx, function, param)]
+
+
+def _prompt_from_callers(analysis, site, callers: list):
     """A wrapper whose system prompt is a parameter: the long constant prompts that callers in other files pass
     through it are sent with no breakpoint."""
-    ctx = analysis.ctx
-    function = ctx.enclosing_function(site.node)
-    if function is None or site.arg("system") is None:
+    if not callers:
         return None
-    params = {fact.label for found, fact in analysis.facts({"param"}, args=("system",)) if found is site}
-    best = None
-    for param in sorted(params):
-        for prompt in callers_system_text(ctx, function, param):
-            if best is None or len(prompt.text) > len(best.text):
-                best = prompt
-    if best is None:
-        return None
+    best = max(callers, key=lambda prompt: len(prompt.text))
     model = analysis.model_of(site)
     tokens, minimum = _tokens(model, best.text)
     if tokens < minimum:
@@ -228,7 +231,7 @@ def _to_anthropic(analysis, site) -> bool:
     return bool(CLAUDE.search(model) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value)))
 
 
-def _adapter(analysis, site):
+def _adapter(analysis, site, callers: list):
     """A provider adapter: the function sends the history its callers pass (and their system prompt or tools),
     so every conversation of the app goes through it, and none of them ever gets a breakpoint."""
     ctx = analysis.ctx
@@ -243,19 +246,13 @@ def _adapter(analysis, site):
                and not leading_text(ctx, site.arg(arg))[0]]
     if not carries and SYSTEM_ROLE.search(ctx.code(site.arg("messages"))) is None:
         return None  # a bare forwarder of messages: the instructions that make a prefix long are out of sight
-    if "system" in carries and _callers_known(analysis, site):
+    if "system" in carries and callers:
         return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers)
     what = " and ".join(carries) if carries else "system message"
     return Report(site.node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with their {what} to "
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
                      confidence="likely")
-
-
-def _callers_known(analysis, site) -> bool:
-    function = analysis.ctx.enclosing_function(site.node)
-    params = {fact.label for found, fact in analysis.facts({"param"}, args=("system",)) if found is site}
-    return function is not None and any(callers_system_text(analysis.ctx, function, param) for param in sorted(params))
 
 
 CLAUDE = re.compile(r"claude|anthropic", re.I)

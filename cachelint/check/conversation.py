@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, descendants, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -746,16 +746,6 @@ def _anchor(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode, added: cst.
     return listing
 
 
-def _sorted_in(ctx: ModuleContext, scope: cst.CSTNode | None, name: str) -> bool:
-    for node in descendants(scope) if scope is not None else ():
-        if isinstance(node, cst.Call):
-            callee = ctx.code(node.func)
-            if callee == f"{name}.sort" or (callee == "sorted" and node.args and any(
-                    isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == name for n in descendants(node.args[0].value))):
-                return True  # sorted(merged, key=...), sorted(a + merged); not sorted(tool_names & seen) for `tools`
-    return False
-
-
 def merged_provider_tools(ctx: ModuleContext) -> Iterator[ToolMerge]:
     """Tools of several MCP servers, clients or workbenches merged in connection and listing order, never sorted:
     `for client in self.clients: all_tools.extend(client.get_tools())`, `for s in servers: for t in s.tools: ...`,
@@ -772,7 +762,7 @@ def merged_provider_tools(ctx: ModuleContext) -> Iterator[ToolMerge]:
             continue  # reported at the outer loop
         listing = _listing(ctx, loop.body, provider, paired=isinstance(loop.target, cst.Tuple))
         added = _accumulator(ctx, loop, listing) if listing is not None else None
-        if listing is not None and added is not None and not _sorted_in(ctx, function, added[0]):
+        if listing is not None and added is not None and not sorted_in(ctx, function, added[0]):
             yield ToolMerge(_anchor(ctx, loop, listing, added[1]), added[0], ctx.code(loop.iter))
     for comp in ctx.nodes(cst.ListComp):
         outer = comp.for_in
@@ -785,7 +775,7 @@ def merged_provider_tools(ctx: ModuleContext) -> Iterator[ToolMerge]:
         if listing is None or isinstance(ctx.parent(comp), cst.Arg) and _name_of(ctx.parent(ctx.parent(comp)) or comp) == "sorted":
             continue
         targets = [ctx.code(t.target) for t in holder.targets] if isinstance(holder, cst.Assign) else []
-        if targets and _sorted_in(ctx, ctx.enclosing_function(comp), targets[0]):
+        if targets and sorted_in(ctx, ctx.enclosing_function(comp), targets[0]):
             continue
         yield ToolMerge(listing, targets[0] if targets else "the list", ctx.code(outer.iter))
 
@@ -839,7 +829,7 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
             name = holder.keyword.value
         if name is None or not ACCUMULATOR_NAME.search(name.split(".")[-1]):
             continue
-        if _sorted_in(ctx, ctx.enclosing_function(comp), name):
+        if sorted_in(ctx, ctx.enclosing_function(comp), name):
             continue
         yield SetTools(iterated, name, ctx.code(iterated))
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, called_name, descendants, sorted_in
 
 LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
@@ -41,7 +41,7 @@ LISTED_NAMES = frozenset({"glob", "iglob", "listdir", "scandir", "walk"}) | LIST
 
 def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
     for call in ctx.nodes(cst.Call):
-        if _callee(call) not in LISTED_NAMES:
+        if called_name(call) not in LISTED_NAMES:
             continue  # a syntactic test first: qualified names cost the module's scope metadata
         if not _is_listing(ctx, call) or _inside_sorted(ctx, call):
             continue
@@ -49,7 +49,7 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
         if function is None:
             continue
         holders = _holders(ctx, function, call)
-        if _sorted_later(ctx, function, holders):
+        if any(sorted_in(ctx, function, holder) for holder in holders):
             continue
         found = _collected_reads(ctx, function, call, holders)
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
@@ -104,18 +104,6 @@ def _passes_on(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "filter")
 
 
-def _sorted_later(ctx: ModuleContext, function: cst.FunctionDef, holders: set[str]) -> bool:
-    for node in descendants(function):
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "sort" and ctx.code(func.value) in holders:
-                return True
-            if isinstance(func, cst.Name) and func.value == "sorted" and node.args and any(
-                    isinstance(n, cst.Name) and n.value in holders for n in descendants(node.args[0].value)):
-                return True
-    return False
-
-
 def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> str | None:
     """Where the contents of the listed files are collected, when a loop over the listing reads each file."""
     for loop in (n for n in descendants(function) if isinstance(n, (cst.For, cst.CompFor))):
@@ -124,7 +112,7 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             continue
         element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
         body = loop.body if isinstance(loop, cst.For) else ctx.parent(loop)
-        reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(_callee(c)) and _mentions(c, element)]
+        reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(called_name(c)) and _mentions(c, element)]
         if not reads:
             continue
         if isinstance(loop, cst.CompFor):  # [open(p).read() for p in listing]: the comprehension is the collection
@@ -139,11 +127,6 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
                 return ctx.code(node.targets[0].target.value)
     return None
-
-
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:

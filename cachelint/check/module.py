@@ -298,6 +298,24 @@ def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def called_name(call: cst.Call) -> str:
+    """The last name of what a call calls: `search` of `store.search(q)`, `glob` of `glob(p)`; "" otherwise."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def sorted_in(ctx: ModuleContext, scope: cst.CSTNode | None, name: str) -> bool:
+    """Whether `scope` sorts the list named `name`: `name.sort()`, or `sorted(...)` of an expression that holds it
+    (`sorted(merged, key=...)`, `sorted(a + merged)`; not `sorted(tool_names & seen)` for `tools`)."""
+    for node in descendants(scope) if scope is not None else ():
+        if isinstance(node, cst.Call):
+            callee = ctx.code(node.func)
+            if callee == f"{name}.sort" or (callee == "sorted" and node.args and any(
+                    isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == name for n in descendants(node.args[0].value))):
+                return True
+    return False
+
+
 # --- reading libcst's trees fast ------------------------------------------------------------------------------
 # libcst's `visit` rebuilds every node it passes, also for a read-only CSTVisitor that throws the copies away: it
 # is shared with transformers. Walking the same children in the same order without the copies is several times

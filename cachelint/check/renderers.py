@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite
-from cachelint.check.module import ModuleContext
+from cachelint.check.module import ModuleContext, called_name
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
@@ -272,11 +272,6 @@ def _system_role(expr: cst.BaseExpression | None) -> bool:
     return "system" in leaf.lower() and "role" in leaf.lower()
 
 
-def _callee_name(call: cst.Call) -> str:
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-
-
 def system_message_text(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The text of a system message built as an object: `{"role": "system", "content": X}`,
     `Message(role="system", content=X)` (or `message=` / `text=`), `SystemMessage(content=X)` / `SystemMessage(X)`, `("system", X)`."""
@@ -288,7 +283,7 @@ def system_message_text(node: cst.CSTNode) -> cst.BaseExpression | None:
         text = next((k for k in MESSAGE_TEXT_KEYWORDS if k in keywords), None)
         if text is not None and _system_role(keywords.get("role")):  # format_chat_message(role="system", message=...)
             return keywords[text]
-        if _callee_name(node).endswith("SystemMessage"):
+        if called_name(node).endswith("SystemMessage"):
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             return keywords.get("content") or (positional[0] if positional else None)
         return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, called_name, descendants
 from cachelint.check.renderers import system_message_text
 
 # a name that holds text looked up for this turn
@@ -47,7 +47,7 @@ def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
             continue
         reported: set[str] = set()
         for node, text, history in _system_texts(ctx, function, sites):
-            name = next((n.value for n in descendants(text) if isinstance(n, cst.Name) and n.value in tainted), None)
+            name = next((n.value for part in text for n in descendants(part) if isinstance(n, cst.Name) and n.value in tainted), None)
             if name is not None and history is not None and history not in reported:
                 reported.add(history)  # one finding per conversation: `if str: ... += text else: ... += [block]` is one
                 yield Retrieved(node, name, tainted[name], history)
@@ -60,7 +60,7 @@ def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
     for assign in ctx.nodes(cst.Assign):
         names = _target_names(assign)
         if not any(RETRIEVED_NAME.search(n) for n in names) and not any(
-                isinstance(c, cst.Call) and RETRIEVAL_CALL.match(_callee(c)) for c in descendants(assign.value)):
+                isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(assign.value)):
             continue
         function = ctx.enclosing_function(assign)
         while function is not None and ctx.enclosing_function(function) is not None:
@@ -77,7 +77,7 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str,
     for assign in assigns:  # in source order: a name built from an earlier one keeps where that was looked up
         value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
         earlier = _mentions(value, tainted)
-        call = next((c for c in descendants(value) if isinstance(c, cst.Call) and RETRIEVAL_CALL.match(_callee(c))), None)
+        call = next((c for c in descendants(value) if isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c))), None)
         for name in _target_names(assign):
             if earlier is not None:
                 tainted.setdefault(name, tainted[earlier])
@@ -107,13 +107,13 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str,
     return tainted
 
 
-def _system_texts(ctx: ModuleContext, function: cst.FunctionDef, sites: list) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str | None]]:
+def _system_texts(ctx: ModuleContext, function: cst.FunctionDef, sites: list) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], str | None]]:
     """(where, the text, the history after it) for each system prompt `function` builds or edits."""
     for node in descendants(function):
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
             head = _first_message_of(node.target)  # messages[0]["content"] += knowledge
             if head is not None:
-                yield node, node.value, ctx.code(head)
+                yield node, (node.value,), ctx.code(head)
         elif isinstance(node, (cst.Dict, cst.Call)):
             text = system_message_text(node)
             if text is not None:
@@ -171,12 +171,13 @@ def _fresh(ctx: ModuleContext, messages: cst.BaseExpression) -> bool:
     return isinstance(messages, cst.List) and len(messages.elements) <= 1 and not any(isinstance(e, cst.StarredElement) for e in messages.elements)
 
 
-def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpression:
+def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
+    """The text, and what it holds when it is a name assigned once (`system = RULES + memories`)."""
     if isinstance(text, cst.Name):
         values = [v for _, v in ctx.assigned_values(text) if v is not None]
         if len(values) == 1:
-            return cst.List([cst.Element(text), cst.Element(values[0])])  # the name itself, and what it holds
-    return text
+            return text, values[0]
+    return (text,)
 
 
 def _target_names(assign: cst.Assign) -> list[str]:
@@ -188,11 +189,6 @@ def _target_names(assign: cst.Assign) -> list[str]:
 
 def _mentions(node: cst.CSTNode, names: dict[str, str]) -> str | None:
     return next((n.value for n in descendants(node) if isinstance(n, cst.Name) and n.value in names), None)
-
-
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 def _literal(value: cst.BaseExpression) -> bool:
