@@ -371,7 +371,7 @@ def test_stream_faults_drip_no_usage_and_a_50mb_body(tmp_path):
                 with httpx.Client() as http:
                     with http.stream("POST", p.url + "/v1/messages", json=body, headers=headers, timeout=120) as response:
                         received = b"".join(response.iter_raw())
-                assert received == upstream.responses[-1].body, fault
+                assert received == upstream.responses[-1].wait().body, fault
         finally:
             p.stop()
     rows = {t["request"]: t for t in report(tmp_path / "db.sqlite")["sessions"][0]["turns"]}

@@ -71,10 +71,7 @@ def test_url_records_and_clean_stop():
         client = claude(server)
         message = client.beta.messages.create(model=MODEL, max_tokens=50, messages=[{"role": "user", "content": USER}])
         assert message.id == "msg_000001" and message.content[0].text == "ok: hello there friend"
-        request, response = server.requests[0], server.responses[0]
-        deadline = time.monotonic() + 2
-        while not response.complete and time.monotonic() < deadline:  # the server marks it after its last write
-            time.sleep(0.01)
+        request, response = server.requests[0], server.responses[0].wait()
         assert request.method == "POST" and request.path == "/v1/messages?beta=true" and request.route == "/v1/messages"
         assert request.header("x-api-key") == "test-key" and request.header("anthropic-version")
         assert request.json["messages"][0]["content"] == USER and json.loads(request.body) == request.json
@@ -265,7 +262,7 @@ def test_anthropic_streams_with_the_sdk_helpers():
         assert text == final.content[0].text == "ok: hello there friend"
         assert usage_tuple(final.usage) == (5, 1000, 0) and final.usage.output_tokens == 6
         assert final.stop_reason == "end_turn" and final.id == "msg_000001"
-        response = server.responses[0]
+        response = server.responses[0].wait()
         assert response.stream and response.chunked and response.complete
         assert response.header("content-type") == "text/event-stream; charset=utf-8"
         assert response.header("transfer-encoding") == "chunked" and response.header("content-length") is None
@@ -537,7 +534,7 @@ def test_close_midstream(up):
         ):
             got.append(event.type)
     assert got and got[0] == "message_start" and "message_stop" not in got
-    response = up.responses[1]
+    response = up.responses[1].wait()
     assert response.aborted and not response.complete and not bytes(response.raw).endswith(b"0\r\n\r\n")
     with pytest.raises(httpx.RemoteProtocolError):
         list(
@@ -575,7 +572,7 @@ def test_error_midstream(up):
                 extra_headers={"x-upstream-fault": "error-midstream"},
             )
         )
-    assert up.responses[0].complete and b"event: error" in bytes(up.responses[0].content)
+    assert up.responses[0].wait().complete and b"event: error" in bytes(up.responses[0].content)
 
 
 def test_drip_gives_the_same_stream_one_byte_at_a_time():
@@ -589,7 +586,7 @@ def test_drip_gives_the_same_stream_one_byte_at_a_time():
         assert dripped == [
             {**e, "message": {**e["message"], "id": "msg_000002"}} if e["type"] == "message_start" else e for e in plain
         ]
-        response = server.responses[1]
+        response = server.responses[1].wait()
         assert set(map(len, response.chunks)) == {1} and len(response.chunks) == len(response.content)
         # a JSON body drips too (chunked)
         message = client.messages.create(extra_headers={"x-upstream-fault": "drip"}, **kw)
@@ -669,6 +666,7 @@ def test_gzip(up):
         )
     )
     assert chunks[-1].usage.prompt_tokens == 5 and up.responses[1].header("content-encoding") == "gzip"
+    up.responses[1].wait()  # the client stops at [DONE]; the gzip trailer may still be on its way
     assert gzip.decompress(bytes(up.responses[1].body)) == bytes(up.responses[1].content)
     with httpx.Client() as http:
         r = http.post(

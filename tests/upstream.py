@@ -105,7 +105,8 @@ Records
 -------
 ``requests[i]`` (``RecordedRequest``) and ``responses[i]`` (``RecordedResponse``) share the index ``i``;
 a response record is appended before its first byte is written and every byte is recorded before it is
-sent, so once a client has a response its record is complete.
+sent. A client can have all it reads before the server's last write (an SSE client stops at ``[DONE]``,
+ahead of the gzip trailer and the last chunk): ``responses[i].wait()`` returns once the server is done.
 """
 
 from __future__ import annotations
@@ -226,6 +227,14 @@ class RecordedResponse:
     fault: str | None = None
     usage: dict[str, Any] | None = None  # the usage object the server computed (also when not sent)
     events: list[dict[str, Any]] = field(default_factory=list)  # the SSE events planned: {"event", "data"}
+    settled: threading.Event = field(default_factory=threading.Event, repr=False)  # the server is done with it
+
+    def wait(self, timeout: float = 10.0) -> RecordedResponse:
+        """Wait until the server has written its last byte (a client may stop reading a stream before the
+        end: an SSE client stops at ``[DONE]`` while the gzip trailer and the last chunk are still to come)."""
+        if not self.settled.wait(timeout):
+            raise TimeoutError(f"response {self.index} not settled after {timeout} s")
+        return self
 
     def header(self, name: str) -> str | None:
         values = [v for k, v in self.headers if k.lower() == name.lower()]
@@ -1067,7 +1076,10 @@ class Upstream:
         except ValueError as exc:
             faults = _Faults()
             responder = _Responder(h, record, gzip_on=False, drip=False, drip_delay=0)
-            self._send_error(responder, provider, index, 400, str(exc))
+            try:
+                self._send_error(responder, provider, index, 400, str(exc))
+            finally:
+                record.settled.set()
             return
         gzip_on = faults.gzip and (faults.gzip_force or _accepts_gzip(headers.get("accept-encoding")))
         drip_delay = faults.drip_delay if faults.drip_delay is not None else self.drip_delay
@@ -1077,6 +1089,8 @@ class Upstream:
         except OSError:
             record.client_gone = True
             h.close_connection = True
+        finally:
+            record.settled.set()
 
     # websocket (Responses) ---------------------------------------------------------------------------------
 
@@ -1139,6 +1153,8 @@ class Upstream:
             except OSError:
                 record.client_gone = True
                 return
+            finally:
+                record.settled.set()
             final = out.final_response or {}
             if final.get("id"):
                 earlier[final["id"]] = full["input"] + [dict(item) for item in final.get("output") or []]
