@@ -122,7 +122,9 @@ def test_end_to_end_on_a_local_mirror(tmp_path, capsys):
                      f'[[repo]]\nname = "owner/absent"\ncommit = "{commit}"\nfiles = ["x.py"]\n')
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"repo": "owner/app", "file": "app.py", "line": 9, "family": "CL101",
-                                  "why": "clock in the system prompt", "confidence": "high"}) + "\n")
+                                  "why": "clock in the system prompt", "confidence": "high"}) + "\n"
+                      + json.dumps({"repo": "owner/app", "file": "app.py", "line": 1, "family": "CL201",
+                                    "why": "a secret miss", "confidence": "medium"}) + "\n")
     out = tmp_path / "out.json"
     rc = score.main(["--mirror", str(mirror), "--repos", str(repos), "--labels", str(labels), "--no-peers",
                      "--no-file-times", "--jobs", "1", "--json", str(out)])
@@ -132,8 +134,15 @@ def test_end_to_end_on_a_local_mirror(tmp_path, capsys):
     assert "NOTE owner/app: 1 files of the commit are absent from the mirror" in text
     data = json.loads(out.read_text())
     overall = data["tools"]["cachelint"]["overall"]
-    assert (overall["found"], overall["labels"]) == (1, 1)
+    assert (overall["found"], overall["labels"]) == (1, 2)
     assert [f["code"] for f in data["tools"]["cachelint"]["true_positives"]] == ["CL101"]
+    assert "misses (1)" in text and "a secret miss" in text
+    # --counts-only keeps a blind set blind: the tables, never which label was missed
+    rc = score.main(["--mirror", str(mirror), "--repos", str(repos), "--labels", str(labels), "--no-peers",
+                     "--no-file-times", "--reuse", str(out), "--counts-only"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "R 0/1" in text and "R 1/1" in text
+    assert "misses" not in text and "a secret miss" not in text and "false positives" not in text
 
 
 def test_a_missing_mirror_folder_is_one_line_and_exit_2(tmp_path, capsys):

@@ -120,17 +120,18 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-SETS = ("dev", "holdout1", "holdout2", "holdout3", "all")
+SETS = ("dev", "holdout1", "holdout2", "holdout3", "holdout4", "all")
 
 
 def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Path]]:
     """(label files, repo files) of a label set. `dev`: labels.jsonl / repos.toml, the set round 1 was tuned on.
     `holdout1`: holdout1/labels_*.jsonl / repos_*.toml, labelled blind, scored once after round 1, then tuned on
     in round 2 (spent). `holdout2`: holdout2/, labelled blind after round 1, scored once after round 2, then spent.
-    `holdout3`: holdout3/, labelled blind after round 2. `all`: every set."""
+    `holdout3`: holdout3/, labelled blind after round 2, spent in round 3. `holdout4`: holdout4/, labelled blind
+    after round 3. `all`: every set."""
     here = here or HERE
     found = {"dev": ([here / "labels.jsonl"], [here / "repos.toml"])}
-    for held in ("holdout1", "holdout2", "holdout3"):
+    for held in ("holdout1", "holdout2", "holdout3", "holdout4"):
         found[held] = (sorted((here / held).glob("labels_*.jsonl")), sorted((here / held).glob("repos_*.toml")))
     if name != "all":
         return found[name]
@@ -418,7 +419,7 @@ def scoring_variants(tool: str, findings: list[Finding]) -> list[tuple[str, list
 
 
 def report(records: list[dict], labels: list[Label], repos: list[dict], tools: list[Tool], startup: dict,
-           notes: list[str]) -> dict:
+           notes: list[str], *, counts_only: bool = False) -> dict:
     ran = [r for r in records if "skipped" not in r]
     ran_names = {r["repo"] for r in ran}
     reviewed = {r["name"]: set(r["files"]) for r in repos if r["name"] in ran_names}
@@ -439,7 +440,8 @@ def report(records: list[dict], labels: list[Label], repos: list[dict], tools: l
         for e in r.get("errors", []):
             print(f"ERROR {r['repo']}: {e}")
     for lab in stray:
-        print(f"NOTE label on a file not listed as reviewed: {lab.repo}:{lab.file}:{lab.line}")
+        if not counts_only:
+            print(f"NOTE label on a file not listed as reviewed: {lab.repo}:{lab.file}:{lab.line}")
     for n in notes:
         print(n)
 
@@ -480,6 +482,8 @@ def report(records: list[dict], labels: list[Label], repos: list[dict], tools: l
             f"{sum(1 for p in res['labels'] if p['label'].family == c):<3}" for c in codes))
 
     for variant, res in results.items():
+        if counts_only:  # a blind set scored without showing which labels were missed
+            break
         fps = [r for r in res["rows"] if not r["tp"]]
         print(f"\n{variant}: false positives ({len(fps)})")
         for r in sorted(fps, key=lambda r: (r["finding"].repo, r["finding"].file, r["finding"].line)):
@@ -552,7 +556,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
-                        help="Label set: dev, holdout1 / holdout2 (blind, spent after one scoring), holdout3 (blind) or all (default dev).")
+                        help="Label set: dev, holdout1..holdout3 (spent), holdout4 (blind) or all (default dev).")
+    parser.add_argument("--counts-only", action="store_true",
+                        help="Print the tables only: no false-positive or miss lines (keeps a blind set blind).")
     parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")
     parser.add_argument("--repos", type=Path, action="append", help="A repos file instead of the set's (repeatable).")
     parser.add_argument("--no-file-times", dest="file_times", action="store_false",
@@ -597,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"... {repo['name']}", file=sys.stderr, flush=True)
             records.append(run_repo(repo, tools, args, Path(tmp)))
-    out = report(records, labels, repos, tools, startup, notes)
+    out = report(records, labels, repos, tools, startup, notes, counts_only=args.counts_only)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str) + "\n")
         print(f"\nwrote {args.json}")
