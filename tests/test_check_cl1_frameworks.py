@@ -214,3 +214,69 @@ def test_clock_kept_in_a_name_then_formatted_into_a_template_filled_per_call() -
 
 def test_the_same_planner_at_day_resolution_is_quiet() -> None:
     assert codes(PLANNER.replace("{fmt}", "%Y-%m-%d")) == []
+
+
+# --- a cycle counter in a system prompt rebuilt each cycle of a tool loop, held by a message object whose role
+# is another keyword (`message_type=`) and sent by a helper of another module
+
+CYCLE_LOOP = '''
+    from app.prompts import AGENT_PROMPT, AGENT_PROMPT_REASONING
+    from app.llm.models import ChatMessage, MessageType
+    from app.chat.step import run_llm_step
+
+    def research(history, tools, token_counter, reasoning, max_cycles=8):
+        cycle_count = 0
+        while cycle_count <= max_cycles:
+            template = AGENT_PROMPT_REASONING if reasoning else AGENT_PROMPT
+            prompt = template.format(current_cycle_count=COUNTER, max_cycles=max_cycles)
+            system_prompt = ChatMessage(
+                message=prompt,
+                token_count=token_counter(prompt) + cycle_count,
+                message_type=MessageType.SYSTEM,
+            )
+            reply = run_llm_step(history=history, system_prompt=system_prompt, tools=tools)
+            history.append(reply)
+            cycle_count += 1
+
+    def orchestrate(history, tools, max_cycles=8):
+        for cycle in range(max_cycles):
+            system_prompt = ChatMessage(message=AGENT_PROMPT.format(current_cycle_count=cycle), message_type=MessageType.SYSTEM)
+            history.append(run_llm_step(history=history, system_prompt=system_prompt, tools=tools))
+'''
+
+
+def test_a_cycle_counter_in_a_message_objects_text_is_reported_where_it_enters() -> None:
+    found = codes(CYCLE_LOOP.replace("COUNTER", "cycle_count"))
+    assert ("CL101", 10) in found  # the while loop's counter, formatted into the text
+    assert ("CL101", 22) in found  # the for loop's counter
+
+
+def test_a_counter_only_in_the_message_objects_bookkeeping_is_quiet() -> None:
+    found = codes(CYCLE_LOOP.replace("COUNTER", "max_cycles"))
+    assert ("CL101", 10) not in found and ("CL101", 13) not in found  # token_count= is not the text
+
+
+# --- a helper with a flag parameter picks the resolution of the date it returns: the call decides the branch
+
+DAY_TIME = '''
+    from datetime import datetime
+
+    def current_day_time(include_hour_min: bool = False) -> str:
+        now = datetime.now()
+        return now.strftime("%B %d, %Y %H:%M") if include_hour_min else now.strftime("%B %d, %Y")
+
+    def build(history, send):
+        for step in range(3):
+            system_prompt = f"You are a researcher. Today is {current_day_time(ARGS)}. " + LONG_RULES
+            history.append(send(system_prompt=system_prompt, history=history))
+'''
+
+
+def test_a_flag_left_at_its_default_takes_the_day_branch_and_is_quiet() -> None:
+    assert [c for c in codes(DAY_TIME.replace("ARGS", "")) if c[0] == "CL101"] == []
+
+
+def test_a_caller_that_asks_for_minutes_is_reported() -> None:
+    assert ("CL101", 6) in codes(DAY_TIME.replace("ARGS", "include_hour_min=True"))
+    assert ("CL101", 6) in codes(DAY_TIME.replace("ARGS", "True"))
+    assert ("CL101", 6) in codes(DAY_TIME.replace("ARGS", "flag"))  # not known: both branches count

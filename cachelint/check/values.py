@@ -58,6 +58,10 @@ UNORDERED_CALLS = {
     "builtins.frozenset": "a set",
 }
 UNORDERED_METHODS = {"iterdir": "Path.iterdir()", "glob": "Path.glob()", "rglob": "Path.rglob()", "list_tools": "list_tools()"}
+# a message object's constructor: `ChatMessage(message=text, message_type=SYSTEM)`, `SystemMessage(text)`: its text
+# arguments are the prompt itself, not inputs of an unknown computation
+MESSAGE_TEXT_ARGS = ("content", "message", "text")
+MESSAGE_CLASS = re.compile(r"(?:Message|Content|Block|Part)(?:Simple|Param)?$")
 STRING_BUILDERS = {"builtins.str", "builtins.repr", "textwrap.dedent", "textwrap.indent", "inspect.cleandoc", "builtins.list", "builtins.tuple"}
 ORDERING = {"builtins.sorted"}
 GRANULARITY_WORDS = {
@@ -235,8 +239,11 @@ class ValueWalker:
         elif isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             self._comprehension(expr, landing, d, ordered)
         elif isinstance(expr, cst.IfExp):
-            self.walk(expr.body, landing, d, newest_last, ordered)
-            self.walk(expr.orelse, landing, d, newest_last, ordered)
+            taken = self._flag_value(expr.test)  # `fine if include_hour_min else coarse`: the branch this call takes
+            if taken is not False:
+                self.walk(expr.body, landing, d, newest_last, ordered)
+            if taken is not True:
+                self.walk(expr.orelse, landing, d, newest_last, ordered)
         elif isinstance(expr, cst.Await):
             self.walk(expr.expression, landing, d, newest_last, ordered)
         elif isinstance(expr, cst.Call):
@@ -425,9 +432,14 @@ class ValueWalker:
             if isinstance(head, cst.Attribute):
                 self.walk(head.value, landing, d)  # builder.build(): what the builder was made of
             return
+        texts = message_texts(call)
+        for text in texts:  # a message object made here: its text is the prompt
+            self.walk(text, landing, d, newest_last, ordered)
         self._params_only += 1  # an unknown call (or a helper's arguments): the result depends on per-request data
         try:
             for arg in call.args:
+                if any(arg.value is t for t in texts):
+                    continue
                 self.walk(arg.value, landing, d)
             if isinstance(func, cst.Attribute):
                 self.walk(func.value, landing, d)
@@ -700,6 +712,29 @@ class ValueWalker:
             if called is function:
                 return bound.get(id(param))
         return None
+
+    def _flag_value(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of a test that is a flag parameter of the function being followed (`flag` / `not flag`): the
+        literal True / False / None its call passes, or the parameter's default when the call passes nothing.
+        None when it is not known (not a parameter, a caller's function, a call with *args / **kwargs)."""
+        negate = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        name = test.expression if negate else test  # type: ignore[attr-defined]
+        if not isinstance(name, cst.Name):
+            return None
+        bindings = list(self.ctx.assigned_values(name))
+        if len(bindings) != 1 or not isinstance(bindings[0][0], cst.Param):
+            return None
+        param = bindings[0][0]
+        function = self.ctx.enclosing_function(param)
+        frame = next(((call, bound) for call, called, bound in reversed(self._frames) if called is function), None)
+        if frame is None and self._outer is not None and self._outer[1] is function:
+            frame = (None, self._outer[2])
+        if frame is None or (frame[0] is not None and any(a.star for a in frame[0].args)):
+            return None
+        value = frame[1].get(id(param), param.default)
+        if not (isinstance(value, cst.Name) and value.value in ("True", "False", "None")):
+            return None
+        return (value.value == "True") != negate
 
     def _param(self, name: cst.Name, param: cst.Param, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         """A parameter: the argument of the call being followed into its function, else what the module's
@@ -1111,6 +1146,19 @@ def _operands(node: cst.BinaryOperation) -> list[cst.BaseExpression]:
         current = current.left
     operands.append(current)
     return operands[::-1]
+
+
+def message_texts(call: cst.Call) -> list[cst.BaseExpression]:
+    """The text arguments of a message object's constructor (a capitalized callee): `content=` / `message=` /
+    `text=`, or the first positional argument of a class named for a message or block (`SystemMessage(text)`)."""
+    func = call.func
+    leaf = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if not leaf[:1].isupper():
+        return []
+    texts = [a.value for a in call.args if a.keyword is not None and a.keyword.value in MESSAGE_TEXT_ARGS]
+    if not texts and MESSAGE_CLASS.search(leaf):
+        texts = [a.value for a in call.args[:1] if a.keyword is None and not a.star]
+    return texts
 
 
 def _call_chain(call: cst.Call) -> list[cst.Call]:
