@@ -111,12 +111,21 @@ def answer(history, question, store):
     without_sites = True  # retrieved data put into a system message that another module sends
 
     def check(self, analysis):
-        from cachelint.check.retrieved import retrieved_in_system
+        from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
 
-        for found in retrieved_in_system(analysis.ctx, analysis.sites):
+        ctx = analysis.ctx
+        reported: set[int] = set()
+        for found in retrieved_in_system(ctx, analysis.sites):
+            reported.add(id(ctx.enclosing_function(found.node)))
             yield Report(found.node, f"`{found.value}`, looked up for this turn ({found.source}), goes into the system prompt ahead of "
                          f"the conversation `{found.history}`: the system prompt differs on every turn, so none of the history after it "
                          "is read from cache; put what is retrieved in the newest user message, after the history", confidence="likely")
+        for found in retrieved_in_built_system(ctx):
+            if id(ctx.enclosing_function(found.node)) in reported:
+                continue
+            yield Report(found.node, f"`{found.value}`, looked up for this turn ({found.source}), is added to the system prompt built "
+                         "here: the system prompt differs on every turn, so none of the conversation sent after it is read from cache; "
+                         "put what is retrieved in the newest user message, after the history", confidence="likely")
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached

@@ -109,3 +109,68 @@ def test_a_static_knowledge_file_read_once_is_quiet():
             return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": KNOWLEDGE}, *history])
     """
     assert rows(source) == []
+
+
+# --- a system prompt built here and handed on: what a search returned for this turn added to it -------------
+
+ENHANCER = """
+    from typing import List
+
+    class MemoryEnhancer:
+        def __init__(self, agent_memory=None):
+            self.agent_memory = agent_memory
+
+        async def enhance_system_prompt(self, system_prompt: str, user_message: str, user) -> str:
+            if not self.agent_memory:
+                return system_prompt
+            memories: List["SearchResult"] = await self.agent_memory.search_text_memories(query=user_message, limit=5)
+            if not memories:
+                return system_prompt
+            section = "\\n\\n## Relevant context from memory\\n\\n"
+            for result in memories:
+                memory = result.memory
+                section += f"- {memory.content}\\n"
+            return SINK
+"""
+
+
+def test_an_enhancer_that_returns_the_system_prompt_plus_search_hits():
+    assert rows(ENHANCER.replace("SINK", "system_prompt + section")) == [17]
+
+
+def test_an_enhancer_that_puts_the_hits_in_a_user_note_instead_is_quiet():
+    assert rows(ENHANCER.replace("SINK", "{'system': system_prompt, 'note': section}")) == []
+
+
+# memories prefetched with the user's prompt, passed down through two methods to the system prompt builder
+PREFETCH = """
+    class ChatMixin:
+        def chat(self, prompt, tools=None):
+            memory_prefetch_context = self._prefetch_memory(prompt)
+            messages = self._build_messages(prompt, tools=tools, memory_prefetch_context=memory_prefetch_context)
+            return self._send(messages)
+
+        def _build_messages(self, prompt, tools=None, memory_prefetch_context: str = ""):
+            system_prompt = self._build_system_prompt(tools, memory_prefetch_context=memory_prefetch_context)
+            return [{"role": "system", "content": system_prompt}, *self.chat_history, {"role": "user", "content": prompt}]
+
+        def _build_system_prompt(self, tools=None, memory_prefetch_context: str = ""):
+            system_prompt = self.instructions
+            memory_context = self.get_memory_context()
+            if memory_context:
+                system_prompt += f"\\n\\n## Memory\\n{memory_context}"
+            if memory_prefetch_context:
+                system_prompt += f"\\n\\n## Recalled memories\\n{memory_prefetch_context}"
+            return system_prompt
+"""
+
+
+def test_memories_prefetched_with_the_prompt_and_passed_down_to_the_builder():
+    found = findings(PREFETCH)
+    assert [f.row for f in found] == [17]  # where they join the prompt; not the call that passes them on
+    assert "self._prefetch_memory()" in found[0].message
+
+
+def test_a_memory_context_read_without_the_prompt_is_quiet():
+    quiet = PREFETCH.replace("memory_prefetch_context = self._prefetch_memory(prompt)", "memory_prefetch_context = self.profile_summary")
+    assert rows(quiet) == []

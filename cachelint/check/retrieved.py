@@ -10,6 +10,11 @@ Recognized by names, in one function: a value looked up there (assigned from a c
 `retriever.search(query)`, or to a name that says it holds retrieved text, `knowledge = ...`), followed through
 the names built from it, reaching the text of a system message that has a history after it (a history
 parameter or list it is joined to, the list whose first message is edited, or the request's `messages`).
+
+A system prompt built here and handed on (`system_prompt += f"...{hits}"`, `return system_prompt + section`)
+has the conversation after it wherever it is sent; there only a value that a retrieval call returned counts
+(not a name alone), followed through loops over it, `+=`, and the arguments of this module's own functions
+(`hits = self._prefetch_memory(prompt)` ... `self._build_system_prompt(memory=hits)`).
 """
 
 from __future__ import annotations
@@ -21,15 +26,16 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, called_name, descendants
-from cachelint.check.renderers import system_message_text
+from cachelint.check.renderers import SYSTEM_NAME, system_message_text
 
 # a name that holds text looked up for this turn
 RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:context|prompt|text|hits|results)|rag_?(?:context|text|results)"
                             r"|snippets|search_results|related_(?:docs|documents)|context_(?:docs|documents|chunks)|chunks", re.I)
 # a call that looks something up for this turn
 RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
-                            r"|lookup|fetch_(?:context|knowledge|memories)|get_(?:context|knowledge|memories))\w*$", re.I)
+                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))\w*$", re.I)
 MAX_ROUNDS = 4  # names built from names built from the retrieved value
+MAX_CALL_LEVELS = 3  # functions of the module a looked-up value is passed down through
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,84 @@ def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
                 yield Retrieved(node, name, tainted[name], history)
 
 
+def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
+    """A looked-up value added to a system prompt that a function builds and hands on: assigned or `+=` to a
+    name that says it is the system prompt, or returned joined to one (one finding per function)."""
+    for function, looked_up in _looked_up_by_function(ctx):
+        texts = {n: source for n, source in looked_up.items() if not SYSTEM_NAME.match(n.lower())}  # the prompt itself is not what was added
+        for node in descendants(function):
+            name = _system_joined(ctx, node, texts)
+            if name is not None:
+                yield Retrieved(node, name, looked_up[name], "the conversation it is sent with")
+                break
+
+
+def _system_joined(ctx: ModuleContext, node: cst.CSTNode, looked_up: dict[str, str]) -> str | None:
+    """The looked-up name that `node` joins to the system prompt: `system_prompt += ...`, `self.system_prompt =
+    ...`, `return system_prompt + ...` (not one passed on to a function of this module: that one is judged there)."""
+    value = None
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign)) or (isinstance(node, cst.Assign) and len(node.targets) == 1):
+        target = node.targets[0].target if isinstance(node, cst.Assign) else node.target
+        leaf = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+        value = node.value if SYSTEM_NAME.match(leaf.lower()) else None
+    elif isinstance(node, cst.Return) and isinstance(node.value, (cst.BinaryOperation, cst.FormattedString)):
+        if any(isinstance(n, cst.Name) and SYSTEM_NAME.match(n.value.lower()) for n in descendants(node.value)):
+            value = node.value
+    if value is None:
+        return None
+    followed = [a for c in descendants(value) if isinstance(c, cst.Call) and ctx.called_functions(c) for a in c.args]
+    return next((n.value for n in descendants(value) if isinstance(n, cst.Name) and n.value in looked_up
+                 and not any(ctx.contains(a, n) for a in followed)), None)
+
+
+def _looked_up_by_function(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, dict[str, str]]]:
+    """(function, {name: where its value was looked up}) for the functions that call a retrieval function, and
+    for this module's functions such a value is passed to (bounded)."""
+    seeds: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}
+    for assign in [*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign)]:
+        value = assign.value
+        if value is None or not any(isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(value)):
+            continue
+        function = ctx.enclosing_function(assign)
+        if function is not None:
+            seeds.setdefault(id(function), (function, {}))
+    found: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}
+    pending = [(function, names, 0) for function, names in seeds.values()]
+    while pending:
+        function, passed, level = pending.pop()
+        names = _retrieved_names(ctx, function, by_name=False, passed=passed)
+        known = found.get(id(function))
+        if known is not None and set(names) <= set(known[1]):
+            continue
+        found[id(function)] = (function, {**names, **(known[1] if known else {})})
+        if level >= MAX_CALL_LEVELS:
+            continue
+        for call in (n for n in descendants(function) if isinstance(n, cst.Call)):
+            for callee in ctx.called_functions(call):
+                params = _params_passed(call, callee, names)
+                if params:
+                    pending.append((callee, params, level + 1))
+    return [entry for entry in found.values() if entry[1]]
+
+
+def _params_passed(call: cst.Call, callee: cst.FunctionDef, names: dict[str, str]) -> dict[str, str]:
+    """{parameter of `callee`: where its value was looked up} for the arguments of `call` that hold looked-up text."""
+    params = [p for p in callee.params.params if p.name.value not in ("self", "cls")]
+    by_name = {p.name.value for p in [*params, *callee.params.kwonly_params]}
+    passed: dict[str, str] = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            break
+        source = _mentions(arg.value, names)
+        if source is None:
+            continue
+        if arg.keyword is not None and arg.keyword.value in by_name:
+            passed[arg.keyword.value] = names[source]
+        elif arg.keyword is None and position < len(params):
+            passed[params[position].name.value] = names[source]
+    return passed
+
+
 def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
     """The outermost functions with an assignment that looks something up (from the module's index of
     assignments: no walk of functions that have none)."""
@@ -70,12 +154,15 @@ def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
     return list(found.values())
 
 
-def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str, str]:
-    """{name: where its value was looked up} for the names of `function` that hold retrieved text."""
-    tainted: dict[str, str] = {}
-    assigns = [n for n in descendants(function) if isinstance(n, cst.Assign)]
+def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: bool = True, passed: dict[str, str] | None = None) -> dict[str, str]:
+    """{name: where its value was looked up} for the names of `function` that hold retrieved text: assigned from
+    a retrieval call, named for retrieved text (`by_name`), or parameters passed such a value (`passed`), and the
+    names built from them (assignments, `+=`, loops over them, appends)."""
+    tainted: dict[str, str] = dict(passed or {})
+    assigns = [n for n in descendants(function) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For)) and _flow_value(n) is not None]
     for assign in assigns:  # in source order: a name built from an earlier one keeps where that was looked up
-        value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
+        value = _flow_value(assign)
+        value = value.expression if isinstance(value, cst.Await) else value
         earlier = _mentions(value, tainted)
         call = next((c for c in descendants(value) if isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c))), None)
         for name in _target_names(assign):
@@ -83,12 +170,12 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str,
                 tainted.setdefault(name, tainted[earlier])
             elif call is not None:
                 tainted.setdefault(name, f"{ctx.code(call.func)}()")
-            elif RETRIEVED_NAME.search(name) and not _literal(value):
+            elif by_name and isinstance(assign, cst.Assign) and RETRIEVED_NAME.search(name) and not _literal(value):
                 tainted.setdefault(name, f"`{name} = {_short(ctx.code(value))}`")
     for _ in range(MAX_ROUNDS):
         grown = False
         for assign in assigns:
-            source = _mentions(assign.value, tainted)
+            source = _mentions(_flow_value(assign), tainted)
             for name in _target_names(assign):
                 if source is not None and name not in tainted:
                     tainted[name] = tainted[source]
@@ -180,10 +267,16 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> tuple[cst.BaseExp
     return (text,)
 
 
-def _target_names(assign: cst.Assign) -> list[str]:
+def _flow_value(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """What a statement puts into its target names: an assignment's value, a loop's iterable."""
+    return node.iter if isinstance(node, cst.For) else node.value  # type: ignore[attr-defined]
+
+
+def _target_names(assign: cst.Assign | cst.AnnAssign | cst.AugAssign | cst.For) -> list[str]:
+    targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
     names = []
-    for target in assign.targets:
-        names += [n.value for n in descendants(target.target) if isinstance(n, cst.Name)] if isinstance(target.target, (cst.Name, cst.Tuple, cst.List)) else []
+    for target in targets:
+        names += [n.value for n in descendants(target) if isinstance(n, cst.Name)] if isinstance(target, (cst.Name, cst.Tuple, cst.List)) else []
     return names
 
 
