@@ -11,6 +11,7 @@ from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
     callers_system_text,
+    conversation_loops,
     conversation_object,
     forwarded_history,
     from_parameter,
@@ -235,8 +236,8 @@ def _adapter(analysis, site, callers: list):
     """A provider adapter: the function sends the history its callers pass (and their system prompt or tools),
     so every conversation of the app goes through it, and none of them ever gets a breakpoint."""
     ctx = analysis.ctx
-    if ctx.loops_around(site.node):
-        return None  # a loop here decides by itself whether its history grows (_agent_loop)
+    if conversation_loops(ctx, site.node):
+        return None  # a loop here decides by itself whether its history grows (_agent_loop); a retry loop does not count
     found = forwarded_history(ctx, site)
     if found is None:
         return None

@@ -514,3 +514,49 @@ def test_litellm_adapter_of_a_claude_class_with_a_leading_system_message():
     """
     assert [f.row for f in lint(source, "CL501")] == [8]
     assert lint(source.replace("class AnthropicModel", "class OpenAiModel"), "CL501") == []
+
+
+# an adapter that splits the callers' messages into (system, turns) with a method of its own and sends them
+# inside retry loops: the loops resend the same request, they do not grow a conversation
+SPLITTING_ADAPTER = """
+import anthropic
+
+class ClaudeService:
+    def __init__(self, config):
+        self.client = anthropic.Anthropic(api_key=config["KEY"])
+        self.model = config["MODEL"]
+        self.max_retry = 3
+
+    def chat_completion(self, messages, n=1, max_tokens=2000):
+        responses = []
+        system_prompt, turns = self.process_messages(messages)
+        for _ in range(n):
+            for attempt in range(self.max_retry):
+                try:
+                    response = self.client.messages.create(max_tokens=max_tokens, model=self.model, system=system_prompt, messages=turns)
+                    responses.append(response.content[0].text)
+                    break
+                except anthropic.APIError:
+                    continue
+        return responses
+
+    def process_messages(self, messages):
+        system_prompt, turns = "", []
+        for message in messages:
+            if message["role"] == "system":
+                system_prompt = message["content"]
+            else:
+                turns.append({"role": message["role"], "content": message["content"]})
+        return system_prompt, turns
+"""
+
+
+def test_adapter_with_retry_loops_and_a_tuple_returning_converter_is_reported():
+    found = lint(SPLITTING_ADAPTER, "CL501")
+    assert [f.row for f in found] == [15] and "`messages`" in found[0].message
+
+
+def test_the_same_request_in_a_loop_over_new_conversations_is_not_an_adapter():
+    per_item = SPLITTING_ADAPTER.replace("for _ in range(n):", "for messages in batch:").replace(
+        "def chat_completion(self, messages,", "def chat_completion(self, batch,")
+    assert lint(per_item, "CL501") == []

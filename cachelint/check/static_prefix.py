@@ -556,6 +556,39 @@ class Forwarded:
     function: str  # the adapter: `chat_completion`
 
 
+RETRY_NAME = re.compile(r"retr|attempt|tries|^_+$", re.I)
+
+
+def conversation_loops(ctx: ModuleContext, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The loops around `node` that may send a conversation again, without retry loops (`for _ in
+    range(self.max_retry):`, `while attempts < 3:`) that resend the same request until it succeeds."""
+    return [loop for loop in ctx.loops_around(node) if not _retry_loop(loop)]
+
+
+def _retry_loop(loop: cst.CSTNode) -> bool:
+    if isinstance(loop, cst.For):
+        return isinstance(loop.target, cst.Name) and RETRY_NAME.search(loop.target.value) is not None
+    if isinstance(loop, cst.While):
+        return any(isinstance(n, cst.Name) and RETRY_NAME.search(n.value) and n.value.strip("_") for n in descendants(loop.test))
+    return False
+
+
+def unpacked_value(ctx: ModuleContext, binding: cst.CSTNode) -> cst.BaseExpression | None:
+    """The value a name gets from a tuple assignment: `system, turns = self.split(messages)` (the call, which
+    returns both) or `a, b = x, y` (the element at its position)."""
+    element = ctx.parent(binding)
+    target = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign):
+        return None
+    value = assign.value
+    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):  # type: ignore[union-attr]
+        position = next(i for i, e in enumerate(target.elements) if e is element)  # type: ignore[union-attr]
+        return value.elements[position].value
+    return value
+
+
 def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
     """The sent messages are a history the sending function is given: the parameter itself, a copy, the
     parameter behind a leading system message (`[system] + messages`), or a list converted from it (a loop or a
@@ -580,7 +613,8 @@ def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
                 if id(name) in seen:
                     continue
                 seen.add(id(name))
-                following += [v for _, v in bindings if v is not None]
+                following += [v if v is not None else unpacked_value(ctx, b) for b, v in bindings]
+                following = [v for v in following if v is not None]
                 scope = ctx.scope_of(name)
                 for call in ctx.calls_on.get(name.value, []):  # `out.append(convert(m))` in `for m in messages:`
                     if not (call.func.attr.value in GROWING and call.args and ctx.scope_of(call.func.value) is scope):  # type: ignore[attr-defined]
@@ -611,7 +645,7 @@ def from_parameter(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
                     loop = ctx.parent(binding)
                     if isinstance(loop, (cst.For, cst.CompFor)) and loop.target is binding:
                         following.append(loop.iter)
-                    elif value is not None:
+                    elif value is not None or (value := unpacked_value(ctx, binding)) is not None:
                         following.append(value)
         frontier = following
     return False
