@@ -425,3 +425,60 @@ def test_stored_runs_or_rounds_capped_from_the_front_are_a_sliding_window():
 
 def test_a_capped_queue_of_other_things_is_quiet():
     assert rows(RUN_MEMORY.replace("{attr}", "jobs")) == []
+
+
+# --- a memory that caps its messages: a fixed cap slides every turn once reached; halving does not -------------
+
+CAPPED_MEMORY = """
+    from pydantic import BaseModel, Field
+
+    class Memory(BaseModel):
+        messages: list = Field(default_factory=list)
+        max_messages: int = Field(default=100)
+
+        def add_message(self, message) -> None:
+            self.messages.append(message)
+            if len(self.messages) > self.max_messages:
+                self.messages = self.messages[-self.max_messages:]
+"""
+
+
+def test_a_memory_trimmed_to_its_cap_on_every_add_slides_every_turn():
+    assert rows(CAPPED_MEMORY) == [10]
+
+
+HALVING = """
+    class AgentStream:
+        def _trim_messages(self):
+            turns = self._identify_complete_turns()
+            if len(turns) > self.max_context_turns:
+                removed_count = len(turns) // 2
+                keep_count = len(turns) - removed_count
+                turns = turns[-keep_count:]
+            self.messages = [m for turn in turns for m in turn["messages"]]
+
+        def _drop_older_half(self):
+            self.messages = self.messages[len(self.messages) // 2:]
+"""
+
+
+def test_dropping_the_older_half_at_a_limit_is_one_large_step_and_quiet():
+    assert rows(HALVING) == []
+
+
+def test_a_trim_that_runs_only_after_the_provider_refused_an_overflow_is_quiet():
+    recovery = '''
+        class AgentStream:
+            def _aggressive_trim_for_overflow(self) -> bool:
+                turns = self._identify_complete_turns()
+                if len(turns) > 5:
+                    kept_turns = turns[-5:]
+                    new_messages = []
+                    for turn in kept_turns:
+                        new_messages.extend(turn["messages"])
+                    self.messages = new_messages
+                    return True
+                return False
+    '''
+    assert rows(recovery) == []
+    assert rows(recovery.replace("_aggressive_trim_for_overflow", "_trim_every_turn")) == [5]

@@ -30,7 +30,9 @@ from cachelint.check.values import string_value
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$"
                           r"|^_?(?:runs|rounds|exchanges|interactions)$", re.I)  # a memory's stored runs, not `pending_tool_runs`
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "get", "copy", "add", "update", "setdefault"})
-COMPACTION = re.compile(r"compact|summar", re.I)
+# a function that replaces the history in one step (a summary), or cuts it only once the provider has refused it
+# as too long (`_aggressive_trim_for_overflow`): what the rule recommends, or past the context window
+COMPACTION = re.compile(r"compact|summar|overflow|context_length_exceeded", re.I)
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
@@ -215,6 +217,8 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
                     and not _uses(target.slice[0].slice, params):
                 return Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
     elif isinstance(node, cst.Subscript) and _late_slice(node) and _tail_of_itself(ctx, node) and _is_history(ctx, function, node.value):
+        if _proportional_cut(ctx, function, node):
+            return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
             # history[-keep:]: a window, whoever sets its size
             return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
@@ -385,6 +389,30 @@ def _late_slice(sub: cst.Subscript) -> bool:
     if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus):
         return not isinstance(lower.expression, cst.Integer) or int(lower.expression.value) > 2
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" for n in descendants(lower))
+
+
+def _proportional_cut(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
+    """The kept tail is a fraction of the list's length (`history[len(history) // 2:]`, `turns[-keep:]` with `keep =
+    len(turns) - len(turns) // 2`): a large cut made once, after which the list grows for many turns before it is
+    cut again, unlike a window of fixed size that slides on every turn."""
+    lower = sub.slice[0].slice.lower  # type: ignore[union-attr]
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    for node in _own_nodes(function):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(node.value)
+    parts: list[cst.CSTNode] = [lower]
+    frontier: list[cst.CSTNode] = [lower]
+    for _ in range(3):  # keep = len(turns) - removed; removed = len(turns) // 2
+        names = [n.value for e in frontier for n in [e, *descendants(e)] if isinstance(n, cst.Name)]
+        frontier = [v for name in names for v in assigned.get(name, [])]
+        parts += frontier
+    nodes = [n for part in parts for n in [part, *descendants(part)]]
+    halves = any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.FloorDivide, cst.Divide)) for n in nodes)
+    target = ctx.code(sub.value)
+    measured = any(isinstance(n, cst.Call) and _last_name(n.func) == "len" and n.args and ctx.code(n.args[0].value) == target for n in nodes)
+    return halves and measured
 
 
 def _tail_of_itself(ctx: ModuleContext, sub: cst.Subscript) -> bool:
