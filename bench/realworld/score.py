@@ -373,7 +373,9 @@ def run_repo(repo: dict, tools: list[Tool], args: argparse.Namespace, tmp: Path)
     record["missing_files"] = [f for f in repo["files"] if f not in reviewed]
     for tool in tools:
         # the whole tree, plus the reviewed files named explicitly (a walk may skip a tracked file an ignore file names)
-        out, seconds, error = run_tool(tool.argv([".", *reviewed]), tree, args.timeout)
+        # (Python files only: a reviewed prompt template, `extract-action.j2`, is not source to lint)
+        named = [f for f in reviewed if f.endswith((".py", ".pyi"))]
+        out, seconds, error = run_tool(tool.argv([".", *named]), tree, args.timeout)
         record["seconds"][tool.name] = seconds
         try:
             record["findings"][tool.name] = dedupe(tool.parse(out, name, tree))
@@ -384,7 +386,7 @@ def run_repo(repo: dict, tools: list[Tool], args: argparse.Namespace, tmp: Path)
             record["errors"].append(f"{tool.name}: {error}")
         if args.file_times:
             times = {}
-            for f in reviewed:
+            for f in named:
                 _, secs, _ = run_tool(tool.argv([f]), tree, args.timeout)
                 times[f] = secs
             record["file_seconds"][tool.name] = times
