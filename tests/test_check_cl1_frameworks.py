@@ -280,3 +280,18 @@ def test_a_caller_that_asks_for_minutes_is_reported() -> None:
     assert ("CL101", 6) in codes(DAY_TIME.replace("ARGS", "include_hour_min=True"))
     assert ("CL101", 6) in codes(DAY_TIME.replace("ARGS", "True"))
     assert ("CL101", 6) in codes(DAY_TIME.replace("ARGS", "flag"))  # not known: both branches count
+
+
+def test_a_day_written_with_glibc_flags_is_still_a_day() -> None:
+    helper = '''
+        import datetime
+
+        def get_today_str() -> str:
+            return datetime.datetime.now().strftime("FORMAT")
+
+        def supervisor(state, send):
+            system_prompt = SUPERVISOR_INSTRUCTIONS.format(today=get_today_str())
+            return send(system_prompt=system_prompt, messages=state["messages"])
+    '''
+    assert codes(helper.replace("FORMAT", "%a %b %-d, %Y")) == []  # %-d: the day without padding
+    assert ("CL101", 5) in codes(helper.replace("FORMAT", "%a %b %-d, %Y %-H:%M"))

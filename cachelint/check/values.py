@@ -127,6 +127,7 @@ class Fact:
 
 
 def strftime_granularity(fmt: str) -> str:
+    fmt = re.sub(r"%[-_0^#]+", "%", fmt)  # glibc's flags: %-d (no padding) is the day, %_H the hour
     if re.search(r"%[SfXcTsr]", fmt):
         return "second"
     if "%M" in fmt or "%R" in fmt:
