@@ -560,3 +560,37 @@ def test_the_same_request_in_a_loop_over_new_conversations_is_not_an_adapter():
     per_item = SPLITTING_ADAPTER.replace("for _ in range(n):", "for messages in batch:").replace(
         "def chat_completion(self, messages,", "def chat_completion(self, batch,")
     assert lint(per_item, "CL501") == []
+
+
+# a chat class that is the conversation: its own self.messages grows each turn, and it sends them to Claude
+OWN_CONVERSATION = """
+from anthropic import Anthropic
+
+class ChatSession:
+    def __init__(self, system_message: str):
+        self.system_message = system_message
+        self.messages = []
+
+    def chat(self, content: str) -> str:
+        self.messages.append({"role": "user", "content": content})
+        reply = self.call_anthropic()
+        self.messages.append({"role": "assistant", "content": reply})
+        return reply
+
+    def call_anthropic(self) -> str:
+        client = Anthropic()
+        message_dicts = [{"role": m["role"], "content": m["content"]} for m in self.messages]
+        response = client.messages.create(model="claude-sonnet-4-5", max_tokens=2048, system=self.system_message, messages=message_dicts)
+        return response.content[0].text
+"""
+
+
+def test_a_chat_class_sending_its_own_growing_messages_is_reported():
+    found = lint(OWN_CONVERSATION, "CL501")
+    assert [f.row for f in found] == [17] and "self.messages" in found[0].message
+
+
+def test_a_class_that_sends_a_fixed_list_it_never_grows_is_quiet():
+    fixed = OWN_CONVERSATION.replace('self.messages.append({"role": "user", "content": content})', "self.last = content").replace(
+        'self.messages.append({"role": "assistant", "content": reply})', "pass")
+    assert lint(fixed, "CL501") == []

@@ -514,6 +514,25 @@ def conversation_object(ctx: ModuleContext, site: CallSite) -> ConversationObjec
                 found = _growing_class(ctx, binding.annotation.annotation)
                 if found is not None:
                     return ConversationObject(binding.name.value, *found)
+    return _own_conversation(ctx, site, exprs)
+
+
+def _own_conversation(ctx: ModuleContext, site: CallSite, exprs: list[cst.BaseExpression]) -> ConversationObject | None:
+    """The sent history is the sender's own `self.messages`, which another of its class's methods appends each
+    turn to (`def chat(self, content): self.messages.append(...)`): the object is the conversation."""
+    cls = ctx.enclosing(site.node, (cst.ClassDef,))
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    attrs = {n.attr.value for e in exprs for n in [e, *descendants(e)] if isinstance(n, cst.Attribute)
+             and isinstance(n.value, cst.Name) and n.value.value == "self" and HISTORY_ATTRIBUTE.match(n.attr.value)}
+    if not attrs:
+        return None
+    for node in descendants(cls):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING:
+            target = node.func.value
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
+                    and target.attr.value in attrs and ctx.enclosing_function(node) is not None:
+                return ConversationObject("self." + target.attr.value, cls.name.value, f"line {ctx.span(node).row}")
     return None
 
 

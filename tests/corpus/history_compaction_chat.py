@@ -47,7 +47,8 @@ class Chat:
         if self.tokens_used > COMPACT_AT:
             self.compact()
         self.prune_tool_outputs()
-        response = self.client.messages.create(model=MODEL, max_tokens=4096, system=SYSTEM, messages=self.messages)
+        # (the Chat object is the conversation: it grows every turn and is sent with no breakpoint)
+        response = self.client.messages.create(model=MODEL, max_tokens=4096, system=SYSTEM, messages=self.messages)  # expect: CL501
         self.tokens_used = response.usage.input_tokens + response.usage.output_tokens
         self.messages.append({"role": "assistant", "content": response.content[0].text})
         return response.content[0].text
