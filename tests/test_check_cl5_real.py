@@ -553,7 +553,7 @@ class ClaudeService:
 
 def test_adapter_with_retry_loops_and_a_tuple_returning_converter_is_reported():
     found = lint(SPLITTING_ADAPTER, "CL501")
-    assert [f.row for f in found] == [15] and "`messages`" in found[0].message
+    assert [f.row for f in found] == [15] and "`chat_completion`" in found[0].message and "`messages`" in found[0].message
 
 
 def test_the_same_request_in_a_loop_over_new_conversations_is_not_an_adapter():
@@ -594,3 +594,57 @@ def test_a_class_that_sends_a_fixed_list_it_never_grows_is_quiet():
     fixed = OWN_CONVERSATION.replace('self.messages.append({"role": "user", "content": content})', "self.last = content").replace(
         'self.messages.append({"role": "assistant", "content": reply})', "pass")
     assert lint(fixed, "CL501") == []
+
+
+# --- requests posted to the providers' HTTP APIs directly (requests / httpx), no SDK --------------------------
+
+RAW_HTTP_ADAPTER = """
+import requests
+
+API_BASE = "https://api.anthropic.com"
+
+def build_payload(messages, system_prompt, model):
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+    turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+    payload = {"model": model, "max_tokens": 4096, "messages": turns, "system": system_prompt}
+    return headers, payload
+
+def chat(messages, system_prompt, model="claude-sonnet-4-5"):
+    headers, payload = build_payload(messages, system_prompt, model)
+    ENDPOINT = API_BASE + "/v1/messages"
+    while True:
+        try:
+            response = requests.post(URL, headers=headers, json=payload, timeout=60)
+            break
+        except requests.exceptions.ReadTimeout:
+            continue
+    return response.json()["content"][0]["text"]
+"""
+
+
+@pytest.mark.parametrize("url", ['f"{API_BASE}/v1/messages"', "API_BASE + '/v1/messages'", "ENDPOINT"])
+def test_an_http_adapter_posting_the_callers_history_to_anthropic_is_reported(url):
+    found = lint(RAW_HTTP_ADAPTER.replace("URL", url), "CL501")
+    assert [f.row for f in found] == [16] and "`chat`" in found[0].message and "`messages`" in found[0].message
+
+
+def test_a_post_to_the_apps_own_messages_api_is_not_a_request():
+    own = RAW_HTTP_ADAPTER.replace('"anthropic-version": "2023-06-01", ', "").replace("URL", 'f"{API_BASE}/api/rooms/{room}/messages"')
+    assert lint(own, "CL501") == []
+
+
+def test_a_clock_in_the_system_prompt_of_a_raw_openai_post_is_reported():
+    source = '''
+import datetime
+import httpx
+
+def answer(history, question):
+    payload = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "system", "content": f"You are our support bot. Now: {datetime.datetime.now():%H:%M:%S}."}, *history,
+                     {"role": "user", "content": question}],
+    }
+    return httpx.post("https://api.openai.com/v1/chat/completions", json=payload, headers={"authorization": f"Bearer {KEY}"}).json()
+'''
+    found = lint(source, "CL101")
+    assert [f.row for f in found] == [7] and "httpx.post() on line 10" in found[0].message

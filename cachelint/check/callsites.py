@@ -7,6 +7,7 @@ variable happens to be called `client`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -228,10 +229,71 @@ def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None =
     tails = _tails(ctx, functions, aliases)
     sites = []
     for call in ctx.nodes(cst.Call):
-        site = _site(ctx, resolver, call, functions, aliases, tails)
+        site = _site(ctx, resolver, call, functions, aliases, tails) or _http_site(ctx, call)
         if site is not None:
             sites.append(site)
     return sites or prompt_shaped_sites(ctx)
+
+
+# --- a request posted to a provider's HTTP API directly ------------------------------------------------------
+
+# the endpoint a URL ends with -> the API it speaks
+ENDPOINTS = ((re.compile(r"/chat/completions/?$"), "openai-chat"), (re.compile(r"/v1/responses/?$"), "openai-responses"),
+             (re.compile(r"/v1/messages/?$"), "anthropic"))
+ANTHROPIC_HEADERS = frozenset({"anthropic-version", "anthropic-beta"})
+HTTP_METHODS = frozenset({"post", "apost"})
+
+
+def _http_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
+    """`requests.post(f"{base}/v1/messages", json=payload, headers=...)` (or httpx, aiohttp, a session's post):
+    a request to a provider's HTTP API, recognized by the endpoint its URL ends with or by Anthropic's version
+    header, with the payload's keys as its arguments (`likely`: nothing says the URL is the provider's)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in HTTP_METHODS:
+        return None
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    payload = keywords.get("json")
+    data = keywords.get("data")
+    if payload is None and isinstance(data, cst.Call) and ctx.qualified_name_in(data.func, {"json.dumps"}) and data.args:
+        payload = data.args[0].value
+    if payload is None:
+        return None
+    url = keywords.get("url") or next((a.value for a in call.args if a.keyword is None and not a.star), None)
+    api = _endpoint_api(ctx, url)
+    headers = keywords.get("headers")
+    if api is None and headers is not None and ANTHROPIC_HEADERS & set(dict_entries(ctx, headers, 0)):
+        api = "anthropic"
+    if api is None:
+        return None
+    args = dict_entries(ctx, payload, 0)
+    if "messages" not in args and "input" not in args:
+        return None
+    return CallSite(call, api, ctx.code(func), args, LIKELY)  # "requests.post() on line 12"
+
+
+def _endpoint_api(ctx: ModuleContext, url: cst.BaseExpression | None, depth: int = 0) -> str | None:
+    """The API a URL expression ends with: a literal, an f-string or `+` ending in it, or a name assigned one."""
+    from cachelint.check.values import string_value
+
+    if url is None or depth > 2:
+        return None
+    tail = None
+    if isinstance(url, cst.FormattedString):
+        last = url.parts[-1] if url.parts else None
+        tail = last.value if isinstance(last, cst.FormattedStringText) else None
+    elif isinstance(url, cst.BinaryOperation) and isinstance(url.operator, cst.Add):
+        return _endpoint_api(ctx, url.right, depth + 1)
+    elif isinstance(url, cst.Name):
+        for _, value in ctx.assigned_values(url):
+            found = _endpoint_api(ctx, value, depth + 1) if value is not None else None
+            if found:
+                return found
+        return None
+    else:
+        tail = string_value(url)
+    if tail is None:
+        return None
+    return next((api for pattern, api in ENDPOINTS if pattern.search(tail)), None)
 
 
 def prompt_shaped_sites(ctx: ModuleContext) -> list[CallSite]:
@@ -408,9 +470,11 @@ def dict_entries(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> di
                 for value in ctx.returns_of(function):
                     entries.update(dict_entries(ctx, value, depth + 1))
     elif isinstance(expr, cst.Name):
-        for _, value in ctx.assigned_values(expr):
-            if value is not None:
-                entries.update(dict_entries(ctx, value, depth + 1))
+        for binding, value in ctx.assigned_values(expr):
+            for found in [value] if value is not None else unpacked_values(ctx, binding):
+                entries.update(dict_entries(ctx, found, depth + 1))
+            if isinstance(binding, cst.Param) and value is None:
+                entries.update(_passed_entries(ctx, binding, depth))
         scope = ctx.scope_of(expr)
         for assign in ctx.subscript_assignments.get(expr.value, []):
             for target in assign.targets:
@@ -428,6 +492,50 @@ def dict_entries(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> di
                     else:
                         entries.update(dict_entries(ctx, a.value, depth + 1))
     return entries
+
+
+def _passed_entries(ctx: ModuleContext, param: cst.Param, depth: int) -> dict[str, cst.BaseExpression]:
+    """The keys of the dicts this module's callers pass for a parameter (`self._send(request_params)`)."""
+    from cachelint.check.values import callers
+
+    function = ctx.enclosing_function(param)
+    if function is None:
+        return {}
+    params = [p for p in function.params.params if p.name.value not in ("self", "cls")]
+    entries: dict[str, cst.BaseExpression] = {}
+    for call in callers(ctx, function)[:4]:
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                break
+            if (arg.keyword is not None and arg.keyword.value == param.name.value) or (
+                    arg.keyword is None and position < len(params) and params[position] is param):
+                entries.update(dict_entries(ctx, arg.value, depth + 1))
+    return entries
+
+
+def unpacked_values(ctx: ModuleContext, binding: cst.CSTNode, into_functions: bool = True) -> list[cst.BaseExpression]:
+    """What a name gets from a tuple assignment: `a, b = x, y` (the element at its position), `headers, payload =
+    build(...)` (the element at its position in what that function of the module returns; with `into_functions`
+    False, or for a function not of this module, the call)."""
+    element = ctx.parent(binding)
+    target = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or not isinstance(target, (cst.Tuple, cst.List)):
+        return []
+    position = next(i for i, e in enumerate(target.elements) if e is element)
+    value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
+    candidates = [value]
+    if isinstance(value, cst.Call) and into_functions:
+        candidates = [v for function in ctx.called_functions(value) for v in ctx.returns_of(function)] or [value]
+    found = []
+    for candidate in candidates:
+        if isinstance(candidate, (cst.Tuple, cst.List)):
+            if len(candidate.elements) == len(target.elements):
+                found.append(candidate.elements[position].value)
+        else:
+            found.append(candidate)
+    return found
 
 
 def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:

@@ -17,6 +17,8 @@ SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|imp
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
+# a request posted to a provider's HTTP API without an SDK (callsites._http_site): its endpoint, or Anthropic's header
+HTTP_API = re.compile(r"""/v1/messages\b|/chat/completions\b|/v1/responses\b|["']anthropic-version["']""")
 
 PROMPT_SHAPED_CODES = frozenset({"CL201", "CL301", "CL401"})  # rules with checks that need no request in sight
 # messages rendered from a history (CL102 / CL103: renderers.py): a message or text block, and an unordered source or json.dumps
@@ -54,7 +56,7 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     """Whether the module imports an LLM SDK, calls a completion method by its shape, builds a system message
     or imports a configured call pattern's module: only then can the analysis find a request, so only then is
     the costly scope and name metadata computed."""
-    if SDK_IMPORT.search(source) or CALL_SHAPE.search(source) or SYSTEM_MESSAGE.search(source):
+    if SDK_IMPORT.search(source) or CALL_SHAPE.search(source) or SYSTEM_MESSAGE.search(source) or HTTP_API.search(source):
         return True
     roots = {name.split(".")[0] for name in call_patterns}
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)

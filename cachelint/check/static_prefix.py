@@ -32,7 +32,7 @@ from typing import Any
 import libcst as cst
 
 from cachelint.check.breakpoints import static_text
-from cachelint.check.callsites import CallSite
+from cachelint.check.callsites import CallSite, unpacked_values
 from cachelint.check.module import ModuleContext, descendants
 from cachelint.check.values import string_value
 from cachelint.errors import CachelintError
@@ -580,8 +580,23 @@ RETRY_NAME = re.compile(r"retr|attempt|tries|^_+$", re.I)
 
 def conversation_loops(ctx: ModuleContext, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The loops around `node` that may send a conversation again, without retry loops (`for _ in
-    range(self.max_retry):`, `while attempts < 3:`) that resend the same request until it succeeds."""
-    return [loop for loop in ctx.loops_around(node) if not _retry_loop(loop)]
+    range(self.max_retry):`, `while attempts < 3:`, `while True:` left by a `break` right after the request)
+    that resend the same request until it succeeds."""
+    return [loop for loop in ctx.loops_around(node) if not _retry_loop(loop) and not _left_on_success(ctx, loop, node)]
+
+
+def _left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`while True: try: response = post(...); break`: the loop ends as soon as the request succeeds."""
+    statement = ctx.statement_of(node)
+    if not isinstance(loop, cst.While) or not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    if any(isinstance(small, cst.Break) for small in statement.body):
+        return True
+    block = ctx.parent(statement)
+    body = list(getattr(block, "body", ()))
+    position = next((i for i, s in enumerate(body) if s is statement), None)
+    following = body[position + 1] if position is not None and position + 1 < len(body) else None
+    return isinstance(following, cst.SimpleStatementLine) and any(isinstance(small, cst.Break) for small in following.body)
 
 
 def _retry_loop(loop: cst.CSTNode) -> bool:
@@ -590,22 +605,6 @@ def _retry_loop(loop: cst.CSTNode) -> bool:
     if isinstance(loop, cst.While):
         return any(isinstance(n, cst.Name) and RETRY_NAME.search(n.value) and n.value.strip("_") for n in descendants(loop.test))
     return False
-
-
-def unpacked_value(ctx: ModuleContext, binding: cst.CSTNode) -> cst.BaseExpression | None:
-    """The value a name gets from a tuple assignment: `system, turns = self.split(messages)` (the call, which
-    returns both) or `a, b = x, y` (the element at its position)."""
-    element = ctx.parent(binding)
-    target = ctx.parent(element) if isinstance(element, cst.Element) else None
-    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
-    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-    if not isinstance(assign, cst.Assign):
-        return None
-    value = assign.value
-    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):  # type: ignore[union-attr]
-        position = next(i for i, e in enumerate(target.elements) if e is element)  # type: ignore[union-attr]
-        return value.elements[position].value
-    return value
 
 
 def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
@@ -627,13 +626,11 @@ def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
                 bindings = list(ctx.assigned_values(name))
                 param = next((b for b, _ in bindings if isinstance(b, cst.Param)), None)
                 if param is not None:
-                    owner = ctx.enclosing_function(param)
-                    return Forwarded(name.value, owner.name.value if owner is not None else function.name.value)
+                    return Forwarded(name.value, function.name.value)  # the sender, whichever of its helpers takes the parameter
                 if id(name) in seen:
                     continue
                 seen.add(id(name))
-                following += [v if v is not None else unpacked_value(ctx, b) for b, v in bindings]
-                following = [v for v in following if v is not None]
+                following += [found for b, v in bindings for found in ([v] if v is not None else unpacked_values(ctx, b, into_functions=False))]
                 scope = ctx.scope_of(name)
                 for call in ctx.calls_on.get(name.value, []):  # `out.append(convert(m))` in `for m in messages:`
                     if not (call.func.attr.value in GROWING and call.args and ctx.scope_of(call.func.value) is scope):  # type: ignore[attr-defined]
@@ -664,8 +661,10 @@ def from_parameter(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
                     loop = ctx.parent(binding)
                     if isinstance(loop, (cst.For, cst.CompFor)) and loop.target is binding:
                         following.append(loop.iter)
-                    elif value is not None or (value := unpacked_value(ctx, binding)) is not None:
+                    elif value is not None:
                         following.append(value)
+                    else:
+                        following += unpacked_values(ctx, binding, into_functions=False)
         frontier = following
     return False
 
