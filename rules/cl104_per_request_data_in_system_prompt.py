@@ -20,7 +20,10 @@ Finds per-user or per-request data (a parameter of the function that makes the r
 system prompt or instructions *ahead of* the static instructions; and text retrieved for the newest turn
 (`knowledge = retriever.search(query)`, memories, RAG context) added to a system message that has the
 conversation after it (`messages[0]["content"] += knowledge`, `[system] + history`, or the request's history),
-found by the names the code uses (`likely`), whether or not the request is sent in the same module. A system prompt given as a list of content
+found by the names the code uses (`likely`), whether or not the request is sent in the same module; and a prompt
+template whose per-call data comes before at least about 1,024 tokens of static instructions (an f-string or a
+constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`), where none of
+the static part is ever a shared prefix (`likely`). A system prompt given as a list of content
 blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
 shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported.
 """
@@ -112,8 +115,13 @@ def answer(history, question, store):
 
     def check(self, analysis):
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
+        from cachelint.check.static_tail import static_tails
 
         ctx = analysis.ctx
+        for tail in static_tails(ctx):
+            yield Report(tail.node, f"{tail.chars:,} characters of static prompt come after the per-call value `{tail.value}`: no two calls "
+                         "share them as a prefix, so they are prefilled on every call; put the static instructions first and the "
+                         "per-call data last", confidence="likely")
         reported: set[int] = set()
         for found in retrieved_in_system(ctx, analysis.sites):
             reported.add(id(ctx.enclosing_function(found.node)))

@@ -62,6 +62,20 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
+def long_template(source: str, chars: int = 4096) -> bool:
+    """A triple-quoted string of at least `chars` characters (about 1,024 tokens: static_tail.MIN_TAIL_CHARS)."""
+    for quote in ('"""', "'''"):
+        start = source.find(quote)
+        while start >= 0:
+            end = source.find(quote, start + 3)
+            if end < 0:
+                break
+            if end - start >= chars:
+                return True
+            start = source.find(quote, end + 3)
+    return False
+
+
 def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     """Whether a module with no request in sight may still hold prompt-shaped data a rule judges on its own
     (a history class that cuts its messages, tools merged from servers, a model router)."""
@@ -77,6 +91,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
+    if "CL104" in codes and long_template(source) and RENDERED_MESSAGE.search(source) is not None:
+        return True  # a prompt template long enough to be cached, in a message (static_tail.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (

@@ -1,0 +1,114 @@
+"""Static instructions placed after per-call data in a prompt (CL104): the part every call shares is not a prefix.
+
+A prompt template often reads "here is the input: {document} ... now follow these 2,000 words of rules". Providers
+and engines reuse only an exact prefix: everything after the first per-call value differs from the last call's
+prompt, so the long static part is prefilled on every call though it never changes. Put it first, and the data
+last.
+
+Recognized in the text of a message built in a function (a dict or an object with a `role` and a `content`), an
+f-string or a constant template filled with `.format(...)`: the static text after the first value that is not a
+constant must reach the smallest minimum cacheable length (about 1,024 tokens) on its own; shorter, moving it
+would cache nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext
+from cachelint.check.renderers import message_shape
+from cachelint.check.values import string_value
+
+MIN_TAIL_CHARS = 4 * 1024  # about 1,024 tokens of English: the smallest minimum cacheable prefix (OpenAI, Claude Sonnet)
+MAX_MESSAGES = 64  # messages judged per module
+PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}]*)?\}(?!\})")
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    node: cst.CSTNode  # the first per-call value
+    value: str  # how the code names it
+    chars: int  # static characters after it
+
+
+def static_tails(ctx: ModuleContext) -> Iterator[Tail]:
+    judged = 0
+    for kind in (cst.Dict, cst.Call):
+        for node in ctx.nodes(kind):
+            shape = message_shape(node)
+            if shape is None or ctx.enclosing_function(node) is None:
+                continue
+            judged += 1
+            if judged > MAX_MESSAGES:
+                return
+            for text in shape[1][:1]:
+                found = _tail(ctx, _resolved(ctx, text))
+                if found is not None:
+                    yield found
+
+
+def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpression:
+    """A name assigned once in the function (`user_prompt = f"..."`): its value."""
+    if isinstance(text, cst.Name):
+        values = [v for _, v in ctx.assigned_values(text) if v is not None]
+        if len(values) == 1:
+            return values[0]
+    return text
+
+
+def _tail(ctx: ModuleContext, text: cst.BaseExpression) -> Tail | None:
+    if isinstance(text, cst.FormattedString):
+        return _f_string_tail(ctx, text)
+    if isinstance(text, cst.Call) and isinstance(text.func, cst.Attribute) and text.func.attr.value == "format":
+        return _template_tail(ctx, text)
+    return None
+
+
+def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString) -> Tail | None:
+    first: cst.FormattedStringExpression | None = None
+    after = 0
+    for part in text.parts:
+        if isinstance(part, cst.FormattedStringText):
+            after += len(part.value) if first is not None else 0
+        elif first is None and _constant(ctx, part.expression) is None:
+            first = part
+        elif first is not None:
+            after += len(_constant(ctx, part.expression) or "")
+    if first is None or after < MIN_TAIL_CHARS:
+        return None
+    return Tail(first, ctx.code(first.expression), after)
+
+
+def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
+    """`TEMPLATE.format(question=q)` on a module constant: the text after its first placeholder."""
+    template = _constant(ctx, call.func.value)  # type: ignore[attr-defined]
+    if template is None:
+        return None
+    match = PLACEHOLDER.search(template)
+    if match is None:
+        return None
+    after = len(PLACEHOLDER.sub("", template[match.end():]))
+    if after < MIN_TAIL_CHARS:
+        return None
+    name = match.group(0).strip("{}").split(":")[0].split("!")[0]
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), call)
+    return Tail(value, name, after)
+
+
+def _constant(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
+    """The text of a literal or of a module-level string constant (assigned once, outside any function)."""
+    value = string_value(expr)
+    if value is not None:
+        return value
+    if isinstance(expr, cst.ConcatenatedString):
+        left, right = _constant(ctx, expr.left), _constant(ctx, expr.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(expr, cst.Name):
+        bindings = list(ctx.assigned_values(expr))
+        if len(bindings) == 1 and bindings[0][1] is not None and ctx.enclosing_function(bindings[0][0]) is None:
+            return _constant(ctx, bindings[0][1])
+    return None
