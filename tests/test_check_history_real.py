@@ -482,3 +482,29 @@ def test_a_trim_that_runs_only_after_the_provider_refused_an_overflow_is_quiet()
     '''
     assert rows(recovery) == []
     assert rows(recovery.replace("_aggressive_trim_for_overflow", "_trim_every_turn")) == [5]
+
+
+# --- a function registered with a framework that injects `litellm` as a global (no import in the module) ---------
+
+INJECTED = """
+    from functionz.core.framework import func
+
+    @func.register_function(imports=["litellm"])
+    def react_agent(input_text, tools):
+        system_prompt = "You solve tasks step by step. Calls made so far: {{history}}"
+        chat_context = [{"role": "system", "content": system_prompt.replace("{{history}}", "None")},
+                        {"role": "user", "content": input_text}]
+        calls = []
+        for _ in range(5):
+            history_str = "\\n".join(f"- {c['name']}: {c['output']}" for c in calls) or "None"
+            chat_context[0]["content"] = system_prompt.replace("{{history}}", history_str)
+            response = litellm.completion(model="gpt-4-turbo", messages=chat_context, tools=tools)
+            message = response.choices[0].message
+            chat_context.append(message)
+            calls.append({"name": message.tool_calls[0].function.name, "output": run(message)})
+"""
+
+
+def test_the_system_message_rewritten_each_step_through_an_injected_litellm_is_reported():
+    found = findings(INJECTED)
+    assert [f.row for f in found] == [11] and "litellm.completion() on line 12" in found[0].message

@@ -539,7 +539,11 @@ def unpacked_values(ctx: ModuleContext, binding: cst.CSTNode, into_functions: bo
 
 
 def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
-    """`x.chat.completions.create(messages=...)` on a receiver nobody can resolve: likely a request."""
+    """`x.chat.completions.create(messages=...)` on a receiver nobody can resolve: likely a request. So is
+    `litellm.completion(...)` where `litellm` is a global the module never binds (a framework injects it)."""
+    if _injected_function(ctx, call):
+        args = call_arguments(ctx, call)
+        return CallSite(call, "openai-chat", ctx.code(call.func), args, LIKELY) if "messages" in args else None
     if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("create", "acreate", "parse", "stream"):
         return None
     _, path = _attribute_path(call.func)
@@ -551,6 +555,14 @@ def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
             if all(k in args for k in shape[1]):
                 return CallSite(call, shape[0], ".".join(path[-length:]), args, LIKELY)
     return None
+
+
+def _injected_function(ctx: ModuleContext, call: cst.Call) -> bool:
+    """`litellm.completion(...)` on a name with no binding in the module (no import, no assignment)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and f"{func.value.value}.{func.attr.value}" in FUNCTIONS):
+        return False
+    return not any(True for _ in ctx.assigned_values(func.value))
 
 
 def _client_method(resolver: ClientResolver, func: cst.BaseExpression) -> tuple[str, str] | None:
