@@ -33,7 +33,7 @@ RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:cont
                             r"|snippets|search_results|related_(?:docs|documents)|context_(?:docs|documents|chunks)|chunks", re.I)
 # a call that looks something up for this turn
 RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
-                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))\w*$", re.I)
+                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))(?!\w*(?:size|length|limit|window|tokens))\w*$", re.I)
 MAX_ROUNDS = 4  # names built from names built from the retrieved value
 MAX_CALL_LEVELS = 3  # functions of the module a looked-up value is passed down through
 
