@@ -508,3 +508,16 @@ INJECTED = """
 def test_the_system_message_rewritten_each_step_through_an_injected_litellm_is_reported():
     found = findings(INJECTED)
     assert [f.row for f in found] == [11] and "litellm.completion() on line 12" in found[0].message
+
+
+def test_a_list_named_history_that_keeps_records_not_messages_is_quiet():
+    records = """
+        class AgentStream:
+            def _record_tool_result(self, tool_name, args, success):
+                self.tool_failure_history.append((tool_name, self._hash_args(args), success))
+                if len(self.tool_failure_history) > 50:
+                    self.tool_failure_history = self.tool_failure_history[-50:]
+    """
+    assert rows(records) == []
+    turns = records.replace("(tool_name, self._hash_args(args), success)", '("user", f"{tool_name} failed")')
+    assert rows(turns) == [5]  # (role, text) tuples are messages

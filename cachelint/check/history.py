@@ -128,7 +128,22 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
         return False
     if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes")):
         return False  # bookkeeping beside the history (token counts per message), not the messages
-    return bool(HISTORY_NAME.search(name)) or _read_as_messages(ctx, scope, ctx.code(target))
+    if HISTORY_NAME.search(name):
+        return not _holds_records(ctx, target)
+    return _read_as_messages(ctx, scope, ctx.code(target))
+
+
+ROLE_WORDS = frozenset({"user", "assistant", "system", "developer", "human", "ai", "tool", "function"})
+
+
+def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
+    """Every append to the list adds a tuple that is not a (role, text) message: `self.tool_failure_history.append(
+    (tool_name, args_hash, success))` keeps records for the code, not turns of a conversation."""
+    code = ctx.code(target)
+    appended = [c.args[0].value for c in ctx.calls_by_name.get("append", [])
+                if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
+    return bool(appended) and all(isinstance(v, cst.Tuple) and v.elements and string_value(v.elements[0].value) not in ROLE_WORDS
+                                  for v in appended)
 
 
 # --- cuts and edits decided inside a function ---------------------------------------------------------------
