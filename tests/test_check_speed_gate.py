@@ -4,11 +4,14 @@ module of the scope providers. What the visitors see must stay the same."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 from libcst import BatchableCSTVisitor
-from libcst.metadata import MetadataWrapper, ScopeProvider
+from libcst.metadata import Assignment, MetadataWrapper, ScopeProvider
 
-from cachelint.check.module import read_only_visits
+from cachelint.check import gate, values
+from cachelint.check.module import _LAYOUT, ModuleContext, read_only_visits
 
 SOURCE = '''
 import anthropic
@@ -95,3 +98,87 @@ def test_scope_metadata_is_the_same() -> None:
     assert ("Client", ["openai.OpenAI"]) in found
     assert len({id(scope) for scope in scopes.values() if scope is not None}) == len(
         {id(scope) for scope in expected_wrapper.resolve(ScopeProvider).values() if scope is not None})
+
+
+# --- scope metadata without the layout, and names decided from the code alone -----------------------------------
+
+NAMES_SOURCE = '''
+import os.path
+import datetime as dt
+from time import time as now, monotonic
+from uuid import uuid4
+from . import prompts
+
+COUNTER = 0
+
+def counter():
+    global COUNTER
+    COUNTER += 1
+    return COUNTER
+
+class Builder:
+    stamp = dt.datetime.now()
+
+    def build(self, parts: "list[str]", uuid4=None) -> str:
+        joined = ", ".join(sorted(set(parts)))
+        when = now() + monotonic()
+        ident = uuid4() if uuid4 else str(len(parts))
+        path = os.path.join(prompts.ROOT, f"{ident}.txt")
+        return [p for p in parts if p] and (joined, when, path, self.stamp, (lambda x: x)(1), dict.fromkeys(parts))
+'''
+
+
+def _context(source: str) -> ModuleContext:
+    return ModuleContext(source, "names.py")
+
+
+def test_scopes_without_layout_are_libcst_scopes() -> None:
+    """Every node that is not layout gets the scope libcst's own walk gives it, and the same names and bindings."""
+    for source in (SOURCE, NAMES_SOURCE, Path(values.__file__).read_text()):
+        ctx = _context(source)
+        expected = MetadataWrapper(ctx.module, unsafe_skip_copy=True).resolve(ScopeProvider)  # libcst's walk, no read-only visits
+        found = ctx._scopes
+        for node in ctx._order:
+            if type(node) in _LAYOUT:
+                continue
+            ours, theirs = found.get(node), expected.get(node)
+            assert type(ours) is type(theirs) and getattr(ours, "node", None) is getattr(theirs, "node", None)
+            if ours is not None and isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+                assert ours.get_qualified_names_for(node) == theirs.get_qualified_names_for(node)
+            if ours is not None and isinstance(node, cst.Name):
+                assert {id(a.node) for a in ours[node.value] if isinstance(a, Assignment)} == {
+                    id(a.node) for a in theirs[node.value] if isinstance(a, Assignment)}
+
+
+def test_names_decided_from_the_code_are_the_scopes_answers() -> None:
+    """`qualified_name_in` skips the scope when the code says no name can match; it must answer as the scope does."""
+    ctx = _context(NAMES_SOURCE)
+    asked = [{"time.time"}, {"time.monotonic"}, {"datetime.datetime.now"}, {"uuid.uuid4"}, {"builtins.str", "builtins.len"},
+             {"builtins.dict"}, {"builtins.sorted", "builtins.set"}, {"os.path.join"}, {".prompts.ROOT"}, {"Builder.build"},
+             {"builtins.None"}, {"COUNTER"}, {"json.dumps"}]
+    decided = 0
+    for node in ctx._order:
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString)):
+            continue
+        for names in asked:
+            by_scope = next((n for n in ctx.qualified_names(node) if n in names), None)
+            assert ctx.qualified_name_in(node, names) == by_scope, (ctx.code(node), names)
+            decided += not ctx._may_be_named(node, names)
+    assert decided > 100  # most questions never reach the scope
+    found = {ctx.code(c.func): ctx.qualified_name_in(c.func, {"time.time", "uuid.uuid4", "builtins.dict"}) for c in ctx.nodes(cst.Call)}
+    assert found["now"] == "time.time" and found["uuid4"] is None  # the parameter uuid4 shadows the import
+    assert found["dict.fromkeys"] == "builtins.dict"  # libcst names an attribute of a builtin by the builtin
+
+
+def test_needs_answers_as_its_pattern() -> None:
+    """A gate pattern's texts are a prefilter only: every sample is found exactly when the pattern finds it."""
+    samples = ["for t in client.tools:", "self.enabled_tools = set()", "x = get_tools()", "list_toolſ(", "LIST_TOOLS(",
+               "\u212anowledge", "system = retrieved + knowledge", "messages[0]['content'] += ctx", "llm = self.get_llm(name)",
+               "resolve_model(x)", "params.tool_choice = 'auto'", 'role="system"', "SystemMessage(text)", "def build_sys_prompt(",
+               "sysprompt = x", "{'type': 'text'}", "os.walk(root)", "sorted(glob(p))", "nothing to see", "İn zip(servers"]
+    needs = [value for value in vars(gate).values() if isinstance(value, gate.Needs)]
+    assert len(needs) >= 5
+    for pattern in needs:
+        for sample in samples + [s.upper() for s in samples]:
+            assert (pattern.search(sample) is None) == (pattern.pattern.search(sample) is None), (pattern.pattern.pattern[:40], sample)
+    assert gate.TOOL_SOURCES.search("list_toolſ(") is not None  # the long s is an s to IGNORECASE

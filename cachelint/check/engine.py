@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -131,11 +132,14 @@ def _syntax_error(source: str, filename: str, exc: cst.ParserSyntaxError) -> Fin
     return _unanalyzable(filename, f"syntax error: {_bounded(message)}", row, column)
 
 
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
 def _nesting_depth(source: str) -> int:
     """The deepest bracket nesting of the code. A cheap character count first (brackets inside strings and
     comments count too, so it is an upper bound); only when that is over the limit are the tokens counted."""
     depth = deepest = 0
-    for char in source:
+    for char in _NOT_BRACKETS.sub("", source):  # the brackets alone, in order: a tenth of the characters to count
         if char in "([{":
             depth += 1
             deepest = max(deepest, depth)

@@ -9,8 +9,36 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """A named pattern and the texts every match of it holds (at least one of `texts`; lower-case ones for a
+    pattern that ignores case). `search` runs the regular expression only on a source that holds one: a plain
+    substring test is many times cheaper, and most modules of a tree hold none. Same answers as the pattern's own
+    `search`."""
+
+    pattern: re.Pattern[str]
+    texts: tuple[str, ...]
+
+    def search(self, source: str) -> re.Match[str] | None:
+        text = source
+        if self.pattern.flags & re.IGNORECASE:
+            if any(char in source for char in _FOLDED_TO_ASCII):
+                return self.pattern.search(source)
+            text = source.lower()
+        if not any(needed in text for needed in self.texts):
+            return None
+        return self.pattern.search(source)
+
+
+# the characters IGNORECASE matches to an ASCII letter (i, s, k) that str.lower() does not turn into that letter
+# alone: a source with one is searched as is
+_FOLDED_TO_ASCII = "\u0130\u0131\u017f\u212a"
+
 
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
@@ -22,30 +50,35 @@ HTTP_API = re.compile(r"""/v1/messages\b|/chat/completions\b|/v1/responses\b|["'
 
 PROMPT_SHAPED_CODES = frozenset({"CL201", "CL301", "CL401"})  # rules with checks that need no request in sight
 # messages rendered from a history (CL102 / CL103: renderers.py): a message or text block, and an unordered source or json.dumps
-RENDERED_MESSAGE = re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']\s*:\s*["']text["']""")
+RENDERED_MESSAGE = Needs(re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']\s*:\s*["']text["']"""), ("role", "'text'", '"text"'))
 RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir|glob|iterdir|\.join\(\s*\{|\{(?:[^{}\n]|\{[^{}\n]*\})*\bfor\b")
 
 # a system prompt built as a message object or by a builder named for it, sent elsewhere (CL101-CL103: renderers.py)
-SYSTEM_PROMPT_BUILT = re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)""")
+SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)"""),
+                            ("role", "SystemMessage(", "system", "sys_p", "sysp"))
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
-CONVERSATION_SWITCH = re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])""")
+CONVERSATION_SWITCH = Needs(re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])"""),
+                            ("_llm(", "_lm(", "_chat_model(", "_llm_client(", "get_model(", "select_model(", "pick_model(", "choose_model(",
+                             "resolve_model(", "tool_choice"))
 
 # a framework's message that its serializer marks with cache_control (CL502): UserMessage(content=..., cache=True)
 CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 
 # tools merged from several providers or kept in a set (CL201): `client.get_tools()`, `for t in client.tools:`,
 # `for conn, listed in zip(self.connections, results):`, `self.enabled_tools = set()`
-TOOL_SOURCES = re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\s+zip\([\w.]*(?:server|client|connection|session)|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I)
+TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\s+zip\([\w.]*(?:server|client|connection|session)|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)", re.I),
+                     ("list_tools(", "get_tools(", ".tools", "zip(", "set()"))
 
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved
-RETRIEVED_INTO_SYSTEM = re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
-                                   r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)")
+RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
+                                         r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)"),
+                              ("messages[0]", "msgs[0]", "history[0]", "knowledge", "retriev", "memories", "snippets"))
 
 # files listed from a directory (CL103: listings.py), in a module that speaks of prompt material
-LISTING = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\(")
+LISTING = Needs(re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\("), ("glob(", "listdir(", "scandir(", "iterdir(", "os.walk("))
 PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline", re.I)
 
 # a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`

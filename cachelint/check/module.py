@@ -13,13 +13,17 @@ from functools import cached_property
 import libcst as cst
 from libcst._batched_visitor import _BatchedCSTVisitor
 from libcst._nodes.internal import CodegenState
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     Assignment,
     MetadataWrapper,
     ScopeProvider,
 )
+from libcst.metadata.expression_context_provider import ExpressionContextVisitor
+from libcst.metadata.scope_provider import ScopeVisitor
 
 LOOPS = (cst.For, cst.While)
+_NAMED_BY_CODE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)  # nodes libcst names from their code alone
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
@@ -91,10 +95,36 @@ class ModuleContext:
         return found
 
     def qualified_name_in(self, node: cst.CSTNode, names: set[str] | frozenset[str]) -> str | None:
+        if not self._may_be_named(node, names):
+            return None  # decided by the code alone: the module's scopes are not computed for it
         for name in self.qualified_names(node):
             if name in names:
                 return name
         return None
+
+    def _may_be_named(self, node: cst.CSTNode, names: set[str] | frozenset[str]) -> bool:
+        """False when none of `names` can be a qualified name of `node`, known from its code alone. libcst names
+        `a.b.c` by the binding of a dotted prefix of it, and keeps the rest: `<scope>.a.b.c` for a local
+        binding, `<module>.<imported name>[.rest]` for an import, `builtins.a` for a builtin. So every name ends
+        with the code's last part (`c`) or is `builtins.<first part>`, unless the first part is bound by an
+        import's `as` (then the name is whatever was imported). Only for names, attributes and the calls and
+        subscripts of them: other nodes (a string annotation) are asked of the scope."""
+        if not isinstance(node, _NAMED_BY_CODE):
+            return True
+        full = get_full_name_for_node(node)
+        if full is None:
+            return False  # libcst names none of these (`f()()`, `x[0].y` of a call's result ...)
+        first, _, _ = full.partition(".")
+        if first in self._import_aliases:
+            return True
+        last = full.rpartition(".")[2]
+        return any(name == last or name.endswith("." + last) or name == "builtins." + first for name in names)
+
+    @cached_property
+    def _import_aliases(self) -> frozenset[str]:
+        """The names an `import ... as NAME` or `from ... import ... as NAME` binds."""
+        return frozenset(alias.asname.name.value for alias in self.nodes(cst.ImportAlias)
+                         if alias.asname is not None and isinstance(alias.asname.name, cst.Name))
 
     # --- tree navigation -------------------------------------------------------------------------------------
 
@@ -247,12 +277,12 @@ class ModuleContext:
         each node's parent (cheaper than ParentNodeProvider), and every node's place in source order, from which
         `descendants` of any node is a slice."""
         index: dict[type, list[cst.CSTNode]] = {}
-        parents, order, at = self._parents, self._order, self._at
+        parents, order = self._parents, self._order
         stack: list[cst.CSTNode] = [self.module]
+        pop, push, visit = stack.pop, stack.extend, order.append  # bound once: this loop runs for every node
         while stack:
-            node = stack.pop()
-            at[id(node)] = len(order)
-            order.append(node)
+            node = pop()
+            visit(node)
             kind = type(node)
             found = index.get(kind)
             if found is None:
@@ -260,9 +290,12 @@ class ModuleContext:
             else:
                 found.append(node)
             kids = children_of(node)
-            for kid in kids:
-                parents[id(kid)] = node
-            stack.extend(reversed(kids))
+            if kids:
+                for kid in kids:
+                    parents[id(kid)] = node
+                kids.reverse()
+                push(kids)
+        self._at = {id(node): place for place, node in enumerate(order)}
         return index
 
     def subtree(self, root: cst.CSTNode) -> list[cst.CSTNode] | None:
@@ -401,9 +434,37 @@ def _visits_module_only(visitor: _BatchedCSTVisitor) -> bool:
             and all(name.split("_", 2)[1] == "Module" for name in visitor.visitor_methods))
 
 
+def _layout_types() -> frozenset[type]:
+    """The node types of a module's layout: whitespace, comments, newlines, brackets, commas, colons, dots and
+    operators. Below them there is only more layout, never an expression or a statement."""
+    from libcst._nodes import op, whitespace
+
+    found = {kind for source in (op, whitespace) for kind in vars(source).values()
+             if isinstance(kind, type) and issubclass(kind, cst.CSTNode) and kind.__module__ == source.__name__}
+    return frozenset(found | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                              cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Asynchronous})
+
+
+def _blind_to(kinds: frozenset[type], visitor: type) -> bool:
+    """Whether a visitor class has no hook for any of these node types (libcst's typed visitor base defines a no-op
+    for every one; those do not count)."""
+    hooks = (getattr(visitor, f"{verb}_{kind.__name__}", None) for kind in kinds for verb in ("visit", "leave"))
+    return all(hook is None or getattr(hook, "_is_no_op", False) for hook in hooks)
+
+
+_LAYOUT = _layout_types()
+# libcst's scope and expression-context visitors (two walks of the whole module, the costly part of its scope
+# metadata) have no hook for a layout node: visiting one only records its scope, and nothing asks the scope of a
+# comma. They skip the layout (two thirds of a module's nodes); every other node gets the same metadata.
+_LAYOUT_BLIND = frozenset(kind for kind in (ScopeVisitor, ExpressionContextVisitor) if _blind_to(_LAYOUT, kind))
+
+
 def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     """libcst's `CSTNode.visit` for a read-only visitor: the same calls in the same order, no copies (and none of
-    the calls that libcst's base visitor would answer with nothing)."""
+    the calls that libcst's base visitor would answer with nothing; nor the visits of layout that libcst's scope
+    visitors would only record a scope for)."""
+    if self.__class__ in _LAYOUT and visitor.__class__ in _LAYOUT_BLIND:
+        return self
     hooks = _ATTRIBUTE_HOOKS.get(visitor.__class__)
     if hooks is None:
         hooks = _attribute_hooks(visitor)
