@@ -521,3 +521,42 @@ def test_a_list_named_history_that_keeps_records_not_messages_is_quiet():
     assert rows(records) == []
     turns = records.replace("(tool_name, self._hash_args(args), success)", '("user", f"{tool_name} failed")')
     assert rows(turns) == [5]  # (role, text) tuples are messages
+
+
+# --- only the latest N screenshots kept: each new one removes an old one, a window that slides every step ------
+
+SCREENSHOT_CAP = """
+    class Caller:
+        def _trim_images(self):
+            image_count = sum(1 for m in self.message_history if is_image_message(m))
+            if image_count <= self.max_history_images:
+                return
+            removed = 0
+            images_to_remove = image_count - self.max_history_images
+            i = 1
+            while i < len(self.message_history) and removed < images_to_remove:
+                if is_image_message(self.message_history[i]):
+                    self.message_history.pop(i)
+                    removed += 1
+                else:
+                    i += 1
+
+    def flush(agent, max_images):
+        img_count = 0
+        for i in range(len(agent.messages) - 1, -1, -1):
+            for j in range(len(agent.messages[i]["content"])):
+                if "image" in agent.messages[i]["content"][j].get("type", ""):
+                    img_count += 1
+                    if img_count > max_images:
+                        del agent.messages[i]["content"][j]
+"""
+
+
+def test_screenshots_beyond_a_fixed_count_removed_every_step_are_reported():
+    assert rows(SCREENSHOT_CAP) == [11, 23]
+
+
+def test_messages_popped_to_fit_a_token_budget_are_left_to_the_budget_rules():
+    budget = SCREENSHOT_CAP.replace("images_to_remove = image_count - self.max_history_images", "images_to_remove = count_tokens(self.message_history) - self.max_context_tokens")
+    budget = budget.replace("if img_count > max_images:", "if img_count > max_tokens_in_window:")
+    assert rows(budget) == []

@@ -222,6 +222,8 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
             loop = ctx.enclosing(node, (cst.For,))
             if isinstance(loop, cst.For) and _front_slice_of(ctx, loop.iter) and not _uses(loop.iter, params - {ctx.code(receiver)}):
                 return Rewrite(node, ctx.code(receiver), "removes the oldest entries from")  # for key in keys[:4]: d.pop(key)
+            if _beyond_a_cap(ctx, function, node):
+                return Rewrite(node, ctx.code(receiver), "removes the oldest entries beyond a fixed count from")
         elif method == "remove" and _is_history(ctx, function, receiver):
             loop = ctx.enclosing(node, (cst.For,))
             if isinstance(loop, cst.For) and _middle_or_front_slice(loop.iter):
@@ -231,6 +233,9 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
             if isinstance(target, cst.Subscript) and _front_subscript(target) and _is_history(ctx, function, target.value) \
                     and not _uses(target.slice[0].slice, params):
                 return Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
+            root = _subscript_root(target)
+            if isinstance(target, cst.Subscript) and root is not None and _is_history(ctx, function, root) and _beyond_a_cap(ctx, function, node):
+                return Rewrite(node, ctx.code(root), "deletes the oldest entries beyond a fixed count from")
     elif isinstance(node, cst.Subscript) and _late_slice(node) and _tail_of_itself(ctx, node) and _is_history(ctx, function, node.value):
         if _proportional_cut(ctx, function, node):
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
@@ -310,6 +315,52 @@ def _orphan_tool_result(ctx: ModuleContext, pop: cst.Call) -> bool:
     test = getattr(ctx.enclosing(pop, (cst.While, cst.If)), "test", None)
     return test is not None and bool(TOOL_RESULT.search(ctx.code(test))) and any(
         isinstance(n, cst.Subscript) and _front_subscript(n) for n in descendants(test))
+
+
+CAP_WORD = re.compile(r"max|limit|keep|cap\b|_cap|allowed", re.I)
+TOKEN_BUDGET = re.compile(r"token|context|window|char|size|budget", re.I)
+
+
+def _beyond_a_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """The removal runs under a test against a fixed number of items to keep (`if img_count > max_images:`, `while
+    removed < images_to_remove` with `images_to_remove = image_count - self.max_history_images`): once the cap is
+    reached, every new item removes an old one, a window that slides on every turn."""
+    tests = [a.test for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.While)) and ctx.contains(function, a)]
+    for test in tests:
+        for comparison in [test, *descendants(test)]:
+            if not isinstance(comparison, cst.Comparison):
+                continue
+            sides = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+            if any(TOKEN_BUDGET.search(ctx.code(side)) for side in sides):
+                continue  # trimmed to fit a token budget: judged by where that budget sits, not here
+            if any(CAP_WORD.search(ctx.code(side)) for side in sides) and not any(
+                    isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in comparison.comparisons):
+                return True
+            names = {n.value for side in sides for n in [side, *descendants(side)] if isinstance(n, cst.Name)}
+            if any(_excess(function, name) for name in names):
+                return True
+    return False
+
+
+def _excess(function: cst.FunctionDef, name: str) -> bool:
+    """`name = count - LIMIT`: how many items are over a cap."""
+    for node in _own_nodes(function):
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets) \
+                        and isinstance(small.value, cst.BinaryOperation) and isinstance(small.value.operator, cst.Subtract):
+                    right = small.value.right
+                    text = right.attr.value if isinstance(right, cst.Attribute) else right.value if isinstance(right, cst.Name) else ""
+                    if CAP_WORD.search(text) and not TOKEN_BUDGET.search(text):
+                        return True
+    return False
+
+
+def _subscript_root(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`agent.messages` of `agent.messages[i]["content"][j]`."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node if isinstance(node, (cst.Name, cst.Attribute)) else None
 
 
 def _pops_until_it_fits(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
