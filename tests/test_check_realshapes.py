@@ -1048,3 +1048,20 @@ class Chat:
         return reply
 '''
     assert rows(source, "CL101") == []  # written once when the conversation starts, then kept as it was
+
+
+def test_a_model_picked_at_random_from_a_literal_list_of_models_per_request():
+    source = """
+        import random
+
+        def predict(inputs, llm_kwargs, history):
+            model = llm_kwargs["llm_model"]
+            if model == "gpt-3.5-random":  # spread the rate limits
+                model = random.choice(["gpt-3.5-turbo", "gpt-3.5-turbo-16k", "gpt-3.5-turbo-1106"])
+            return send({"model": model, "messages": [*history, {"role": "user", "content": inputs}]})
+
+        def pick_greeting():
+            return random.choice(["Hello!", "Hi there!", "Welcome back!"])
+    """
+    findings = lint(source, {"CL401"})
+    assert [f.row for f in findings] == [6] and findings[0].confidence == "likely"

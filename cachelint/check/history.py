@@ -57,9 +57,14 @@ LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajecto
                        r"|interactions|dialog|\bview\b|events|observations", re.I)
 
 
+RANDOM_MODEL = re.compile(r"""choice\(\s*[\[(]\s*["'](?:gpt|o[134]|claude|gemini|llama|mistral|qwen|deepseek)""", re.I)
+
+
 def mentions_history_rewrite(source: str) -> bool:
     """A cheap text test before any metadata: one of the shapes on a line that also names a conversation, tools
     or models (`self.messages.pop(0)`, `for server in servers:` ... `list_tools()`, `random.choice(self.models)`)."""
+    if RANDOM_MODEL.search(source):
+        return True  # random.choice(["gpt-4o", "gpt-4o-mini"]): a model picked per request (model_switches)
     if not HISTORY_WORD.search(source) and not re.search(r"models|tools|functions|Observation", source):
         return False
     for match in QUICK.finditer(source):
@@ -1172,6 +1177,17 @@ class Switch:
     how: str  # "at random" / "in turn, by a call counter"
 
 
+MODEL_NAME = re.compile(r"^(?:gpt|o[134]\b|o[134]-|claude|gemini|llama|mistral|mixtral|qwen|deepseek|command|sonnet|opus|haiku)", re.I)
+
+
+def _model_names(pool: cst.BaseExpression) -> bool:
+    """A literal list of at least two model names: `["gpt-3.5-turbo", "gpt-3.5-turbo-16k", ...]`."""
+    if not isinstance(pool, (cst.List, cst.Tuple)):
+        return False
+    names = [string_value(e.value) for e in pool.elements]
+    return len(names) >= 2 and all(n is not None and MODEL_NAME.match(n) for n in names)
+
+
 def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
     """`random.choice(self.models)` or `self.models[self.calls % len(self.models)]`: a router that sends each
     request of a conversation to another model, so none of them reads the cache the previous request wrote."""
@@ -1180,8 +1196,8 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
         name = ctx.code(func)
         if name in ("random.choice", "choice", "rng.choice", "self.rng.choice", "self._rng.choice") and call.args:
             pool = call.args[0].value
-            if _last_name(pool) is not None and MODELS_NAME.search(_last_name(pool) or ""):
-                yield Switch(call, ctx.code(pool), "at random")
+            if (_last_name(pool) is not None and MODELS_NAME.search(_last_name(pool) or "")) or _model_names(pool):
+                yield Switch(call, ctx.code(pool) if len(ctx.code(pool)) <= 60 else "a list of models", "at random")
     for op in ctx.nodes(cst.BinaryOperation):
         if isinstance(op.operator, cst.Modulo) and isinstance(op.right, cst.Call) and isinstance(op.right.func, cst.Name) \
                 and op.right.func.value == "len" and op.right.args:
