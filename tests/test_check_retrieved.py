@@ -174,3 +174,19 @@ def test_memories_prefetched_with_the_prompt_and_passed_down_to_the_builder():
 def test_a_memory_context_read_without_the_prompt_is_quiet():
     quiet = PREFETCH.replace("memory_prefetch_context = self._prefetch_memory(prompt)", "memory_prefetch_context = self.profile_summary")
     assert rows(quiet) == []
+
+
+def test_the_system_messages_filtered_out_of_a_conversation_holding_a_retrieved_message_are_quiet():
+    source = """
+        class Executor:
+            def run(self, conversation, node_id):
+                memory = self._retrieve_memory(conversation)
+                conversation.append(Message(role="user", content=memory))
+                self._reset(conversation, node_id)
+
+            def _reset(self, conversation, node_id):
+                system_messages = [m.clone() for m in conversation if m.role == "system"]
+                conversation.clear()
+                conversation.extend(system_messages)
+    """
+    assert rows(source) == []

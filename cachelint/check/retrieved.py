@@ -35,6 +35,8 @@ RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:cont
 RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
                             r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))(?!\w*(?:size|length|limit|window|tokens))\w*$", re.I)
 MAX_ROUNDS = 4  # names built from names built from the retrieved value
+# a list of the conversation's messages (it may hold a retrieved message; it is not the retrieved text)
+CONVERSATION_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|transcript|turns|dialog|dialogue)$", re.I)
 MAX_CALL_LEVELS = 3  # functions of the module a looked-up value is passed down through
 
 
@@ -63,7 +65,8 @@ def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
     """A looked-up value added to a system prompt that a function builds and hands on: assigned or `+=` to a
     name that says it is the system prompt, or returned joined to one (one finding per function)."""
     for function, looked_up in _looked_up_by_function(ctx):
-        texts = {n: source for n, source in looked_up.items() if not SYSTEM_NAME.match(n.lower())}  # the prompt itself is not what was added
+        # the prompt itself is not what was added, nor a conversation that merely holds a retrieved message
+        texts = {n: source for n, source in looked_up.items() if not SYSTEM_NAME.match(n.lower()) and not CONVERSATION_NAME.search(n)}
         for node in descendants(function):
             name = _system_joined(ctx, node, texts)
             if name is not None:
