@@ -142,8 +142,8 @@ class Agent:
     def _changing(self, ctx, expr, loop):
         """(node, how) when the value of `expr` is chosen anew inside `loop`."""
         for node in descendants(expr):
-            if isinstance(node, cst.IfExp):
-                return node, "is chosen per turn with a conditional expression"
+            if isinstance(node, cst.IfExp) and not (_loop_invariant(ctx, node, loop) and not _attributes_set_in(ctx, node, loop)):
+                return node, "is chosen per turn with a conditional expression"  # `a if a else b` on settings is one value
         if isinstance(expr, cst.Name):
             bindings = list(ctx.assigned_values(expr))
             for binding, value in bindings:
@@ -190,6 +190,17 @@ def _loop_invariant(ctx, value, loop) -> bool:
             if ctx.contains(loop, assign):
                 return False
     return True
+
+
+def _attributes_set_in(ctx, value, loop) -> bool:
+    """An attribute the value reads (`self.reflect_llm`) is assigned inside the loop."""
+    read = {ctx.code(n) for n in descendants(value) if isinstance(n, cst.Attribute)}
+    for node in descendants(loop):
+        if isinstance(node, cst.Assign) and any(ctx.code(t.target) in read for t in node.targets):
+            return True
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and ctx.code(node.target) in read:
+            return True
+    return False
 
 
 def _reset_after_first_turn(ctx, bindings, value, loop) -> bool:

@@ -1065,3 +1065,19 @@ def test_a_model_picked_at_random_from_a_literal_list_of_models_per_request():
     """
     findings = lint(source, {"CL401"})
     assert [f.row for f in findings] == [6] and findings[0].confidence == "likely"
+
+
+def test_a_model_setting_with_a_fallback_is_one_model_for_the_whole_conversation():
+    source = """
+        from openai import OpenAI
+
+        class Agent:
+            def reflect(self, messages, turns):
+                client = OpenAI()
+                for _ in range(turns):
+                    reply = client.chat.completions.create(model=self.reflect_llm if self.reflect_llm else self.llm, messages=messages)
+                    messages.append(reply.choices[0].message)
+    """
+    assert lint(source, {"CL401"}) == []
+    switched = source.replace("messages.append(reply.choices[0].message)", "messages.append(reply.choices[0].message)\n                    self.reflect_llm = None")
+    assert [f.row for f in lint(switched, {"CL401"})] == [7]

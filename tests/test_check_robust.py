@@ -208,7 +208,7 @@ def run(first: str, failures: int) -> None:
         if len(messages) > 12:
             messages = messages[-12:]
         client.messages.create(
-            model="claude-opus-4-1" if failures > 2 else "claude-sonnet-4-5",
+            model="claude-opus-4-1" if turn > 10 else "claude-sonnet-4-5",
             max_tokens=100,
             tool_choice={"type": "any"} if turn > 3 else {"type": "auto"},
             tools=[{"name": "t", "description": "d", "input_schema": {"type": "object"}}],
