@@ -14,8 +14,8 @@ Finds a time, date, UUID, random number, process id, counter or file timestamp t
 prefix of an LLM request: the tools, the system prompt, the instructions, or messages before the newest
 turn. It follows the value through assignments, f-strings, `.format`, `%`, `+`, `str.join`, list and dict
 literals and functions of the same module, and says how often the value changes and whether it is computed
-per call, per conversation or once per process. A date computed once when the process starts is not
-reported: every process started that day builds the same text.
+per call, per conversation or once per process. A date (day or month resolution) is not reported, wherever
+it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 
 A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence
 `likely`): a message object with the system role (`Message(role="system", content=...)`, a role setting such as
@@ -184,8 +184,8 @@ def get_system_message(agent):
         for site, fact in found:
             if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
                 continue  # a turn rendered once per conversation and then kept is stable history
-            if fact.when == "per process" and fact.granularity in ("day", "month"):
-                continue  # a date computed once at start: processes started the same day build the same text
+            if fact.granularity in ("day", "month"):
+                continue  # a date: the prefix changes once a day (one cache miss a day), not between the turns of a conversation
             where = fact.landing.words
             changes = GRANULARITY_WORDS.get(fact.granularity, "changes")
             if fact.when == "per process":

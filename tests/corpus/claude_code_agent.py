@@ -60,7 +60,7 @@ def environment_block() -> str:
         "<env>\n"
         f"Working directory: {os.getcwd()}\n"
         f"Platform: {platform.system()} {platform.release()}\n"
-        f"Today's date: {date.today().isoformat()}\n"  # expect: CL101
+        f"Today's date: {date.today().isoformat()}\n"  # a date: one prefix a day, not a cache break (no finding)
         f"Available skills: {skills}\n"
         "</env>"
     )

@@ -47,7 +47,7 @@ class Trip:
 
 def plan_trip(trip: Trip, request: str) -> str:
     system = PERSONA + "\n\n" + capabilities_line()
-    system += f"\nToday is {datetime.now():%A %d %B %Y}."  # expect: CL101
+    system += f"\nToday is {datetime.now():%A %d %B %Y}."  # a date: one prefix a day (no finding)
     response = client.messages.create(
         model=MODEL,
         max_tokens=2000,

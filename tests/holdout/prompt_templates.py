@@ -27,7 +27,7 @@ class SafeDict(dict):
 
 def build_system(first_name: str, company: str, office: str) -> str:
     head = GREETING.substitute(first_name=first_name, company=company)  # known miss: the per-user value reaches the prompt through a helper's parameter (CL104)
-    tail = FOOTER.format_map(SafeDict(today=date.today().isoformat(), office=office))  # expect: CL101
+    tail = FOOTER.format_map(SafeDict(today=date.today().isoformat(), office=office))  # a date: one prefix a day (no finding)
     return head + POLICY + "\n" + tail
 
 
