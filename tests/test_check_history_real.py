@@ -560,3 +560,19 @@ def test_messages_popped_to_fit_a_token_budget_are_left_to_the_budget_rules():
     budget = SCREENSHOT_CAP.replace("images_to_remove = image_count - self.max_history_images", "images_to_remove = count_tokens(self.message_history) - self.max_context_tokens")
     budget = budget.replace("if img_count > max_images:", "if img_count > max_tokens_in_window:")
     assert rows(budget) == []
+
+
+def test_an_injected_prompt_removed_inside_a_run_bounded_by_max_steps_is_quiet():
+    source = """
+        class Agent:
+            def run(self):
+                step = 0
+                while step < self.max_steps:
+                    step += 1
+                    prompt_insert_idx = len(self.messages)
+                    self.messages.append({"role": "user", "content": "Answer now."})
+                    self._call_llm_stream()
+                    if prompt_insert_idx < len(self.messages) and self.messages[prompt_insert_idx].get("role") == "user":
+                        self.messages.pop(prompt_insert_idx)
+    """
+    assert rows(source) == []

@@ -330,6 +330,11 @@ def _beyond_a_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNo
     """The removal runs under a test against a fixed number of items to keep (`if img_count > max_images:`, `while
     removed < images_to_remove` with `images_to_remove = image_count - self.max_history_images`): once the cap is
     reached, every new item removes an old one, a window that slides on every turn."""
+    history = ctx.code(_subscript_root(node.target) if isinstance(node, cst.Del) else node.func.value)  # type: ignore[attr-defined]
+    walks = [a for a in ctx.ancestors(node) if isinstance(a, (cst.For, cst.While)) and ctx.contains(function, a)
+             and history in ctx.code(a.iter if isinstance(a, cst.For) else a.test)]
+    if not walks:
+        return False  # removed while walking the history (`for i in range(len(messages))`), not in a run bounded by max_steps
     tests = [a.test for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.While)) and ctx.contains(function, a)]
     for test in tests:
         for comparison in [test, *descendants(test)]:
@@ -338,13 +343,24 @@ def _beyond_a_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNo
             sides = [comparison.left, *(c.comparator for c in comparison.comparisons)]
             if any(TOKEN_BUDGET.search(ctx.code(side)) for side in sides):
                 continue  # trimmed to fit a token budget: judged by where that budget sits, not here
-            if any(CAP_WORD.search(ctx.code(side)) for side in sides) and not any(
+            if any(CAP_WORD.search(ctx.code(side)) for side in sides) and any(_counts_items(function, side) for side in sides) and not any(
                     isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in comparison.comparisons):
                 return True
             names = {n.value for side in sides for n in [side, *descendants(side)] if isinstance(n, cst.Name)}
             if any(_excess(function, name) for name in names):
                 return True
     return False
+
+
+def _counts_items(function: cst.FunctionDef, side: cst.BaseExpression) -> bool:
+    """`len(...)`, or a counter the function increments (`img_count += 1`): a number of items, not a step bound."""
+    if isinstance(side, cst.Call) and isinstance(side.func, cst.Name) and side.func.value == "len":
+        return True
+    if not isinstance(side, cst.Name):
+        return False
+    return any(isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and isinstance(small.target, cst.Name)
+               and small.target.value == side.value
+               for node in _own_nodes(function) if isinstance(node, cst.SimpleStatementLine) for small in node.body)
 
 
 def _excess(function: cst.FunctionDef, name: str) -> bool:
