@@ -298,3 +298,43 @@ def test_a_sorted_list_of_other_names_does_not_count_as_sorting_the_tools():
                 return tools
     """
     assert rows(source) == [7]
+
+
+# --- tools and tool_choice switched between the cycles of one conversation, handed to a sender of another module --
+
+CYCLES = '''
+from app.llm.step import run_llm_step
+
+def run(history, tools, forced_tool_id=None, max_cycles=6):
+    for cycle in range(max_cycles):
+        if forced_tool_id:
+            final_tools = [tool for tool in tools if tool.id == forced_tool_id]
+            tool_choice = "required"
+            forced_tool_id = None
+        elif cycle == max_cycles - 1:
+            final_tools = []
+            tool_choice = "none"
+        else:
+            final_tools = tools
+            tool_choice = "auto"
+        reply = run_llm_step(history=history, tools=final_tools, tool_choice=tool_choice)
+        history.append(reply)
+        if not reply.tool_calls:
+            break
+'''
+
+
+def test_tools_and_tool_choice_switched_between_cycles_are_reported_where_they_are_decided():
+    findings = lint_source(CYCLES.lstrip("\n"), "loop.py")
+    assert sorted((f.code, f.row) for f in findings if f.code in ("CL202", "CL401")) == [("CL202", 6), ("CL401", 7)]
+
+
+def test_one_tool_list_per_conversation_is_quiet():
+    steady = CYCLES.replace("final_tools = [tool for tool in tools if tool.id == forced_tool_id]", "final_tools = tools").replace(
+        "final_tools = []", "final_tools = tools").replace('tool_choice = "required"', 'tool_choice = "auto"').replace('tool_choice = "none"', 'tool_choice = "auto"')
+    assert [f for f in lint_source(steady.lstrip("\n"), "loop.py") if f.code in ("CL202", "CL401")] == []
+
+
+def test_a_loop_over_separate_tasks_that_grows_no_conversation_is_quiet():
+    separate = CYCLES.replace("        history.append(reply)\n", "        results.append(reply)\n").replace("def run(history,", "def run(history, results,")
+    assert [f for f in lint_source(separate.lstrip("\n"), "loop.py") if f.code in ("CL202", "CL401")] == []

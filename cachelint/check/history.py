@@ -834,7 +834,7 @@ def rerendered_instructions(ctx: ModuleContext) -> Iterator[Rerender]:
                 continue
             for loop, state_code in _loops_sending(ctx, function, render, state):
                 mutation = _mutation_in(ctx, loop, state_code)
-                if mutation is None or not _grows_a_conversation(ctx, loop):
+                if mutation is None or not grows_a_conversation(ctx, loop):
                     continue
                 seen.add(id(render))
                 line = ctx.span(mutation).row
@@ -930,7 +930,7 @@ def _mutation_in(ctx: ModuleContext, region: cst.CSTNode, target: str) -> cst.CS
     return None
 
 
-def _grows_a_conversation(ctx: ModuleContext, loop: cst.CSTNode) -> bool:
+def grows_a_conversation(ctx: ModuleContext, loop: cst.CSTNode) -> bool:
     """The loop appends to a conversation (`history.append(...)`, `messages += [...]`): its requests are turns of one."""
     function = ctx.enclosing_function(loop) or ctx.module
     for node in descendants(loop):
