@@ -576,3 +576,36 @@ def test_an_injected_prompt_removed_inside_a_run_bounded_by_max_steps_is_quiet()
                         self.messages.pop(prompt_insert_idx)
     """
     assert rows(source) == []
+
+
+# --- a history rendered with the latest N turns in full and the older ones abbreviated ---------------------------
+
+WINDOW_SPLIT = """
+    class Asker:
+        def render(self, dialogue_turns):
+            conv = []
+            for turn in dialogue_turns[:-4]:
+                conv.append(f"You: {turn.user}\\nExpert: (omitted)")
+            for turn in dialogue_turns[-4:]:
+                conv.append(f"You: {turn.user}\\nExpert: {turn.agent}")
+            return "\\n".join(conv)
+
+        def gen_conv_history_string(self, conversation_turns):
+            conv_history = []
+            total_turns = len(conversation_turns)
+            for i, turn in enumerate(conversation_turns):
+                if i >= total_turns - 4:
+                    conv_history.append(f"{turn.role}: {turn.utterance}")
+                else:
+                    conv_history.append(f"{turn.role}: {turn.claim}")
+            return "\\n".join(conv_history)
+"""
+
+
+def test_older_turns_rendered_differently_from_the_latest_few_are_reported():
+    assert rows(WINDOW_SPLIT) == [4, 14]
+
+
+def test_only_the_newest_turn_rendered_differently_is_quiet():
+    newest = WINDOW_SPLIT.replace("[:-4]", "[:-1]").replace("[-4:]", "[-1:]").replace("total_turns - 4", "total_turns - 1")
+    assert rows(newest) == []

@@ -36,7 +36,7 @@ COMPACTION = re.compile(r"compact|summar|overflow|context_length_exceeded", re.I
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b")  # for msg in reversed(memory):
@@ -90,6 +90,78 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
         if found is not None and id(ctx.statement_of(call)) not in seen:
             seen.add(id(ctx.statement_of(call)))
             yield found
+    for found in positional_windows(ctx):
+        if id(ctx.statement_of(found.node)) not in seen:
+            seen.add(id(ctx.statement_of(found.node)))
+            yield found
+
+
+def positional_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """A history rendered with its latest N entries in full and the older ones another way: `for t in turns[:-4]:
+    out.append(short(t))` beside `for t in turns[-4:]: out.append(full(t))`, or `if i >= len(turns) - 4:` inside
+    `for i, t in enumerate(turns)`. Each new turn pushes one entry out of the window, so an entry that earlier
+    requests sent in full is rendered differently from then on, in the middle of the prefix."""
+    for loop in ctx.nodes(cst.For):
+        function = ctx.enclosing_function(loop)
+        if function is None:
+            continue
+        iterable = loop.iter
+        if isinstance(iterable, cst.Subscript) and _window_split(iterable) and _is_history(ctx, function, iterable.value):
+            history = ctx.code(iterable.value)
+            if _appends(loop) and any(isinstance(other, cst.For) and other is not loop and isinstance(other.iter, cst.Subscript)
+                                      and ctx.code(other.iter.value) == history and _late_slice(other.iter) and _appends(other)
+                                      for other in _own_nodes_of_kind(function, cst.For)):
+                yield Rewrite(loop, history, "renders the entries older than the latest few differently from the newest, one more each turn, in")
+        elif isinstance(iterable, cst.Call) and _last_name(iterable.func) == "enumerate" and iterable.args \
+                and isinstance(loop.target, cst.Tuple) and isinstance(loop.target.elements[0].value, cst.Name):
+            history = iterable.args[0].value
+            if not _is_history(ctx, function, history):
+                continue
+            index = loop.target.elements[0].value.value
+            for branch in (n for n in descendants(loop.body) if isinstance(n, cst.If)):
+                if _tail_position_test(ctx, function, branch.test, index, ctx.code(history)) and branch.orelse is not None \
+                        and _appends(branch.body) and _appends(branch.orelse):
+                    yield Rewrite(branch, ctx.code(history), "renders the entries older than the latest few differently from the newest, one more each turn, in")
+                    break
+
+
+def _window_split(sub: cst.Subscript) -> bool:
+    """`turns[:-4]` (all but the latest few; `turns[:-1]` is all but the newest turn, which is no window)."""
+    index = sub.slice[0].slice
+    if not isinstance(index, cst.Slice) or index.lower is not None or index.upper is None:
+        return False
+    upper = index.upper
+    if isinstance(upper, cst.UnaryOperation) and isinstance(upper.operator, cst.Minus):
+        return not isinstance(upper.expression, cst.Integer) or int(upper.expression.value) >= 2
+    return False
+
+
+def _appends(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
+               for n in descendants(node))
+
+
+def _own_nodes_of_kind(function: cst.FunctionDef, kind: type) -> list[cst.CSTNode]:
+    return [n for n in descendants(function) if isinstance(n, kind)]
+
+
+def _tail_position_test(ctx: ModuleContext, function: cst.FunctionDef, test: cst.BaseExpression, index: str, history: str) -> bool:
+    """`i >= len(turns) - 4` (or `i >= total - 4` with `total = len(turns)`): the index against the end of the list."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if not (isinstance(left, cst.Name) and left.value == index and isinstance(right, cst.BinaryOperation)
+            and isinstance(right.operator, cst.Subtract)):
+        return False
+    if isinstance(right.right, cst.Integer) and int(right.right.value) < 2:
+        return False  # `i >= len(turns) - 1`: the newest turn, no window
+    measured = right.left
+    if isinstance(measured, cst.Name):
+        values = [a.value for a in _own_nodes_of_kind(function, cst.Assign) if any(
+            isinstance(t.target, cst.Name) and t.target.value == measured.value for t in a.targets)]  # type: ignore[attr-defined]
+        measured = values[0] if len(values) == 1 else measured
+    return isinstance(measured, cst.Call) and _last_name(measured.func) == "len" and bool(measured.args) \
+        and ctx.code(measured.args[0].value) == history
 
 
 # --- which lists are conversations -------------------------------------------------------------------------
