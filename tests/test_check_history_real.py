@@ -609,3 +609,16 @@ def test_older_turns_rendered_differently_from_the_latest_few_are_reported():
 def test_only_the_newest_turn_rendered_differently_is_quiet():
     newest = WINDOW_SPLIT.replace("[:-4]", "[:-1]").replace("[-4:]", "[-1:]").replace("total_turns - 4", "total_turns - 1")
     assert rows(newest) == []
+
+
+def test_the_system_message_of_a_running_conversation_swapped_for_another_is_reported():
+    source = """
+        def repair(chat_gpt, error_message):
+            for attempt in range(3):
+                chat_gpt.messages = [message if message.role != "system" else Message(content=FIX_SYSTEM_PROMPT, role="system")
+                                     for message in chat_gpt.messages]
+                error_message = continuous_llm_calls(chat_gpt, content=FIX_PROMPT.format(error=error_message))
+    """
+    assert rows(source) == [3]
+    unchanged = source.replace('Message(content=FIX_SYSTEM_PROMPT, role="system")', "message")
+    assert rows(unchanged) == []

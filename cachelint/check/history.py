@@ -36,7 +36,7 @@ COMPACTION = re.compile(r"compact|summar|overflow|context_length_exceeded", re.I
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b")  # for msg in reversed(memory):
@@ -90,10 +90,32 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
         if found is not None and id(ctx.statement_of(call)) not in seen:
             seen.add(id(ctx.statement_of(call)))
             yield found
-    for found in positional_windows(ctx):
+    for found in [*positional_windows(ctx), *system_replaced(ctx)]:
         if id(ctx.statement_of(found.node)) not in seen:
             seen.add(id(ctx.statement_of(found.node)))
             yield found
+
+
+def system_replaced(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """`chat.messages = [m if m.role != "system" else Message(role="system", content=NEW) for m in chat.messages]`: the
+    system message of a conversation already under way is swapped for another, so nothing after it is read from
+    cache on the next request (and the turns were answered under other instructions)."""
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if len(assign.targets) != 1 or not isinstance(value, cst.ListComp) or not isinstance(value.elt, cst.IfExp):
+            continue
+        target = ctx.code(assign.targets[0].target)
+        if ctx.code(value.for_in.iter) != target or not isinstance(value.for_in.target, cst.Name):
+            continue
+        function = ctx.enclosing_function(assign)
+        if function is None or not _is_history(ctx, function, assign.targets[0].target):
+            continue
+        element = value.for_in.target.value
+        branches = (value.elt.body, value.elt.orelse)
+        kept = [b for b in branches if isinstance(b, cst.Name) and b.value == element]
+        new = [b for b in branches if isinstance(b, (cst.Call, cst.Dict)) and "system" in ctx.code(b)]
+        if kept and new and "system" in ctx.code(value.elt.test):
+            yield Rewrite(assign, target, "replaces the system message of")
 
 
 def positional_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
