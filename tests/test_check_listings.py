@@ -115,3 +115,24 @@ def test_a_listing_only_counted_is_quiet():
 def test_listing_functions_imported_by_name():
     source = EXAMPLES.replace("import glob\n", "from glob import glob\n").replace("{listing}", 'glob(path.join(folder, "*.yaml"))')
     assert rows(source) == [5]
+
+
+def test_skills_loaded_from_an_unsorted_listing_through_a_loader_method():
+    source = """
+        import os
+
+        class SkillLoader:
+            def _load_skills_recursive(self, dir_path, source):
+                skills = []
+                entries = os.listdir(dir_path)
+                for entry in entries:
+                    full_path = os.path.join(dir_path, entry)
+                    if not entry.endswith(".md"):
+                        continue
+                    result = self._load_skill_from_file(full_path, source)
+                    skills.extend(result.skills)
+                return skills
+    """
+    found = findings(source)
+    assert [f.row for f in found] == [6] and "`skills`" in found[0].message
+    assert findings(source.replace("entries = os.listdir(dir_path)", "entries = sorted(os.listdir(dir_path))")) == []

@@ -22,10 +22,10 @@ LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scan
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
 # reading what a listed path holds: open(path), path.read_text(), yaml.safe_load(f), Conversation.from_yaml(path)
 READS = re.compile(r"^(?:open|read_text|read_bytes|read|load|safe_load|loads|from_yaml|from_file|from_json|from_path|from_dict"
-                   r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$")
+                   r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|yaml|json)$")
 # what the collected text is for
 PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
-                             r"|guideline|\brules?\b|_rules?\b|rules?_", re.I)
+                             r"|guideline|\brules?\b|_rules?\b|rules?_|skill", re.I)
 COLLECTS = frozenset({"append", "extend", "join", "update"})
 
 
@@ -51,6 +51,8 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
         holders = _holders(ctx, function, call)
         if any(sorted_in(ctx, function, holder) for holder in holders):
             continue
+        if ".py" in ctx.code(call):
+            continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
         found = _collected_reads(ctx, function, call, holders)
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
                                   or any(PROMPT_MATERIAL.search(h) for h in holders)):
@@ -112,6 +114,8 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             continue
         element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
         body = loop.body if isinstance(loop, cst.For) else ctx.parent(loop)
+        element |= {t.target.value for a in descendants(body) if isinstance(a, cst.Assign) and _mentions(a.value, element)
+                    for t in a.targets if isinstance(t.target, cst.Name)}  # full_path = os.path.join(folder, entry)
         reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(called_name(c)) and _mentions(c, element)]
         if not reads:
             continue
@@ -120,7 +124,9 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
             return ctx.code(target) if target is not None else "the list"
         for node in descendants(body):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in COLLECTS:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in COLLECTS \
+                    and not isinstance(node.func.value, (cst.SimpleString, cst.FormattedString)) \
+                    and ctx.code(node.func.value) not in ("os.path", "posixpath", "ntpath"):  # a path joined, not text collected
                 return ctx.code(node.func.value)
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
                 return ctx.code(node.target)
