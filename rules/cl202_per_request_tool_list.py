@@ -130,12 +130,10 @@ class Surfer:
     def check(self, analysis):
         from cachelint.check.conversation import handoffs, per_cycle_arguments, step_state_tools
 
-        for found in per_cycle_arguments(analysis.ctx, analysis.sites):
-            if found.arg == "tools":
-                yield Report(found.node, f"the tools handed to the sender (`{found.name}`) are set to {len(found.values)} different lists inside the "
-                             "loop that continues the conversation (" + "; ".join(f"`{v[:40]}`" for v in found.values[:3]) + "): the tools open "
-                             "the prefix, so each switch prefills the whole conversation again; send the same tools on every cycle and "
-                             "steer with tool_choice or the message", confidence="likely")
+        for found in per_cycle_arguments(analysis.ctx, analysis.sites, "tools"):
+            yield Report(found.node, f"the tools handed to the sender change inside the loop that continues the conversation ({found.shown}): "
+                         "the tools open the prefix, so each switch prefills the whole conversation again; send the same tools on "
+                         "every cycle and steer with tool_choice or the message", confidence="likely")
 
         if not analysis.sites:  # where a request is in sight, the data flow judges its tools
             for found in step_state_tools(analysis.ctx):

@@ -100,12 +100,10 @@ class Agent:
         from cachelint.check.conversation import handoffs, per_cycle_arguments, tool_choice_resets
         from cachelint.check.history import format_switches, model_switches
 
-        for found in per_cycle_arguments(analysis.ctx, analysis.sites):
-            if found.arg == "tool_choice":
-                yield Report(found.node, f"the tool_choice handed to the sender (`{found.name}`) takes {len(found.values)} values inside the loop that "
-                             "continues the conversation (" + ", ".join(f"`{v[:30]}`" for v in found.values[:3]) + "); on Anthropic it is "
-                             "part of the cached prefix, so each change prefills the conversation again; keep one tool_choice per "
-                             "conversation", confidence="likely")
+        for found in per_cycle_arguments(analysis.ctx, analysis.sites, "tool_choice"):
+            yield Report(found.node, f"the tool_choice handed to the sender changes inside the loop that continues the conversation "
+                         f"({found.shown}); on Anthropic it is part of the cached prefix, so each change prefills the conversation "
+                         "again; keep one tool_choice per conversation", confidence="likely")
 
         for node in tool_choice_resets(analysis.ctx):
             yield Report(node, "tool_choice is reset once tools have been used: the requests after the first tool call go out "

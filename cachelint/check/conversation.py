@@ -902,9 +902,6 @@ TOOLS_LIST = re.compile(r"^\w*tools$", re.IGNORECASE)
 
 # --- tools or tool_choice switched between the cycles of one conversation loop, sent by a helper -----------------
 
-CYCLE_ARGUMENTS = ("tools", "tool_choice")
-
-
 @dataclass(frozen=True, slots=True)
 class CycleArgument:
     node: cst.CSTNode  # the first assignment of the value inside the loop
@@ -912,11 +909,16 @@ class CycleArgument:
     name: str  # the local name: `final_tools`
     values: tuple[str, ...]  # the values it is given in the loop: `[tool for tool in tools if ...]`, `[]`, `tools`
 
+    @property
+    def shown(self) -> str:
+        """`final_tools` and its values, as a finding says them: "`final_tools`: `[...]`; `tools`; `[]`"."""
+        return f"`{self.name}`: " + "; ".join(f"`{v[:40]}`" for v in self.values[:3])
 
-def per_cycle_arguments(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[CycleArgument]:
-    """A loop that grows a conversation and hands `tools=final_tools` (or `tool_choice=`) to a sender, where the
-    name gets different values in branches inside the loop: the forced tool alone on the first cycle, all tools
-    later, none on the last. Tools open the prefix (and tool_choice keys Anthropic's cache), so each switch
+
+def per_cycle_arguments(ctx: ModuleContext, sites: list[CallSite], keyword: str) -> Iterator[CycleArgument]:
+    """A loop that grows a conversation and hands `tools=final_tools` (or `tool_choice=`: `keyword`) to a sender,
+    where the name gets different values in branches inside the loop: the forced tool alone on the first cycle, all
+    tools later, none on the last. Tools open the prefix (and tool_choice keys Anthropic's cache), so each switch
     prefills the conversation again. A request in sight is judged by its own data flow instead."""
     from cachelint.check.history import grows_a_conversation
 
@@ -925,16 +927,16 @@ def per_cycle_arguments(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[C
     for call in ctx.nodes(cst.Call):
         if id(call) in in_sight:
             continue
-        for arg in call.args:
-            if arg.keyword is None or arg.keyword.value not in CYCLE_ARGUMENTS or not isinstance(arg.value, cst.Name):
+        for given in call.args:
+            if given.keyword is None or given.keyword.value != keyword or not isinstance(given.value, cst.Name):
                 continue
             loops = ctx.loops_around(call)
             loop = loops[-1] if loops else None
-            if loop is None or (id(loop), arg.value.value) in reported:
+            if loop is None or (id(loop), given.value.value) in reported:
                 continue
-            bindings = [(b, v) for b, v in ctx.assigned_values(arg.value) if v is not None and ctx.contains(loop, b)]
+            bindings = [(b, v) for b, v in ctx.assigned_values(given.value) if v is not None and ctx.contains(loop, b)]
             distinct = tuple(dict.fromkeys(" ".join(ctx.code(v).split()) for _, v in bindings))
             if len(distinct) >= 2 and grows_a_conversation(ctx, loop):
-                reported.add((id(loop), arg.value.value))
+                reported.add((id(loop), given.value.value))
                 first = min((b for b, _ in bindings), key=lambda b: ctx.span(b).row)
-                yield CycleArgument(ctx.statement_of(first), arg.keyword.value, arg.value.value, distinct)
+                yield CycleArgument(ctx.statement_of(first), keyword, given.value.value, distinct)
