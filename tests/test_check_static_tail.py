@@ -70,3 +70,24 @@ def test_a_constant_template_with_its_placeholders_at_the_end_is_quiet():
     last = TEMPLATE.replace('SUMMARY_PROMPT = """Question: {question}\n    Documents:\n    {documents}\n    RULES_TEXT',
                             'SUMMARY_PROMPT = """RULES_TEXT\n    Question: {question}\n    Documents:\n    {documents}')
     assert rows(last) == []
+
+
+BUILDER = '''
+    def build_prompt(self, agent, customer, interaction_history):
+        builder = PromptBuilder()
+        builder.add_section(name="general", template="You are an AI agent who talks with customers.", props={})
+        builder.add_customer_identity(customer)
+        builder.add_section(name="task", template="""RULES_TEXT""", props={})
+        builder.add_interaction_history(interaction_history)
+        return builder.build()
+'''
+
+
+def test_a_builder_section_with_the_customer_before_long_static_sections_is_reported():
+    assert rows(BUILDER) == [4]
+
+
+def test_the_customer_section_after_the_static_sections_is_quiet():
+    later = BUILDER.replace("        builder.add_customer_identity(customer)\n", "").replace(
+        "        builder.add_interaction_history(", "        builder.add_customer_identity(customer)\n        builder.add_interaction_history(")
+    assert rows(later) == []

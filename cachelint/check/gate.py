@@ -95,8 +95,13 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
-def long_template(source: str, chars: int = 4096) -> bool:
-    """A triple-quoted string of at least `chars` characters (about 1,024 tokens: static_tail.MIN_TAIL_CHARS)."""
+# a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
+BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
+
+
+def long_template(source: str, chars: int = 2048) -> bool:
+    """A triple-quoted string of at least `chars` characters: half of static_tail.MIN_TAIL_CHARS (about 1,024
+    tokens), which a prompt may reach in two sections."""
     for quote in ('"""', "'''"):
         start = source.find(quote)
         while start >= 0:
@@ -124,8 +129,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
-    if "CL104" in codes and long_template(source) and RENDERED_MESSAGE.search(source) is not None:
-        return True  # a prompt template long enough to be cached, in a message (static_tail.py)
+    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
+        return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (

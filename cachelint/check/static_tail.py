@@ -36,6 +36,39 @@ class Tail:
 
 
 def static_tails(ctx: ModuleContext) -> Iterator[Tail]:
+    yield from _message_tails(ctx)
+    yield from builder_tails(ctx)
+
+
+BUILDER_NAME = re.compile(r"builder|prompt", re.I)
+
+
+def builder_tails(ctx: ModuleContext) -> Iterator[Tail]:
+    """A prompt builder filled section by section (`builder.add_customer_identity(customer)` then
+    `builder.add_section(template="...4,000 characters...")`): the sections are the prompt in call order."""
+    for function in ctx.nodes(cst.FunctionDef):
+        calls = [small.value for statement in function.body.body if isinstance(statement, cst.SimpleStatementLine)
+                 for small in statement.body if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                 and isinstance(small.value.func, cst.Attribute) and isinstance(small.value.func.value, cst.Name)
+                 and small.value.func.attr.value.startswith("add") and BUILDER_NAME.search(small.value.func.value.value)]
+        first = next(((call, value) for call in calls for value in _dynamic_args(ctx, call)), None)
+        if first is None:
+            continue
+        call, value = first
+        receiver = call.func.value.value  # type: ignore[attr-defined]
+        after = sum(len(_constant(ctx, a.value) or "") for later in calls[calls.index(call) + 1:]
+                    if later.func.value.value == receiver for a in later.args)  # type: ignore[attr-defined]
+        if after >= MIN_TAIL_CHARS:
+            yield Tail(call, ctx.code(value), after)
+
+
+def _dynamic_args(ctx: ModuleContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments of a builder call that are not constants (`customer`, `session.id`), names and props left out."""
+    return [a.value for a in call.args if (a.keyword is None or a.keyword.value not in ("name", "props", "status"))
+            and _constant(ctx, a.value) is None and not isinstance(a.value, (cst.Dict, cst.List, cst.Integer, cst.Float))]
+
+
+def _message_tails(ctx: ModuleContext) -> Iterator[Tail]:
     judged = 0
     for kind in (cst.Dict, cst.Call):
         for node in ctx.nodes(kind):
