@@ -182,3 +182,23 @@ def test_needs_answers_as_its_pattern() -> None:
         for sample in samples + [s.upper() for s in samples]:
             assert (pattern.search(sample) is None) == (pattern.pattern.search(sample) is None), (pattern.pattern.pattern[:40], sample)
     assert gate.TOOL_SOURCES.search("list_toolſ(") is not None  # the long s is an s to IGNORECASE
+
+
+def test_collector_paused_only_during_the_analysis() -> None:
+    """lint_source pauses the cyclic collector while it analyses a module and leaves it as it found it."""
+    import gc
+
+    from cachelint.check.engine import lint_source
+
+    source = "import openai\nclient = openai.OpenAI()\n"
+    assert gc.isenabled()
+    lint_source(source, "a.py")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        lint_source(source, "a.py")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    lint_source("def broken(:\n", "b.py")  # a syntax error on the analysed path's parse: enabled again too
+    assert gc.isenabled()
