@@ -200,5 +200,5 @@ def test_collector_paused_only_during_the_analysis() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
-    lint_source("def broken(:\n", "b.py")  # a syntax error on the analysed path's parse: enabled again too
+    lint_source("import openai\ndef broken(:\n", "b.py")  # a syntax error in an analysed module: enabled again too
     assert gc.isenabled()
