@@ -135,7 +135,7 @@ class Toolkit:
                          f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")
         if not analysis.sites:  # where a request is in sight, the data flow reports a set at the request's tools
             for found in tools_from_sets(ctx):
-                yield Report(found.node, f"`{found.tools}` is built by iterating `{found.source}`, a set: its order follows string hashing, "
+                yield Report(found.node, f"`{found.tools}` is built by iterating `{found.source}`, a set: its order follows hashing (of strings, or of objects' ids), "
                              "which changes with every process, so each process sends the same tools in another order and the tools "
                              f"open the prefix; iterate sorted({found.source})", confidence="likely")
         if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools

@@ -338,3 +338,19 @@ def test_one_tool_list_per_conversation_is_quiet():
 def test_a_loop_over_separate_tasks_that_grows_no_conversation_is_quiet():
     separate = CYCLES.replace("        history.append(reply)\n", "        results.append(reply)\n").replace("def run(history,", "def run(history, results,")
     assert [f for f in lint_source(separate.lstrip("\n"), "loop.py") if f.code in ("CL202", "CL401")] == []
+
+
+def test_tools_gathered_into_a_local_set_and_handed_on_as_a_list():
+    source = '''
+from typing import Any, Callable
+
+async def run_turn(self, actor, assigned_tasks):
+    tools: set[Callable[..., Any]] = set()
+    for t in assigned_tasks:
+        tools.update(t.get_tools())
+    return await actor._run(messages=self.thread.get_messages(), tools=list(tools))
+'''
+    found = [f for f in lint_source(source.lstrip("\n"), "orchestrator.py") if f.code == "CL201"]
+    assert [f.row for f in found] == [4] and "a set" in found[0].message
+    ordered = source.replace("tools=list(tools)", "tools=sorted(tools, key=lambda f: f.__name__)")
+    assert [f for f in lint_source(ordered.lstrip("\n"), "orchestrator.py") if f.code == "CL201"] == []

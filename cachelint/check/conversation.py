@@ -811,7 +811,8 @@ class SetTools:
 def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
     """`tools = [spec(f) for f in self.enabled_tools]` where `self.enabled_tools` is a set of tool names enabled
     at run time: its order follows string hashing, which changes with every process, so each process sends the
-    same tools in another order."""
+    same tools in another order. So is `tools=list(tools)` handed on where `tools` is a local set."""
+    yield from _local_set_tools(ctx)
     if "self." not in ctx.source:
         return
     attributes = _set_attributes(ctx)
@@ -832,6 +833,32 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
         if sorted_in(ctx, ctx.enclosing_function(comp), name):
             continue
         yield SetTools(iterated, name, ctx.code(iterated))
+
+
+def _local_set_tools(ctx: ModuleContext) -> Iterator[SetTools]:
+    """`tools: set[Callable] = set()` ... `tools.update(task.get_tools())` ... `run(tools=list(tools))`."""
+    for call in ctx.nodes(cst.Call):
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != "tools":
+                continue
+            value = arg.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") and value.args:
+                value = value.args[0].value
+            made = _set_binding(ctx, value) if isinstance(value, cst.Name) else None
+            if made is not None and not sorted_in(ctx, ctx.enclosing_function(call), value.value):  # type: ignore[union-attr]
+                yield SetTools(ctx.statement_of(made), f"tools={ctx.code(arg.value)} (line {ctx.span(call).row})", value.value)  # type: ignore[union-attr]
+
+
+def _set_binding(ctx: ModuleContext, name: cst.Name) -> cst.CSTNode | None:
+    """Where a local name is bound to a set: `set()`, a set literal or comprehension, or annotated `set[...]`."""
+    for binding, value in ctx.assigned_values(name):
+        parent = ctx.parent(binding)
+        if isinstance(parent, cst.AnnAssign) and re.search(r"\b(?:set|Set|frozenset|FrozenSet)\b", ctx.code(parent.annotation.annotation)):
+            return binding
+        if isinstance(value, (cst.Set, cst.SetComp)) or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                                                          and value.func.value in ("set", "frozenset")):
+            return binding
+    return None
 
 
 # --- a tool list rebuilt each step from state fetched in that step (CL202) -----------------------------------
