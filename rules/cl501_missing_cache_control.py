@@ -45,8 +45,7 @@ speaks of breakpoints, which a helper could set):
 - it is a provider adapter (`likely`): outside any loop, it sends the history its callers pass (the parameter,
   a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
   that also come from outside (not written in the tree, and no caller in the tree passes them); every
-  conversation of the app goes through it. A client's stream and create paths (this shape and the one before)
-  are one finding. litellm
+  conversation of the app goes through it. litellm
   requests count where the model, or the class that sends them, names Claude / Anthropic.
 OpenAI caches automatically and is not concerned.
 """
@@ -125,7 +124,6 @@ class ClaudeBackend:
     def check(self, analysis):
         ctx = analysis.ctx
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
-        adapters: dict[int, list] = {}  # one finding per client class: its stream and create paths share one fix
         for site in analysis.sites:
             if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
                 continue
@@ -134,17 +132,9 @@ class ClaudeBackend:
                 report = _agent_loop(analysis, site)
                 callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
                 report = report or _prompt_from_callers(analysis, site, callers)
-                if report is None and (adapted := _conversation_object(analysis, site) or _adapter(analysis, site, callers)) is not None:
-                    owner = ctx.enclosing(site.node, (cst.ClassDef,)) or ctx.enclosing_function(site.node)
-                    adapters.setdefault(id(owner), []).append(adapted)
+                report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
             if report is not None:
-                yield report
-        for found in adapters.values():
-            first, others = found[0], found[1:]
-            if others:
-                lines = ", ".join(str(ctx.span(r.node).row) for r in others)
-                first.message += f" (the same holds for its request{'s' if len(others) > 1 else ''} on line{'s' if len(others) > 1 else ''} {lines})"
-            yield first
+                yield report  # each request: a client's stream and create paths each need their breakpoint
 
 
 def _long_static_prefix(analysis, site):

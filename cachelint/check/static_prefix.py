@@ -638,7 +638,7 @@ def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
                     added = call.args[-1].value
                     if call.func.attr.value == "extend":  # type: ignore[attr-defined]
                         following.append(added)
-                    following += [loop.iter for loop in ctx.loops_around(call) if _converts_each(ctx, loop, added, name.value)]
+                    following += [_walked(loop) for loop in ctx.loops_around(call) if _converts_each(ctx, loop, added, name.value)]
         frontier = following
     return None
 
@@ -692,13 +692,46 @@ def _text_names(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _text_names(ctx, child)
 
 
+def _names(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
+
+
+def _walked(loop: cst.CSTNode) -> cst.BaseExpression:
+    """What a loop walks: `messages` of `for m in messages:` or of `while i < len(messages):`."""
+    if isinstance(loop, cst.For):
+        return loop.iter
+    return _indexed_list(loop)  # type: ignore[return-value]
+
+
+def _indexed_list(loop: cst.CSTNode) -> cst.BaseExpression | None:
+    """`messages` of `while i < len(messages):` (a loop that walks a list by index)."""
+    test = loop.test if isinstance(loop, cst.While) else None
+    for node in descendants(test) if test is not None else ():
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+            return node.args[0].value
+    return None
+
+
 def _converts_each(ctx: ModuleContext, loop: cst.CSTNode, added: cst.BaseExpression, target: str) -> bool:
-    """`for m in messages: out.append({... m ...})` with `out` made before the loop: each message converted into
-    the list that is sent. A list made anew inside the loop (`messages = [...]` per document) starts a new
-    conversation each time round."""
-    if not isinstance(loop, cst.For):
+    """`for m in messages: out.append({... m ...})` (or `while i < len(messages): m = messages[i]` ...) with `out` made
+    before the loop: each message converted into the list that is sent. A list made anew inside the loop
+    (`messages = [...]` per document) starts a new conversation each time round."""
+    if isinstance(loop, cst.For):
+        element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    elif (walked := _indexed_list(loop)) is not None:
+        source = ctx.code(walked)
+        body = descendants(loop.body)  # type: ignore[attr-defined]
+        element = {t.target.value for n in body if isinstance(n, cst.Assign)
+                   for t in n.targets if isinstance(t.target, cst.Name) and source in ctx.code(n.value)}
+        for _ in range(2):  # role = m.role; blocks.append({"text": m.content}): built from the element
+            element |= {t.target.value for n in body if isinstance(n, cst.Assign) and _names(n.value) & element
+                        for t in n.targets if isinstance(t.target, cst.Name)}
+            element |= {n.func.value.value for n in body if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                        and n.func.attr.value in GROWING and isinstance(n.func.value, cst.Name) and n.args
+                        and _names(n.args[-1].value) & element}
+        element.discard(target)
+    else:
         return False
-    element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
     made_inside = any(isinstance(n, cst.Assign) and any(ctx.code(t.target) == target for t in n.targets) for n in descendants(loop.body))
     return not made_inside and any(isinstance(n, cst.Name) and n.value in element for n in descendants(added))
 
