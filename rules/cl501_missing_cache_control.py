@@ -8,6 +8,7 @@ import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
+from cachelint.check.module import descendants
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
     callers_system_text,
@@ -124,6 +125,7 @@ class ClaudeBackend:
     def check(self, analysis):
         ctx = analysis.ctx
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
+        reported: set[int] = set()  # a payload two helpers post (sync and stream) is one place to fix
         for site in analysis.sites:
             if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
                 continue
@@ -133,7 +135,8 @@ class ClaudeBackend:
                 callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
                 report = report or _prompt_from_callers(analysis, site, callers)
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
-            if report is not None:
+            if report is not None and id(report.node) not in reported:
+                reported.add(id(report.node))
                 yield report  # each request: a client's stream and create paths each need their breakpoint
 
 
@@ -240,10 +243,23 @@ def _adapter(analysis, site, callers: list):
     if "system" in carries and callers:
         return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers)
     what = " and ".join(carries) if carries else "system message"
-    return Report(site.node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with their {what} to "
+    node = _built_by_caller(ctx, site) or site.node
+    return Report(node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with their {what} to "
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
                      confidence="likely")
+
+
+def _built_by_caller(ctx, site):
+    """The sent messages where a caller of the sending helper builds the payload it passes (`self._sync(request_params)`
+    with `request_params = {"messages": ...}`): the place to fix, shared by the helpers that post it."""
+    messages = site.arg("messages")
+    sender = ctx.enclosing_function(site.node)
+    builder = ctx.enclosing_function(messages) if messages is not None else None
+    if builder is None or builder is sender:
+        return None
+    calls_sender = any(isinstance(c, cst.Call) and any(f is sender for f in ctx.called_functions(c)) for c in descendants(builder))
+    return messages if calls_sender else None
 
 
 CLAUDE = re.compile(r"claude|anthropic", re.I)

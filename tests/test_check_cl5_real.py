@@ -675,3 +675,33 @@ class AnthropicService:
 """
     found = lint(source, "CL501")
     assert [f.row for f in found] == [8] and "`request`" in found[0].message
+
+
+def test_a_payload_built_by_the_caller_of_two_posting_helpers_is_one_finding_where_it_is_built():
+    source = """
+import requests
+
+class ClaudeBot:
+    def call_with_tools(self, messages, tools=None, stream=False, **kwargs):
+        system_prompt = kwargs.get("system", "")
+        claude_messages = []
+        for msg in messages:
+            if msg.get("role") == "system":
+                system_prompt = msg["content"]
+            else:
+                claude_messages.append({"role": msg["role"], "content": msg["content"]})
+        request_params = {"model": "claude-sonnet-4-5", "max_tokens": 4096, "messages": claude_messages, "stream": stream}
+        request_params["system"] = system_prompt
+        request_params["tools"] = tools
+        return self._stream(request_params) if stream else self._sync(request_params)
+
+    def _sync(self, data):
+        headers = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
+        return requests.post(f"{self.api_base}/messages", headers=headers, json=data).json()
+
+    def _stream(self, data):
+        headers = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
+        return requests.post(f"{self.api_base}/messages", headers=headers, json=data, stream=True)
+"""
+    found = lint(source, "CL501")
+    assert [f.row for f in found] == [12] and "`messages`" in found[0].message
