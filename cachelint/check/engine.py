@@ -64,9 +64,10 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     if _nesting_depth(source) > MAX_NESTING:
         return [_unanalyzable(filename, f"file is nested more than {MAX_NESTING} brackets deep")]
     llm = sends_requests(source, options.call_patterns if options is not None else ())
-    if not llm and not holds_prompt_shapes(source, codes):
-        return _syntax_only(source, filename)  # no SDK in sight: no syntax tree, no metadata
+    analysed = llm or holds_prompt_shapes(source, codes)
     with _collector_paused():
+        if not analysed:
+            return _syntax_only(source, filename)  # no SDK in sight: no syntax tree, no metadata
         return _analyse(source, filename, codes, options, llm)
 
 
@@ -90,11 +91,11 @@ def _analyse(source: str, filename: str, codes: frozenset[str], options: Options
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while one module is analysed. libcst's tree and the analysis's
-    indexes are hundreds of thousands of objects that all live until the analysis ends, and the collector would
-    walk them again and again while they are made (about a fifth of the analysis). They are freed as usual once
-    the module is done: by their reference counts, and what is left in cycles (a scope graph) by the collector's
-    next run."""
+    """Python's cyclic garbage collector paused while one module is parsed and analysed. libcst's tree and the
+    analysis's indexes (or the syntax tree of a module only checked to parse) are hundreds of thousands of objects
+    that all live until the module is done, and the collector would walk them again and again while they are made
+    (about a fifth of the analysis). They are freed as usual once the module is done: by their reference counts,
+    and what is left in cycles (a scope graph) by the collector's next run."""
     if not gc.isenabled():
         yield
         return
