@@ -125,7 +125,7 @@ class ClaudeBackend:
     def check(self, analysis):
         ctx = analysis.ctx
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
-        reported: set[int] = set()  # a payload two helpers post (sync and stream) is one place to fix
+        reported: set[int] = set()  # places to fix already reported (a payload builder shared by two requests)
         for site in analysis.sites:
             if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
                 continue
@@ -135,9 +135,13 @@ class ClaudeBackend:
                 callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
                 report = report or _prompt_from_callers(analysis, site, callers)
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
-            if report is not None and id(report.node) not in reported:
-                reported.add(id(report.node))
-                yield report  # each request: a client's stream and create paths each need their breakpoint
+            if report is None:
+                continue
+            place = _fix_place(ctx, site, report)
+            if place in reported:
+                continue  # the create and stream paths take their messages from one builder: one place to fix
+            reported.add(place)
+            yield report  # otherwise each request: a client's stream and create paths each need their breakpoint
 
 
 def _long_static_prefix(analysis, site):
@@ -248,6 +252,14 @@ def _adapter(analysis, site, callers: list):
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
                      confidence="likely")
+
+
+def _fix_place(ctx, site, report) -> int:
+    """Where the breakpoint would be added: the payload the sent messages come from when it is built outside the
+    call (`**kwargs` posted by a create and a stream path, `**self._kwargs(messages, stream)`, a payload a caller
+    builds), else the request itself."""
+    messages = site.arg("messages")
+    return id(messages) if messages is not None and not ctx.contains(site.node, messages) else id(report.node)
 
 
 def _built_by_caller(ctx, site):

@@ -461,10 +461,18 @@ ADAPTER = """
 """
 
 
-def test_adapter_converting_the_callers_history_is_reported_at_both_paths():
+def test_adapter_whose_two_paths_share_one_payload_builder_is_one_finding():
     found = lint(ADAPTER, "CL501")
-    assert [f.row for f in found] == [21, 24]  # its create and its stream path each need a breakpoint
-    assert {f.confidence for f in found} == {"likely"} and all("`messages`" in f.message for f in found)
+    assert [f.row for f in found] == [21]  # create and stream take their messages from _kwargs: one place to fix
+    assert found[0].confidence == "likely" and "`messages`" in found[0].message
+
+
+def test_adapter_whose_two_paths_build_their_own_messages_is_two_findings():
+    own = ADAPTER.replace(
+        "            return self.client.messages.create(**self._kwargs(messages, True))",
+        "            return self.client.messages.create(model=self.config.model, max_tokens=4096, stream=True,\n"
+        "                                               messages=[{\"role\": m[\"role\"], \"content\": m[\"content\"]} for m in messages], system=messages[0][\"content\"])")
+    assert [f.row for f in lint(own, "CL501")] == [21, 24]
 
 
 def test_adapter_that_places_breakpoints_elsewhere_in_its_module_is_quiet():
