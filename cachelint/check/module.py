@@ -173,9 +173,11 @@ class ModuleContext:
         if scope is None:
             return []
         try:
-            return [a for a in scope[name.value] if isinstance(a, Assignment)]
+            found = [a for a in scope[name.value] if isinstance(a, Assignment)]
         except Exception:
             return []
+        # libcst keeps a name's bindings in a set: in source order, so every run reads them in the same order
+        return sorted(found, key=lambda a: self._at.get(id(a.node), -1))
 
     def assigned_values(self, name: cst.Name) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression | None]]:
         """(binding node, assigned value or None) for every binding of `name` visible where it is used."""
