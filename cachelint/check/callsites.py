@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext
+from cachelint.check.module import ModuleContext, argument_for
 
 CLIENT_CONSTRUCTORS: dict[str, str] = {
     **{f"anthropic.{n}": "anthropic" for n in (
@@ -502,14 +502,12 @@ def _passed_entries(ctx: ModuleContext, param: cst.Param, depth: int) -> dict[st
     if function is None:
         return {}
     params = [p for p in function.params.params if p.name.value not in ("self", "cls")]
+    position = next((i for i, p in enumerate(params) if p is param), -1)
     entries: dict[str, cst.BaseExpression] = {}
     for call in callers(ctx, function)[:4]:
-        for position, arg in enumerate(call.args):
-            if arg.star:
-                break
-            if (arg.keyword is not None and arg.keyword.value == param.name.value) or (
-                    arg.keyword is None and position < len(params) and params[position] is param):
-                entries.update(dict_entries(ctx, arg.value, depth + 1))
+        argument = argument_for(call, param.name.value, position)
+        if argument is not None:
+            entries.update(dict_entries(ctx, argument, depth + 1))
     return entries
 
 

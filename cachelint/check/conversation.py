@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.module import ModuleContext, descendants, sorted_in
+from cachelint.check.module import ModuleContext, argument_for, descendants, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -456,7 +456,7 @@ def _continued_elsewhere(ctx: ModuleContext, function: cst.FunctionDef, sends: l
         if caller is None or caller is function or id(caller) not in by_function:
             continue
         for convo, send in own.items():
-            argument = _argument_for(call, convo, params[convo] - (1 if method else 0))
+            argument = argument_for(call, convo, params[convo] - (1 if method else 0))
             if not isinstance(argument, cst.Name):
                 continue
             row = ctx.span(call).row
@@ -466,14 +466,6 @@ def _continued_elsewhere(ctx: ModuleContext, function: cst.FunctionDef, sends: l
                 reported.add(id(send.factory))
                 yield FactorySwitch(send.factory, convo, send.selector, earlier[-1].selector,
                                     f"in {caller.name.value}() on line {ctx.span(earlier[-1].call).row}, which passes it here on line {row}")
-
-
-def _argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == param:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[position].value if 0 <= position < len(positional) else None
 
 
 # --- a hand-off: the object the tools or model come from, swapped inside the loop that keeps the history -----
@@ -534,14 +526,14 @@ def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: d
         if not loops:
             continue
         loop = loops[-1]
-        grown = [(h, a) for h in history if isinstance(a := _argument_for(call, h, params.index(h) - method), cst.Name) and _grows_in(ctx, a, loop)]
+        grown = [(h, a) for h in history if isinstance(a := argument_for(call, h, params.index(h) - method), cst.Name) and _grows_in(ctx, a, loop)]
         if not grown:
             continue
         conversation_param, conversation = grown[0]
         for param in chosen:
             if param == conversation_param:
                 continue
-            holder = _argument_for(call, param, params.index(param) - method)
+            holder = argument_for(call, param, params.index(param) - method)
             if not isinstance(holder, cst.Name):
                 continue
             for binding, value in ctx.assigned_values(holder):

@@ -602,3 +602,17 @@ class _Positions:
         row, column = self._point(start)
         end_row, end_column = self._point(end)
         return Span(row, column + 1, end_row, end_column + 1)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """The names an expression reads (the node itself included when it is a name)."""
+    return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
+
+
+def argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpression | None:
+    """The argument a call gives a parameter: by keyword, else the positional one at `position` (self not counted)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if 0 <= position < len(positional) else None

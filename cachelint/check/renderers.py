@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite
-from cachelint.check.module import ModuleContext, called_name
+from cachelint.check.module import ModuleContext, called_name, names_in
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
@@ -154,9 +154,9 @@ def _returned_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
                     and small.value.func.attr.value in ("append", "extend", "insert"):
                 target, value = _root_name(small.value.func.value), small.value
             if target is not None and value is not None:
-                flows.setdefault(target, set()).update(_names_in(value))
+                flows.setdefault(target, set()).update(names_in(value))
     found = set()
-    stack = [name for value in ctx.returns_of(function) for name in _names_in(value)]
+    stack = [name for value in ctx.returns_of(function) for name in names_in(value)]
     while stack:
         name = stack.pop()
         if name not in found:
@@ -164,12 +164,6 @@ def _returned_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
             stack.extend(flows.get(name, ()))
     cache[id(function)] = found
     return found
-
-
-def _names_in(expr: cst.CSTNode) -> set[str]:
-    from cachelint.check.module import descendants
-
-    return {n.value for n in descendants(expr) if isinstance(n, cst.Name)} | ({expr.value} if isinstance(expr, cst.Name) else set())
 
 
 def _own_statements(function: cst.FunctionDef) -> list[cst.CSTNode]:

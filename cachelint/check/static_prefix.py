@@ -33,7 +33,7 @@ import libcst as cst
 
 from cachelint.check.breakpoints import static_text
 from cachelint.check.callsites import CallSite, unpacked_values
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, descendants, names_in
 from cachelint.check.values import string_value
 from cachelint.errors import CachelintError
 
@@ -692,10 +692,6 @@ def _text_names(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _text_names(ctx, child)
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
-
-
 def _walked(loop: cst.CSTNode) -> cst.BaseExpression:
     """What a loop walks: `messages` of `for m in messages:` or of `while i < len(messages):`."""
     if isinstance(loop, cst.For):
@@ -724,11 +720,11 @@ def _converts_each(ctx: ModuleContext, loop: cst.CSTNode, added: cst.BaseExpress
         element = {t.target.value for n in body if isinstance(n, cst.Assign)
                    for t in n.targets if isinstance(t.target, cst.Name) and source in ctx.code(n.value)}
         for _ in range(2):  # role = m.role; blocks.append({"text": m.content}): built from the element
-            element |= {t.target.value for n in body if isinstance(n, cst.Assign) and _names(n.value) & element
+            element |= {t.target.value for n in body if isinstance(n, cst.Assign) and names_in(n.value) & element
                         for t in n.targets if isinstance(t.target, cst.Name)}
             element |= {n.func.value.value for n in body if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                         and n.func.attr.value in GROWING and isinstance(n.func.value, cst.Name) and n.args
-                        and _names(n.args[-1].value) & element}
+                        and names_in(n.args[-1].value) & element}
         element.discard(target)
     else:
         return False
