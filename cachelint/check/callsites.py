@@ -204,22 +204,9 @@ class ClientResolver:
 
 
 def _self_assignments(ctx: ModuleContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
-    values: list[cst.BaseExpression] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr:
-                    values.append(node.value)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            t = node.target
-            if node.value is not None and isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr:
-                values.append(node.value)
-
-    cls.visit(Collect())
-    return values
+    """The values assigned to `self.<attr>` (plain and annotated assignments) anywhere in the class, in source order."""
+    return [node.value for node in ctx.self_assignments(cls).get(attr, ())
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None]
 
 
 def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None = None) -> list[CallSite]:

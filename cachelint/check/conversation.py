@@ -548,11 +548,19 @@ def _grows_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
                for call in ctx.calls_on.get(name.value, []))
 
 
-def _param_deps(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set[str], depth: int) -> set[str]:
-    """The parameters of the enclosing function that `expr` is computed from (through local assignments)."""
+def _param_deps(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set[str], depth: int,
+                memo: dict[tuple[int, int], set[str]] | None = None) -> set[str]:
+    """The parameters of the enclosing function that `expr` is computed from (through local assignments).
+    `memo` keeps each (value, depth) answered once: a name reassigned many times from itself (`messages =
+    messages + [...]`) otherwise branches at every binding."""
     if expr is None or depth > MAX_DEPTH:
         return set()
+    memo = {} if memo is None else memo
+    key = (id(expr), depth)
+    if key in memo:
+        return memo[key]
     found: set[str] = set()
+    memo[key] = found
     for node in descendants(expr):
         if not isinstance(node, cst.Name) or node.value not in params and not _local(ctx, node):
             continue
@@ -564,7 +572,7 @@ def _param_deps(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set
                 if binding.name.value in params:
                     found.add(binding.name.value)
             elif value is not None and value is not expr:
-                found |= _param_deps(ctx, value, params, depth + 1)
+                found |= _param_deps(ctx, value, params, depth + 1, memo)
     return found
 
 

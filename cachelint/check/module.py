@@ -47,6 +47,7 @@ class ModuleContext:
         self._parents: dict[int, cst.CSTNode] = {}  # id(node) -> its parent
         self._qname_cache: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[int, list[cst.BaseExpression]] = {}
+        self._self_assigned: dict[int, dict[str, list[cst.CSTNode]]] = {}  # id(class) -> attr -> its assignments
         self._order: list[cst.CSTNode] = []  # every node in source order (libcst's visiting order)
         self._at: dict[int, int] = {}  # id(node) -> its place in _order
         self._index = self._build_index()
@@ -299,6 +300,26 @@ class ModuleContext:
                 push(kids)
         self._at = {id(node): place for place, node in enumerate(order)}
         return index
+
+    def self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.Assign | cst.AugAssign | cst.AnnAssign]]:
+        """The statements anywhere in `cls` (its methods too) that assign `self.<attr>`, by attr, in source order;
+        a statement once for each of its targets that names the attribute. Built once per class: a large class
+        is asked about each of its attributes."""
+        found = self._self_assigned.get(id(cls))
+        if found is None:
+            found = {}
+            for node in descendants(cls):
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                        found.setdefault(target.attr.value, []).append(node)
+            self._self_assigned[id(cls)] = found
+        return found
 
     def subtree(self, root: cst.CSTNode) -> list[cst.CSTNode] | None:
         """`root` and every node below it, in source order, when `root` is a node of this module."""

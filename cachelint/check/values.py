@@ -940,16 +940,13 @@ class ValueWalker:
 
     def _self_attribute(self, cls: cst.ClassDef, attr: cst.Attribute, landing: Landing, d: int, ordered: bool) -> None:
         wanted = attr.attr.value
-        for node in (n for n in descendants(cls) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            for target in targets:
-                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" and target.attr.value == wanted:
-                    if isinstance(node, cst.AugAssign) and isinstance(node.value, (cst.Integer, cst.Float)):
-                        self._fact("counter", attr, landing, f"self.{wanted} (incremented with {self.ctx.code(node.operator).strip()})", "turn")
-                    elif isinstance(node, cst.AugAssign):
-                        self.walk(node.value, landing, d, ordered=ordered)
-                    elif node.value is not None:
-                        self.walk(node.value, landing, d, ordered=ordered)
+        for node in self.ctx.self_assignments(cls).get(wanted, ()):
+            if isinstance(node, cst.AugAssign) and isinstance(node.value, (cst.Integer, cst.Float)):
+                self._fact("counter", attr, landing, f"self.{wanted} (incremented with {self.ctx.code(node.operator).strip()})", "turn")
+            elif isinstance(node, cst.AugAssign):
+                self.walk(node.value, landing, d, ordered=ordered)
+            elif node.value is not None:
+                self.walk(node.value, landing, d, ordered=ordered)
         for stmt in cls.body.body:  # class attributes
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
