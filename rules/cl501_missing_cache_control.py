@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
+from cachelint.check.callsites import HTTP_METHODS, unpacked_values
 from cachelint.check.module import descendants
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
@@ -19,6 +21,7 @@ from cachelint.check.static_prefix import (
     history_growth,
     leading_text,
     mentions_caching,
+    tree_sets_breakpoints,
 )
 from cachelint.tokens import counter_for
 
@@ -27,6 +30,7 @@ LONG = "You are the assistant of Acme Corp. " + "Follow the support handbook, ci
 
 class MissingCacheControl(Rule):
     code = "CL501"
+    without_sites = True  # a framework's Claude model, or a payload another module posts
     what = """
 Finds an Anthropic request sent with no `cache_control` anywhere (no breakpoint on a block, no top-level
 `cache_control`) whose repeated prefix can be cached (all but the first shape only where its module never
@@ -47,7 +51,13 @@ speaks of breakpoints, which a helper could set):
   a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
   that also come from outside (not written in the tree, and no caller in the tree passes them); every
   conversation of the app goes through it. litellm
-  requests count where the model, or the class that sends them, names Claude / Anthropic.
+  requests count where the model, or the class that sends them, names Claude / Anthropic;
+- it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
+  files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
+  by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
+  code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, or a framework's
+  Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported once per function that makes it.
+  An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
 OpenAI caches automatically and is not concerned.
 """
     why = """
@@ -67,6 +77,18 @@ client.messages.create(model="claude-sonnet-4-5", max_tokens=1024,
     options = "`model`: the default model for minimum lengths when `model=` is not a literal."
 
     VALID = [
+        """
+import requests
+ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+def complete(prompt, system):
+    payload = {"model": "claude-sonnet-4-5", "max_tokens": 4096, "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+               "messages": [{"role": "user", "content": prompt}]}
+    return requests.post(ANTHROPIC_URL, headers=HEADERS, json=payload).json()
+""",
+        """
+def build_payload(messages, model):
+    return {"model": model, "max_tokens": 4096, "messages": messages}
+""",
         f"""
 from anthropic import Anthropic
 client = Anthropic()
@@ -120,6 +142,25 @@ class ClaudeBackend:
         rest = [m for m in messages if m["role"] != "system"]
         return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system="\\n".join(system), tools=tools, messages=rest)
 """, line=9, message="history its callers pass"),
+        Invalid("""
+import requests
+ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+def complete(prompt, system):
+    payload = {"model": "claude-sonnet-4-5", "max_tokens": 4096, "system": system,
+               "messages": [{"role": "user", "content": prompt}]}
+    return requests.post(ANTHROPIC_URL, headers=HEADERS, json=payload).json()
+""", line=5, message="no file of this project sets a breakpoint"),
+        Invalid("""
+def build_anthropic_payload(messages, model):
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    turns = [m for m in messages if m["role"] != "system"]
+    return {"model": model, "max_tokens": 4096, "system": "\\n".join(system), "messages": turns}
+""", line=5, message="builds an Anthropic request"),
+        Invalid("""
+from llama_index.llms.anthropic import Anthropic
+def make_llm(model="claude-sonnet-4-5"):
+    return Anthropic(model=model, max_tokens=4096)
+""", line=4, message="Claude model"),
     ]
 
     def check(self, analysis):
@@ -135,6 +176,8 @@ class ClaudeBackend:
                 callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
                 report = report or _prompt_from_callers(analysis, site, callers)
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
+            if report is None and not quiet:
+                report = _unmarked_adapter(analysis, site)
             if report is None:
                 continue
             place = _fix_place(ctx, site, report)
@@ -142,6 +185,11 @@ class ClaudeBackend:
                 continue  # the create and stream paths take their messages from one builder: one place to fix
             reported.add(place)
             yield report  # otherwise each request: a client's stream and create paths each need their breakpoint
+        if quiet:
+            return
+        unsent = [*_unsent_payloads(analysis, reported), *_framework_models(analysis)]
+        if unsent and not tree_sets_breakpoints(ctx.filename):  # the tree is searched only for a module with one
+            yield from unsent
 
 
 def _long_static_prefix(analysis, site):
@@ -254,6 +302,140 @@ def _adapter(analysis, site, callers: list):
                      confidence="likely")
 
 
+def _unmarked_adapter(analysis, site):
+    """(likely) An Anthropic adapter in a tree where no file sets a breakpoint: the request sends what the
+    function's callers pass (the history, a prompt, the system prompt), so every request of the app goes through
+    it and none can ever be read from cache. Its module alone cannot say how long the prompts are; the tree can
+    say that nothing anywhere adds a breakpoint."""
+    ctx = analysis.ctx
+    if not _posted(site):
+        return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
+    function = ctx.enclosing_function(site.node)
+    sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
+    if function is None or not sent or not any(from_callers(ctx, expr, function) for expr in sent):
+        return None
+    if tree_sets_breakpoints(ctx.filename):
+        return None
+    return Report(_payload_of(ctx, site), f"`{function.name.value}` sends what its callers pass to Anthropic with no cache_control, "
+                  "and no file of this project sets a breakpoint anywhere: every request through it prefills its whole prompt "
+                  "again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
+                  "(or a top-level cache_control)", confidence="likely")
+
+
+def _posted(site) -> bool:
+    """A request posted to Anthropic's HTTP API by hand (`requests.post(ANTHROPIC_URL, json=payload)`): a
+    provider integration written against the wire format, which the app's every request goes through."""
+    node = site.node
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in HTTP_METHODS
+
+
+def _unsent_payloads(analysis, reported: set[int]):
+    """(likely) An Anthropic request body built as a dict (`{"model": ..., "max_tokens": ..., "messages": ...}`)
+    in code named for Anthropic / Claude, from what the function's callers pass, that no request of this module
+    sends (a generic HTTP sender elsewhere posts it), in a tree that sets no breakpoint anywhere."""
+    ctx = analysis.ctx
+    own = [site.arg("messages") for site in analysis.sites if site.arg("messages") is not None]
+    named_file = bool(CLAUDE.search(os.path.basename(ctx.filename)) or ANTHROPIC_API.search(ctx.source))
+    for node in ctx.nodes(cst.Dict):
+        keys = _string_keys(node)
+        if not {"messages", "max_tokens"} <= set(keys) or id(node) in reported or "cache_control" in ctx.code(node):
+            continue
+        if any(ctx.contains(node, messages) or ctx.contains(messages, node) for messages in own):
+            continue  # a request of this module sends it: judged there
+        function = ctx.enclosing_function(node)
+        if function is None:
+            continue
+        cls = ctx.enclosing(node, (cst.ClassDef,))
+        named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value))
+        if not named or not from_callers(ctx, keys["messages"], function):
+            continue
+        reported.add(id(node))
+        yield Report(node, f"`{function.name.value}` builds an Anthropic request from what its callers pass with no cache_control, "
+                     "and no file of this project sets a breakpoint anywhere: every request sent with it prefills its whole "
+                     "prompt again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
+                     "(or a top-level cache_control)", confidence="likely")
+
+
+FRAMEWORK_CLAUDE = frozenset({
+    "llama_index.llms.anthropic.Anthropic", "llama_index.llms.anthropic.base.Anthropic",
+    "llama_index.multi_modal_llms.anthropic.AnthropicMultiModal", "llama_index.multi_modal_llms.anthropic.base.AnthropicMultiModal",
+    "langchain_anthropic.ChatAnthropic", "langchain_anthropic.chat_models.ChatAnthropic",
+    "langchain_community.chat_models.ChatAnthropic", "langchain_community.chat_models.anthropic.ChatAnthropic",
+    "langchain.chat_models.ChatAnthropic",
+})
+
+
+def _framework_models(analysis):
+    """(likely) A framework's Claude chat model (llama_index's `Anthropic`, langchain's `ChatAnthropic`) made in
+    a tree that sets no breakpoint anywhere: the framework sends the app's prompts without one unless the
+    messages carry it, so nothing the app sends through it is ever read from cache."""
+    ctx = analysis.ctx
+    places: set[int] = set()  # one finding per function that makes them (a text and a vision model of one context)
+    for call in ctx.nodes(cst.Call):
+        name = ctx.qualified_name_in(call.func, FRAMEWORK_CLAUDE)
+        place = id(ctx.enclosing_function(call) or call)
+        if name is None or place in places:
+            continue
+        places.add(place)
+        short = name.rsplit(".", 1)[-1]
+        yield Report(call, f"`{short}(...)` ({name.split('.')[0]}) is a Claude model of this code, and no file of this project sets "
+                     "a cache_control breakpoint: the framework sends every prompt through it without one, so nothing is read "
+                     "from cache and each request prefills its whole prompt again; mark the static prefix (the system prompt, "
+                     "or the last message) with cache_control", confidence="likely")
+
+
+def from_callers(ctx, expr, function, depth: int = 0) -> bool:
+    """Whether `expr` is computed from a parameter of `function`: a parameter, or a local assigned from one or
+    grown with one (`messages.append({"role": "user", "content": prompt})`), a few assignments deep."""
+    if expr is None or depth > 4:
+        return False
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)} - {"self", "cls"}
+    for star in (function.params.star_arg, function.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            params.add(star.name.value)
+    for node in descendants(expr):
+        if not isinstance(node, cst.Name) or ctx.enclosing_function(node) is not function:
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue
+        for binding, value in ctx.assigned_values(node):
+            if isinstance(binding, cst.Param):
+                if binding.name.value in params:
+                    return True
+                continue
+            values = [value] if value is not None else unpacked_values(ctx, binding, into_functions=False)  # `system, rest = split(messages)`
+            if any(v is not expr and from_callers(ctx, v, function, depth + 1) for v in values):
+                return True
+        for call in ctx.calls_on.get(node.value, []):
+            if call.func.attr.value in ("append", "extend", "insert") and ctx.enclosing_function(call) is function:  # type: ignore[attr-defined]
+                if any(from_callers(ctx, arg.value, function, depth + 1) for arg in call.args):
+                    return True
+    return False
+
+
+def _payload_of(ctx, site):
+    """Where the breakpoint goes: the dict the sent messages are an entry of when it is built apart from the call
+    (`params = {..., "messages": messages}` then `create(**params)`), else the request."""
+    messages = site.arg("messages")
+    if messages is None or ctx.contains(site.node, messages):
+        return site.node
+    parent = ctx.parent(messages)
+    for _ in range(2):
+        if isinstance(parent, cst.Dict):
+            return parent
+        parent = ctx.parent(parent) if parent is not None else None
+    return site.node
+
+
+def _string_keys(node: cst.Dict) -> dict[str, cst.BaseExpression]:
+    found: dict[str, cst.BaseExpression] = {}
+    for element in node.elements:
+        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+            found[element.key.evaluated_value] = element.value  # type: ignore[index]
+    return found
+
+
 def _fix_place(ctx, site, report) -> int:
     """Where the breakpoint would be added: the payload the sent messages come from when it is built outside the
     call (`**kwargs` posted by a create and a stream path, `**self._kwargs(messages, stream)`, a payload a caller
@@ -275,6 +457,7 @@ def _built_by_caller(ctx, site):
 
 
 CLAUDE = re.compile(r"claude|anthropic", re.I)
+ANTHROPIC_API = re.compile(r"[\"']anthropic-version[\"']")
 SYSTEM_ROLE = re.compile(r"""["']role["']\s*:\s*["']system["']""")
 
 

@@ -713,3 +713,109 @@ class ClaudeBot:
 """
     found = lint(source, "CL501")
     assert [f.row for f in found] == [12] and "`messages`" in found[0].message
+
+
+# --- an Anthropic integration in a project that sets no breakpoint anywhere (issue 14, holdout5's adapters) -----
+# Whether a breakpoint is missing is a fact of the project: a module that posts to Anthropic by hand, builds the
+# request body for a generic sender, or makes a framework's Claude model cannot get one from anywhere when no
+# file of the tree speaks of cache_control. Reported `likely`; one file that sets breakpoints quiets them.
+
+HTTP_ADAPTER = """
+import requests
+
+ANTHROPIC_API_URL = "https://api.anthropic.com/v1/messages"
+
+class ClaudeProvider:
+    def inference(self, prompt, images=()):
+        messages = []
+        if images:
+            messages.append({"role": "user", "content": [{"type": "image", "source": i} for i in images]})
+        messages.append({"role": "user", "content": prompt})
+        payload = {"model": self.model, "max_tokens": self.max_tokens, "messages": messages}
+        resp = requests.post(ANTHROPIC_API_URL, headers=self._headers(), json=payload, timeout=300)
+        return resp.json()["content"][0]["text"]
+"""
+
+PAYLOAD_BUILDER = """
+def _build_anthropic_chat_completion_payload(messages, stream, model_id, functions=None):
+    system, others = _extract_system_message(messages)
+    formatted = [_build_anthropic_message(m) for m in others]
+    payload = {
+        "messages": formatted,
+        "model": model_id,
+        "max_tokens": 4096,
+        "stream": stream,
+    }
+    if system:
+        payload["system"] = system
+    return payload
+"""
+
+FRAMEWORK_MODEL = """
+from llama_index.llms.anthropic import Anthropic
+from llama_index.multi_modal_llms.anthropic import AnthropicMultiModal
+
+class AnthropicContext(Context):
+    def __init__(self, api_key=None, llm="claude-sonnet-4-5", mm_llm="claude-sonnet-4-5"):
+        super().__init__(
+            Anthropic(model=llm, api_key=api_key, max_tokens=4096),
+            AnthropicMultiModal(api_key=api_key, model=mm_llm),
+        )
+"""
+
+
+@pytest.mark.parametrize("source, needle", [(HTTP_ADAPTER, "payload = {"), (PAYLOAD_BUILDER, "payload = {"),
+                                            (FRAMEWORK_MODEL, "Anthropic(model=")], ids=["http", "payload", "framework"])
+def test_anthropic_integration_in_a_tree_without_breakpoints_is_reported_once(tmp_path, source, needle):
+    module = write(tmp_path / "providers" / "anthropic.py", source)
+    write(tmp_path / "providers" / "__init__.py", "")
+    write(tmp_path / "app.py", "from providers.anthropic import *\n")
+    found = lint_file(module, "CL501")
+    assert [f.row for f in found] == [row_of(source, needle)]  # at the request body (or the first model made)
+    assert found[0].confidence == "likely" and "no file of this project" in found[0].message
+
+
+@pytest.mark.parametrize("source", [HTTP_ADAPTER, PAYLOAD_BUILDER, FRAMEWORK_MODEL], ids=["http", "payload", "framework"])
+def test_one_file_of_the_tree_that_sets_breakpoints_quiets_it(tmp_path, source):
+    module = write(tmp_path / "providers" / "anthropic.py", source)
+    write(tmp_path / "providers" / "__init__.py", "")
+    write(tmp_path / "caching.py", 'def mark(block):\n    block["cache_control"] = {"type": "ephemeral"}\n    return block\n')
+    assert lint_file(module, "CL501") == []
+
+
+def test_an_http_cache_control_header_is_no_breakpoint(tmp_path):
+    module = write(tmp_path / "providers" / "anthropic.py", HTTP_ADAPTER)
+    write(tmp_path / "providers" / "__init__.py", "")
+    write(tmp_path / "web.py", 'cache_control = ("no-store" if private else "max-age=60")\nheaders = {"Cache-Control": cache_control}\n')
+    assert len(lint_file(module, "CL501")) == 1
+
+
+def test_an_sdk_helper_wrapping_a_prompt_is_still_quiet_in_such_a_tree(tmp_path):
+    """A one-off helper on the SDK is as often a script with a short prompt: the tree's silence alone does not
+    make it a finding (the posted and framework integrations above are an app's provider layer)."""
+    module = write(tmp_path / "ask.py", """
+        import anthropic
+        client = anthropic.Anthropic()
+        def ask(prompt):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=[{"role": "user", "content": prompt}])
+        """)
+    assert lint_file(module, "CL501") == []
+
+
+def test_adding_a_breakpoint_in_another_file_relints_the_adapter(tmp_path, monkeypatch):
+    """The answer rests on every file of the tree: the cache keeps them as the adapter's dependencies."""
+    from cachelint.check.config import Config
+    from cachelint.check.run import run_check
+
+    write(tmp_path / "providers" / "anthropic.py", HTTP_ADAPTER)
+    write(tmp_path / "util.py", "def shorten(text):\n    return text[:80]\n")
+    monkeypatch.chdir(tmp_path)
+
+    def codes() -> list[str]:
+        run = run_check([Path(".")], Config(root=tmp_path), processes=1)
+        return [f"{f.filename}:{f.code}" for f in run.findings]
+
+    assert codes() == ["providers/anthropic.py:CL501"]
+    assert codes() == ["providers/anthropic.py:CL501"]  # warm
+    write(tmp_path / "util.py", 'def shorten(text):\n    return text[:80]\n\nEPHEMERAL = {"cache_control": {"type": "ephemeral"}}\n')
+    assert codes() == []

@@ -65,6 +65,53 @@ def _remember(memo: dict, key: object, value: Any) -> Any:
     return value
 
 
+# a breakpoint set somewhere: a "cache_control" key or keyword block, a caching switch or a Bedrock cache point
+# (an HTTP `Cache-Control` header kept in a variable named cache_control is none)
+BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{|prompt_caching|cache_breakpoint|cachePoint|cache_point""")
+_TREE_BREAKPOINTS: dict[tuple[str, int], tuple[float, tuple[bool, list[str]]]] = {}
+
+
+def tree_sets_breakpoints(filename: str) -> bool:
+    """Whether any .py file of the tree that holds `filename` speaks of Anthropic breakpoints. Where none does,
+    no helper anywhere can add one to a request sent without them: an adapter's missing breakpoint is then
+    a fact of the project, not of the module in sight."""
+    from cachelint.check.project import note_read
+
+    if not os.path.isfile(filename):
+        return False  # a source with no file (stdin, an example): it has no tree, only its own text
+    root = _tree_root(filename)
+    key = (root, _tree_stamp(root))  # a file edited, added or removed since: searched again
+    cached = _recalled(_TREE_BREAKPOINTS, key)
+    if cached is None:
+        cached = _remember(_TREE_BREAKPOINTS, key, _tree_breakpoints(root))
+    found, read = cached
+    for path in read:  # the answer rests on these files: the one that speaks of breakpoints, or all of them
+        note_read(path)
+    return found
+
+
+def _tree_breakpoints(root: str) -> tuple[bool, list[str]]:
+    """(whether a file speaks of breakpoints, the files the answer rests on)."""
+    read: list[str] = []
+    for path, text in _tree_texts(root):
+        read.append(path)
+        if BREAKPOINT_WORDS.search(text):
+            return True, [path]
+    return False, read
+
+
+def _tree_stamp(root: str) -> int:
+    """A cheap signature of the tree's files (their paths, sizes and modification times)."""
+    stamps = []
+    for path in _tree_files(root, fresh=True):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        stamps.append((path, stat.st_mtime_ns, stat.st_size))
+    return hash(tuple(stamps))
+
+
 def mentions_caching(source: str) -> bool:
     """Whether a module's text speaks of Anthropic breakpoints at all: then a request with no breakpoint in
     sight may still get one from a helper, and no finding rests on their absence."""
@@ -358,8 +405,9 @@ def _tree_texts(root: str) -> Iterator[tuple[str, str]]:
             continue
 
 
-def _tree_files(root: str) -> list[str]:
-    cached = _recalled(_TREE_FILES, root)
+def _tree_files(root: str, fresh: bool = False) -> list[str]:
+    """The tree's .py files (kept MEMO_SECONDS; `fresh`: walked again)."""
+    cached = None if fresh else _recalled(_TREE_FILES, root)
     if cached is not None:
         return cached
     from cachelint.check.config import Config
