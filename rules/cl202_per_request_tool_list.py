@@ -19,6 +19,12 @@ Also a hand-off: the request's tools come from a parameter of the function that 
 caller in the same module passes the same growing history on each turn of its loop while it reassigns the
 object for that parameter inside the loop (a tool returned another agent). Reported at the reassignment.
 
+Also (confidence `likely`) an agent middleware hook that runs around every model call (LangChain's
+`wrap_model_call` / `awrap_model_call` / `modify_model_request`, or a method of its class it calls with the
+request) and hands on the request with its tools filtered on what the request or the conversation's state
+holds (`request.override(tools=[t for t in request.tools if t.name not in hidden(request.state)])`). A filter on
+the middleware's own settings is the same on every call and is not reported.
+
 Also, where no SDK request is in sight (confidence `likely`): a tools list rebuilt in a step function with tools
 added under a condition on state read in that step (`viewport = await page.viewport()`, `if viewport.top > 0:
 tools.append(SCROLL_UP)`) and sent by a framework's LLM call with the history (`client.create(history, tools=tools)`).
@@ -42,6 +48,16 @@ def step(messages):
     fix_safety = "none."
 
     VALID = [
+        """
+from langchain.agents.middleware import AgentMiddleware
+
+class DisabledTools(AgentMiddleware):
+    def __init__(self, disabled):
+        self.disabled = frozenset(disabled)
+
+    def wrap_model_call(self, request, handler):
+        return handler(request.override(tools=[t for t in request.tools if t.name not in self.disabled]))
+""",
         """
 from anthropic import Anthropic
 client = Anthropic()
@@ -123,12 +139,32 @@ class Surfer:
             tools.append(SCROLL_UP)
         return await self.model_client.create(history, tools=tools)
 """, line=7, message="state read in this step"),
+        Invalid("""
+from langchain.agents.middleware import AgentMiddleware
+
+class DeferredToolFilter(AgentMiddleware):
+    def _filter(self, request):
+        promoted = set(request.state.get("promoted_tools", ()))
+        active = [t for t in request.tools if t.name not in self.deferred or t.name in promoted]
+        return request.override(tools=active)
+
+    def wrap_model_call(self, request, handler):
+        return handler(self._filter(request))
+""", line=7, message="middleware filters the tools"),
     ]
 
     without_sites = True
 
     def check(self, analysis):
         from cachelint.check.conversation import handoffs, per_cycle_arguments, step_state_tools
+        from cachelint.check.middleware import tool_filters
+
+        for found in tool_filters(analysis.ctx):
+            yield Report(found.node, f"this middleware filters the tools of every model call ({found.hook}) on what `{found.reads}` holds: "
+                         "when that changes within a conversation (a tool promoted, a skill activated), the next call goes out with "
+                         "another tool list, and the tools open the prefix, so the whole conversation is prefilled again; send one "
+                         "tool list for the conversation (promote tools at its start) and restrict calls with tool_choice or the "
+                         "tool's own check", confidence="likely")
 
         for found in per_cycle_arguments(analysis.ctx, analysis.sites, "tools"):
             yield Report(found.node, f"the tools handed to the sender change inside the loop that continues the conversation ({found.shown}): "

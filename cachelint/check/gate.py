@@ -63,6 +63,16 @@ CONVERSATION_SWITCH = Needs(re.compile(r"""\b_?(?:(?:get|make|create|build|new|l
                             ("_llm(", "_lm(", "_chat_model(", "_llm_client(", "get_model(", "select_model(", "pick_model(", "choose_model(",
                              "resolve_model(", "tool_choice"))
 
+# a framework's Claude chat model (CL501: cl501's _framework_models): llama_index's Anthropic, langchain's ChatAnthropic
+FRAMEWORK_CLAUDE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(?:llama_index\.(?:llms|multi_modal_llms)\.anthropic|langchain_anthropic|langchain_community\.chat_models|langchain\.chat_models)\b", re.M)
+
+# an agent middleware's hook around each model call (CL202: middleware.py)
+MODEL_CALL_HOOK = re.compile(r"def\s+a?(?:wrap_model_call|modify_model_request)\(")
+
+# a request body with Anthropic's required keys, in a module that names Anthropic or Claude
+ANTHROPIC_PAYLOAD = re.compile(r"""["']max_tokens["']\s*:""")
+CLAUDE_WORD = re.compile(r"anthropic|claude", re.I)
+
 # a framework's message that its serializer marks with cache_control (CL502): UserMessage(content=..., cache=True)
 CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 
@@ -121,6 +131,12 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL401" in codes and FORMAT_QUICK.search(source):
         return True  # a side request of the conversation in another output format (history.format_switches)
+    if "CL501" in codes and "Anthropic" in source and FRAMEWORK_CLAUDE_IMPORT.search(source):
+        return True
+    if "CL501" in codes and "max_tokens" in source and ANTHROPIC_PAYLOAD.search(source) and CLAUDE_WORD.search(source):
+        return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
+    if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
+        return True  # tools filtered in an agent middleware's per-call hook (middleware.py)
     if "CL502" in codes and CACHE_FLAG.search(source):
         return True
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):
