@@ -334,6 +334,8 @@ def _unsent_payloads(analysis, reported: set[int]):
     in code named for Anthropic / Claude, from what the function's callers pass, that no request of this module
     sends (a generic HTTP sender elsewhere posts it), in a tree that sets no breakpoint anywhere."""
     ctx = analysis.ctx
+    if any(_to_anthropic(analysis, site) for site in analysis.sites):
+        return  # this module sends its requests itself (`create(**self._kwargs(messages))`): judged at them
     own = [site.arg("messages") for site in analysis.sites if site.arg("messages") is not None]
     named_file = bool(CLAUDE.search(os.path.basename(ctx.filename)) or ANTHROPIC_API.search(ctx.source))
     for node in ctx.nodes(cst.Dict):

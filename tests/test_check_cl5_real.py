@@ -775,6 +775,30 @@ def test_anthropic_integration_in_a_tree_without_breakpoints_is_reported_once(tm
     assert found[0].confidence == "likely" and "no file of this project" in found[0].message
 
 
+def test_a_body_the_module_sends_itself_is_judged_at_its_request_only(tmp_path):
+    """`create(**self._kwargs(messages))`: the request is in sight, and its own paths decide."""
+    source = """
+        import anthropic
+
+        class AnthropicLLM:
+            def __init__(self, config):
+                self.aclient = anthropic.AsyncAnthropic(api_key=config.api_key)
+
+            def _const_kwargs(self, messages, stream=False):
+                kwargs = {"model": self.model, "messages": messages, "max_tokens": 4096, "stream": stream}
+                if messages[0]["role"] == "system":
+                    kwargs["messages"] = messages[1:]
+                    kwargs["system"] = messages[0]["content"]
+                return kwargs
+
+            async def acompletion(self, messages):
+                return await self.aclient.messages.create(**self._const_kwargs(messages))
+        """
+    module = write(tmp_path / "provider" / "anthropic_api.py", source)
+    write(tmp_path / "provider" / "__init__.py", "")
+    assert all(f.row != row_of(source, "kwargs = {") for f in lint_file(module, "CL501"))
+
+
 @pytest.mark.parametrize("source", [HTTP_ADAPTER, PAYLOAD_BUILDER, FRAMEWORK_MODEL], ids=["http", "payload", "framework"])
 def test_one_file_of_the_tree_that_sets_breakpoints_quiets_it(tmp_path, source):
     module = write(tmp_path / "providers" / "anthropic.py", source)
