@@ -331,7 +331,8 @@ def _posted(site) -> bool:
 
 def _unsent_payloads(analysis, reported: set[int]):
     """(likely) An Anthropic request body built as a dict (`{"model": ..., "max_tokens": ..., "messages": ...}`)
-    in code named for Anthropic / Claude, from what the function's callers pass, that no request of this module
+    in code named for Anthropic / Claude, with the messages the function's callers pass (converted or not; a
+    list of new messages written in the body is a one-off question or a record, not a conversation), that no request of this module
     sends (a generic HTTP sender elsewhere posts it), in a tree that sets no breakpoint anywhere."""
     ctx = analysis.ctx
     if any(_to_anthropic(analysis, site) for site in analysis.sites):
@@ -349,8 +350,8 @@ def _unsent_payloads(analysis, reported: set[int]):
             continue
         cls = ctx.enclosing(node, (cst.ClassDef,))
         named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value))
-        if not named or not from_callers(ctx, keys["messages"], function):
-            continue
+        if not named or isinstance(keys["messages"], cst.List) or not from_callers(ctx, keys["messages"], function):
+            continue  # a list written here holds new messages (one question, a record): not a conversation passed on
         reported.add(id(node))
         yield Report(node, f"`{function.name.value}` builds an Anthropic request from what its callers pass with no cache_control, "
                      "and no file of this project sets a breakpoint anywhere: every request sent with it prefills its whole "

@@ -807,6 +807,19 @@ def test_one_file_of_the_tree_that_sets_breakpoints_quiets_it(tmp_path, source):
     assert lint_file(module, "CL501") == []
 
 
+def test_a_body_with_one_new_question_written_in_it_is_no_conversation(tmp_path):
+    source = """
+        class ClaudeVision:
+            def _anthropic_image_body(self, question, image_url, model):
+                return {"model": model, "max_tokens": 1024,
+                        "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": image_url}},
+                                                                  {"type": "text", "text": question}]}]}
+        """
+    module = write(tmp_path / "vision" / "claude.py", source)
+    write(tmp_path / "vision" / "__init__.py", "")
+    assert lint_file(module, "CL501") == []
+
+
 def test_an_http_cache_control_header_is_no_breakpoint(tmp_path):
     module = write(tmp_path / "providers" / "anthropic.py", HTTP_ADAPTER)
     write(tmp_path / "providers" / "__init__.py", "")
