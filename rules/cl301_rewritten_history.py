@@ -32,6 +32,13 @@ messages moved into the system parameter, a leading orphan tool result dropped a
 applied to every message alike, and compaction functions (`compact_*`, `summarize_*`: one large step) are not
 reported.
 
+A framework memory class chosen as the app's history that is a sliding window by design (confidence `likely`):
+LangChain's `ConversationBufferWindowMemory(k=...)`, AutoGen's `BufferedChatCompletionContext` /
+`HeadAndTailChatCompletionContext`, Strands' `SlidingWindowConversationManager`, CAMEL's
+`ChatHistoryMemory(window_size=...)`, Semantic Kernel's history reducers, and the token-budget buffers
+(`ConversationTokenBufferMemory`, `ConversationSummaryBufferMemory`, `TokenLimitedChatCompletionContext`,
+`ChatMemoryBuffer`) when given a budget under 32k tokens (the defaults keep what fits the context window).
+
 The prefix re-rendered from current state is a rewrite too (confidence `likely`):
 - instructions rendered on every request from a dict the agent loop updates between requests
   (`agent.instructions(context_variables)` with tool results merged into `context_variables`,
@@ -70,6 +77,11 @@ while True:
     fix_safety = "none."
 
     VALID = [
+        """
+from langchain.memory import ConversationTokenBufferMemory
+def make_memory(llm):
+    return ConversationTokenBufferMemory(llm=llm, max_token_limit=120_000)
+""",
         """
 from anthropic import Anthropic
 client = Anthropic()
@@ -116,6 +128,14 @@ class Chat:
 """,
     ]
     INVALID = [
+        Invalid("""
+from langchain.memory import ConversationBufferWindowMemory
+from langchain.agents import AgentExecutor
+
+def make_agent(agent, tools):
+    memory = ConversationBufferWindowMemory(k=10, memory_key="chat_history", return_messages=True)
+    return AgentExecutor(agent=agent, tools=tools, memory=memory)
+""", line=6, message="latest 10 exchanges"),
         Invalid("""
 import json
 from openai import OpenAI
@@ -233,6 +253,13 @@ def turn(history):
             small_budget_summaries,
         )
 
+        from cachelint.check.framework_memory import window_memories
+
+        for found in window_memories(analysis.ctx):
+            yield Report(found.node, f"`{found.cls}` {found.how} of the conversation: once it is longer, every turn drops the oldest "
+                         "from the front of the history, right after the system prompt, so no request reuses the previous one's "
+                         "cached history; keep the whole history and compact rarely, near the context window, in one large step",
+                         confidence="likely")
         for found in rerendered_instructions(analysis.ctx):
             yield Report(found.node, f"{found.what}; when an update changes the rendered text, the leading system message changes and "
                          "every cached message after it is prefilled again: render the instructions once per conversation and send "

@@ -69,6 +69,11 @@ FRAMEWORK_CLAUDE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(?:llama_index\.(?:llms|
 # an agent middleware's hook around each model call (CL202: middleware.py)
 MODEL_CALL_HOOK = re.compile(r"def\s+a?(?:wrap_model_call|modify_model_request)\(")
 
+# a framework memory class that keeps a sliding window (CL301: framework_memory.py)
+WINDOW_MEMORY = re.compile(r"\b(?:ConversationBufferWindowMemory|ConversationTokenBufferMemory|ConversationSummaryBufferMemory|BufferedChatCompletionContext|"
+                           r"HeadAndTailChatCompletionContext|TokenLimitedChatCompletionContext|SlidingWindowConversationManager|ChatHistoryMemory|"
+                           r"ChatHistoryTruncationReducer|ChatHistorySummarizationReducer|ChatMemoryBuffer)\b")
+
 # a request body with Anthropic's required keys, in a module that names Anthropic or Claude
 ANTHROPIC_PAYLOAD = re.compile(r"""["']max_tokens["']\s*:""")
 CLAUDE_WORD = re.compile(r"anthropic|claude", re.I)
@@ -137,6 +142,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
     if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
         return True  # tools filtered in an agent middleware's per-call hook (middleware.py)
+    if "CL301" in codes and WINDOW_MEMORY.search(source):
+        return True  # a framework's sliding-window memory class (framework_memory.py)
     if "CL502" in codes and CACHE_FLAG.search(source):
         return True
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):

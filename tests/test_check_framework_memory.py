@@ -1,0 +1,70 @@
+"""CL301 on the frameworks' own sliding-window memory classes (issue 14, holdout6's miss classes): an app that
+constructs one keeps only the latest N messages (or what fits a small token budget) on every request. What
+each class does is a fact of its framework (check/framework_memory.py); budgets the size of a context window
+are compaction at the window and stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from cachelint.check.engine import lint_source
+
+
+def lint(source: str) -> list:
+    source = textwrap.dedent(source).lstrip("\n")
+    return [f for f in lint_source(source, "memory.py") if f.code == "CL301"]
+
+
+@pytest.mark.parametrize("source, words", [
+    ("""
+     from langchain.memory import ConversationBufferWindowMemory
+     memory = ConversationBufferWindowMemory(k=10, memory_key="chat_history", output_key="output", return_messages=True)
+     """, "latest 10 exchanges"),
+    ("""
+     from strands.agent.conversation_manager import SlidingWindowConversationManager
+     from strands import Agent
+     agent = Agent(conversation_manager=SlidingWindowConversationManager(window_size=20), tools=TOOLS)
+     """, "latest 20 messages"),
+    ("""
+     from autogen_core.model_context import BufferedChatCompletionContext
+     def context():
+         return BufferedChatCompletionContext(buffer_size=settings.history_size)
+     """, "latest `settings.history_size` messages"),
+    ("""
+     from llama_index.core.memory import ChatMemoryBuffer
+     memory = ChatMemoryBuffer.from_defaults(token_limit=3900)
+     """, "fit 3,900 tokens"),
+    ("""
+     from camel.memories import ChatHistoryMemory
+     memory = ChatHistoryMemory(context_creator, window_size=6)
+     """, "latest 6 messages"),
+], ids=["langchain-window", "strands", "autogen-attribute", "llama-index-small-budget", "camel"])
+def test_a_sliding_window_memory_class_is_reported_where_it_is_made(source, words):
+    found = lint(source)
+    assert len(found) == 1 and words in found[0].message and found[0].confidence == "likely"
+
+
+@pytest.mark.parametrize("source", [
+    """
+    from llama_index.core.memory import ChatMemoryBuffer
+    memory = ChatMemoryBuffer.from_defaults(llm=llm)
+    """,
+    """
+    from langchain.memory import ConversationSummaryBufferMemory
+    memory = ConversationSummaryBufferMemory(llm=llm, max_token_limit=100_000)
+    """,
+    """
+    from langchain.memory import ConversationBufferMemory
+    memory = ConversationBufferMemory(memory_key="chat_history", return_messages=True)
+    """,
+    """
+    class ConversationBufferWindowMemory:
+        def __init__(self, k):
+            self.k = k
+    memory = ConversationBufferWindowMemory(k=3)
+    """,
+], ids=["budget-of-the-window", "large-budget", "full-buffer", "own-class-of-that-name"])
+def test_full_buffers_and_context_sized_budgets_are_quiet(source):
+    assert lint(source) == []
