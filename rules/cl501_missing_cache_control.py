@@ -10,7 +10,7 @@ from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.callsites import HTTP_METHODS, unpacked_values
-from cachelint.check.module import descendants
+from cachelint.check.module import descendants, read_names
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
     callers_system_text,
@@ -396,11 +396,8 @@ def from_callers(ctx, expr, function, depth: int = 0) -> bool:
     for star in (function.params.star_arg, function.params.star_kwarg):
         if isinstance(star, cst.Param):
             params.add(star.name.value)
-    for node in descendants(expr):
-        if not isinstance(node, cst.Name) or ctx.enclosing_function(node) is not function:
-            continue
-        parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+    for node in read_names(ctx, expr):
+        if ctx.enclosing_function(node) is not function:
             continue
         for binding, value in ctx.assigned_values(node):
             if isinstance(binding, cst.Param):

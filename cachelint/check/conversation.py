@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.module import ModuleContext, argument_for, descendants, sorted_in
+from cachelint.check.module import ModuleContext, argument_for, descendants, read_names, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -561,11 +561,8 @@ def _param_deps(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set
         return memo[key]
     found: set[str] = set()
     memo[key] = found
-    for node in descendants(expr):
-        if not isinstance(node, cst.Name) or node.value not in params and not _local(ctx, node):
-            continue
-        parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+    for node in read_names(ctx, expr):
+        if node.value not in params and not _local(ctx, node):
             continue
         for binding, value in ctx.assigned_values(node):
             if isinstance(binding, cst.Param):

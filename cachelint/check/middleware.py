@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, descendants, read_names
 
 HOOKS = frozenset({"wrap_model_call", "awrap_model_call", "modify_model_request", "amodify_model_request"})
 MAX_HOPS = 2  # helper methods followed from the hook: self._filter(request) -> self._allowed(request)
@@ -144,11 +144,8 @@ def _depends_on(ctx: ModuleContext, expr: cst.CSTNode, function: cst.FunctionDef
                 own: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
     if depth > 4:
         return None
-    for node in descendants(expr):
-        if not isinstance(node, cst.Name) or (depth == 0 and node.value in own):
-            continue
-        parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+    for node in read_names(ctx, expr):
+        if depth == 0 and node.value in own:
             continue
         if node.value in params and ctx.enclosing_function(node) is function:
             return node.value

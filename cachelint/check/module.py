@@ -630,6 +630,15 @@ def names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
 
 
+def read_names(ctx: "ModuleContext", expr: cst.CSTNode) -> Iterator[cst.Name]:
+    """The name nodes in `expr` that read a variable (`x` in `x.y`, never the attribute `y`), in source order."""
+    for node in descendants(expr):
+        if isinstance(node, cst.Name):
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.Attribute) and parent.attr is node):
+                yield node
+
+
 def argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpression | None:
     """The argument a call gives a parameter: by keyword, else the positional one at `position` (self not counted)."""
     for arg in call.args:
