@@ -101,9 +101,10 @@ def _tree_breakpoints(root: str) -> tuple[bool, list[str]]:
 
 
 def _tree_stamp(root: str) -> int:
-    """A cheap signature of the tree's files (their paths, sizes and modification times)."""
+    """A cheap signature of the tree's files (their paths, sizes and modification times; the listing itself is
+    kept MEMO_SECONDS, as for the callers' search)."""
     stamps = []
-    for path in _tree_files(root, fresh=True):
+    for path in _tree_files(root):
         try:
             stat = os.stat(path)
         except OSError:
@@ -405,9 +406,8 @@ def _tree_texts(root: str) -> Iterator[tuple[str, str]]:
             continue
 
 
-def _tree_files(root: str, fresh: bool = False) -> list[str]:
-    """The tree's .py files (kept MEMO_SECONDS; `fresh`: walked again)."""
-    cached = None if fresh else _recalled(_TREE_FILES, root)
+def _tree_files(root: str) -> list[str]:
+    cached = _recalled(_TREE_FILES, root)
     if cached is not None:
         return cached
     from cachelint.check.config import Config
