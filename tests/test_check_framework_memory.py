@@ -40,7 +40,12 @@ def lint(source: str) -> list:
      from camel.memories import ChatHistoryMemory
      memory = ChatHistoryMemory(context_creator, window_size=6)
      """, "latest 6 messages"),
-], ids=["langchain-window", "strands", "autogen-attribute", "llama-index-small-budget", "camel"])
+    ("""
+     from camel.memories import ChatHistoryMemory
+     def make_memory(context_creator, window_size: int = 10):
+         return ChatHistoryMemory(context_creator, window_size=window_size)
+     """, "latest `window_size` messages"),
+], ids=["langchain-window", "strands", "autogen-attribute", "llama-index-small-budget", "camel", "parameter-with-a-size"])
 def test_a_sliding_window_memory_class_is_reported_where_it_is_made(source, words):
     found = lint(source)
     assert len(found) == 1 and words in found[0].message and found[0].confidence == "likely"
@@ -65,6 +70,11 @@ def test_a_sliding_window_memory_class_is_reported_where_it_is_made(source, word
             self.k = k
     memory = ConversationBufferWindowMemory(k=3)
     """,
-], ids=["budget-of-the-window", "large-budget", "full-buffer", "own-class-of-that-name"])
+    """
+    from camel.memories import ChatHistoryMemory
+    def make_memory(context_creator, message_window_size: int | None = None):
+        return ChatHistoryMemory(context_creator, window_size=message_window_size)
+    """,
+], ids=["budget-of-the-window", "large-budget", "full-buffer", "own-class-of-that-name", "window-left-to-callers"])
 def test_full_buffers_and_context_sized_budgets_are_quiet(source):
     assert lint(source) == []

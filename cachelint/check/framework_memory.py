@@ -96,8 +96,19 @@ def _how(ctx: ModuleContext, call: cst.Call, window: Window) -> str | None:
     size = keywords.get(window.size) if window.size else None
     if size is None:
         return f"keeps only the latest {window.what} (its default window)"
+    if _unset_parameter(ctx, size):
+        return None  # `window_size=window_size` with the parameter's default None: no window unless a caller asks
     count = _int(size)
     return f"keeps only the latest {count} {window.what}" if count is not None else f"keeps only the latest `{ctx.code(size)}` {window.what}"
+
+
+def _unset_parameter(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
+    """A name that is only a parameter whose default is None."""
+    if not isinstance(expr, cst.Name):
+        return False
+    bindings = [binding for binding, _ in ctx.assigned_values(expr)]
+    return bool(bindings) and all(isinstance(b, cst.Param) and isinstance(b.default, cst.Name) and b.default.value == "None"
+                                  for b in bindings)
 
 
 def _int(expr: cst.BaseExpression | None) -> int | None:
