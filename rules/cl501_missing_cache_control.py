@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -166,6 +167,7 @@ def make_llm(model="claude-sonnet-4-5"):
     def check(self, analysis):
         ctx = analysis.ctx
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
+        tree_marks = functools.cache(lambda: tree_sets_breakpoints(ctx.filename))  # asked at most once per module
         reported: set[int] = set()  # places to fix already reported (a payload builder shared by two requests)
         for site in analysis.sites:
             if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
@@ -177,7 +179,7 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = report or _prompt_from_callers(analysis, site, callers)
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
             if report is None and not quiet:
-                report = _unmarked_adapter(analysis, site)
+                report = _unmarked_adapter(analysis, site, tree_marks)
             if report is None:
                 continue
             place = _fix_place(ctx, site, report)
@@ -188,7 +190,7 @@ def make_llm(model="claude-sonnet-4-5"):
         if quiet:
             return
         unsent = [*_unsent_payloads(analysis, reported), *_framework_models(analysis)]
-        if unsent and not tree_sets_breakpoints(ctx.filename):  # the tree is searched only for a module with one
+        if unsent and not tree_marks():  # the tree is searched only for a module with one
             yield from unsent
 
 
@@ -302,11 +304,11 @@ def _adapter(analysis, site, callers: list):
                      confidence="likely")
 
 
-def _unmarked_adapter(analysis, site):
+def _unmarked_adapter(analysis, site, tree_marks):
     """(likely) An Anthropic adapter in a tree where no file sets a breakpoint: the request sends what the
     function's callers pass (the history, a prompt, the system prompt), so every request of the app goes through
     it and none can ever be read from cache. Its module alone cannot say how long the prompts are; the tree can
-    say that nothing anywhere adds a breakpoint."""
+    say that nothing anywhere adds a breakpoint (`tree_marks()`: whether it does, searched once per module)."""
     ctx = analysis.ctx
     if not _posted(site):
         return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
@@ -314,7 +316,7 @@ def _unmarked_adapter(analysis, site):
     sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
     if function is None or not sent or not any(from_callers(ctx, expr, function) for expr in sent):
         return None
-    if tree_sets_breakpoints(ctx.filename):
+    if tree_marks():
         return None
     return Report(_payload_of(ctx, site), f"`{function.name.value}` sends what its callers pass to Anthropic with no cache_control, "
                   "and no file of this project sets a breakpoint anywhere: every request through it prefills its whole prompt "

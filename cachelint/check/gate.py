@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 
 
@@ -70,9 +71,7 @@ FRAMEWORK_CLAUDE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(?:llama_index\.(?:llms|
 MODEL_CALL_HOOK = re.compile(r"def\s+a?(?:wrap_model_call|modify_model_request)\(")
 
 # a framework memory class that keeps a sliding window (CL301: framework_memory.py)
-WINDOW_MEMORY = re.compile(r"\b(?:ConversationBufferWindowMemory|ConversationTokenBufferMemory|ConversationSummaryBufferMemory|BufferedChatCompletionContext|"
-                           r"HeadAndTailChatCompletionContext|TokenLimitedChatCompletionContext|SlidingWindowConversationManager|ChatHistoryMemory|"
-                           r"ChatHistoryTruncationReducer|ChatHistorySummarizationReducer|ChatMemoryBuffer)\b")
+WINDOW_MEMORY = re.compile(r"\b(?:" + "|".join(sorted({name.rsplit(".", 1)[-1] for name in WINDOWS})) + r")\b")
 
 # a request body with Anthropic's required keys, in a module that names Anthropic or Claude
 ANTHROPIC_PAYLOAD = re.compile(r"""["']max_tokens["']\s*:""")
