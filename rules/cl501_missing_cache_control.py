@@ -10,8 +10,9 @@ import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
-from cachelint.check.callsites import HTTP_METHODS, unpacked_values
-from cachelint.check.module import descendants, read_names
+from cachelint.check.callsites import HTTP_METHODS
+from cachelint.check.depends import parameter_sources, parameters_of
+from cachelint.check.module import descendants
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
     callers_system_text,
@@ -389,31 +390,10 @@ def _framework_models(analysis):
                      "or the last message) with cache_control", confidence="likely")
 
 
-def from_callers(ctx, expr, function, depth: int = 0) -> bool:
-    """Whether `expr` is computed from a parameter of `function`: a parameter, or a local assigned from one or
-    grown with one (`messages.append({"role": "user", "content": prompt})`), a few assignments deep."""
-    if expr is None or depth > 4:
-        return False
-    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)} - {"self", "cls"}
-    for star in (function.params.star_arg, function.params.star_kwarg):
-        if isinstance(star, cst.Param):
-            params.add(star.name.value)
-    for node in read_names(ctx, expr):
-        if ctx.enclosing_function(node) is not function:
-            continue
-        for binding, value in ctx.assigned_values(node):
-            if isinstance(binding, cst.Param):
-                if binding.name.value in params:
-                    return True
-                continue
-            values = [value] if value is not None else unpacked_values(ctx, binding, into_functions=False)  # `system, rest = split(messages)`
-            if any(v is not expr and from_callers(ctx, v, function, depth + 1) for v in values):
-                return True
-        for call in ctx.calls_on.get(node.value, []):
-            if call.func.attr.value in ("append", "extend", "insert") and ctx.enclosing_function(call) is function:  # type: ignore[attr-defined]
-                if any(from_callers(ctx, arg.value, function, depth + 1) for arg in call.args):
-                    return True
-    return False
+def from_callers(ctx, expr, function) -> bool:
+    """Whether `expr` is computed from a parameter of `function`: a parameter, or a local assigned from one
+    (`system, rest = split(messages)` too) or grown with one (`messages.append({"role": "user", "content": prompt})`)."""
+    return bool(parameter_sources(ctx, expr, parameters_of(function), within=function, grown=True, unpack=True))
 
 
 def _payload_of(ctx, site):

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.module import ModuleContext, argument_for, descendants, read_names, sorted_in
+from cachelint.check.depends import parameter_sources
+from cachelint.check.module import ModuleContext, argument_for, descendants, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -492,12 +493,12 @@ def handoffs(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Handoff]:
         if function is None:
             continue
         params = {p.name.value for p in function.params.params} - {"self", "cls"}
-        history = _param_deps(ctx, site.arg("messages") if site.api != "openai-responses" else site.arg("input"), params, 0)
+        history = parameter_sources(ctx, site.arg("messages") if site.api != "openai-responses" else site.arg("input"), params)
         if not history:
             continue
         chosen: dict[str, list[str]] = {}
         for name in ("tools", *PARAMS.get(site.api, ()), "tool_choice"):
-            for param in _param_deps(ctx, site.arg(name), params, 0):
+            for param in parameter_sources(ctx, site.arg(name), params):
                 if name not in chosen.setdefault(param, []):
                     chosen[param].append(name)
         if not chosen:
@@ -546,35 +547,6 @@ def _grows_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
     scope = ctx.scope_of(name)
     return any(call.func.attr.value in GROWS and ctx.contains(loop, call) and ctx.scope_of(call.func.value) is scope  # type: ignore[attr-defined]
                for call in ctx.calls_on.get(name.value, []))
-
-
-def _param_deps(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set[str], depth: int,
-                memo: dict[tuple[int, int], set[str]] | None = None) -> set[str]:
-    """The parameters of the enclosing function that `expr` is computed from (through local assignments).
-    `memo` keeps each (value, depth) answered once: a name reassigned many times from itself (`messages =
-    messages + [...]`) otherwise branches at every binding."""
-    if expr is None or depth > MAX_DEPTH:
-        return set()
-    memo = {} if memo is None else memo
-    key = (id(expr), depth)
-    if key in memo:
-        return memo[key]
-    found: set[str] = set()
-    memo[key] = found
-    for node in read_names(ctx, expr):
-        if node.value not in params and not _local(ctx, node):
-            continue
-        for binding, value in ctx.assigned_values(node):
-            if isinstance(binding, cst.Param):
-                if binding.name.value in params:
-                    found.add(binding.name.value)
-            elif value is not None and value is not expr:
-                found |= _param_deps(ctx, value, params, depth + 1, memo)
-    return found
-
-
-def _local(ctx: ModuleContext, name: cst.Name) -> bool:
-    return ctx.enclosing_function(name) is not None
 
 
 # --- a forced tool_choice reset once tools were used ----------------------------------------------------------

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants, read_names
+from cachelint.check.depends import parameter_sources
+from cachelint.check.module import ModuleContext, descendants
 
 HOOKS = frozenset({"wrap_model_call", "awrap_model_call", "modify_model_request", "amodify_model_request"})
 MAX_HOPS = 2  # helper methods followed from the hook: self._filter(request) -> self._allowed(request)
@@ -134,25 +135,7 @@ def _param_read(ctx: ModuleContext, comp: cst.CSTNode, function: cst.FunctionDef
         if isinstance(comp.args[0].value, cst.Lambda):
             own = {p.name.value for p in comp.args[0].value.params.params}
     for condition in conditions:
-        found = _depends_on(ctx, condition, function, params - own, 0, own)
-        if found is not None:
-            return found
-    return None
-
-
-def _depends_on(ctx: ModuleContext, expr: cst.CSTNode, function: cst.FunctionDef, params: set[str], depth: int,
-                own: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
-    if depth > 4:
-        return None
-    for node in read_names(ctx, expr):
-        if depth == 0 and node.value in own:
-            continue
-        if node.value in params and ctx.enclosing_function(node) is function:
-            return node.value
-        for binding, value in ctx.assigned_values(node):
-            if isinstance(binding, cst.Param) or value is None or ctx.enclosing_function(binding) is not function:
-                continue
-            found = _depends_on(ctx, value, function, params, depth + 1)
-            if found is not None:
-                return found
+        found = parameter_sources(ctx, condition, params - own, within=function, skip=own)
+        if found:
+            return found[0]
     return None
