@@ -10,8 +10,8 @@ import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
-from cachelint.check.callsites import HTTP_METHODS
 from cachelint.check.depends import parameter_sources, parameters_of
+from cachelint.check.framework_models import CLAUDE_MODELS
 from cachelint.check.module import descendants
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.static_prefix import (
@@ -311,7 +311,7 @@ def _unmarked_adapter(analysis, site, tree_marks):
     it and none can ever be read from cache. Its module alone cannot say how long the prompts are; the tree can
     say that nothing anywhere adds a breakpoint (`tree_marks()`: whether it does, searched once per module)."""
     ctx = analysis.ctx
-    if not _posted(site):
+    if not site.http:
         return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
     function = ctx.enclosing_function(site.node)
     sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
@@ -324,12 +324,6 @@ def _unmarked_adapter(analysis, site, tree_marks):
                   "again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
                   "(or a top-level cache_control)", confidence="likely")
 
-
-def _posted(site) -> bool:
-    """A request posted to Anthropic's HTTP API by hand (`requests.post(ANTHROPIC_URL, json=payload)`): a
-    provider integration written against the wire format, which the app's every request goes through."""
-    node = site.node
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in HTTP_METHODS
 
 
 def _unsent_payloads(analysis, reported: set[int]):
@@ -362,15 +356,6 @@ def _unsent_payloads(analysis, reported: set[int]):
                      "(or a top-level cache_control)", confidence="likely")
 
 
-FRAMEWORK_CLAUDE = frozenset({
-    "llama_index.llms.anthropic.Anthropic", "llama_index.llms.anthropic.base.Anthropic",
-    "llama_index.multi_modal_llms.anthropic.AnthropicMultiModal", "llama_index.multi_modal_llms.anthropic.base.AnthropicMultiModal",
-    "langchain_anthropic.ChatAnthropic", "langchain_anthropic.chat_models.ChatAnthropic",
-    "langchain_community.chat_models.ChatAnthropic", "langchain_community.chat_models.anthropic.ChatAnthropic",
-    "langchain.chat_models.ChatAnthropic",
-})
-
-
 def _framework_models(analysis):
     """(likely) A framework's Claude chat model (llama_index's `Anthropic`, langchain's `ChatAnthropic`) made in
     a tree that sets no breakpoint anywhere: the framework sends the app's prompts without one unless the
@@ -378,7 +363,7 @@ def _framework_models(analysis):
     ctx = analysis.ctx
     places: set[int] = set()  # one finding per function that makes them (a text and a vision model of one context)
     for call in ctx.nodes(cst.Call):
-        name = ctx.qualified_name_in(call.func, FRAMEWORK_CLAUDE)
+        name = ctx.qualified_name_in(call.func, CLAUDE_MODELS)
         place = id(ctx.enclosing_function(call) or call)
         if name is None or place in places:
             continue

@@ -76,6 +76,7 @@ class CallSite:
     callee: str  # messages.create, litellm.completion, ...
     args: dict[str, cst.BaseExpression] = field(default_factory=dict)
     confidence: str = CERTAIN  # certain: a resolved SDK call; likely: only the call's shape says so
+    http: bool = False  # posted by hand to the provider's HTTP API (`requests.post(url, json=payload)`)
 
     def arg(self, name: str) -> cst.BaseExpression | None:
         return self.args.get(name)
@@ -255,7 +256,7 @@ def _http_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
     args = dict_entries(ctx, payload, 0)
     if "messages" not in args and "input" not in args:
         return None
-    return CallSite(call, api, ctx.code(func), args, LIKELY)  # "requests.post() on line 12"
+    return CallSite(call, api, ctx.code(func), args, LIKELY, http=True)  # "requests.post() on line 12"
 
 
 def _endpoint_api(ctx: ModuleContext, url: cst.BaseExpression | None, depth: int = 0) -> str | None:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cachelint.check.framework_memory import WINDOWS
+from cachelint.check.framework_models import CLAUDE_MODULES
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 
 
@@ -65,7 +66,7 @@ CONVERSATION_SWITCH = Needs(re.compile(r"""\b_?(?:(?:get|make|create|build|new|l
                              "resolve_model(", "tool_choice"))
 
 # a framework's Claude chat model (CL501: cl501's _framework_models): llama_index's Anthropic, langchain's ChatAnthropic
-FRAMEWORK_CLAUDE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(?:llama_index\.(?:llms|multi_modal_llms)\.anthropic|langchain_anthropic|langchain_community\.chat_models|langchain\.chat_models)\b", re.M)
+FRAMEWORK_CLAUDE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(?:" + "|".join(re.escape(m) for m in sorted(CLAUDE_MODULES)) + r")\b", re.M)
 
 # an agent middleware's hook around each model call (CL202: middleware.py)
 MODEL_CALL_HOOK = re.compile(r"def\s+a?(?:wrap_model_call|modify_model_request)\(")
