@@ -301,6 +301,19 @@ class ModuleContext:
         self._at = {id(node): place for place, node in enumerate(order)}
         return index
 
+    @cached_property
+    def template_names(self) -> frozenset[str]:
+        """The names this module assigns an f-string or a `.format(...)` call (`x = ...`, `x: str = ...`, `x += ...`,
+        `(x := ...)`): only those values can have a per-request tail after their text."""
+        found: set[str] = set()
+        for kind in (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr):
+            for node in self.nodes(kind):
+                if node.value is None or not is_template(node.value):
+                    continue
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                found.update(t.value for t in targets if isinstance(t, cst.Name))
+        return frozenset(found)
+
     def self_assignments(self, cls: cst.ClassDef) -> dict[str, list[cst.Assign | cst.AugAssign | cst.AnnAssign]]:
         """The statements anywhere in `cls` (its methods too) that assign `self.<attr>`, by attr, in source order;
         a statement once for each of its targets that names the attribute. Built once per class: a large class
@@ -646,3 +659,9 @@ def argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpressio
             return arg.value
     positional = [a for a in call.args if a.keyword is None and not a.star]
     return positional[position].value if 0 <= position < len(positional) else None
+
+
+def is_template(value: cst.BaseExpression) -> bool:
+    """An f-string or a `"...".format(...)` call: text with values put in at run time."""
+    return isinstance(value, cst.FormattedString) or (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "format")

@@ -86,31 +86,11 @@ def _message_tails(ctx: ModuleContext) -> Iterator[Tail]:
 
 def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpression:
     """A name assigned once in the function (`user_prompt = f"..."`): its value."""
-    if isinstance(text, cst.Name) and text.value in _template_names(ctx):  # the scopes only where a value can have a tail
+    if isinstance(text, cst.Name) and text.value in ctx.template_names:  # the scopes only where a value can have a tail
         values = [v for _, v in ctx.assigned_values(text) if v is not None]
         if len(values) == 1:
             return values[0]
     return text
-
-
-def _template_names(ctx: ModuleContext) -> set[str]:
-    """The names this module assigns an f-string or a `.format(...)` call (`x = ...`, `x: str = ...`, `x += ...`,
-    `(x := ...)`): only those values have a tail, so no other name needs its bindings looked up."""
-    found = ctx.__dict__.get("_template_names")
-    if found is None:
-        found = ctx.__dict__["_template_names"] = set()
-        for kind in (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr):
-            for node in ctx.nodes(kind):
-                if node.value is None or not _is_template(node.value):
-                    continue
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                found.update(t.value for t in targets if isinstance(t, cst.Name))
-    return found
-
-
-def _is_template(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.FormattedString) or (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "format")
 
 
 def _tail(ctx: ModuleContext, text: cst.BaseExpression) -> Tail | None:
