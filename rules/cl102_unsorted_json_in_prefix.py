@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check.fixes import add_keyword
-from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
+from cachelint.check.renderers import describe_system, is_system_built, system_facts
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -11,13 +11,12 @@ class UnsortedJsonInPrefix(Rule):
     code = "CL102"
     what = """
 Finds `json.dumps` (or `str()` / `repr()`) of a dict built at run time that reaches the cached prefix
-without `sort_keys=True`. Where the request is sent out of sight (a framework's adapter), a function that
-renders a conversation into messages in a loop and returns them (`{"role": ..., "content": ...}`, text
-blocks, `Message(role=..., content=...)`) is judged the same way, with confidence `likely`: every earlier
-turn it renders is prefix. A message stored once into kept state, or appended by the function that sends
-the request, is the newest turn and is not reported. A system message built here and sent elsewhere
-(`Message(role="system", ...)`, `SystemMessage(...)`, a `get_system_message()` builder) is judged for a
-run-time dict rendered with `str()` or an f-string (`likely`); its `json.dumps` of a schema is not.
+without `sort_keys=True`. A system message built here and sent elsewhere (`Message(role="system", ...)`,
+`SystemMessage(...)`, a `get_system_message()` builder) is judged for a run-time dict rendered with `str()` or
+an f-string (`likely`); its `json.dumps` of a schema is not. A function that renders each stored turn of a
+conversation into messages (`json.dumps(turn.arguments)` in a loop) is not reported: the same code builds the
+same key order, and the order changes only through a store that gives keys back in its own order (Postgres
+`jsonb`), which the code that renders cannot show.
 """
     why = """
 A dict's key order is its insertion order, which depends on the code path that filled it (a database row,
@@ -64,6 +63,15 @@ client = anthropic.Anthropic()
 def ask(data: dict):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Summarize.", messages=[{"role": "user", "content": json.dumps(data)}])
 """,
+        # a renderer of stored turns: each dict is built by the same code, in the same key order, every time
+        """
+import json
+def to_messages(history):
+    out = []
+    for turn in history:
+        out.append({"role": "tool", "tool_call_id": turn.call_id, "content": json.dumps(turn.result)})
+    return out
+""",
     ]
     INVALID = [
         Invalid("""
@@ -88,15 +96,6 @@ def run(user):
     context = {k: v for k, v in user.items() if v}
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": json.dumps(context)}], messages=[{"role": "user", "content": "hi"}])
 """, line=6),
-        # a framework's history renderer: every stored tool result is serialized again for each request
-        Invalid("""
-import json
-def to_messages(history):
-    out = []
-    for turn in history:
-        out.append({"role": "tool", "tool_call_id": turn.call_id, "content": json.dumps(turn.result)})
-    return out
-""", line=6, message="sent elsewhere"),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()
@@ -115,19 +114,12 @@ def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
 """, line=6, message="system prompt built on line 7"),
     ]
 
-    without_sites = True  # a history renderer whose request is sent elsewhere
+    without_sites = True  # a system message built here whose request is sent elsewhere
 
     def check(self, analysis):
-        found = list(analysis.facts({"unsorted_json", "dict_repr"})) + list(rendered_facts(analysis, {"unsorted_json", "dict_repr"}))
-        found += list(system_facts(analysis, {"unsorted_json", "dict_repr"}))
+        found = list(analysis.facts({"unsorted_json", "dict_repr"})) + list(system_facts(analysis, {"unsorted_json", "dict_repr"}))
         for site, fact in found:
             where = fact.landing.words
-            if is_rendered(site):
-                fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True") if fact.kind == "unsorted_json" else None
-                what = "`json.dumps()` of a dict built at run time, without `sort_keys=True`," if fact.kind == "unsorted_json" else f"`{fact.label}`"
-                yield Report.at(site, fact.node, f"{what}{fact.origin} renders text of {describe(analysis, site)}: its key order can change "
-                                "between processes or after a storage round trip, and the history behind it is prefilled again", fix=fix)
-                continue
             if fact.kind == "unsorted_json":
                 fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
                 message = f"`json.dumps()`{fact.origin} of a dict built at run time reaches the {where} of {_place(analysis, site)} without `sort_keys=True`: its key order can change between requests"
