@@ -622,3 +622,64 @@ def test_the_system_message_of_a_running_conversation_swapped_for_another_is_rep
     assert rows(source) == [3]
     unchanged = source.replace('Message(content=FIX_SYSTEM_PROMPT, role="system")', "message")
     assert rows(unchanged) == []
+
+
+# --- conversions done alike on every request (precision on real code: pipecat, PraisonAI, instructor) ----------
+
+def test_system_message_taken_out_after_a_guard_clause_is_not_a_cut():
+    # pipecat's adapters: `if messages[0].get("role") != "system": return None`, then the first message is popped
+    # into the provider's system parameter: the same on every request
+    assert rows("""
+        class Adapter:
+            def extract_system(self, messages):
+                if not messages:
+                    return None
+                if messages[0].get("role") != "system":
+                    return None
+                content = messages[0].get("content", "")
+                messages.pop(0)
+                return content
+    """) == []
+
+
+def test_a_guard_that_leaves_on_a_system_message_makes_the_pop_a_cut():
+    assert rows("""
+        class Adapter:
+            def trim(self, messages):
+                if messages[0].get("role") == "system":
+                    return None
+                messages.pop(0)
+                return messages
+    """) == [5]
+
+
+def test_a_copy_edited_by_a_test_of_its_own_content_is_stable():
+    # `isinstance(content, str) and len(content) > 1000` reads the message only: each one renders the same every turn
+    assert rows("""
+        def to_api(messages):
+            out = []
+            for msg in messages:
+                content = msg.get("content", "")
+                if msg.get("role") == "tool" and isinstance(content, str) and len(content) > 1000:
+                    short = msg.copy()
+                    short["content"] = content[:300]
+                    out.append(short)
+                    continue
+                out.append(msg)
+            return out
+    """) == []
+
+
+def test_a_copy_edited_by_its_position_is_still_found():
+    assert rows("""
+        def to_api(messages, keep):
+            out = []
+            for i, msg in enumerate(messages):
+                if msg.get("role") == "tool" and i < len(messages) - keep:
+                    short = msg.copy()
+                    short["content"] = "(omitted)"
+                    out.append(short)
+                    continue
+                out.append(msg)
+            return out
+    """) == [6]

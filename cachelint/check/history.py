@@ -18,6 +18,7 @@ of another module of the tree is followed one hop (cachelint.check.project).
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -397,12 +398,44 @@ def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
 
 
 def under_system_role_test(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """Whether `node` runs under `if messages[0]["role"] == "system":` / `while ... .role == "system"`: the leading
+    """Whether `node` runs under `if messages[0]["role"] == "system":` / `while ... .role == "system"`, or after a
+    guard that leaves the function otherwise (`if messages[0].get("role") != "system": return None`): the leading
     system message is taken out of the list (into the system parameter) alike on every request, not dropped."""
     test = getattr(ctx.enclosing(node, (cst.While, cst.If)), "test", None)
-    return test is not None and any(isinstance(n, cst.SimpleString) and n.value.strip("'\"") in ("system", "developer") for n in descendants(test))
+    if test is not None and _names_system_role(test):
+        return True
+    return any(_names_system_role(guard.test) and _negative(guard.test) for guard in _guards_before(ctx, node))
 
 
+def _names_system_role(test: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.SimpleString) and n.value.strip("'\"") in ("system", "developer") for n in descendants(test))
+
+
+def _negative(test: cst.BaseExpression) -> bool:
+    """`a != "system"`, `not ...`, `"system" not in ...`: a guard that leaves when the first message is not one."""
+    return any(isinstance(n, (cst.NotEqual, cst.NotIn)) or (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
+               for n in descendants(test))
+
+
+def _guards_before(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.If]:
+    """The `if ...: return` / `raise` statements of the function's own body that run before the statement holding
+    `node` (guard clauses: past them, their test is known false)."""
+    function = ctx.enclosing(node, (cst.FunctionDef,))
+    if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock):
+        return
+    for statement in function.body.body:
+        if ctx.contains(statement, node):
+            return
+        if isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock) \
+                and statement.body.body and _leaves(statement.body.body[-1]):
+            yield statement
+
+
+def _leaves(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in statement.body)
+
+
+BUILTINS = frozenset(dir(builtins))  # `isinstance(content, str)`: a test of the message itself, not of state
 TOOL_RESULT = re.compile(r"[\"']tool[\"']|[\"']function[\"']|Tool\w*(?:Message|Result)|Function\w*(?:Message|Result)")
 BUDGET_WORD = re.compile(r"token|limit|budget|max_|remaining|context|window|size", re.I)
 
@@ -736,7 +769,7 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
     # a condition on the message's position, or on state kept from message to message (a set made before the
     # loop and filled in it), not one on the message's own content (read into names in the loop body)
     positional = [c for c in conditions if any(isinstance(n, cst.Name) and n.value not in element and n.value not in in_body
-                                               and n.value not in (copy_name, "True", "False", "None", "self", "isinstance", "len")
+                                               and n.value not in (copy_name, "self") and n.value not in BUILTINS
                                                and not (isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr is n)
                                                for n in descendants(c))]
     if not positional:
