@@ -190,3 +190,29 @@ def test_the_system_messages_filtered_out_of_a_conversation_holding_a_retrieved_
                 conversation.extend(system_messages)
     """
     assert rows(source) == []
+
+
+def test_a_system_message_sent_alone_with_one_new_message_is_quiet():
+    # Voyager: skills retrieved per step go into a system message that goes out with one human message and no
+    # history (`self.messages = [system_message, human_message]`): nothing behind it is lost
+    assert rows("""
+        class Voyager:
+            def step(self, events):
+                skills = self.skill_manager.retrieve_skills(query=self.context)
+                system_message = self.action_agent.render_system_message(skills=skills)
+                human_message = self.action_agent.render_human_message(events=events)
+                self.messages = [system_message, human_message]
+                return self.llm(self.messages)
+    """) == []
+
+
+def test_a_built_system_prompt_handed_on_is_still_found():
+    assert rows("""
+        class Agent:
+            def build(self, query):
+                system_prompt = self.instructions
+                memories = self._prefetch_memory(query)
+                if memories:
+                    system_prompt += f"\\n\\n## Recalled memories\\n{memories}"
+                return system_prompt
+    """) == [6]

@@ -70,8 +70,24 @@ def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
         for node in descendants(function):
             name = _system_joined(ctx, node, texts)
             if name is not None:
-                yield Retrieved(node, name, looked_up[name], "the conversation it is sent with")
+                if not _sent_alone(function, node):
+                    yield Retrieved(node, name, looked_up[name], "the conversation it is sent with")
                 break
+
+
+def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
+    """The system prompt built at `joined` goes out in a fresh list with one new message and nothing else
+    (`self.messages = [system_message, human_message]`): a one-off request, with no history behind it to lose."""
+    target = joined.targets[0].target if isinstance(joined, cst.Assign) else getattr(joined, "target", None)
+    if not isinstance(target, (cst.Name, cst.Attribute)):
+        return False
+    leaf = target.value if isinstance(target, cst.Name) else target.attr.value
+    for node in descendants(function):
+        if isinstance(node, cst.List) and 1 <= len(node.elements) <= 2 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            first = node.elements[0].value
+            if (isinstance(first, cst.Name) and first.value == leaf) or (isinstance(first, cst.Attribute) and first.attr.value == leaf):
+                return True
+    return False
 
 
 def _system_joined(ctx: ModuleContext, node: cst.CSTNode, looked_up: dict[str, str]) -> str | None:
