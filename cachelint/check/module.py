@@ -302,6 +302,12 @@ class ModuleContext:
         return index
 
     @cached_property
+    def is_test(self) -> bool:
+        """A module of a test suite (under a `tests/` or `test/` folder, `test_*.py`, `*_test.py`, `conftest.py`):
+        what it builds are fixtures for a test, not requests an app sends."""
+        return bool(TEST_PATH.search(self.filename.replace("\\", "/")))
+
+    @cached_property
     def template_names(self) -> frozenset[str]:
         """The names this module assigns an f-string or a `.format(...)` call (`x = ...`, `x: str = ...`, `x += ...`,
         `(x := ...)`): only those values can have a per-request tail after their text."""
@@ -659,6 +665,9 @@ def argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpressio
             return arg.value
     positional = [a for a in call.args if a.keyword is None and not a.star]
     return positional[position].value if 0 <= position < len(positional) else None
+
+
+TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
 
 
 def is_template(value: cst.BaseExpression) -> bool:
