@@ -42,7 +42,10 @@ MAX_TREE_FILES = 4000  # .py files of one tree searched for callers (names only:
 MAX_CALLER_FILES = 8  # files with a caller that are parsed
 MAX_FILE_BYTES = 512 * 1024
 GROWING = ("append", "extend", "insert")
-# a module that puts breakpoints on its requests by code the analysis cannot follow (a helper that sets the key)
+# a module that puts breakpoints on its requests by code the analysis cannot follow (a helper that sets the key).
+# Looser than BREAKPOINT_WORDS below on purpose: the two answer opposite questions. Any mention here (a
+# `cache_control` parameter passed on, a flag) may mean a helper sets one, so a finding that rests on their absence
+# stays quiet; the tree search below must show one being set before it quiets the whole project.
 CACHE_WORDS = re.compile(r"cache_control|prompt_caching|cache_breakpoint|cachePoint|cache_point")
 MEMO_SECONDS = 30.0  # a tree search is kept this long: a CLI run is one search, an editor's server searches again
 _TREE_FILES: dict[str, tuple[float, list[str]]] = {}
