@@ -120,7 +120,7 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-SETS = ("dev", "holdout1", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "all")
+SETS = ("dev", "holdout1", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "all")
 
 
 def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Path]]:
@@ -134,7 +134,7 @@ def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Pat
     `all`: every set."""
     here = here or HERE
     found = {"dev": ([here / "labels.jsonl"], [here / "repos.toml"])}
-    for held in ("holdout1", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"):
+    for held in ("holdout1", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8"):
         found[held] = (sorted((here / held).glob("labels_*.jsonl")), sorted((here / held).glob("repos_*.toml")))
     if name != "all":
         return found[name]
@@ -561,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
-                        help="Label set: dev, holdout1..holdout6 (spent), holdout7 (blind) or all (default dev).")
+                        help="Label set: dev, holdout1..holdout6 (spent), holdout7 and holdout8 (blind) or all (default dev).")
     parser.add_argument("--counts-only", action="store_true",
                         help="Print the tables only: no false-positive or miss lines (keeps a blind set blind).")
     parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")
