@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from cachelint.check.fixes import add_keyword
 from cachelint.check.renderers import describe_system, is_system_built, system_facts
 from cachelint.rules.base import Invalid, Report, Rule
@@ -16,7 +18,9 @@ without `sort_keys=True`. A system message built here and sent elsewhere (`Messa
 an f-string (`likely`); its `json.dumps` of a schema is not. A function that renders each stored turn of a
 conversation into messages (`json.dumps(turn.arguments)` in a loop) is not reported: the same code builds the
 same key order, and the order changes only through a store that gives keys back in its own order (Postgres
-`jsonb`), which the code that renders cannot show.
+`jsonb`), which the code that renders cannot show. For the same reason `json.dumps` in a message list that is a
+prompt by its shape only (no request in sight) is not reported: there it is as often an output schema or a
+config loaded the same way every time.
 """
     why = """
 A dict's key order is its insertion order, which depends on the code path that filled it (a database row,
@@ -62,6 +66,13 @@ import json, anthropic
 client = anthropic.Anthropic()
 def ask(data: dict):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Summarize.", messages=[{"role": "user", "content": json.dumps(data)}])
+""",
+        # a schema dumped into a prompt-shaped message list (no request in sight): loaded the same way every run
+        """
+import json
+def build(schema, question):
+    return [{"role": "system", "content": "Answer as JSON matching:\\n" + json.dumps(schema, indent=2)},
+            {"role": "user", "content": question}]
 """,
         # a renderer of stored turns: each dict is built by the same code, in the same key order, every time
         """
@@ -119,6 +130,8 @@ def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
     def check(self, analysis):
         found = list(analysis.facts({"unsorted_json", "dict_repr"})) + list(system_facts(analysis, {"unsorted_json", "dict_repr"}))
         for site, fact in found:
+            if fact.kind == "unsorted_json" and isinstance(site.node, cst.List):
+                continue  # a message list that is a prompt by its shape only: its json.dumps is as often a config schema
             where = fact.landing.words
             if fact.kind == "unsorted_json":
                 fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True")

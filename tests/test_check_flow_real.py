@@ -333,3 +333,16 @@ def test_an_agent_loop_on_a_client_no_one_recognizes_stays_quiet():
                     conversation.append({"role": "tool", "content": list_files(call["function"]["arguments"]["path"])})
     """
     assert lint(source, {"CL103"}) == []
+
+
+def test_a_schema_dumped_into_a_prompt_shaped_message_list_is_quiet():
+    # ragflow's agent components: the output schema from the stored configuration, dumped into the system prompt
+    # of a message list sent out of sight; a dict's repr there is still judged
+    source = """
+        import json
+        def build(schema, question):
+            return [{"role": "system", "content": "Answer as JSON matching:\\\\n" + json.dumps(schema, indent=2)},
+                    {"role": "user", "content": question}]
+    """
+    assert lint(source, {"CL102"}) == []
+    assert [f.row for f in lint(source.replace("json.dumps(schema, indent=2)", "str(dict(schema))"), {"CL102"})] == [3]
