@@ -369,10 +369,22 @@ def _rewrites(ctx, region, target: str):
             method = node.func.attr.value
             if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",) and not under_system_role_test(ctx, node):
                 yield node, "removes an earlier message from"
-            elif method == "insert" and node.args and ctx.code(node.args[0].value) not in ("len(%s)" % target,):
+            elif method == "insert" and node.args and ctx.code(node.args[0].value) not in ("len(%s)" % target,) \
+                    and not _system_put_first(ctx, node):
                 yield node, "inserts a message into the middle of"
             elif method in ("sort", "reverse", "remove", "clear"):
                 yield node, {"sort": "re-orders", "reverse": "re-orders", "remove": "removes a message from", "clear": "clears"}[method]
+
+
+def _system_put_first(ctx, insert: cst.Call) -> bool:
+    """`history.insert(0, {"role": "system", ...})` (or under `if history[0]["role"] != "system":`): the system
+    message put at the head of the list, the layout every request has, not a message slipped between turns."""
+    from cachelint.check.callsites import is_system_message
+    from cachelint.check.history import under_system_role_test
+
+    if len(insert.args) < 2 or ctx.code(insert.args[0].value) != "0":
+        return False
+    return is_system_message(insert.args[1].value) or under_system_role_test(ctx, insert)
 
 
 def _has_late_slice(ctx, value, target: str) -> bool:

@@ -683,3 +683,42 @@ def test_a_copy_edited_by_its_position_is_still_found():
                 out.append(msg)
             return out
     """) == [6]
+
+
+def test_the_items_just_added_read_back_are_not_a_window():
+    # semantic-kernel: `messages=override_history.messages[-len(results):]` reads back the function results just
+    # appended, to merge them for the caller; the history sent stays append-only
+    source = """
+        from openai import AsyncOpenAI
+        class ThreadActions:
+            @classmethod
+            async def invoke(cls, agent, chat_history, thread):
+                override_history = chat_history
+                if thread is not None:
+                    override_history = ChatHistory(messages=[*thread.history.messages, *chat_history.messages])
+                for attempt in range(agent.max_attempts):
+                    response = await cls._get_response(agent=agent, chat_history=override_history)
+                    if override_history is not chat_history:
+                        override_history.add_message(message=response)
+                    results = await cls._invoke_calls(response, chat_history=override_history)
+                    merged = cls._merge_results(messages=override_history.messages[-{tail}:], name=agent.name)
+                    yield merged
+    """
+    assert rows(source.replace("{tail}", "len(results)")) == []
+    assert rows(source.replace("{tail}", "agent.keep")) == [13]
+
+
+def test_the_system_message_put_first_is_the_layout_not_an_insertion():
+    # ragflow's chat models: `history.insert(0, {"role": "system", ...})` when it does not start with one
+    source = """
+        from openai import OpenAI
+        class Chat:
+            def __init__(self):
+                self.client = OpenAI()
+            def chat_streamly(self, system, history):
+                if system and history and history[0].get("role") != "system":
+                    history.insert({at}, {{"role": "{role}", "content": system}})
+                return self.client.chat.completions.create(model="gpt-4o", messages=history)
+    """
+    assert rows(source.format(at=0, role="system")) == []
+    assert rows(source.format(at=1, role="user")) == [7]

@@ -601,8 +601,17 @@ def _late_slice(sub: cst.Subscript) -> bool:
         return False
     lower = index.lower
     if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus):
+        if _length_of_other(lower.expression, sub.value):
+            return False  # messages[-len(results):]: the items just added for `results`, read back; not a window
         return not isinstance(lower.expression, cst.Integer) or int(lower.expression.value) > 2
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" for n in descendants(lower))
+
+
+def _length_of_other(expr: cst.BaseExpression, listed: cst.BaseExpression) -> bool:
+    """`len(results)` where `results` is not the sliced list itself."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" and expr.args):
+        return False
+    return not expr.args[0].value.deep_equals(listed)
 
 
 def _proportional_cut(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
