@@ -11,8 +11,10 @@ class ToolsDifferBetweenRequests(Rule):
 Finds two requests of one conversation that send different tools: two call sites that send the same history
 (the same name, with the same binding, in one function; or the same `self` attribute in one class), one with
 `tools=` and the other without, or with two different constant tool lists. The usual shape is a follow-up
-request after the tool results, sent without `tools`. Call sites in exclusive branches of one `if` (a
-configuration switch) are not paired.
+request after the tool results, sent without `tools`. A call of the module's own function that sends the
+history it is handed with no tools (`return self._chat(history, conf)` once a tool loop runs out of rounds) counts
+as a request of the calling function. A history rebuilt from itself (`history = self._append(history, results)`)
+is the same conversation. Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
 """
     why = """
 Tools open the cached prefix. A request of the same history without them (or with another list) shares no
@@ -92,10 +94,12 @@ class Coder:
     ]
 
     def check(self, analysis):
-        from cachelint.check.conversation import differing_requests
+        from cachelint.check.conversation import delegated_requests, differing_requests
 
-        for difference in differing_requests(analysis.ctx, analysis.sites):
-            if difference.param != "tools" or not analysis.cacheable(difference.second):
+        delegated = delegated_requests(analysis.ctx, analysis.sites)  # `self._chat(history)`: a request sent through a helper
+        handed = {id(site) for site in delegated}
+        for difference in differing_requests(analysis.ctx, [*analysis.sites, *delegated]):
+            if difference.param != "tools" or not analysis.cacheable(difference.second) or id(difference.first) in handed:
                 continue
             yield Report(difference.node, f"{analysis.describe_site(difference.second)} sends the history `{difference.history}` "
                          f"{difference.how}; tools open the cached prefix, so this request reads nothing the other one cached "

@@ -354,3 +354,39 @@ async def run_turn(self, actor, assigned_tasks):
     assert [f.row for f in found] == [4] and "a set" in found[0].message
     ordered = source.replace("tools=list(tools)", "tools=sorted(tools, key=lambda f: f.__name__)")
     assert [f for f in lint_source(ordered.lstrip("\n"), "orchestrator.py") if f.code == "CL201"] == []
+
+
+# --- the last word of a tool loop sent through the plain chat path (CL203; ragflow, holdout7) ------------------
+
+TOOL_LOOP_FALLBACK = """
+    from openai import AsyncOpenAI
+    class Chat:
+        def __init__(self, tools):
+            self.client = AsyncOpenAI()
+            self.tools = tools
+        async def _chat(self, history, conf):
+            response = await self.client.chat.completions.create(model=self.model, messages=history, **conf)
+            return response.choices[0].message.content
+        async def chat_with_tools(self, system, history, conf):
+            for _ in range(self.max_rounds):
+                response = await self.client.chat.completions.create(model=self.model, messages=history, tools=self.tools)
+                calls = response.choices[0].message.tool_calls
+                if not calls:
+                    return response.choices[0].message.content
+                history = self._append_results(history, calls)
+            history.append({"role": "user", "content": "Exceeded the rounds"})
+            return await self._chat(history, conf)
+"""
+
+
+def test_a_tool_loop_whose_last_request_goes_through_a_helper_without_tools_is_found():
+    found = lint(TOOL_LOOP_FALLBACK, "CL203")
+    assert [f.row for f in found] == [17]
+    assert "self._chat()" in found[0].message and "line 11 sends them" in found[0].message
+
+
+def test_the_plain_chat_path_on_its_own_is_quiet():
+    # the helper called for another conversation (a fresh list), or the helper's own request: nothing to compare
+    source = TOOL_LOOP_FALLBACK.replace("return await self._chat(history, conf)",
+                                        "return await self._chat([{'role': 'user', 'content': system}], conf)")
+    assert rows(source, "CL203") == []

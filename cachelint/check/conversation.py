@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.depends import parameter_sources
-from cachelint.check.module import ModuleContext, argument_for, descendants, sorted_in
+from cachelint.check.depends import parameter_sources, parameters_of
+from cachelint.check.module import ModuleContext, argument_for, descendants, read_names, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -113,9 +113,56 @@ def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:
     row = ctx.span(site.node).row
     before = [b for b in bindings if ctx.span(b).row <= row]  # the binding that reaches the call (in source order)
     binding = max(before, key=lambda b: ctx.span(b).row, default=None)
+    for _ in range(4):  # `history = self._append(history, results)`: the same conversation, rebuilt from itself
+        value = _assigned_from(ctx, binding)
+        if value is None or not any(n.value == root.value for n in read_names(ctx, value)):
+            break
+        earlier = [b for b in bindings if ctx.span(b).row < ctx.span(binding).row]
+        if not earlier:
+            break
+        binding = max(earlier, key=lambda b: ctx.span(b).row)
     if binding is not None and not isinstance(binding, cst.Param) and _fresh_each_time(ctx, binding):
         return None
     return ("function", id(function), id(binding), root.value)
+
+
+def _assigned_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
+    """The value of `name = value` for the name a binding is (None for a parameter or another kind of binding)."""
+    parent = ctx.parent(binding) if binding is not None else None
+    assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+    return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+
+
+def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite]:
+    """Calls of this module's own functions that send what they are handed, with no tools of their own:
+    `self._chat(history, conf)` where `_chat` sends its `history` parameter as the messages. Each stands for a
+    request in the calling function (the usual shape: a tool loop's last word, sent through the plain chat path
+    once the rounds run out), so its tools can be compared with the loop's."""
+    senders: dict[int, list[tuple[CallSite, str, int]]] = {}
+    for site in sites:
+        if not isinstance(site.node, cst.Call) or _given(site.arg("tools")) is not None:
+            continue
+        function = ctx.enclosing_function(site.node)
+        history = site.arg("messages") if site.api != "openai-responses" else site.arg("input")
+        if function is None or not isinstance(history, cst.Name):
+            continue
+        found = parameter_sources(ctx, history, parameters_of(function), within=function)
+        if len(found) != 1:
+            continue
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params) if p.name.value not in ("self", "cls")]
+        position = positional.index(found[0]) if found[0] in positional else -1
+        senders.setdefault(id(function), []).append((site, found[0], position))
+    if not senders:
+        return []
+    delegated = []
+    for call in ctx.nodes(cst.Call):
+        for function in ctx.called_functions(call):
+            for site, param, position in senders.get(id(function), []):
+                passed = argument_for(call, param, position)
+                if isinstance(passed, cst.Name) and ctx.enclosing_function(call) is not function:
+                    key = "input" if site.api == "openai-responses" else "messages"
+                    delegated.append(CallSite(call, site.api, ctx.code(call.func), {key: passed}, site.confidence))
+    return delegated
 
 
 def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute | None:
