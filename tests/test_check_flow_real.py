@@ -346,3 +346,34 @@ def test_a_schema_dumped_into_a_prompt_shaped_message_list_is_quiet():
     """
     assert lint(source, {"CL102"}) == []
     assert [f.row for f in lint(source.replace("json.dumps(schema, indent=2)", "str(dict(schema))"), {"CL102"})] == [3]
+
+
+# --- templates filled by str.replace and by a dict filled key by key (ragflow's dialog service, holdout7) --------
+
+def test_a_time_put_into_a_template_with_replace_is_found():
+    source = """
+        from datetime import datetime, timezone
+        async def chat_solo(dialog, messages, chat_mdl):
+            sys_date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            system_prompt = dialog.prompt_config.get("system", "").replace("{date}", sys_date)
+            return await chat_mdl.async_chat(system_prompt, messages, dialog.llm_setting)
+    """
+    assert [f.row for f in lint(source, {"CL101"})] == [3]
+    quiet = source.replace('.replace("{date}", sys_date)', '.replace("{name}", dialog.name)')
+    assert lint(quiet, {"CL101"}) == []
+
+
+def test_a_time_stored_into_the_kwargs_of_a_format_is_found():
+    source = """
+        from datetime import datetime, timezone
+        async def chat(dialog, messages, **kwargs):
+            kwargs["date"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            kwargs["knowledge"] = "\\n".join(dialog.chunks)
+            system_content = dialog.prompt_config["system"].format(**kwargs)
+            msg = [{"role": "system", "content": system_content}]
+            msg.extend(messages)
+            return msg
+    """
+    assert [f.row for f in lint(source, {"CL101"})] == [3]
+    day = source.replace('strftime("%Y-%m-%d %H:%M:%S")', 'strftime("%Y-%m-%d")')
+    assert lint(day, {"CL101"}) == []  # a date at day resolution in a prompt sent out of sight: not judged

@@ -374,6 +374,8 @@ class ValueWalker:
             if attr in ("format", "format_map", "substitute", "safe_substitute"):
                 for arg in call.args:  # TEMPLATE.format(now=...), Template(...).substitute(...)
                     self.walk(arg.value, landing, d)
+                    if isinstance(arg.value, cst.Name) and (arg.star == "**" or attr in ("format_map", "substitute", "safe_substitute")):
+                        self._dict_stores(arg.value, landing, d)  # kwargs["date"] = now; TEMPLATE.format(**kwargs)
                 if string_value(inner) is None:
                     self.walk(inner, landing, d)
                 return
@@ -383,6 +385,8 @@ class ValueWalker:
                 return
             if attr in ("strip", "lstrip", "rstrip", "upper", "lower", "replace", "encode", "decode", "title", "capitalize"):
                 self.walk(inner, landing, d)
+                if attr == "replace" and len(call.args) >= 2:
+                    self.walk(call.args[1].value, landing, d)  # TEMPLATE.replace("{date}", now): the new text lands too
                 return
         if self.ctx.qualified_name_in(func, {"json.dumps", "json.dump"}):
             self._json_dumps(call, landing, d)
@@ -645,6 +649,15 @@ class ValueWalker:
                 self.walk(value, landing, d, newest_last and not grows, ordered)
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
+
+    def _dict_stores(self, name: cst.Name, landing: Landing, d: int) -> None:
+        """`kwargs["date"] = now` then `TEMPLATE.format(**kwargs)`: the values a dict spread into a template is
+        filled with, key by key, in this scope."""
+        scope = self.ctx.scope_of(name)
+        for node in self.ctx.subscript_assignments.get(name.value, []):
+            for t in node.targets:
+                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and self.ctx.scope_of(t.target.value) is scope:
+                    self.walk(node.value, landing, d)
 
     def _imported(self, name: cst.Name, node: cst.CSTNode, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool,
                   attr: str | None = None, anchor: cst.CSTNode | None = None, method: str | None = None) -> bool:
