@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import CallSite
-from cachelint.check.depends import parameter_sources, parameters_of
+from cachelint.check.depends import parameter_sources, parameters_of, positional_index
 from cachelint.check.module import ModuleContext, argument_for, descendants, read_names, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
@@ -130,7 +130,7 @@ def _assigned_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseE
     """The value of `name = value` for the name a binding is (None for a parameter or another kind of binding)."""
     parent = ctx.parent(binding) if binding is not None else None
     assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
-    return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+    return assign.value if isinstance(assign, cst.Assign) else None
 
 
 def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite]:
@@ -149,9 +149,7 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
         found = parameter_sources(ctx, history, parameters_of(function), within=function)
         if len(found) != 1:
             continue
-        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params) if p.name.value not in ("self", "cls")]
-        position = positional.index(found[0]) if found[0] in positional else -1
-        senders.setdefault(id(function), []).append((site, found[0], position))
+        senders.setdefault(id(function), []).append((site, found[0], positional_index(function, found[0])))
     if not senders:
         return []
     delegated = []
@@ -183,9 +181,7 @@ def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute |
 
 def _fresh_each_time(ctx: ModuleContext, binding: cst.CSTNode) -> bool:
     """`messages = [{"role": "user", ...}]` that is never grown: a one-shot prompt, not a conversation."""
-    parent = ctx.parent(binding)
-    assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
-    if not isinstance(assign, cst.Assign) or not isinstance(assign.value, cst.List):
+    if not isinstance(_assigned_from(ctx, binding), cst.List):
         return False
     scope = ctx.scope_of(binding)
     return not any(call.func.attr.value in GROWS and ctx.scope_of(call.func.value) is scope  # type: ignore[attr-defined]

@@ -26,6 +26,12 @@ def parameters_of(function: cst.FunctionDef) -> set[str]:
     return params - {"self", "cls"}
 
 
+def positional_index(function: cst.FunctionDef, name: str) -> int:
+    """Where a caller passes parameter `name` by position (`self` / `cls` not counted), or -1 (keyword-only)."""
+    positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params) if p.name.value not in ("self", "cls")]
+    return positional.index(name) if name in positional else -1
+
+
 def parameter_sources(ctx: ModuleContext, expr: cst.BaseExpression | None, params: set[str], *,
                       within: cst.FunctionDef | None = None, grown: bool = False, unpack: bool = False,
                       skip: frozenset[str] | set[str] = frozenset()) -> list[str]:

@@ -592,12 +592,14 @@ class ValueWalker:
         return False
 
     def _mutated_dict(self, name: cst.Name) -> bool:
+        return bool(self._stores(name))
+
+    def _stores(self, name: cst.Name) -> list[cst.Assign]:
+        """The `name[key] = value` statements of this scope (a dict filled key by key)."""
         scope = self.ctx.scope_of(name)
-        for node in self.ctx.subscript_assignments.get(name.value, []):
-            for t in node.targets:
-                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and self.ctx.scope_of(t.target.value) is scope:
-                    return True
-        return False
+        return [node for node in self.ctx.subscript_assignments.get(name.value, [])
+                if any(isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)
+                       and self.ctx.scope_of(t.target.value) is scope for t in node.targets)]
 
     def _built_by_local_class(self, call: cst.Call, depth: int = 0) -> bool:
         """recv.method(...) where recv is (a name bound to) a chain starting at a class of this module.
@@ -653,11 +655,8 @@ class ValueWalker:
     def _dict_stores(self, name: cst.Name, landing: Landing, d: int) -> None:
         """`kwargs["date"] = now` then `TEMPLATE.format(**kwargs)`: the values a dict spread into a template is
         filled with, key by key, in this scope."""
-        scope = self.ctx.scope_of(name)
-        for node in self.ctx.subscript_assignments.get(name.value, []):
-            for t in node.targets:
-                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and self.ctx.scope_of(t.target.value) is scope:
-                    self.walk(node.value, landing, d)
+        for node in self._stores(name):
+            self.walk(node.value, landing, d)
 
     def _imported(self, name: cst.Name, node: cst.CSTNode, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool,
                   attr: str | None = None, anchor: cst.CSTNode | None = None, method: str | None = None) -> bool:
