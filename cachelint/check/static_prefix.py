@@ -23,97 +23,39 @@ from __future__ import annotations
 import os
 import re
 import textwrap
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import libcst as cst
 
+from cachelint.check import tree
 from cachelint.check.breakpoints import static_text
 from cachelint.check.callsites import CallSite, unpacked_values
 from cachelint.check.module import ModuleContext, descendants, names_in
 from cachelint.check.values import string_value
-from cachelint.errors import CachelintError
 
 MAX_DEPTH = 10
-MAX_TREE_FILES = 4000  # .py files of one tree searched for callers (names only: a text search)
 MAX_CALLER_FILES = 8  # files with a caller that are parsed
-MAX_FILE_BYTES = 512 * 1024
 GROWING = ("append", "extend", "insert")
 # a module that puts breakpoints on its requests by code the analysis cannot follow (a helper that sets the key).
 # Looser than BREAKPOINT_WORDS below on purpose: the two answer opposite questions. Any mention here (a
 # `cache_control` parameter passed on, a flag) may mean a helper sets one, so a finding that rests on their absence
 # stays quiet; the tree search below must show one being set before it quiets the whole project.
 CACHE_WORDS = re.compile(r"cache_control|prompt_caching|cache_breakpoint|cachePoint|cache_point")
-MEMO_SECONDS = 30.0  # a tree search is kept this long: a CLI run is one search, an editor's server searches again
-_TREE_FILES: dict[str, tuple[float, list[str]]] = {}
 _CALLER_FILES: dict[tuple[str, str], tuple[float, list[str]]] = {}
-
-
-def _recalled(memo: dict, key: object) -> Any:
-    """A tree search's result while it is younger than MEMO_SECONDS (files are added and edited while a
-    long-lived process such as `cachelint lsp` runs), else None."""
-    kept = memo.get(key)
-    if kept is None or time.monotonic() - kept[0] > MEMO_SECONDS:
-        return None
-    return kept[1]
-
-
-def _remember(memo: dict, key: object, value: Any) -> Any:
-    if len(memo) >= 256:
-        memo.clear()
-    memo[key] = (time.monotonic(), value)
-    return value
 
 
 # a breakpoint set somewhere: a "cache_control" key or keyword block, a caching switch or a Bedrock cache point
 # (an HTTP `Cache-Control` header kept in a variable named cache_control is none)
 BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{|prompt_caching|cache_breakpoint|cachePoint|cache_point""")
-_TREE_BREAKPOINTS: dict[tuple[str, int], tuple[float, tuple[bool, list[str]]]] = {}
 
 
 def tree_sets_breakpoints(filename: str) -> bool:
     """Whether any .py file of the tree that holds `filename` speaks of Anthropic breakpoints. Where none does,
     no helper anywhere can add one to a request sent without them: an adapter's missing breakpoint is then
     a fact of the project, not of the module in sight."""
-    from cachelint.check.project import note_read
-
-    if not os.path.isfile(filename):
-        return False  # a source with no file (stdin, an example): it has no tree, only its own text
-    root = _tree_root(filename)
-    key = (root, _tree_stamp(root))  # a file edited, added or removed since: searched again
-    cached = _recalled(_TREE_BREAKPOINTS, key)
-    if cached is None:
-        cached = _remember(_TREE_BREAKPOINTS, key, _tree_breakpoints(root))
-    found, read = cached
-    for path in read:  # the answer rests on these files: the one that speaks of breakpoints, or all of them
-        note_read(path)
-    return found
-
-
-def _tree_breakpoints(root: str) -> tuple[bool, list[str]]:
-    """(whether a file speaks of breakpoints, the files the answer rests on)."""
-    read: list[str] = []
-    for path, text in _tree_texts(root):
-        read.append(path)
-        if BREAKPOINT_WORDS.search(text):
-            return True, [path]
-    return False, read
-
-
-def _tree_stamp(root: str) -> int:
-    """A cheap signature of the tree's files (their paths, sizes and modification times; the listing itself is
-    kept MEMO_SECONDS, as for the callers' search)."""
-    stamps = []
-    for path in _tree_files(root):
-        try:
-            stat = os.stat(path)
-        except OSError:
-            continue
-        stamps.append((path, stat.st_mtime_ns, stat.st_size))
-    return hash(tuple(stamps))
+    return tree.first_file(filename, "breakpoints", lambda path, text: BREAKPOINT_WORDS.search(text) is not None) is not None
 
 
 def mentions_caching(source: str) -> bool:
@@ -330,7 +272,7 @@ def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: st
                 continue
             text = _system_text(other, argument)
             if text:
-                where = os.path.relpath(path, _tree_root(ctx.filename))
+                where = os.path.relpath(path, tree.root_of(ctx.filename))
                 found.append(CallerPrompt(f"{where}:{other.span(call).row}", text))
     return found
 
@@ -363,64 +305,27 @@ def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
     return leading_text(ctx, argument)[0]
 
 
-def _tree_root(filename: str) -> str:
-    """The working directory when it holds the file (where the linter is run on a tree; namespace packages
-    have no `__init__.py` to climb), else the folder that holds the file's top package."""
-    path = os.path.abspath(filename)
-    top = Path(path).parent
-    while (top / "__init__.py").is_file() and top.parent != top:
-        top = top.parent
-    cwd = os.getcwd()
-    inside = str(top) == cwd or str(top).startswith(cwd.rstrip(os.sep) + os.sep)
-    if inside and len(Path(os.path.relpath(top, cwd)).parts) <= 2:  # never a far-away folder (a home directory)
-        return cwd
-    return str(top)
-
-
 def _caller_files(filename: str, name: str) -> list[str]:
     """Files of the tree (other than `filename`) whose text calls `name(`: found by a text search, at most
     MAX_CALLER_FILES of them."""
-    root = _tree_root(filename)
+    root = tree.root_of(filename)
     key = (root, name)
-    cached = _recalled(_CALLER_FILES, key)
+    cached = tree.recalled(_CALLER_FILES, key)
     if cached is not None:
         return [p for p in cached if p != os.path.abspath(filename)]
     pattern = re.compile(rf"(?:\.|\b){re.escape(name)}\s*\(|\.{re.escape(name)}\s*,")  # f(...) / obj.f(...) / to_thread(obj.f, ...)
     found: list[str] = []
-    for path, text in _tree_texts(root):
+    for path, text in tree.texts(root):
         if re.search(rf"\bdef\s+{re.escape(name)}\b", text) and not pattern.search(text.replace(f"def {name}(", "")):
             continue
         if pattern.search(text.replace(f"def {name}(", "")):
             found.append(path)
             if len(found) >= MAX_CALLER_FILES:
                 break
-    _remember(_CALLER_FILES, key, found)
+    tree.remember(_CALLER_FILES, key, found)
     return [p for p in found if p != os.path.abspath(filename)]
 
 
-def _tree_texts(root: str) -> Iterator[tuple[str, str]]:
-    """(path, text) of the tree's .py files up to MAX_FILE_BYTES each, for a text search."""
-    for path in _tree_files(root):
-        try:
-            if os.path.getsize(path) > MAX_FILE_BYTES:
-                continue
-            yield path, Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-
-
-def _tree_files(root: str) -> list[str]:
-    cached = _recalled(_TREE_FILES, root)
-    if cached is not None:
-        return cached
-    from cachelint.check.config import Config
-    from cachelint.check.files import discover
-
-    try:  # the tree as `cachelint check` walks it (virtualenvs, build folders and .gitignore'd paths skipped)
-        found = discover([Path(root)], Config(root=Path(root)))
-    except CachelintError:
-        found = []
-    return _remember(_TREE_FILES, root, [os.path.abspath(p) for p in found[:MAX_TREE_FILES]])
 
 
 # --- a message that a serializer turns into a breakpoint ------------------------------------------------------
@@ -429,7 +334,6 @@ def _tree_files(root: str) -> list[str]:
 # names (`steps`: a list) and limits (`max_steps`) are no counter
 STEP_COUNTER = re.compile(r"^(?:step|step_number|step_num|step_no|step_index|step_idx|step_count|current_step|n_step|iteration|iteration_count|"
                           r"current_iteration|iteration_number|turn_number|turn_count|current_turn|round_number|current_round)$")
-_SERIALIZERS: dict[str, tuple[float, str]] = {}  # tree root -> the serializer file found ("" when none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,24 +420,8 @@ def serializer_marks_cache(filename: str) -> bool:
     """Whether a module of the tree reads a message's `.cache` flag where it writes `cache_control` (a
     serializer for Anthropic): searched once per tree, by text. The serializer found is a file the finding
     depends on (project.note_read)."""
-    from cachelint.check.project import note_read
-
-    root = _tree_root(filename)
-    cached = _recalled(_SERIALIZERS, root)
-    if cached is not None:
-        if cached:
-            note_read(cached)
-        return bool(cached)
     flag = re.compile(r"\.cache\b(?!_)")
-    found = ""
-    for path, text in _tree_texts(root):
-        if "cache_control" in text and flag.search(text):
-            found = path
-            break
-    _remember(_SERIALIZERS, root, found)
-    if found:
-        note_read(found)
-    return bool(found)
+    return tree.first_file(filename, "serializer", lambda path, text: "cache_control" in text and flag.search(text) is not None) is not None
 
 
 # --- a conversation object of the tree sent as the history ----------------------------------------------------
@@ -610,7 +498,7 @@ def _growing_class(ctx: ModuleContext, annotation: cst.BaseExpression) -> tuple[
                 target = node.func.value
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
                         and HISTORY_ATTRIBUTE.match(target.attr.value) and other.enclosing_function(node) is not None:
-                    where = os.path.relpath(other.filename, _tree_root(other.filename))
+                    where = os.path.relpath(other.filename, tree.root_of(other.filename))
                     return cls.name.value, f"{where}:{other.span(node).row}"
     return None
 

@@ -1,0 +1,133 @@
+"""The tree that holds a linted file, searched by text for facts of the project rather than of the module in
+sight: whether any file sets an Anthropic breakpoint, which files call a function, whether the app keeps its
+data in a store that gives keys back in its own order.
+
+Bounded: the tree's .py files as `cachelint check` walks it (virtualenvs, build folders and .gitignore'd paths
+skipped), at most MAX_TREE_FILES of them, each up to MAX_FILE_BYTES. A search is remembered MEMO_SECONDS (a CLI
+run is one search; an editor's server searches again as files are added and edited), and a search keyed by the
+tree's stamp is made again as soon as a file changes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from cachelint.errors import CachelintError
+
+MAX_TREE_FILES = 4000
+MAX_FILE_BYTES = 512 * 1024
+MEMO_SECONDS = 30.0
+_FILES: dict[str, tuple[float, list[str]]] = {}
+_FIRST: dict[tuple[str, int, str], tuple[float, tuple[str | None, list[str]]]] = {}
+
+
+def recalled(memo: dict, key: object) -> Any:
+    """A tree search's result while it is younger than MEMO_SECONDS, else None."""
+    kept = memo.get(key)
+    if kept is None or time.monotonic() - kept[0] > MEMO_SECONDS:
+        return None
+    return kept[1]
+
+
+def remember(memo: dict, key: object, value: Any) -> Any:
+    if len(memo) >= 256:
+        memo.clear()
+    memo[key] = (time.monotonic(), value)
+    return value
+
+
+def root_of(filename: str) -> str:
+    """The working directory when it holds the file (where the linter is run on a tree; namespace packages
+    have no `__init__.py` to climb), else the folder that holds the file's top package."""
+    path = os.path.abspath(filename)
+    top = Path(path).parent
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    cwd = os.getcwd()
+    inside = str(top) == cwd or str(top).startswith(cwd.rstrip(os.sep) + os.sep)
+    if inside and len(Path(os.path.relpath(top, cwd)).parts) <= 2:  # never a far-away folder (a home directory)
+        return cwd
+    return str(top)
+
+
+def files(root: str) -> list[str]:
+    cached = recalled(_FILES, root)
+    if cached is not None:
+        return cached
+    from cachelint.check.config import Config
+    from cachelint.check.files import discover
+
+    try:
+        found = discover([Path(root)], Config(root=Path(root)))
+    except CachelintError:
+        found = []
+    return remember(_FILES, root, [os.path.abspath(p) for p in found[:MAX_TREE_FILES]])
+
+
+def texts(root: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of the tree's .py files up to MAX_FILE_BYTES each."""
+    for path in files(root):
+        try:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                continue
+            yield path, Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+
+
+def stamp(root: str) -> int:
+    """A cheap signature of the tree's files: their paths, sizes and modification times."""
+    stamps = []
+    for path in files(root):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        stamps.append((path, stat.st_mtime_ns, stat.st_size))
+    return hash(tuple(stamps))
+
+
+def first_file(filename: str, name: str, test: Callable[[str, str], bool]) -> str | None:
+    """The first file of the tree that holds `filename` whose path and text pass `test` (a search called `name`), or
+    None. The answer rests on the file found, or on every file when none is: each is noted as read
+    (project.note_read), so a cached result is judged again when one of them changes. A source with no file
+    (stdin, an example) has no tree: None."""
+    from cachelint.check.project import note_read
+
+    if not os.path.isfile(filename):
+        return None
+    root = root_of(filename)
+    key = (root, stamp(root), name)
+    cached = recalled(_FIRST, key)
+    if cached is None:
+        cached = remember(_FIRST, key, _search(root, test))
+    found, read = cached
+    for path in read:
+        note_read(path)
+    return found
+
+
+def _search(root: str, test: Callable[[str, str], bool]) -> tuple[str | None, list[str]]:
+    read: list[str] = []
+    for path, text in texts(root):
+        read.append(path)
+        if test(path, text):
+            return path, [path]
+    return None, read
+
+
+def first_match(filename: str, pattern: re.Pattern[str], test: Callable[[str, str], bool] = lambda path, text: True) -> tuple[str, int] | None:
+    """(path relative to the tree, line) of the first match of `pattern` in the tree's files that also pass
+    `test`, or None."""
+    found = first_file(filename, pattern.pattern, lambda path, text: pattern.search(text) is not None and test(path, text))
+    if found is None:
+        return None
+    text = Path(found).read_text(encoding="utf-8", errors="replace")
+    match = pattern.search(text)
+    line = text.count("\n", 0, match.start()) + 1 if match else 1
+    return os.path.relpath(found, root_of(filename)), line
