@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from cachelint.check.fixes import add_keyword
-from cachelint.check.renderers import describe_system, is_system_built, system_facts
+from cachelint.check.module import called_name
+from cachelint.check.renderers import describe_system, is_system_built, sending_functions, system_facts
+from cachelint.check.stored_turns import reordering_store, reserialized_turns
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -15,10 +17,15 @@ class UnsortedJsonInPrefix(Rule):
 Finds `json.dumps` (or `str()` / `repr()`) of a dict built at run time that reaches the cached prefix
 without `sort_keys=True`. A system message built here and sent elsewhere (`Message(role="system", ...)`,
 `SystemMessage(...)`, a `get_system_message()` builder) is judged for a run-time dict rendered with `str()` or
-an f-string (`likely`); its `json.dumps` of a schema is not. A function that renders each stored turn of a
-conversation into messages (`json.dumps(turn.arguments)` in a loop) is not reported: the same code builds the
-same key order, and the order changes only through a store that gives keys back in its own order (Postgres
-`jsonb`), which the code that renders cannot show. For the same reason `json.dumps` in a message list that is a
+an f-string (`likely`); its `json.dumps` of a schema is not.
+
+A tool call's arguments or a tool result re-serialized from a stored turn for every request
+(`"arguments": json.dumps(call.args)` in a function that converts the history it is handed, a tool message's
+`content=json.dumps(result)`, or a helper of the module that returns such a `json.dumps`) is reported only
+where the tree speaks of PostgreSQL `jsonb` (`likely`, naming the file): jsonb gives an object's keys back in
+its own order, so from the next turn on the stored call renders differently from the turn it was made in.
+Without such a store the same code builds the same key order every time, and nothing is reported. For a
+similar reason `json.dumps` in a message list that is a
 prompt by its shape only (no request in sight) is not reported: there it is as often an output schema or a
 config loaded the same way every time.
 """
@@ -140,8 +147,30 @@ def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
                 fix = None
                 message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: its key order can change between requests; use `json.dumps(..., sort_keys=True)`"
             yield Report.at(site, fact.node, message, fix=fix)
+        yield from _stored_turns(analysis, {id(fact.node) for _, fact in found})
 
 
 def _place(analysis, site) -> str:
     """The request a finding is about, or the system prompt built here and sent elsewhere."""
     return describe_system(analysis, site) if is_system_built(site) else analysis.describe_site(site)
+
+
+def _stored_turns(analysis, reported: set[int]):
+    """Tool calls and tool results re-serialized from stored turns, in a tree that keeps them in jsonb."""
+    ctx = analysis.ctx
+    found = [item for item in reserialized_turns(ctx, sending_functions(ctx, analysis.sites)) if id(item.node) not in reported]
+    store = reordering_store(ctx.filename) if found else None
+    if store is None:
+        return
+    path, line = store
+    for item in found:
+        if item.helper:
+            what, fix = f"`{item.helper}()` (a `json.dumps()` without `sort_keys=True`)", None
+        elif called_name(item.node) == "str":
+            what, fix = "`str()` of a tool's response", None
+        else:
+            what, fix = "`json.dumps()` without `sort_keys=True`", add_keyword(ctx, item.node, "sort_keys", "True")
+        yield Report(item.node, f"{what} re-serializes {item.slot} from a stored turn (the message built on line "
+                     f"{ctx.span(item.message).row}, handed back for every request), and the tree keeps data in PostgreSQL "
+                     f"jsonb ({path}:{line}), which gives keys back in its own order: from the next turn on this call renders "
+                     "differently and the history after it is prefilled again", confidence="likely", fix=fix)

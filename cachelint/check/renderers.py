@@ -79,9 +79,7 @@ def rendered_messages(ctx: ModuleContext, sites: list[CallSite]) -> list[Rendere
     function that sends one, even through a client no one recognizes (`messages=` passed), is an agent loop:
     what it appends is the newest turn, judged through the request)."""
     found: list[Rendered] = []
-    senders = {id(ctx.enclosing_function(site.node)) for site in sites if isinstance(site.node, cst.Call)}
-    senders |= {id(ctx.enclosing_function(call)) for call in ctx.nodes(cst.Call)  # a client no one recognizes, sending
-                if any(a.keyword is not None and a.keyword.value == "messages" for a in call.args)}
+    senders = sending_functions(ctx, sites)
     for kind in (cst.Dict, cst.Call):
         for node in ctx.nodes(kind):
             shape = message_shape(node)
@@ -89,7 +87,7 @@ def rendered_messages(ctx: ModuleContext, sites: list[CallSite]) -> list[Rendere
                 continue
             if id(ctx.enclosing_function(node)) in senders:
                 continue  # an agent loop appending its new turns: rendered once and kept, judged through the request
-            if not _returned(ctx, node):
+            if not returned(ctx, node):
                 continue  # stored into state the function keeps (new tool results added once): not rendered again
             role, values = shape
             values = values + _written_later(ctx, node)
@@ -99,7 +97,16 @@ def rendered_messages(ctx: ModuleContext, sites: list[CallSite]) -> list[Rendere
     return found
 
 
-def _returned(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+def sending_functions(ctx: ModuleContext, sites: list[CallSite]) -> set[int]:
+    """Ids of the functions that send a request themselves: a recognized call, or a client no one recognizes
+    called with `messages=`."""
+    senders = {id(ctx.enclosing_function(site.node)) for site in sites if isinstance(site.node, cst.Call)}
+    senders |= {id(ctx.enclosing_function(call)) for call in ctx.nodes(cst.Call)
+                if any(a.keyword is not None and a.keyword.value == "messages" for a in call.args)}
+    return senders
+
+
+def returned(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """Whether the message reaches what its function returns: a renderer builds a fresh list each call and hands
     it back (`out.append(message)` ... `return out`); a function that stores new results into kept state
     (`result["content"] = [...]`, returning nothing) renders them once."""
