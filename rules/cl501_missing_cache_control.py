@@ -332,8 +332,9 @@ def _unsent_payloads(analysis, reported: set[int]):
     list of new messages written in the body is a one-off question or a record, not a conversation), that no request of this module
     sends (a generic HTTP sender elsewhere posts it), in a tree that sets no breakpoint anywhere."""
     ctx = analysis.ctx
-    if any(_to_anthropic(analysis, site) for site in analysis.sites):
-        return  # this module sends its requests itself (`create(**self._kwargs(messages))`): judged at them
+    # builders whose body a request of this module sends itself (`create(**self._kwargs(messages))`): judged there
+    sent = {id(function) for site in analysis.sites if _to_anthropic(analysis, site)
+            for call in descendants(site.node) if isinstance(call, cst.Call) for function in ctx.called_functions(call)}
     own = [site.arg("messages") for site in analysis.sites if site.arg("messages") is not None]
     named_file = bool(CLAUDE.search(os.path.basename(ctx.filename)) or ANTHROPIC_API.search(ctx.source))
     for node in ctx.nodes(cst.Dict):
@@ -343,7 +344,7 @@ def _unsent_payloads(analysis, reported: set[int]):
         if any(ctx.contains(node, messages) or ctx.contains(messages, node) for messages in own):
             continue  # a request of this module sends it: judged there
         function = ctx.enclosing_function(node)
-        if function is None:
+        if function is None or id(function) in sent:
             continue
         cls = ctx.enclosing(node, (cst.ClassDef,))
         named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value))

@@ -856,3 +856,108 @@ def test_adding_a_breakpoint_in_another_file_relints_the_adapter(tmp_path, monke
     assert codes() == ["providers/anthropic.py:CL501"]  # warm
     write(tmp_path / "util.py", 'def shorten(text):\n    return text[:80]\n\nEPHEMERAL = {"cache_control": {"type": "ephemeral"}}\n')
     assert codes() == []
+
+
+# --- CL501: adapters written the ways real providers' modules write them --------------------------------------
+
+PROPERTY_CLIENT_ADAPTER = """
+    from functools import cached_property
+    from anthropic import AnthropicVertex
+
+    class Claude:
+        @cached_property
+        def _client(self) -> AnthropicVertex:
+            return AnthropicVertex(project_id="p", region="us-east5")
+
+        async def generate(self, request):
+            messages = [to_message_param(content) for content in request.contents or []]
+            tools = [to_tool(t) for t in request.tools] if request.tools else None
+            return self._client.messages.create(model=request.model, system=request.system_instruction,
+                                                messages=messages, tools=tools, max_tokens=4096)
+"""
+
+
+def test_a_client_kept_as_a_property_sends_its_callers_history(tmp_path):
+    """`self._client` is a `@cached_property` that makes the client; the history is `request.contents or []`."""
+    module = write(tmp_path / "models" / "claude.py", PROPERTY_CLIENT_ADAPTER)
+    write(tmp_path / "models" / "__init__.py", "")
+    found = lint_file(module, "CL501")
+    assert [f.row for f in found] == [row_of(PROPERTY_CLIENT_ADAPTER, "return self._client.messages.create(")]
+    assert "sends the history its callers pass" in found[0].message
+
+
+def test_a_client_made_by_a_property_is_a_resolved_sdk_client():
+    """Resolved through the property, the request is certain; by its shape alone it would be likely."""
+    source = """
+        import datetime
+        from functools import cached_property
+        from anthropic import AnthropicVertex
+
+        class Claude:
+            @cached_property
+            def _client(self) -> AnthropicVertex:
+                return AnthropicVertex(project_id="p", region="us-east5")
+
+            def ask(self, question):
+                system = f"Today is {datetime.datetime.now().isoformat()}. " + RULES
+                return self._client.messages.create(model="claude-sonnet-4-5", max_tokens=256, system=system,
+                                                    messages=[{"role": "user", "content": question}])
+        """
+    source = textwrap.dedent(source).lstrip("\n") + f"\nRULES = {HANDBOOK!r}\n"
+    found = [f for f in lint_source(source, "claude.py") if f.code == "CL101"]
+    assert [f.confidence for f in found] == ["certain"]
+    unresolved = source.replace("return AnthropicVertex(", "return make_client(").replace(" -> AnthropicVertex", "")
+    found = [f for f in lint_source(unresolved, "claude.py") if f.code == "CL101"]
+    assert [f.confidence for f in found] == ["likely"]
+
+
+PAYLOAD_BESIDE_A_REQUEST = """
+    import anthropic
+
+    def anthropic_completion(client, prompt):
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=256,
+                                      messages=[{"role": "user", "content": prompt}])
+
+    class AnthropicChat(TemplateAPI):
+        def _create_payload(self, messages, gen_kwargs=None):
+            system = messages[0].get("content") if messages[0].get("role") == "system" else None
+            if system:
+                messages = messages[1:]
+            cleaned_messages = []
+            for msg in messages:
+                cleaned_msg = {"role": msg["role"], "content": [{"type": "text", "text": msg["content"]}]}
+                cleaned_messages.append(cleaned_msg)
+            out = {"messages": cleaned_messages, "model": self.model, "max_tokens": 256}
+            if system:
+                out["system"] = system
+            return out
+"""
+
+
+def test_a_payload_builder_is_judged_though_the_module_sends_another_request_itself(tmp_path):
+    """The module's own one-off request does not send the payload that a generic HTTP sender posts elsewhere."""
+    module = write(tmp_path / "models" / "anthropic_llms.py", PAYLOAD_BESIDE_A_REQUEST)
+    write(tmp_path / "models" / "__init__.py", "")
+    found = lint_file(module, "CL501")
+    assert [f.row for f in found] == [row_of(PAYLOAD_BESIDE_A_REQUEST, "out = {")]
+    assert "builds an Anthropic request from what its callers pass" in found[0].message
+
+
+def test_a_payload_builder_whose_list_is_written_in_it_is_a_one_off(tmp_path):
+    source = PAYLOAD_BESIDE_A_REQUEST.replace('cleaned_msg = {"role": msg["role"]', 'cleaned_msg = {"role": "user"')\
+        .replace('"text": msg["content"]', '"text": "Summarize."')
+    module = write(tmp_path / "models" / "anthropic_llms.py", source)
+    write(tmp_path / "models" / "__init__.py", "")
+    assert lint_file(module, "CL501") == []
+
+
+def test_a_comment_about_cache_control_does_not_quiet_the_adapter_and_code_does(tmp_path):
+    source = PROPERTY_CLIENT_ADAPTER.replace("            return self._client.messages.create(",
+                                             "            # a cache_control breakpoint would go on the last message\n"
+                                             "            return self._client.messages.create(")
+    module = write(tmp_path / "models" / "claude.py", source)
+    write(tmp_path / "models" / "__init__.py", "")
+    assert [f.row for f in lint_file(module, "CL501")] == [row_of(source, "return self._client.messages.create(")]
+    marked = source.replace("# a cache_control breakpoint would go on the last message", "messages = mark_last(messages, cache_control=True)")
+    write(module, marked)
+    assert lint_file(module, "CL501") == []

@@ -178,6 +178,16 @@ class ClientResolver:
             found = self.provider(assign, depth + 1)
             if found:
                 return found
+        for method in self.ctx.functions.get(f"{cls.name.value}.{wanted}", []):  # @cached_property def client(self): ...
+            if _is_property(method):
+                annotation = method.returns.annotation if method.returns is not None else None
+                name = self.ctx.qualified_name_in(annotation, set(self.constructors)) if annotation is not None else None
+                if name:
+                    return self.constructors[name]
+                for value in self.ctx.returns_of(method):
+                    found = self.provider(value, depth + 1)
+                    if found:
+                        return found
         for stmt in cls.body.body:  # class-level annotation: client: Anthropic
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -202,6 +212,16 @@ class ClientResolver:
                 if found:
                     return found
         return None
+
+
+def _is_property(function: cst.FunctionDef) -> bool:
+    """Decorated `@property`, `@cached_property` or `@functools.cached_property`: read as an attribute."""
+    for decorator in function.decorators:
+        node = decorator.decorator
+        name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+        if name in ("property", "cached_property"):
+            return True
+    return False
 
 
 def _self_assignments(ctx: ModuleContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:

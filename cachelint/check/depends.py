@@ -66,7 +66,11 @@ def parameter_sources(ctx: ModuleContext, expr: cst.BaseExpression | None, param
                     continue
                 if within is not None and ctx.enclosing_function(binding) is not within:
                     continue
-                sources = [assigned] if assigned is not None else unpacked_values(ctx, binding, into_functions=False) if unpack else []
+                loop = ctx.parent(binding)
+                if isinstance(loop, (cst.For, cst.CompFor)) and loop.target is binding:
+                    sources = [loop.iter]  # `for msg in messages:`: each item is the parameter's
+                else:
+                    sources = [assigned] if assigned is not None else unpacked_values(ctx, binding, into_functions=False) if unpack else []
                 for source in sources:
                     if source is not value:
                         walk(source, depth + 1)

@@ -20,9 +20,11 @@ calls and their results to the history it sends again. This module answers those
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import textwrap
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +61,26 @@ def tree_sets_breakpoints(filename: str) -> bool:
 
 
 def mentions_caching(source: str) -> bool:
-    """Whether a module's text speaks of Anthropic breakpoints at all: then a request with no breakpoint in
-    sight may still get one from a helper, and no finding rests on their absence."""
-    return bool(CACHE_WORDS.search(source))
+    """Whether a module's code speaks of Anthropic breakpoints at all: then a request with no breakpoint in
+    sight may still get one from a helper, and no finding rests on their absence. A comment is not code (`# a
+    cache_control breakpoint would go here`)."""
+    if not CACHE_WORDS.search(source):
+        return False
+    return bool(CACHE_WORDS.search(_without_comments(source)))
+
+
+def _without_comments(source: str) -> str:
+    """The source with its comments blanked (strings kept); the source itself where it does not tokenize."""
+    lines = source.splitlines(keepends=True)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                line = lines[row - 1]
+                lines[row - 1] = line[:column] + " " * (token.end[1] - column) + line[token.end[1]:]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    return "".join(lines)
 
 
 # --- the text a value starts with --------------------------------------------------------------------------
@@ -649,24 +668,27 @@ def _indexed_list(loop: cst.CSTNode) -> cst.BaseExpression | None:
 
 def _converts_each(ctx: ModuleContext, loop: cst.CSTNode, added: cst.BaseExpression, target: str) -> bool:
     """`for m in messages: out.append({... m ...})` (or `while i < len(messages): m = messages[i]` ...) with `out` made
-    before the loop: each message converted into the list that is sent. A list made anew inside the loop
+    before the loop: each message converted into the list that is sent, directly or through a local built from
+    the element (`cleaned = {"role": m["role"], ...}; out.append(cleaned)`). A list made anew inside the loop
     (`messages = [...]` per document) starts a new conversation each time round."""
+    body = descendants(loop.body)  # type: ignore[attr-defined]
     if isinstance(loop, cst.For):
         element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
     elif (walked := _indexed_list(loop)) is not None:
         source = ctx.code(walked)
-        body = descendants(loop.body)  # type: ignore[attr-defined]
         element = {t.target.value for n in body if isinstance(n, cst.Assign)
                    for t in n.targets if isinstance(t.target, cst.Name) and source in ctx.code(n.value)}
-        for _ in range(2):  # role = m.role; blocks.append({"text": m.content}): built from the element
-            element |= {t.target.value for n in body if isinstance(n, cst.Assign) and names_in(n.value) & element
-                        for t in n.targets if isinstance(t.target, cst.Name)}
-            element |= {n.func.value.value for n in body if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
-                        and n.func.attr.value in GROWING and isinstance(n.func.value, cst.Name) and n.args
-                        and names_in(n.args[-1].value) & element}
-        element.discard(target)
     else:
         return False
+    for _ in range(2):  # role = m.role; blocks.append({"text": m.content}); msg["content"] = m.text: built from the element
+        element |= {t.target.value for n in body if isinstance(n, cst.Assign) and names_in(n.value) & element
+                    for t in n.targets if isinstance(t.target, cst.Name)}
+        element |= {t.target.value.value for n in body if isinstance(n, cst.Assign) and names_in(n.value) & element
+                    for t in n.targets if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)}
+        element |= {n.func.value.value for n in body if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                    and n.func.attr.value in GROWING and isinstance(n.func.value, cst.Name) and n.args
+                    and names_in(n.args[-1].value) & element}
+    element.discard(target)
     made_inside = any(isinstance(n, cst.Assign) and any(ctx.code(t.target) == target for t in n.targets) for n in descendants(loop.body))
     return not made_inside and any(isinstance(n, cst.Name) and n.value in element for n in descendants(added))
 
@@ -692,6 +714,8 @@ def _list_sources(ctx: ModuleContext, expr: cst.BaseExpression) -> Iterator[cst.
                 yield from _list_sources(ctx, element.value)
     elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
         yield from _list_sources(ctx, expr.for_in.iter)
+    elif isinstance(expr, cst.BooleanOperation):  # llm_request.contents or []
+        yield from _list_sources(ctx, expr.left)
     elif isinstance(expr, cst.Subscript):
         yield from _list_sources(ctx, expr.value)
     elif isinstance(expr, cst.Call):
