@@ -18,6 +18,10 @@ def rows(source: str) -> list[int]:
     return [f.row for f in findings(source)]
 
 
+def row_of(source: str, needle: str) -> int:
+    return next(i for i, line in enumerate(textwrap.dedent(source).lstrip("\n").splitlines(), 1) if needle in line)
+
+
 # --- instructions re-rendered from state that the agent loop updates ---------------------------------------
 
 AGENT_LOOP = """
@@ -722,3 +726,72 @@ def test_the_system_message_put_first_is_the_layout_not_an_insertion():
     """
     assert rows(source.format(at=0, role="system")) == []
     assert rows(source.format(at=1, role="user")) == [7]
+
+
+# --- windows converted item by item, windows counted in turns, windows added to the request ------------------
+
+WINDOW_CONVERTED = """
+    from openai import OpenAI
+    client = OpenAI()
+
+    class Canvas:
+        def get_history(self, window_size):
+            convs = []
+            for role, obj in self.history[window_size * -2:]:
+                convs.append({"role": role, "content": obj.get("content", "")})
+            return convs
+
+        def run(self, question):
+            messages = [{"role": "system", "content": PROMPT}, *self.get_history(12), {"role": "user", "content": question}]
+            return client.chat.completions.create(model="gpt-4.1", messages=messages)
+"""
+
+
+def test_a_window_counted_in_turns_and_converted_item_by_item_is_found():
+    """`history[window_size * -2:]` (two messages a turn) iterated into the list the function returns."""
+    assert rows(WINDOW_CONVERTED) == [row_of(WINDOW_CONVERTED, "for role, obj in self.history")]
+
+
+def test_a_window_rendered_by_a_comprehension_that_is_returned_is_found():
+    source = """
+        class Memory:
+            def get_messages(self, limit=None):
+                limit = self._memory_size if limit is None else limit
+                return [f"{'### QUERY' if m['is_user'] else '### ANSWER'}\\n {m['message']}" for m in self._messages[-limit:]]
+        """
+    assert rows(source) == [row_of(source, "for m in self._messages[-limit:]")]
+
+
+def test_a_loop_over_the_latest_turns_that_only_looks_is_quiet():
+    source = """
+        class Memory:
+            def last_user_asked_twice(self):
+                seen = []
+                for m in self.history[-6:]:
+                    if m["role"] == "user":
+                        print(m["content"])
+                return len(seen) > 1
+
+            def recent_text(self):
+                return any("error" in m["content"] for m in self.history[-4:])
+        """
+    assert rows(source) == []
+
+
+def test_a_window_added_to_the_request_is_found():
+    source = """
+        import litellm
+
+        class LLM:
+            MAX_CHAT_MESSAGES = 10
+
+            def get_response(self, chat_messages, system_prompt, last_prompt):
+                messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+                if chat_messages:
+                    if len(chat_messages) > self.MAX_CHAT_MESSAGES:
+                        chat_messages = chat_messages[-self.MAX_CHAT_MESSAGES:]
+                    messages += chat_messages
+                messages.append({"role": "user", "content": last_prompt})
+                return litellm.completion(model=self.model, messages=messages)
+        """
+    assert rows(source) == [row_of(source, "chat_messages = chat_messages[-self.MAX_CHAT_MESSAGES:]")]

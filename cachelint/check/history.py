@@ -342,6 +342,9 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
             # history[-keep:]: a window, whoever sets its size
             return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
+        if _in_for_header(ctx, node) and _window_collected(ctx, function, node):
+            # for turn in history[-keep:]: out.append(...) ... return out: a window, converted item by item
+            return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
         if _rendered_window(ctx, function, node):
             return Rewrite(node, ctx.code(node.value), "renders the first and only the latest items of")
     elif isinstance(node, cst.Assign):
@@ -604,7 +607,17 @@ def _late_slice(sub: cst.Subscript) -> bool:
         if _length_of_other(lower.expression, sub.value):
             return False  # messages[-len(results):]: the items just added for `results`, read back; not a window
         return not isinstance(lower.expression, cst.Integer) or int(lower.expression.value) > 2
+    if _scaled_negative(lower):
+        return True  # history[window_size * -2:]: the last window_size turns, two messages each
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" for n in descendants(lower))
+
+
+def _scaled_negative(expr: cst.BaseExpression | None) -> bool:
+    """`n * -2` or `-2 * n`: a count of turns made negative, the start of the last n turns."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
+        return False
+    return any(isinstance(side, cst.UnaryOperation) and isinstance(side.operator, cst.Minus) and isinstance(side.expression, cst.Integer)
+               for side in (expr.left, expr.right))
 
 
 def _length_of_other(expr: cst.BaseExpression, listed: cst.BaseExpression) -> bool:
@@ -642,7 +655,7 @@ def _tail_of_itself(ctx: ModuleContext, sub: cst.Subscript) -> bool:
     """`history[-n:]`, or `history[len(history) - n:]`: the tail of the list itself; `log[len(system_msgs):]` skips a
     head of known length (the system messages), which is no window."""
     lower = sub.slice[0].slice.lower  # type: ignore[union-attr]
-    if isinstance(lower, cst.UnaryOperation):
+    if isinstance(lower, cst.UnaryOperation) or _scaled_negative(lower):
         return True
     target = ctx.code(sub.value)
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" and n.args
@@ -672,10 +685,42 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
                 return True
             if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
                 return True
+            if isinstance(holder, cst.AugAssign) and holder.value is node:
+                return True  # messages += window
             if isinstance(holder, cst.For) and holder.iter is node and _collects(holder):
                 return True  # for run in runs: history.extend(run.messages): the window becomes the history
             if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
                 return True
+    return False
+
+
+def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Subscript) -> bool:
+    """The loop over the window builds what the function returns: `for role, m in self.history[-n:]:
+    convs.append({...})` then `return convs`, or `return [render(m) for m in self._messages[-limit:]]`. Each item
+    is converted and kept, so the window is the history handed on (a loop that prints or checks is not)."""
+    returned = set()  # names returned as they are: `return convs`, `return "\n".join(lines)`, `return [*head, *convs]`
+    for value in ctx.returns_of(function):
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "join" and value.args:
+            value = value.args[0].value
+        parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+        returned |= {p.value for p in parts if isinstance(p, cst.Name)}
+    target = ctx.code(node.value)
+    if any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _window_split(n) for n in descendants(function)):
+        return False  # turns[:-4] beside turns[-4:]: the split is judged as one (positional_windows)
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.For):
+            return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
+                       and isinstance(n.func.value, cst.Name) and n.func.value.value in returned for n in descendants(ancestor.body))
+        if isinstance(ancestor, cst.CompFor):
+            comprehension = ctx.parent(ancestor)
+            holder = ctx.parent(comprehension) if comprehension is not None else None
+            if isinstance(holder, cst.Return):
+                return True
+            if isinstance(holder, cst.Assign):
+                return any(isinstance(t.target, cst.Name) and t.target.value in returned for t in holder.targets)
+            return False
+        if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
+            return False
     return False
 
 
