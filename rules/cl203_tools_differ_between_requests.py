@@ -14,7 +14,9 @@ Finds two requests of one conversation that send different tools: two call sites
 request after the tool results, sent without `tools`. A call of the module's own function that sends the
 history it is handed with no tools (`return self._chat(history, conf)` once a tool loop runs out of rounds) counts
 as a request of the calling function. A history rebuilt from itself (`history = self._append(history, results)`)
-is the same conversation. Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
+is the same conversation, and so is one returned with a flag (`history, done = self._step(history)`). Two calls of
+the app's own LLM wrapper in one function with the same history, one with `tools=` (`self.llm.gen(messages=messages,
+tools=None)` after the tool loop), are requests too (`likely`). Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
 """
     why = """
 Tools open the cached prefix. A request of the same history without them (or with another list) shares no
@@ -94,11 +96,12 @@ class Coder:
     ]
 
     def check(self, analysis):
-        from cachelint.check.conversation import delegated_requests, differing_requests
+        from cachelint.check.conversation import delegated_requests, differing_requests, wrapper_requests
 
         delegated = delegated_requests(analysis.ctx, analysis.sites)  # `self._chat(history)`: a request sent through a helper
         handed = {id(site) for site in delegated}
-        for difference in differing_requests(analysis.ctx, [*analysis.sites, *delegated]):
+        wrapped = wrapper_requests(analysis.ctx, analysis.sites)  # `self.llm.gen(messages=..., tools=None)`: the app's own client
+        for difference in differing_requests(analysis.ctx, [*analysis.sites, *delegated, *wrapped]):
             if difference.param != "tools" or not analysis.cacheable(difference.second) or id(difference.first) in handed:
                 continue
             yield Report(difference.node, f"{analysis.describe_site(difference.second)} sends the history `{difference.history}` "

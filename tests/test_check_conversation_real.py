@@ -382,3 +382,49 @@ def test_call_patterns_make_a_project_wrapper_a_request():
     assert lint(source, {"CL203"}) == []  # an unknown function: not a request
     found = lint(source, {"CL203"}, Options(call_patterns={"mylib.llm.chat": "openai-chat"}))
     assert [f.row for f in found] == [6] and found[0].confidence == "certain"
+
+
+# --- the app's own LLM wrapper: a tool loop's wrap-up request sent without tools (CL203) ----------------------
+
+WRAPPER_TOOL_LOOP = """
+    import logging
+
+    class ResearchAgent:
+        def research_step(self, step_query: str) -> str:
+            messages = [{"role": "system", "content": STEP_PROMPT}, {"role": "user", "content": step_query}]
+            for iteration in range(self.max_iterations):
+                response = self.llm.gen(model=self.model_id, messages=messages, tools=self.tools if self.tools else None)
+                parsed = self.handler.parse_response(response)
+                if not parsed.requires_tool_call:
+                    return parsed.content
+                messages, last_empty = self._execute_tools(parsed.tool_calls, messages)
+            messages.append({"role": "user", "content": "Please summarize your findings so far."})
+            response = self.llm.gen(model=self.model_id, messages=messages, tools=None)
+            return self._extract_text(response)
+"""
+
+
+def test_a_wrappers_wrap_up_request_without_tools_is_reported():
+    """`self.llm.gen` is no SDK anyone recognizes; twice with one history, once with tools, it is a conversation.
+    The history rebuilt by a helper that returns it with a flag (`messages, done = step(messages)`) is the same."""
+    found = lint(WRAPPER_TOOL_LOOP, {"CL203"})
+    assert [f.row for f in found] == [textwrap.dedent(WRAPPER_TOOL_LOOP).lstrip("\n").splitlines().index(
+        "        response = self.llm.gen(model=self.model_id, messages=messages, tools=None)") + 1]
+    assert found[0].confidence == "likely" and "without the tools" in found[0].message
+
+
+def test_a_wrapper_that_sends_the_same_tools_every_time_is_quiet():
+    assert lint(WRAPPER_TOOL_LOOP.replace("tools=None)", "tools=self.tools if self.tools else None, tool_choice=\"none\")"),
+                {"CL203"}) == []
+
+
+def test_a_wrapper_called_with_two_fresh_histories_is_quiet():
+    source = """
+        class Summarizer:
+            def run(self, doc: str, question: str):
+                messages = [{"role": "user", "content": doc}]
+                first = self.llm.gen(model=self.model_id, messages=messages, tools=self.tools)
+                messages = [{"role": "user", "content": question}]
+                return first, self.llm.gen(model=self.model_id, messages=messages)
+        """
+    assert lint(source, {"CL203"}) == []

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.callsites import CallSite
+from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
 from cachelint.check.module import ModuleContext, argument_for, descendants, read_names, sorted_in
 
@@ -114,7 +114,7 @@ def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:
     before = [b for b in bindings if ctx.span(b).row <= row]  # the binding that reaches the call (in source order)
     binding = max(before, key=lambda b: ctx.span(b).row, default=None)
     for _ in range(4):  # `history = self._append(history, results)`: the same conversation, rebuilt from itself
-        value = _assigned_from(ctx, binding)
+        value = _assigned_from(ctx, binding) or _unpacked_from(ctx, binding)
         if value is None or not any(n.value == root.value for n in read_names(ctx, value)):
             break
         earlier = [b for b in bindings if ctx.span(b).row < ctx.span(binding).row]
@@ -130,6 +130,15 @@ def _assigned_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseE
     """The value of `name = value` for the name a binding is (None for a parameter or another kind of binding)."""
     parent = ctx.parent(binding) if binding is not None else None
     assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+    return assign.value if isinstance(assign, cst.Assign) else None
+
+
+def _unpacked_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
+    """The whole value of `history, done = step(history, ...)` for one of its names (None for any other binding)."""
+    element = ctx.parent(binding) if binding is not None else None
+    target = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
     return assign.value if isinstance(assign, cst.Assign) else None
 
 
@@ -161,6 +170,36 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
                     key = "input" if site.api == "openai-responses" else "messages"
                     delegated.append(CallSite(call, site.api, ctx.code(call.func), {key: passed}, site.confidence))
     return delegated
+
+
+def wrapper_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite]:
+    """Calls of an LLM wrapper no one recognizes (`self.llm.gen(model=..., messages=messages, tools=...)`) that one
+    function makes at least twice with the same history, one of them with `tools=`: the requests of one
+    conversation, sent through the app's own client. Stand-ins (likely) so their tools can be compared: the usual
+    shape is a tool loop whose wrap-up request, once the rounds run out, says `tools=None`."""
+    known = {id(site.node) for site in sites}
+    groups: dict[tuple[int, str, str], list[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        if id(call) in known:
+            continue
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        history = keywords.get("messages")
+        function = ctx.enclosing_function(call)
+        if function is None or not isinstance(history, cst.Name):
+            continue
+        groups.setdefault((id(function), ctx.code(call.func), history.value), []).append(call)
+    found = []
+    for calls in groups.values():
+        if len(calls) < 2 or not any(_given(_keyword(call, "tools")) is not None for call in calls):
+            continue
+        for call in calls:
+            args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            found.append(CallSite(call, "openai-chat", ctx.code(call.func), args, LIKELY))
+    return found
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute | None:
