@@ -23,7 +23,11 @@ conversation after it (`messages[0]["content"] += knowledge`, `[system] + histor
 found by the names the code uses (`likely`), whether or not the request is sent in the same module; and a prompt
 template whose per-call data comes before at least about 1,024 tokens of static instructions (an f-string or a
 constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`), where none of
-the static part is ever a shared prefix (`likely`). A system prompt given as a list of content
+the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of
+the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`,
+`TEMPLATE.format(summary=..., chat_history=..., query=...)` with the template written here or in a module of the
+tree), found by the names of the placeholders (`likely`): the history grows by appending, but behind a value
+that changes every turn none of it is read from cache. A system prompt given as a list of content
 blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
 shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported.
 """
@@ -116,12 +120,19 @@ def answer(history, question, store):
     def check(self, analysis):
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
         from cachelint.check.static_tail import static_tails
+        from cachelint.check.text_history import describe as describe_late
+        from cachelint.check.text_history import late_histories
 
         ctx = analysis.ctx
         for tail in static_tails(ctx):
             yield Report(tail.node, f"{tail.chars:,} characters of static prompt come after the per-call value `{tail.value}`: no two calls "
                          "share them as a prefix, so they are prefilled on every call; put the static instructions first and the "
                          "per-call data last", confidence="likely")
+        for late in late_histories(ctx):
+            ahead, history = describe_late(late)
+            yield Report(late.node, f"{ahead} (this turn's) {'comes' if len(late.ahead) == 1 else 'come'} before {history} in this prompt "
+                         "text: the history grows turn by turn but sits behind a value that changes every turn, so none of it is "
+                         "read from cache; render the history first and this turn's values after it", confidence="likely")
         reported: set[int] = set()
         for found in retrieved_in_system(ctx, analysis.sites):
             reported.add(id(ctx.enclosing_function(found.node)))

@@ -92,6 +92,11 @@ RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^
                                          r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)"),
                               ("messages[0]", "msgs[0]", "history[0]", "knowledge", "retriev", "memories", "snippets"))
 
+# a conversation rendered into a prompt text (CL104: text_history.py): a `{history}` placeholder or an f-string's
+# history expression, or `.format(chat_history=...)` of a template written elsewhere
+TEXT_HISTORY = Needs(re.compile(r"\{[^{}\n]*(?:history|transcript|conversation|dialog)[^{}\n]*\}|\.format\([^)]*\b\w*(?:history|transcript|conversation|dialog)\w*\s*=", re.I),
+                     ("history", "transcript", "conversation", "dialog"))
+
 # files listed from a directory (CL103: listings.py), in a module that speaks of prompt material
 LISTING = Needs(re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\("), ("glob(", "listdir(", "scandir(", "iterdir(", "os.walk("))
 PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline|skill", re.I)
@@ -152,6 +157,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
+    if "CL104" in codes and TEXT_HISTORY.search(source):
+        return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):

@@ -128,6 +128,22 @@ def imported_definition(ctx: ModuleContext, node: cst.ImportFrom, local: str, ho
     return top_level_definition(other, original, hops)
 
 
+def star_imported_definition(ctx: ModuleContext, name: str):
+    """(module context, definition) for a name the module binds nowhere but may take from `from <module> import *`
+    of a module of the tree (the last such import that defines it, as Python would bind it); None otherwise."""
+    found = None
+    for stmt in ctx.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                path = module_file(ctx.filename, _dotted(small.module), len(small.relative))
+                other = module_context(path) if path is not None else None
+                definition = top_level_definition(other, name, 1) if other is not None else None
+                found = definition or found
+    return found
+
+
 def module_attribute_definition(ctx: ModuleContext, node: cst.CSTNode, local: str, attr: str):
     """(module context, definition) for `<local>.<attr>` where `local` names a module of the tree:
     `from . import prompts` / `from app import prompts` / `import app.prompts as prompts`."""

@@ -126,11 +126,17 @@ def leading_text(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int
 
 
 def _name_text(ctx: ModuleContext, name: cst.Name, d: int) -> tuple[str, bool]:
-    from cachelint.check.project import imported_definition
+    from cachelint.check.project import imported_definition, star_imported_definition
 
     assigned: list[cst.BaseExpression] = []
     appended = False
-    for binding, value in ctx.assigned_values(name):
+    bindings = list(ctx.assigned_values(name))
+    if not bindings:  # `from .prompts import *`: a constant of a module of the tree
+        found = star_imported_definition(ctx, name.value)
+        if found is None or isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
+            return "", False
+        return leading_text(found[0], found[1], d)
+    for binding, value in bindings:
         parent = ctx.parent(binding)
         if isinstance(binding, cst.ImportFrom):
             found = imported_definition(ctx, binding, name.value)
