@@ -220,3 +220,21 @@ def test_jsonb_that_holds_no_conversation_reorders_no_turn(tmp_path):
             payload = Column(JSONB)
     """)
     assert lint_file(module) == []
+
+
+def test_a_providers_fresh_response_converted_once_is_quiet(tmp_path):
+    """`_convert_to_chat_completion(anthropic_msg)` turns the response just received into the stored format once;
+    later turns read the stored string back, so nothing is serialized again."""
+    source = """
+        import json
+
+        class AnthropicProvider:
+            def _convert_to_chat_completion(self, anthropic_msg):
+                tool_calls = []
+                for block in anthropic_msg.content:
+                    if block.type == "tool_use":
+                        tool_calls.append({"id": block.id, "type": "function",
+                                           "function": {"name": block.name, "arguments": json.dumps(block.input)}})
+                return {"role": "assistant", "tool_calls": tool_calls}
+        """
+    assert lint_file(app(tmp_path, source)) == []

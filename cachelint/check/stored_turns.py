@@ -40,6 +40,9 @@ MAX_HOPS = 6  # local assignments and loops followed back to the data handed in
 # a call that turns the stored value into plain data first: serialize_for_json(call.args), result.model_dump()
 CONVERTS = re.compile(r"serializ|jsonable|to_dict|to_json|^dict$|^as_dict$", re.IGNORECASE)
 READS = frozenset({"get", "items", "values", "model_dump", "dict", "to_dict", "as_dict", "copy"})  # methods that read it
+# a function that converts the provider's fresh response (`_convert_to_chat_completion(anthropic_msg)`,
+# `parse_response`): what it renders is stored once, as text, not rendered again from the store
+RESPONSE_CONVERTER = re.compile(r"response|completion|parse|from_(?:anthropic|openai|provider|api)", re.IGNORECASE)
 HISTORY = re.compile(r"histor|messages|conversation|turns|events|session|chat|transcript|contents", re.IGNORECASE)
 STRUCTURED = re.compile(r"result|response|output|args|arguments|data|payload", re.IGNORECASE)
 TEXT_KEYS = frozenset({"content", "text", "message", "msg"})
@@ -76,8 +79,8 @@ def reserialized_turns(ctx: ModuleContext, senders: set[int]) -> list[Reserializ
         if helper is False or not call.args or call.args[0].keyword is not None:
             continue
         function = ctx.enclosing_function(call)
-        if function is None or id(function) in senders:
-            continue
+        if function is None or id(function) in senders or RESPONSE_CONVERTER.search(function.name.value):
+            continue  # an agent loop appending its newest turn, or a provider's fresh response converted once
         landed = _landing(ctx, call, function)
         if landed is None:
             continue
