@@ -390,3 +390,31 @@ def test_the_plain_chat_path_on_its_own_is_quiet():
     source = TOOL_LOOP_FALLBACK.replace("return await self._chat(history, conf)",
                                         "return await self._chat([{'role': 'user', 'content': system}], conf)")
     assert rows(source, "CL203") == []
+
+
+# --- a tool list filled in the order of a set made where it is iterated -------------------------------------
+
+SET_OF_TOOL_NAMES = """
+    class RAGAgentMixin:
+        def _register_tools(self):
+            for tool_name in set(self.config.rag_tools):
+                if tool_instance := self.tool_registry.create_tool_instance(tool_name, context=self):
+                    self._tools.append(tool_instance)
+"""
+
+
+def test_tools_appended_while_iterating_a_set_of_names_are_found():
+    found = lint(SET_OF_TOOL_NAMES)
+    assert [f.row for f in found] == [3] and "set(self.config.rag_tools)" in found[0].message
+    assert found[0].confidence == "likely"
+
+
+def test_tools_from_a_sorted_set_or_a_set_used_for_bookkeeping_are_quiet():
+    assert lint(SET_OF_TOOL_NAMES.replace("in set(self.config.rag_tools)", "in sorted(set(self.config.rag_tools))")) == []
+    source = """
+        class Agent:
+            def _check(self, names):
+                for tool_name in set(names):
+                    self.seen_tool_names.add(tool_name)
+        """
+    assert lint(source) == []

@@ -864,6 +864,7 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
     at run time: its order follows string hashing, which changes with every process, so each process sends the
     same tools in another order. So is `tools=list(tools)` handed on where `tools` is a local set."""
     yield from _local_set_tools(ctx)
+    yield from _tools_over_a_set(ctx)
     if "self." not in ctx.source:
         return
     attributes = _set_attributes(ctx)
@@ -898,6 +899,33 @@ def _local_set_tools(ctx: ModuleContext) -> Iterator[SetTools]:
             made = _set_binding(ctx, value) if isinstance(value, cst.Name) else None
             if made is not None and not sorted_in(ctx, ctx.enclosing_function(call), value.value):  # type: ignore[union-attr]
                 yield SetTools(ctx.statement_of(made), f"tools={ctx.code(arg.value)} (line {ctx.span(call).row})", value.value)  # type: ignore[union-attr]
+
+
+def _tools_over_a_set(ctx: ModuleContext) -> Iterator[SetTools]:
+    """`for tool_name in set(self.config.rag_tools): tools.append(make(tool_name))`: a tool list filled, in a loop,
+    in the order of a set made right there (a set of names is ordered by string hashing, which changes with every
+    process), and not sorted afterwards."""
+    for loop in ctx.nodes(cst.For):
+        if not _unordered(loop.iter):
+            continue
+        function = ctx.enclosing_function(loop)
+        for node in descendants(loop.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ADDS):
+                continue
+            target = ctx.code(node.func.value)
+            if ACCUMULATOR_NAME.search(target.split(".")[-1]) and not BOOKKEEPING_NAME.search(target) \
+                    and not sorted_in(ctx, function, target):
+                yield SetTools(loop.iter, target, ctx.code(loop.iter))
+                break
+
+
+def _unordered(expr: cst.BaseExpression) -> bool:
+    """A set made where it is iterated: `set(names)`, `frozenset(...)`, `{a, b}`, a set comprehension, `list(set(...))`."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") and expr.args:
+        expr = expr.args[0].value
+    if isinstance(expr, (cst.Set, cst.SetComp)):
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("set", "frozenset")
 
 
 def _set_binding(ctx: ModuleContext, name: cst.Name) -> cst.CSTNode | None:
