@@ -216,3 +216,31 @@ def test_a_built_system_prompt_handed_on_is_still_found():
                     system_prompt += f"\\n\\n## Recalled memories\\n{memories}"
                 return system_prompt
     """) == [6]
+
+
+def test_documents_page_content_in_the_system_message_ahead_of_the_history():
+    """LangChain documents' text (`d["page_content"]`) is retrieved for this turn, wherever it came from."""
+    source = """
+        from langchain_core.messages import SystemMessage
+
+        def _get_messages(messages, system_message, template):
+            chat_history = [m for m in messages if m.type in ("human", "ai")]
+            response = messages[-1].content
+            content = "\\n".join([d["page_content"] for d in response])
+            return [SystemMessage(content=template.format(instructions=system_message, context=content))] + chat_history
+        """
+    found = findings(source)
+    assert [f.row for f in found if f.code == "CL104"] == [7]
+    assert "page_content" in next(f.message for f in found if f.code == "CL104")
+
+
+def test_documents_page_content_in_the_newest_user_message_is_quiet():
+    source = """
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        def _get_messages(messages, system_message, question):
+            response = messages[-1].content
+            content = "\\n".join([d["page_content"] for d in response])
+            return [SystemMessage(content=system_message), *messages[:-1], HumanMessage(content=f"{content}\\n\\n{question}")]
+        """
+    assert [f for f in findings(source) if f.code == "CL104"] == []

@@ -90,8 +90,8 @@ TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved
 RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
-                                         r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)"),
-                              ("messages[0]", "msgs[0]", "history[0]", "knowledge", "retriev", "memories", "snippets"))
+                                         r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)|\bpage_content\b"),
+                              ("messages[0]", "msgs[0]", "history[0]", "knowledge", "retriev", "memories", "snippets", "page_content"))
 
 # a conversation rendered into a prompt text (CL104: text_history.py): a `{history}` placeholder or an f-string's
 # history expression, or `.format(chat_history=...)` of a template written elsewhere

@@ -156,6 +156,18 @@ def _params_passed(call: cst.Call, callee: cst.FunctionDef, names: dict[str, str
     return passed
 
 
+def _document_text(value: cst.CSTNode | None) -> bool:
+    """The text of retrieved documents: `d.page_content` / `d["page_content"]` (a LangChain `Document`)."""
+    if value is None:
+        return False
+    for node in [value, *descendants(value)]:
+        if isinstance(node, cst.Attribute) and node.attr.value == "page_content":
+            return True
+        if isinstance(node, cst.SimpleString) and node.value.strip("'\"") == "page_content":
+            return True
+    return False
+
+
 def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
     """The outermost functions with an assignment that looks something up (from the module's index of
     assignments: no walk of functions that have none)."""
@@ -163,7 +175,8 @@ def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
     for assign in ctx.nodes(cst.Assign):
         names = _target_names(assign)
         if not any(RETRIEVED_NAME.search(n) for n in names) and not any(
-                isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(assign.value)):
+                isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(assign.value)) \
+                and not _document_text(assign.value):
             continue
         function = ctx.enclosing_function(assign)
         while function is not None and ctx.enclosing_function(function) is not None:
@@ -191,6 +204,8 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: boo
                 tainted.setdefault(name, f"{ctx.code(call.func)}()")
             elif by_name and isinstance(assign, cst.Assign) and RETRIEVED_NAME.search(name) and not _literal(value):
                 tainted.setdefault(name, f"`{name} = {_short(ctx.code(value))}`")
+            elif _document_text(value):
+                tainted.setdefault(name, "the documents' `page_content`")
     for _ in range(MAX_ROUNDS):
         grown = False
         for assign in assigns:
