@@ -795,3 +795,29 @@ def test_a_window_added_to_the_request_is_found():
                 return litellm.completion(model=self.model, messages=messages)
         """
     assert rows(source) == [row_of(source, "chat_messages = chat_messages[-self.MAX_CHAT_MESSAGES:]")]
+
+
+def test_the_oldest_message_dropped_in_a_loop_until_the_prompt_fits_is_found():
+    source = """
+        class ChatFlow:
+            def __call__(self, question, chat_history=None):
+                chat_history = chat_history or []
+                while len(chat_history) > 0:
+                    token_count = self.prompty.estimate_token_count(question=question, chat_history=chat_history)
+                    if token_count > self.max_total_token:
+                        chat_history = chat_history[1:]
+                    else:
+                        break
+                return self.prompty(question=question, chat_history=chat_history)
+        """
+    assert rows(source) == [row_of(source, "chat_history = chat_history[1:]")]
+
+
+def test_one_slice_past_the_system_message_is_no_cut():
+    source = """
+        def send(client, messages):
+            rest = messages[1:]
+            messages = messages[1:]
+            return client.chat.completions.create(model="gpt-4.1", messages=[SYSTEM, *messages])
+        """
+    assert rows(source) == []

@@ -40,7 +40,8 @@ SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
-                   r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b")  # for msg in reversed(memory):
+                   r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
+                   r"|(?P<dropped>[\w.]+)\s*=\s*(?P=dropped)\[\s*[12]\s*:\s*\]")  # history = history[1:] (in a loop until it fits)
 
 
 @dataclass(slots=True)
@@ -336,6 +337,8 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
             root = _subscript_root(target)
             if isinstance(target, cst.Subscript) and root is not None and _is_history(ctx, function, root) and _beyond_a_cap(ctx, function, node):
                 return Rewrite(node, ctx.code(root), "deletes the oldest entries beyond a fixed count from")
+    elif isinstance(node, cst.Subscript) and _drops_front_until_it_fits(ctx, function, node) and _is_history(ctx, function, node.value):
+        return Rewrite(node, ctx.code(node.value), "removes the oldest messages from")
     elif isinstance(node, cst.Subscript) and _late_slice(node) and _tail_of_itself(ctx, node) and _is_history(ctx, function, node.value):
         if _proportional_cut(ctx, function, node):
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
@@ -618,6 +621,25 @@ def _scaled_negative(expr: cst.BaseExpression | None) -> bool:
         return False
     return any(isinstance(side, cst.UnaryOperation) and isinstance(side.operator, cst.Minus) and isinstance(side.expression, cst.Integer)
                for side in (expr.left, expr.right))
+
+
+def _drops_front_until_it_fits(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
+    """`while len(chat_history) > 0: if count(chat_history) > budget: chat_history = chat_history[1:]`: the oldest
+    message dropped again and again, in a loop, until the rest fits (one `history[1:]` alone skips a system
+    prompt and is no cut)."""
+    index = sub.slice[0].slice
+    if not (isinstance(index, cst.Slice) and index.upper is None and isinstance(index.lower, cst.Integer)
+            and 1 <= int(index.lower.value) <= 2):
+        return False
+    assign = ctx.parent(sub)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and ctx.code(assign.targets[0].target) == ctx.code(sub.value)):
+        return False
+    for ancestor in ctx.ancestors(sub):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.While, cst.For)):
+            return True
+    return False
 
 
 def _length_of_other(expr: cst.BaseExpression, listed: cst.BaseExpression) -> bool:
