@@ -961,3 +961,51 @@ def test_a_comment_about_cache_control_does_not_quiet_the_adapter_and_code_does(
     marked = source.replace("# a cache_control breakpoint would go on the last message", "messages = mark_last(messages, cache_control=True)")
     write(module, marked)
     assert lint_file(module, "CL501") == []
+
+
+# --- requests sent through a wrapper that forwards **kwargs -----------------------------------------------------
+
+RETRY_WRAPPER = """
+    from anthropic import Anthropic
+
+    def anthropic_create_retrying(client: Anthropic, *args, **kwargs):
+        result = create_retrying(client.messages.create, retry_exceptions=TIMEOUTS, *args, **kwargs)
+        if "error" in result:
+            raise Exception(result["error"])
+        return result
+
+    class AnthropicSolver:
+        def _solve(self, task_state, **kwargs):
+            anth_msgs = self._convert_msgs_to_anthropic_format(task_state.messages)
+            response = anthropic_create_retrying(client=Anthropic(max_retries=0), model=self.model_name,
+                                                 system=task_state.task_description, messages=anth_msgs, max_tokens=512)
+            return response.content[0].text
+"""
+
+
+def test_a_request_sent_through_a_retry_wrapper_is_judged_at_the_wrappers_call(tmp_path):
+    """`create_retrying(client.messages.create, **kwargs)`: the SDK method handed to a retry helper with the
+    wrapper's keywords; each call of the wrapper is the request, with the arguments it passes."""
+    module = write(tmp_path / "solvers" / "anthropic_solver.py", RETRY_WRAPPER)
+    write(tmp_path / "solvers" / "__init__.py", "")
+    found = lint_file(module, "CL501")
+    assert [f.row for f in found] == [row_of(RETRY_WRAPPER, "response = anthropic_create_retrying(")]
+
+
+def test_a_wrapper_that_forwards_kwargs_to_the_sdk_makes_its_calls_requests():
+    source = """
+        import datetime
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def completion_with_backoff(**kwargs):
+            return client.chat.completions.create(**kwargs)
+
+        def ask(history):
+            system = f"Now: {datetime.datetime.now().isoformat()}\\n" + RULES
+            return completion_with_backoff(model="gpt-4.1", messages=[{"role": "system", "content": system}, *history])
+        """
+    source = textwrap.dedent(source).lstrip("\n") + f"\nRULES = {HANDBOOK!r}\n"
+    found = [f for f in lint_source(source, "app.py") if f.code == "CL101"]
+    assert [f.row for f in found] == [10] and found[0].confidence == "certain"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, argument_for
+from cachelint.check.module import ModuleContext, argument_for, descendants
 
 CLIENT_CONSTRUCTORS: dict[str, str] = {
     **{f"anthropic.{n}": "anthropic" for n in (
@@ -240,7 +240,50 @@ def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None =
         site = _site(ctx, resolver, call, functions, aliases, tails) or _http_site(ctx, call)
         if site is not None:
             sites.append(site)
+    sites += _forwarding_wrappers(ctx, resolver, functions, aliases, sites)
     return sites or prompt_shaped_sites(ctx)
+
+
+def _forwarding_wrappers(ctx: ModuleContext, resolver: ClientResolver, functions: dict[str, str], aliases: set[str],
+                         sites: list[CallSite]) -> list[CallSite]:
+    """A function of the module that forwards its `**kwargs` to a request, itself
+    (`def create_with_backoff(**kwargs): return client.chat.completions.create(**kwargs)`) or by handing the SDK
+    method to a retry helper (`create_retrying(client.messages.create, **kwargs)`): each call of it in the module
+    is the request, with the arguments that call passes."""
+    wrappers: dict[int, tuple[str, str, str]] = {}  # id(function) -> (api, callee, confidence)
+    for function in ctx.nodes(cst.FunctionDef):
+        star = function.params.star_kwarg
+        if not isinstance(star, cst.Param) or f"**{star.name.value}" not in ctx.code(function.body).replace(" ", ""):
+            continue
+        forwarded = star.name.value
+        for site in sites:
+            if isinstance(site.node, cst.Call) and ctx.enclosing_function(site.node) is function and _forwards(site.node, forwarded):
+                wrappers[id(function)] = (site.api, site.callee, site.confidence)
+        if id(function) in wrappers:
+            continue
+        for call in descendants(function.body):
+            if not (isinstance(call, cst.Call) and _forwards(call, forwarded)) or ctx.enclosing_function(call) is not function:
+                continue
+            for arg in call.args:
+                if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Attribute):
+                    found = _callee(ctx, resolver, arg.value, functions, aliases, 0)
+                    if found is not None:
+                        wrappers[id(function)] = (found[0], found[1], CERTAIN)
+    if not wrappers:
+        return []
+    found_sites = []
+    for call in ctx.nodes(cst.Call):
+        for function in ctx.called_functions(call):
+            wrapped = wrappers.get(id(function))
+            if wrapped is not None and ctx.enclosing_function(call) is not function:
+                api, callee, confidence = wrapped
+                found_sites.append(CallSite(call, api, f"{function.name.value} ({callee})", call_arguments(ctx, call), confidence))
+    return found_sites
+
+
+def _forwards(call: cst.Call, name: str) -> bool:
+    """`f(..., **kwargs)`: the call passes the function's `**kwargs` on."""
+    return any(arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args)
 
 
 # --- a request posted to a provider's HTTP API directly ------------------------------------------------------

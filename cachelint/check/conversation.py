@@ -28,7 +28,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
-from cachelint.check.module import ModuleContext, argument_for, descendants, read_names, sorted_in
+from cachelint.check.module import ModuleContext, argument_for, called_name, descendants, read_names, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -162,7 +162,10 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
     if not senders:
         return []
     delegated = []
+    known = {id(site.node) for site in sites}  # a call that is itself a request (a wrapper forwarding **kwargs) is judged as one
     for call in ctx.nodes(cst.Call):
+        if id(call) in known:
+            continue
         for function in ctx.called_functions(call):
             for site, param, position in senders.get(id(function), []):
                 passed = argument_for(call, param, position)
@@ -170,6 +173,9 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
                     key = "input" if site.api == "openai-responses" else "messages"
                     delegated.append(CallSite(call, site.api, ctx.code(call.func), {key: passed}, site.confidence))
     return delegated
+
+
+BUILDS_PARAMS = re.compile(r"build|params|kwargs|prepare|payload|body|format", re.IGNORECASE)
 
 
 def wrapper_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite]:
@@ -187,6 +193,8 @@ def wrapper_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite
         function = ctx.enclosing_function(call)
         if function is None or not isinstance(history, cst.Name):
             continue
+        if BUILDS_PARAMS.search(called_name(call)) or isinstance(ctx.parent(ctx.parent(call)), cst.Call):
+            continue  # `send(**self._build_params(messages=..., tools=...))`: the arguments of a request, not one
         groups.setdefault((id(function), ctx.code(call.func), history.value), []).append(call)
     found = []
     for calls in groups.values():
