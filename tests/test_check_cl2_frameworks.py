@@ -385,6 +385,14 @@ def test_a_tool_loop_whose_last_request_goes_through_a_helper_without_tools_is_f
     assert "self._chat()" in found[0].message and "line 11 sends them" in found[0].message
 
 
+def test_a_helper_that_also_forwards_kwargs_is_still_the_loops_last_request():
+    """ragflow's `_async_chat(history, gen_conf, **kwargs)` forwards `**kwargs` to the SDK: a request itself, but
+    its history comes by position, so it is paired with the loop's request as the helper it is."""
+    source = TOOL_LOOP_FALLBACK.replace("async def _chat(self, history, conf):", "async def _chat(self, history, conf, **kwargs):")\
+        .replace("messages=history, **conf)", "messages=history, **conf, **kwargs)")
+    assert rows(source, "CL203") == [17]
+
+
 def test_the_plain_chat_path_on_its_own_is_quiet():
     # the helper called for another conversation (a fresh list), or the helper's own request: nothing to compare
     source = TOOL_LOOP_FALLBACK.replace("return await self._chat(history, conf)",

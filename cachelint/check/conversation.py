@@ -162,7 +162,8 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
     if not senders:
         return []
     delegated = []
-    known = {id(site.node) for site in sites}  # a call that is itself a request (a wrapper forwarding **kwargs) is judged as one
+    # a call that is itself a request with its history in sight (a wrapper forwarding **kwargs) is judged as one
+    known = {id(site.node) for site in sites if site.arg("messages") is not None or site.arg("input") is not None}
     for call in ctx.nodes(cst.Call):
         if id(call) in known:
             continue
