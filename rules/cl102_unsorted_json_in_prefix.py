@@ -159,6 +159,7 @@ def _stored_turns(analysis, reported: set[int]):
     """Tool calls and tool results re-serialized from stored turns, in a tree that keeps them in jsonb."""
     ctx = analysis.ctx
     found = [item for item in reserialized_turns(ctx, sending_functions(ctx, analysis.sites)) if id(item.node) not in reported]
+    # the tree is searched only for a module with a candidate: a search that finds nothing rests on every file
     store = reordering_store(ctx.filename) if found else None
     if store is None:
         return

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, argument_for, descendants
+from cachelint.check.module import ModuleContext, argument_for
 
 CLIENT_CONSTRUCTORS: dict[str, str] = {
     **{f"anthropic.{n}": "anthropic" for n in (
@@ -251,24 +251,23 @@ def _forwarding_wrappers(ctx: ModuleContext, resolver: ClientResolver, functions
     method to a retry helper (`create_retrying(client.messages.create, **kwargs)`): each call of it in the module
     is the request, with the arguments that call passes."""
     wrappers: dict[int, tuple[str, str, str]] = {}  # id(function) -> (api, callee, confidence)
-    for function in ctx.nodes(cst.FunctionDef):
-        star = function.params.star_kwarg
-        if not isinstance(star, cst.Param) or f"**{star.name.value}" not in ctx.code(function.body).replace(" ", ""):
+    by_node = {id(site.node): site for site in sites}
+    for call in ctx.nodes(cst.Call):  # calls that pass `**name` on, where `name` is their function's `**kwargs`
+        forwarded = next((a.value.value for a in call.args if a.star == "**" and isinstance(a.value, cst.Name)), None)
+        function = ctx.enclosing_function(call) if forwarded is not None else None
+        star = function.params.star_kwarg if function is not None else None
+        if not isinstance(star, cst.Param) or star.name.value != forwarded or id(function) in wrappers:
             continue
-        forwarded = star.name.value
-        for site in sites:
-            if isinstance(site.node, cst.Call) and ctx.enclosing_function(site.node) is function and _forwards(site.node, forwarded):
-                wrappers[id(function)] = (site.api, site.callee, site.confidence)
-        if id(function) in wrappers:
+        site = by_node.get(id(call))
+        if site is not None:
+            wrappers[id(function)] = (site.api, site.callee, site.confidence)
             continue
-        for call in descendants(function.body):
-            if not (isinstance(call, cst.Call) and _forwards(call, forwarded)) or ctx.enclosing_function(call) is not function:
-                continue
-            for arg in call.args:
-                if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Attribute):
-                    found = _callee(ctx, resolver, arg.value, functions, aliases, 0)
-                    if found is not None:
-                        wrappers[id(function)] = (found[0], found[1], CERTAIN)
+        for arg in call.args:
+            if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Attribute):
+                found = _callee(ctx, resolver, arg.value, functions, aliases, 0)
+                if found is not None:
+                    wrappers[id(function)] = (found[0], found[1], CERTAIN)
+                    break
     if not wrappers:
         return []
     found_sites = []
@@ -280,10 +279,6 @@ def _forwarding_wrappers(ctx: ModuleContext, resolver: ClientResolver, functions
                 found_sites.append(CallSite(call, api, f"{function.name.value} ({callee})", call_arguments(ctx, call), confidence))
     return found_sites
 
-
-def _forwards(call: cst.Call, name: str) -> bool:
-    """`f(..., **kwargs)`: the call passes the function's `**kwargs` on."""
-    return any(arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value == name for arg in call.args)
 
 
 # --- a request posted to a provider's HTTP API directly ------------------------------------------------------

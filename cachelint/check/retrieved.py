@@ -172,11 +172,12 @@ def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
     """The outermost functions with an assignment that looks something up (from the module's index of
     assignments: no walk of functions that have none)."""
     found: dict[int, cst.FunctionDef] = {}
+    documents = "page_content" in ctx.source
     for assign in ctx.nodes(cst.Assign):
         names = _target_names(assign)
         if not any(RETRIEVED_NAME.search(n) for n in names) and not any(
                 isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(assign.value)) \
-                and not _document_text(assign.value):
+                and not (documents and _document_text(assign.value)):
             continue
         function = ctx.enclosing_function(assign)
         while function is not None and ctx.enclosing_function(function) is not None:
@@ -204,7 +205,7 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: boo
                 tainted.setdefault(name, f"{ctx.code(call.func)}()")
             elif by_name and isinstance(assign, cst.Assign) and RETRIEVED_NAME.search(name) and not _literal(value):
                 tainted.setdefault(name, f"`{name} = {_short(ctx.code(value))}`")
-            elif _document_text(value):
+            elif "page_content" in ctx.source and _document_text(value):
                 tainted.setdefault(name, "the documents' `page_content`")
     for _ in range(MAX_ROUNDS):
         grown = False

@@ -64,23 +64,24 @@ def mentions_caching(source: str) -> bool:
     """Whether a module's code speaks of Anthropic breakpoints at all: then a request with no breakpoint in
     sight may still get one from a helper, and no finding rests on their absence. A comment is not code (`# a
     cache_control breakpoint would go here`)."""
-    if not CACHE_WORDS.search(source):
+    return any(not _in_comment(source, match.start()) for match in CACHE_WORDS.finditer(source))
+
+
+def _in_comment(source: str, offset: int) -> bool:
+    """Whether `offset` is inside a comment: its line, tokenized alone, has a comment that starts before it (a
+    line that does not tokenize alone, inside a multi-line string, counts as code)."""
+    start = source.rfind("\n", 0, offset) + 1
+    end = source.find("\n", offset)
+    line = source[start:end if end >= 0 else len(source)]
+    if "#" not in line[: offset - start]:
         return False
-    return bool(CACHE_WORDS.search(_without_comments(source)))
-
-
-def _without_comments(source: str) -> str:
-    """The source with its comments blanked (strings kept); the source itself where it does not tokenize."""
-    lines = source.splitlines(keepends=True)
     try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        for token in tokenize.generate_tokens(io.StringIO(line.lstrip()).readline):
             if token.type == tokenize.COMMENT:
-                row, column = token.start
-                line = lines[row - 1]
-                lines[row - 1] = line[:column] + " " * (token.end[1] - column) + line[token.end[1]:]
+                return token.start[1] + (len(line) - len(line.lstrip())) <= offset - start
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source
-    return "".join(lines)
+        return False
+    return False
 
 
 # --- the text a value starts with --------------------------------------------------------------------------

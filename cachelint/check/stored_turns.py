@@ -75,14 +75,18 @@ def reserialized_turns(ctx: ModuleContext, senders: set[int]) -> list[Reserializ
     if ctx.is_test:
         return found  # a test suite builds its messages once, to check them
     for call in ctx.nodes(cst.Call):
-        helper = _serializer(ctx, call)
-        if helper is False or not call.args or call.args[0].keyword is not None:
+        if not call.args or call.args[0].keyword is not None:
             continue
+        if called_name(call) not in ("dumps", "str") and not ctx.called_functions(call):
+            continue  # neither json.dumps, str() nor a helper of the module
         function = ctx.enclosing_function(call)
         if function is None or id(function) in senders or RESPONSE_CONVERTER.search(function.name.value):
             continue  # an agent loop appending its newest turn, or a provider's fresh response converted once
         landed = _landing(ctx, call, function)
         if landed is None:
+            continue  # (before the costly name lookup of what is called)
+        helper = _serializer(ctx, call)
+        if helper is False:
             continue
         slot, message = landed
         if called_name(call) == "str" and (slot != "a tool result" or not _structured_response(call.args[0].value)):

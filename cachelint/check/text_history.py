@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name
+from cachelint.check.module import ModuleContext, called_name, descendants
 
 HISTORY = re.compile(r"(?:^|[_.])(?:chat_|conv_|conversation_|dialog_)?(?:history|transcript|conversation|dialogue|dialog)"
                      r"(?:_(?:messages?|str|string|text|block|log|so_far|content|md))?(?:\(\))?$"
                      r"|(?:^|[_.])(?:format|render|encode|construct)\w*_?(?:history|memory|transcript)\w*\(", re.IGNORECASE)
+HISTORY_WORD = re.compile(r"history|transcript|conversation|dialog", re.IGNORECASE)  # the quick test, before any codegen
 # what the newest turn brings or changes: its question, what was retrieved or selected for it, the state the
 # agent is in now
 PER_TURN = re.compile(r"query|question|user_?input|^input$|_input$|user_?message|request|retriev|documents?|^docs$|snippets?|knowledge"
@@ -50,7 +51,11 @@ class LateHistory:
 
 def late_histories(ctx: ModuleContext) -> list[LateHistory]:
     found: list[LateHistory] = []
+    if not HISTORY_WORD.search(ctx.source):
+        return found
     for node in [*ctx.nodes(cst.FormattedString), *ctx.nodes(cst.Call)]:
+        if not _may_hold_history(node):
+            continue  # the costly part (codegen, the template's text) only where a name speaks of a history
         fields = _fields(ctx, node)
         if fields is None or _not_a_prompt(ctx, node):
             continue
@@ -61,6 +66,18 @@ def late_histories(ctx: ModuleContext) -> list[LateHistory]:
             if len(found) >= MAX_FOUND:
                 break
     return found
+
+
+def _may_hold_history(node: cst.CSTNode) -> bool:
+    """An f-string with a name or attribute that speaks of a history in a value, or a `.format()` call with such a
+    keyword: the only templates that can render one."""
+    if isinstance(node, cst.FormattedString):
+        return any(isinstance(part, cst.FormattedStringExpression) and any(
+            HISTORY_WORD.search(n.value) for n in (part.expression, *descendants(part.expression)) if isinstance(n, cst.Name))
+            for part in node.parts)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
+        return any(arg.keyword is not None and HISTORY_WORD.search(arg.keyword.value) for arg in node.args)
+    return False
 
 
 def _fields(ctx: ModuleContext, node: cst.CSTNode) -> list[tuple[str, cst.CSTNode]] | None:
