@@ -557,17 +557,26 @@ def _passed_entries(ctx: ModuleContext, param: cst.Param, depth: int) -> dict[st
     return entries
 
 
-def unpacked_values(ctx: ModuleContext, binding: cst.CSTNode, into_functions: bool = True) -> list[cst.BaseExpression]:
-    """What a name gets from a tuple assignment: `a, b = x, y` (the element at its position), `headers, payload =
-    build(...)` (the element at its position in what that function of the module returns; with `into_functions`
-    False, or for a function not of this module, the call)."""
-    element = ctx.parent(binding)
+def tuple_assignment(ctx: ModuleContext, binding: cst.CSTNode | None) -> tuple[cst.Assign, int, int] | None:
+    """(the assignment, the name's position, the number of names) for a name bound by `a, b = ...`; None for any
+    other binding."""
+    element = ctx.parent(binding) if binding is not None else None
     target = ctx.parent(element) if isinstance(element, cst.Element) else None
     holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
     assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
     if not isinstance(assign, cst.Assign) or not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    return assign, next(i for i, e in enumerate(target.elements) if e is element), len(target.elements)
+
+
+def unpacked_values(ctx: ModuleContext, binding: cst.CSTNode, into_functions: bool = True) -> list[cst.BaseExpression]:
+    """What a name gets from a tuple assignment: `a, b = x, y` (the element at its position), `headers, payload =
+    build(...)` (the element at its position in what that function of the module returns; with `into_functions`
+    False, or for a function not of this module, the call)."""
+    found_assignment = tuple_assignment(ctx, binding)
+    if found_assignment is None:
         return []
-    position = next(i for i, e in enumerate(target.elements) if e is element)
+    assign, position, width = found_assignment
     value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
     candidates = [value]
     if isinstance(value, cst.Call) and into_functions:
@@ -575,7 +584,7 @@ def unpacked_values(ctx: ModuleContext, binding: cst.CSTNode, into_functions: bo
     found = []
     for candidate in candidates:
         if isinstance(candidate, (cst.Tuple, cst.List)):
-            if len(candidate.elements) == len(target.elements):
+            if len(candidate.elements) == width:
                 found.append(candidate.elements[position].value)
         else:
             found.append(candidate)

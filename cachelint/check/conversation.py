@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.callsites import LIKELY, CallSite
+from cachelint.check.callsites import LIKELY, CallSite, tuple_assignment
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
 from cachelint.check.module import ModuleContext, argument_for, called_name, descendants, read_names, sorted_in
 
@@ -135,11 +135,8 @@ def _assigned_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseE
 
 def _unpacked_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
     """The whole value of `history, done = step(history, ...)` for one of its names (None for any other binding)."""
-    element = ctx.parent(binding) if binding is not None else None
-    target = ctx.parent(element) if isinstance(element, cst.Element) else None
-    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
-    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-    return assign.value if isinstance(assign, cst.Assign) else None
+    found = tuple_assignment(ctx, binding)
+    return found[0].value if found is not None else None
 
 
 def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite]:
