@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.framework_models import CLAUDE_MODULES
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
+from cachelint.check.text_history import HISTORY_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +96,8 @@ RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^
 
 # a conversation rendered into a prompt text (CL104: text_history.py): a `{history}` placeholder or an f-string's
 # history expression, or `.format(chat_history=...)` of a template written elsewhere
-TEXT_HISTORY = Needs(re.compile(r"\{[^{}\n]*(?:history|transcript|conversation|dialog)[^{}\n]*\}|\.format\([^)]*\b\w*(?:history|transcript|conversation|dialog)\w*\s*=", re.I),
-                     ("history", "transcript", "conversation", "dialog"))
+TEXT_HISTORY = Needs(re.compile(rf"\{{[^{{}}\n]*(?:{HISTORY_WORDS})[^{{}}\n]*\}}|\.format\([^)]*\b\w*(?:{HISTORY_WORDS})\w*\s*=", re.I),
+                     tuple(HISTORY_WORDS.split("|")))
 
 # files listed from a directory (CL103: listings.py), in a module that speaks of prompt material
 LISTING = Needs(re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\("), ("glob(", "listdir(", "scandir(", "iterdir(", "os.walk("))

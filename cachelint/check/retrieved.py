@@ -192,6 +192,7 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: boo
     a retrieval call, named for retrieved text (`by_name`), or parameters passed such a value (`passed`), and the
     names built from them (assignments, `+=`, loops over them, appends)."""
     tainted: dict[str, str] = dict(passed or {})
+    documents = "page_content" in ctx.source  # asked once, not per assignment
     assigns = [n for n in descendants(function) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For)) and _flow_value(n) is not None]
     for assign in assigns:  # in source order: a name built from an earlier one keeps where that was looked up
         value = _flow_value(assign)
@@ -205,7 +206,7 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: boo
                 tainted.setdefault(name, f"{ctx.code(call.func)}()")
             elif by_name and isinstance(assign, cst.Assign) and RETRIEVED_NAME.search(name) and not _literal(value):
                 tainted.setdefault(name, f"`{name} = {_short(ctx.code(value))}`")
-            elif "page_content" in ctx.source and _document_text(value):
+            elif documents and _document_text(value):
                 tainted.setdefault(name, "the documents' `page_content`")
     for _ in range(MAX_ROUNDS):
         grown = False

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check import tree
+from cachelint.check.depends import parameters_of
 from cachelint.check.module import TEST_PATH, ModuleContext, called_name
 from cachelint.check.renderers import returned
 from cachelint.check.values import string_value
@@ -198,7 +199,7 @@ def _added_to_parameter(ctx: ModuleContext, message: cst.CSTNode, function: cst.
     statement = ctx.statement_of(message)
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
-    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+    params = parameters_of(function)
     for small in statement.body:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
                 and small.value.func.attr.value in ("append", "extend", "insert"):

@@ -28,7 +28,8 @@ from cachelint.check.module import ModuleContext, called_name, descendants
 HISTORY = re.compile(r"(?:^|[_.])(?:chat_|conv_|conversation_|dialog_)?(?:history|transcript|conversation|dialogue|dialog)"
                      r"(?:_(?:messages?|str|string|text|block|log|so_far|content|md))?(?:\(\))?$"
                      r"|(?:^|[_.])(?:format|render|encode|construct)\w*_?(?:history|memory|transcript)\w*\(", re.IGNORECASE)
-HISTORY_WORD = re.compile(r"history|transcript|conversation|dialog", re.IGNORECASE)  # the quick test, before any codegen
+HISTORY_WORDS = r"history|transcript|conversation|dialog"  # also the module gate's test (gate.TEXT_HISTORY)
+HISTORY_WORD = re.compile(HISTORY_WORDS, re.IGNORECASE)  # the quick test, before any codegen
 # what the newest turn brings or changes: its question, what was retrieved or selected for it, the state the
 # agent is in now
 PER_TURN = re.compile(r"query|question|user_?input|^input$|_input$|user_?message|request|retriev|documents?|^docs$|snippets?|knowledge"
