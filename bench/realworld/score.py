@@ -120,7 +120,8 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-SETS = ("dev", "holdout1", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "all")
+HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 11))
+SETS = ("dev", *HOLDOUTS, "all")
 
 
 def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Path]]:
@@ -132,10 +133,11 @@ def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Pat
     round 4, scored blind at its end, then spent. `holdout6`: holdout6/, labelled blind at the start of round 5,
     scored blind at its start and end, then spent. `holdout7`: holdout7/, labelled blind during round 5, spent in
     round 6. `holdout8`: holdout8/, labelled blind during round 6, spent in round 7. `holdout9`: holdout9/,
-    labelled blind at the start of round 7. `all`: every set."""
+    labelled blind at the start of round 7, spent in round 8. `holdout10`: holdout10/, labelled blind at the
+    start of round 8. `all`: every set."""
     here = here or HERE
     found = {"dev": ([here / "labels.jsonl"], [here / "repos.toml"])}
-    for held in ("holdout1", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9"):
+    for held in HOLDOUTS:
         found[held] = (sorted((here / held).glob("labels_*.jsonl")), sorted((here / held).glob("repos_*.toml")))
     if name != "all":
         return found[name]
@@ -562,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
-                        help="Label set: dev, holdout1..holdout8 (spent), holdout9 (blind) or all (default dev).")
+                        help="Label set: dev, holdout1..holdout9 (spent), holdout10 (blind) or all (default dev).")
     parser.add_argument("--counts-only", action="store_true",
                         help="Print the tables only: no false-positive or miss lines (keeps a blind set blind).")
     parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")
