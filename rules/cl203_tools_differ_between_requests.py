@@ -17,6 +17,10 @@ as a request of the calling function. A history rebuilt from itself (`history = 
 is the same conversation, and so is one returned with a flag (`history, done = self._step(history)`). Two calls of
 the app's own LLM wrapper in one function with the same history, one with `tools=` (`self.llm.gen(messages=messages,
 tools=None)` after the tool loop), are requests too (`likely`). Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
+
+Also (`likely`) tools put into a request only under a test of the last message's role (`if messages[-1]["role"]
+== "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`): the request that
+follows the tool results goes out without them.
 """
     why = """
 Tools open the cached prefix. A request of the same history without them (or with another list) shares no
@@ -93,6 +97,17 @@ class Coder:
     def act(self):
         return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=ALL_TOOLS, messages=self.messages)
 """, line=12, message="READ_ONLY"),
+        # tools only on a user turn: the request after the tool results goes without them
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+TOOLS = [{"type": "function", "function": {"name": "search"}}]
+def complete(messages):
+    args = {"model": "gpt-4.1", "messages": messages}
+    if messages and messages[-1]["role"] == "user":
+        args["tools"] = TOOLS
+    return client.chat.completions.create(**args)
+""", line=8, message="only when the last message"),
     ]
 
     def check(self, analysis):
@@ -108,3 +123,46 @@ class Coder:
                          f"{difference.how}; tools open the cached prefix, so this request reads nothing the other one cached "
                          "(send the same tools on every request of a conversation; restrict them per turn with tool_choice)",
                          confidence=difference.confidence)
+        if analysis.sites:
+            for node, history in tools_by_last_role(analysis.ctx):
+                yield Report(node, f"the tools are sent only when the last message of `{history}` has a given role: the request "
+                             "that follows the tool results (or an assistant turn) goes out without them, so it shares no prefix "
+                             "with the requests that sent them and the whole history is prefilled again, and so is the next one "
+                             "with the tools back (send the same tools on every request; restrict them with tool_choice)",
+                             confidence="likely")
+
+
+TOOL_KEYS = ("tools", "functions")
+
+
+def tools_by_last_role(ctx):
+    """(node, history) for tools put into a request only under a test of the last message's role: `if
+    messages[-1]["role"] == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`."""
+    import libcst as cst
+    from cachelint.check.module import descendants
+    from cachelint.check.values import string_value
+
+    def last_role(test):
+        for n in descendants(test):
+            if isinstance(n, cst.Subscript) and ctx.code(n.slice[0].slice).strip() == "-1" \
+                    and "role" in ctx.code(ctx.parent(n) or n):
+                return ctx.code(n.value)
+        return None
+
+    for assign in ctx.nodes(cst.Assign):
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if not isinstance(target, cst.Subscript) or not isinstance(target.slice[0].slice, cst.Index) \
+                or string_value(target.slice[0].slice.value) not in TOOL_KEYS:
+            continue
+        guard = ctx.enclosing(assign, (cst.If,))
+        if guard is None or ctx.enclosing_function(guard) is not ctx.enclosing_function(assign):
+            continue
+        history = next((h for g in [guard, *[a for a in ctx.ancestors(guard) if isinstance(a, cst.If)]]
+                        if (h := last_role(g.test)) is not None), None)
+        if history is not None:
+            yield assign, history
+    for arg in ctx.nodes(cst.Arg):
+        if arg.keyword is not None and arg.keyword.value in TOOL_KEYS and isinstance(arg.value, cst.IfExp):
+            history = last_role(arg.value.test)
+            if history is not None:
+                yield arg, history
