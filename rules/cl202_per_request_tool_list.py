@@ -17,7 +17,8 @@ reported; neither is a comprehension that builds one tool's own fields (its `req
 
 Also a hand-off: the request's tools come from a parameter of the function that sends it (an agent), and a
 caller in the same module passes the same growing history on each turn of its loop while it reassigns the
-object for that parameter inside the loop (a tool returned another agent). Reported at the reassignment.
+object for that parameter inside the loop (a tool returned another agent). A helper between them that only
+hands both on (a retry or truncation wrapper) is followed to its callers. Reported at the reassignment.
 
 Also (confidence `likely`) an agent middleware hook that runs around every model call (LangChain's
 `wrap_model_call` / `awrap_model_call` / `modify_model_request`, or a method of its class it calls with the
@@ -80,6 +81,29 @@ def step(messages, user, schema=None):
 """,
     ]
     INVALID = [
+        # the hand-off two calls up: the loop calls a retry wrapper that calls the sender
+        Invalid("""
+import json
+from openai import OpenAI
+client = OpenAI()
+def complete(agent, history):
+    tools = [t.schema for t in agent.tools]
+    return client.chat.completions.create(model="gpt-4.1", tools=tools, messages=[{"role": "system", "content": agent.prompt}] + history)
+def complete_with_retry(agent, history):
+    try:
+        return complete(agent, history)
+    except TimeoutError:
+        return complete(agent, history)
+def run(agent, history):
+    while True:
+        message = complete_with_retry(agent, history).choices[0].message
+        history.append(message.model_dump())
+        for call in message.tool_calls or []:
+            result = agent.call(call.function.name, json.loads(call.function.arguments))
+            history.append({"role": "tool", "tool_call_id": call.id, "content": str(result)})
+            if hasattr(result, "tools"):
+                agent = result
+""", line=21, message="is swapped here"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()

@@ -605,7 +605,10 @@ class _Swap:
     history: str
 
 
-def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: dict[str, list[str]], history: set[str]) -> Iterator[_Swap]:
+def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: dict[str, list[str]], history: set[str],
+                        depth: int = 0) -> Iterator[_Swap]:
+    """The swaps in the loops of `function`'s callers; a caller that only hands both on from its own parameters
+    (`try_with_truncation(agent, history)` around the sender) is followed to its callers, three levels at most."""
     from cachelint.check.values import callers
 
     params = [p.name.value for p in function.params.params]
@@ -613,6 +616,8 @@ def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: d
     for call in callers(ctx, function):
         loops = ctx.loops_around(call)
         if not loops:
+            if depth < 3:
+                yield from _through_forwarder(ctx, call, params, method, chosen, history, depth)
             continue
         loop = loops[-1]
         grown = [(h, a) for h in history if isinstance(a := argument_for(call, h, params.index(h) - method), cst.Name) and _grows_in(ctx, a, loop)]
@@ -629,6 +634,29 @@ def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: d
                 if value is not None and ctx.contains(loop, binding) and not ctx.contains(call, binding):
                     yield _Swap(ctx.statement_of(binding), holder.value, param, conversation.value)
                     break
+
+
+def _through_forwarder(ctx: ModuleContext, call: cst.Call, params: list[str], method: bool, chosen: dict[str, list[str]],
+                       history: set[str], depth: int) -> Iterator[_Swap]:
+    """The caller passes its own parameters on as the history and the holder of the tools: its callers decide."""
+    caller = ctx.enclosing_function(call)
+    if caller is None:
+        return
+    own = {p.name.value for p in caller.params.params} - {"self", "cls"}
+
+    def passed(param: str) -> str | None:
+        arg = argument_for(call, param, params.index(param) - method)
+        return arg.value if isinstance(arg, cst.Name) and arg.value in own else None
+
+    outer_history = {h for h in (passed(h) for h in history if h in params and h not in chosen) if h is not None}
+    outer_chosen: dict[str, list[str]] = {}
+    inner: dict[str, str] = {}
+    for param, names in chosen.items():
+        if param in params and (outer := passed(param)) is not None and outer not in outer_history:
+            outer_chosen[outer], inner[outer] = names, param
+    if outer_history and outer_chosen:
+        for swap in _swapped_in_callers(ctx, caller, outer_chosen, outer_history, depth + 1):
+            yield _Swap(swap.node, swap.holder, inner[swap.param], swap.history)
 
 
 def _grows_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
