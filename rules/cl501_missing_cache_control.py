@@ -43,6 +43,11 @@ speaks of breakpoints, which a helper could set):
   ("at least N tokens");
 - it is an agent loop: it sends tools, and between two of its requests (a loop around it, or the function
   calling itself after a tool turn) the model's turn and the tool results are appended to the history it sends;
+- it is a chat loop: no tools, but the loop around it (not a retry loop, nor one left by the first answer)
+  appends each turn to the history it sends;
+- (`likely`) a loop of the module calls the sending function again and again with a list it appends to on
+  every pass (or rebuilds from such a list), and the system prompt or the messages are built from that list:
+  each request resends the previous one's text plus the newest entry (an orchestrator fed every earlier result);
 - it is a provider wrapper whose system prompt is a parameter, and a caller in another file of the tree passes
   a constant prompt of at least the minimum through it (`llm.generate(messages=[{"role": "system", "content":
   EXTRACTION_PROMPT}, ...])`);
@@ -79,6 +84,30 @@ client.messages.create(model="claude-sonnet-4-5", max_tokens=1024,
     options = "`model`: the default model for minimum lengths when `model=` is not a literal."
 
     VALID = [
+        # a batch: each call gets a slice of its own, nothing carries over from one call to the next
+        """
+import anthropic
+client = anthropic.Anthropic()
+def label(goal, items):
+    text = "\\n".join(items)
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=[{"role": "user", "content": f"{goal}\\n{text}"}])
+def run(goal, items):
+    labels = []
+    for start in range(0, len(items), 10):
+        batch = items[start:start + 10]
+        labels.append(label(goal, batch))
+""",
+        # a retry loop left by the first answer: one request, not a conversation
+        """
+import anthropic
+client = anthropic.Anthropic()
+def ask(messages):
+    for attempt in range(3):
+        try:
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
+        except anthropic.APIError:
+            messages.append({"role": "user", "content": "Try again."})
+""",
         """
 import requests
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
@@ -106,6 +135,31 @@ def ask(messages):
 """,
     ]
     INVALID = [
+        # an orchestrator fed every earlier result: the prompt grows by one result per call
+        Invalid("""
+import anthropic
+client = anthropic.Anthropic()
+def plan_next(goal, results):
+    done = "\\n".join(results)
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=2048,
+                                  messages=[{"role": "user", "content": f"Goal: {goal}\\nDone so far:\\n{done}\\nWhat next?"}])
+def run(goal):
+    results = []
+    while len(results) < 20:
+        step = plan_next(goal, results).content[0].text
+        results.append(step)
+""", line=6, message="which grows every pass"),
+        # a chat loop without tools: every turn resends the whole conversation
+        Invalid("""
+import anthropic
+client = anthropic.Anthropic()
+def main():
+    messages = []
+    while True:
+        messages.append({"role": "user", "content": input("> ")})
+        reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=messages)
+        messages.append({"role": "assistant", "content": reply.content[0].text})
+""", line=8, message="this chat loop"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
@@ -179,6 +233,7 @@ def make_llm(model="claude-sonnet-4-5"):
                 callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
                 report = report or _prompt_from_callers(analysis, site, callers)
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
+                report = report or _grown_by_callers(analysis, site)
             if report is None and not quiet:
                 report = _unmarked_adapter(analysis, site, tree_marks)
             if report is None:
@@ -220,7 +275,7 @@ def _agent_loop(analysis, site):
     it is a prefix the previous request already sent; without a breakpoint it is prefilled in full every step."""
     tools = site.arg("tools")
     if tools is None or (isinstance(tools, cst.Name) and tools.value == "None") or (isinstance(tools, cst.List) and not tools.elements):
-        return None
+        return _chat_loop(analysis, site)
     growth = history_growth(analysis.ctx, site)
     if growth is None:
         return None
@@ -230,6 +285,70 @@ def _agent_loop(analysis, site):
                      f"(`{growth.history}` appended on line {row}, then {again} sends it again) to Anthropic with no cache_control: "
                      "nothing is ever read from cache and each step prefills the whole conversation again; put a breakpoint "
                      "on the last message (or a top-level cache_control)")
+
+
+def _chat_loop(analysis, site):
+    """A chat loop with no tools: the loop around the request appends each turn to the history it sends, so from
+    the second turn on every request starts with the previous one; without a breakpoint all of it is prefilled
+    again on every turn."""
+    ctx = analysis.ctx
+    if not conversation_loops(ctx, site.node) or ctx.enclosing(site.node, (cst.Return,)) is not None:
+        return None  # a retry loop, or one left by the first answer (`return client.messages.create(...)`)
+    growth = history_growth(ctx, site)
+    if growth is None or growth.how != "loop":
+        return None
+    row = ctx.span(growth.node).row
+    return Report.at(site, site.node, f"this chat loop resends the system prompt and a history that grows every turn "
+                     f"(`{growth.history}` appended on line {row}, then the loop sends it again) to Anthropic with no "
+                     "cache_control: nothing is ever read from cache and each turn prefills the whole conversation again; put "
+                     "a breakpoint on the last message (or a top-level cache_control)")
+
+
+def _grown_by_callers(analysis, site):
+    """The prompt is built from a list that a loop of this module grows while it calls the sending function again
+    and again (`for step: result = ask(objective, results); results.append(result)`): each request starts with
+    the previous one's text and adds the newest entry, a prefix that grows like a conversation's."""
+    from cachelint.check.conversation import _grows_in
+    from cachelint.check.module import argument_for
+    from cachelint.check.values import callers
+
+    ctx = analysis.ctx
+    function = ctx.enclosing_function(site.node)
+    if function is None or conversation_loops(ctx, site.node):
+        return None
+    names = [p.name.value for p in function.params.params]
+    method = bool(names) and names[0] in ("self", "cls")
+    params = set(names) - {"self", "cls"}
+    used = {p for arg in ("system", "messages") for p in parameter_sources(ctx, site.arg(arg), params, within=function)}
+    for call in callers(ctx, function):
+        loops = conversation_loops(ctx, call)
+        if not loops:
+            continue
+        for param in sorted(used):
+            value = argument_for(call, param, names.index(param) - method)
+            grown = _grown_list(ctx, value, loops[-1], _grows_in)
+            if grown is not None:
+                row = ctx.span(call).row
+                return Report(site.node, f"the loop that calls `{function.name.value}` on line {row} passes `{grown}`, which grows every "
+                              f"pass, as `{param}`, which this prompt is built from: each request resends the previous one's text "
+                              "with the newest entry added, to Anthropic with no cache_control, so all of it is prefilled again on "
+                              "every call; put a breakpoint after the text that grows (or a top-level cache_control)",
+                              confidence="likely")
+    return None
+
+
+def _grown_list(ctx, value, loop, grows_in) -> str | None:
+    """`results` appended to in the loop, or `texts = [r for _, r in results]` rebuilt in it from such a list."""
+    if not isinstance(value, cst.Name):
+        return None
+    if grows_in(ctx, value, loop):
+        return value.value
+    for binding, bound in ctx.assigned_values(value):
+        if bound is not None and ctx.contains(loop, binding) and isinstance(bound, (cst.ListComp, cst.GeneratorExp)):
+            source = bound.for_in.iter
+            if isinstance(source, cst.Name) and grows_in(ctx, source, loop):
+                return source.value
+    return None
 
 
 def _caller_prompts(analysis, site) -> list:

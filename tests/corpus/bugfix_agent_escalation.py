@@ -64,7 +64,7 @@ def review_diffs(diffs: list[str]) -> list[str]:
     failures = 0
     for diff in diffs:
         messages.append({"role": "user", "content": f"Review this diff:\n{diff}"})
-        response = client.beta.messages.create(
+        response = client.beta.messages.create(  # expect: CL501
             model=model_for(failures),  # expect: CL401
             max_tokens=2000,
             betas=["context-management-2025-06-27"] if len(messages) > 40 else [],  # expect: CL401

@@ -42,7 +42,7 @@ def shared_context() -> str:
 def act(agent: Agent, transcript: list[dict]) -> str:
     tools = [t for t in ALL_TOOLS if t["name"] in agent.allowed]  # expect: CL202
     model = PLANNER_MODEL if agent.name == "planner" else WORKER_MODEL  # known miss: the model is chosen in a helper called from the loop (CL401)
-    resp = client.messages.create(
+    resp = client.messages.create(  # expect: CL501
         model=model,
         max_tokens=2048,
         system=f"{shared_context()}\n\nYou are the {agent.name}. {agent.role}",
