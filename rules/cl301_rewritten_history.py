@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -20,7 +23,9 @@ the system prompt or the earlier messages: overwriting an entry rewrites text in
 Where the request is sent from another module or a framework, the shapes a conversation is cut in are found
 by the data's shape (confidence `likely`): a history class or utility that drops its oldest messages itself
 (`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
-messages kept (`history[:1] + history[-n:]`), earlier messages' content replaced by position (all but the last
+messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), a
+`deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database
+(`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`) and turned into messages, earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
 a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). Framework context and
 memory classes too: messages popped from the middle until a token budget fits
@@ -29,15 +34,17 @@ history (`runs = runs[-n:]`, then `for run in runs: messages.extend(run.messages
 than the latest few replaced by a stub while the history is walked back
 (`for m in reversed(memory): seen += 1; if seen > keep: m = Stub(...)`). A queue drained with `pop(0)`, system
 messages moved into the system parameter, a leading orphan tool result dropped after a cut, format conversions
-applied to every message alike, and compaction functions (`compact_*`, `summarize_*`: one large step) are not
-reported.
+applied to every message alike (a constant written into, or a key deleted from, every message of the whole
+list: `for m in messages: m["role"] = "user"`), a "history" of the code's own records (`history.append(call_hash)`),
+a public trim method (`prune_history(keep_last)`) that no file of the tree outside the tests calls, and compaction
+functions (`compact_*`, `summarize_*`: one large step) are not reported.
 
 A framework memory class chosen as the app's history that is a sliding window by design (confidence `likely`):
 LangChain's `ConversationBufferWindowMemory(k=...)`, AutoGen's `BufferedChatCompletionContext` /
 `HeadAndTailChatCompletionContext`, Strands' `SlidingWindowConversationManager`, CAMEL's
 `ChatHistoryMemory(window_size=...)`, Semantic Kernel's history reducers, and the token-budget buffers
 (`ConversationTokenBufferMemory`, `ConversationSummaryBufferMemory`, `TokenLimitedChatCompletionContext`,
-`ChatMemoryBuffer`) when given a budget under 32k tokens (the defaults keep what fits the context window).
+`ChatMemoryBuffer`, LangChain's `trim_messages` unless `strategy="first"`) when given a budget under 32k tokens (the defaults keep what fits the context window).
 
 The prefix re-rendered from current state is a rewrite too (confidence `likely`):
 - instructions rendered on every request from a dict the agent loop updates between requests
@@ -126,8 +133,150 @@ class Chat:
         if sum(len(m["content"]) for m in self.messages) // 4 > self.summarizer.max_tokens:
             self.messages = self.summarizer.summarize(self.messages)
 """,
+        # a bounded queue of timestamps beside the conversation (a rate limit), not the conversation
+        """
+from collections import deque
+from openai import OpenAI
+client = OpenAI()
+class Bot:
+    def __init__(self):
+        self.request_times = deque(maxlen=60)
+        self.history = []
+    def ask(self, text, now):
+        self.request_times.append(now)
+        self.history.append({"role": "user", "content": text})
+        return client.chat.completions.create(model="gpt-4o", messages=self.history)
+""",
+        # a "history" of the code's own records (hashes of tool calls), not of messages
+        """
+from openai import OpenAI
+client = OpenAI()
+class LoopGuard:
+    def __init__(self, window=20):
+        self.window, self.history = window, []
+    def seen_before(self, call_hash):
+        self.history.append(call_hash)
+        self.history = self.history[-self.window:]
+        return self.history.count(call_hash) > 3
+""",
+        # the first rows of a conversation, oldest first: the head stays, no window
+        """
+from openai import OpenAI
+from chats.models import Message
+client = OpenAI()
+def answer(conversation, text):
+    first = Message.objects.filter(conversation=conversation).order_by("created_at")[:10]
+    messages = [{"role": m.role, "content": m.content} for m in first]
+    return client.chat.completions.create(model="gpt-4o", messages=messages + [{"role": "user", "content": text}])
+""",
+        # the trimmer keeping the head of the conversation
+        """
+from langchain_core.messages import trim_messages
+from langchain_openai import ChatOpenAI
+llm = ChatOpenAI(model="gpt-4o")
+trimmer = trim_messages(max_tokens=2000, strategy="first", token_counter=llm)
+def chat(history):
+    return llm.invoke(trimmer.invoke(history))
+""",
+        # the newest stored turn picked by index: no window
+        """
+def last_exchange(chat_history):
+    return [chat_history[i] for i in range(max(0, len(chat_history) - 1), len(chat_history))]
+""",
+        # the same constant written into every message before each request: earlier messages come out the same
+        """
+from openai import OpenAI
+client = OpenAI()
+class Model:
+    def call(self, messages):
+        for msg in messages:
+            msg["role"] = "user"
+            if "sender" in msg:
+                del msg["sender"]
+        return client.chat.completions.create(model="o1-mini", messages=messages)
+def run(model, task):
+    messages = [{"role": "user", "content": task}]
+    while True:
+        reply = model.call(messages)
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+""",
     ]
     INVALID = [
+        # the latest turns of a chat UI's history, converted pair by pair into the request
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+def respond(message, chat_history):
+    messages = [{"role": "system", "content": "You are a helpful assistant."}]
+    for user, bot in chat_history[-6:]:
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": bot}]
+    messages.append({"role": "user", "content": message})
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+""", line=6, message="keeps only the latest messages of"),
+        # the latest rows of a conversation read back from the database
+        Invalid("""
+from openai import OpenAI
+from chats.models import Message
+client = OpenAI()
+def answer(conversation, text):
+    recent = Message.objects.filter(conversation=conversation).order_by("-created_at")[:10]
+    messages = [{"role": m.role, "content": m.content} for m in reversed(recent)]
+    return client.chat.completions.create(model="gpt-4o", messages=messages + [{"role": "user", "content": text}])
+""", line=6, message="latest stored messages"),
+        # LangChain's trimmer with a small token budget
+        Invalid("""
+from langchain_core.messages import trim_messages
+from langchain_openai import ChatOpenAI
+llm = ChatOpenAI(model="gpt-4o")
+trimmer = trim_messages(max_tokens=2000, strategy="last", token_counter=llm)
+def chat(history):
+    return llm.invoke(trimmer.invoke(history))
+""", line=5, message="2,000 tokens"),
+        # a queue of fixed length as the history: full, it drops the oldest message on every append
+        Invalid("""
+from collections import deque
+from openai import OpenAI
+client = OpenAI()
+class Bot:
+    def __init__(self):
+        self.history = deque(maxlen=20)
+    def ask(self, text):
+        self.history.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": "Hi"}, *self.history])
+        self.history.append({"role": "assistant", "content": reply.choices[0].message.content})
+""", line=7, message="keeps only the latest messages of"),
+        # a list of messages under any name (messages with a role are appended to it), sent as a window
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+sessions = {}
+def ask(user, text):
+    session = sessions.setdefault(user, [])
+    session.append({"role": "user", "content": text})
+    reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": "Hi"}] + session[-6:])
+    session.append({"role": "assistant", "content": reply.choices[0].message.content})
+""", line=8, message="keeps only the latest messages of"),
+        # the latest n turns picked by index from stored records: the window slides once the chat is longer
+        Invalid("""
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+def build_messages(system, chat_records, rounds, question):
+    first = len(chat_records) - rounds
+    past = [[HumanMessage(chat_records[i].question), AIMessage(chat_records[i].answer)]
+            for i in range(first if first > 0 else 0, len(chat_records))]
+    return [SystemMessage(system), *[m for pair in past for m in pair], HumanMessage(question)]
+""", line=6, message="keeps only the latest entries of"),
+        # a constant, but only for the older messages: the newest keeps its text until the next turn rewrites it
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+messages = []
+while True:
+    messages.append({"role": "user", "content": input()})
+    for m in messages[:-2]:
+        m["content"] = "[earlier output removed]"
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages)
+    messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+""", line=8, message="edits an earlier message of"),
         Invalid("""
 from langchain.memory import ConversationBufferWindowMemory
 from langchain.agents import AgentExecutor
@@ -272,6 +421,8 @@ def turn(history):
             yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
                          "prefix is read from cache for many turns", confidence="likely")
         for found in rewrites(analysis.ctx):
+            if _manual_trim(analysis.ctx, found.node):
+                continue
             yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
                          "next request, so every request after a cut prefills the whole history again: keep history append-only, or "
                          "compact rarely and in one large step", confidence="likely")
@@ -290,6 +441,28 @@ def turn(history):
                 for node, what in _rewrites(ctx, region, target):
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
                                  "earlier messages are the cached prefix: keep history append-only")
+
+
+MANUAL_TRIM = re.compile(r"^(?:prune|trim|truncate|clear|reset|delete|drop|shrink|limit|cut|compact)(?:_|$)")
+
+
+def _manual_trim(ctx, node) -> bool:
+    """`def prune_history(self, keep_last): self.history = self.history[-keep_last:]`, a public method named for
+    the cut, that no file of the tree outside the tests calls: an API the app's user calls once, by hand, not a
+    window that slides on every turn. (A file linted alone has no tree: it is judged as before.)"""
+    from cachelint.check.module import TEST_PATH
+    from cachelint.check.tree import first_file
+
+    function = ctx.enclosing_function(node)
+    if function is None or ctx.enclosing(function, (cst.ClassDef,)) is None:
+        return False
+    name = function.name.value
+    if not MANUAL_TRIM.search(name):
+        return False
+    call = re.compile(rf"\.{re.escape(name)}\(")
+    return first_file(ctx.filename, f"calls of {name}",
+                      lambda path, text: TEST_PATH.search(path.replace(os.sep, "/")) is None and call.search(text) is not None) is None \
+        and os.path.isfile(ctx.filename)
 
 
 def _conversation_regions(ctx, site, history):
@@ -359,11 +532,13 @@ def _rewrites(ctx, region, target: str):
                 if ctx.code(tgt) == target and _has_late_slice(ctx, node.value, target):
                     if not under_system_role_test(ctx, node):  # `if messages[0]["role"] == "system": messages = messages[1:]`
                         yield node, "truncates"
-                elif isinstance(tgt, cst.Subscript) and _root(ctx, tgt) in names and not _is_marker_or_newest(ctx, tgt, target):
+                elif isinstance(tgt, cst.Subscript) and _root(ctx, tgt) in names and not _is_marker_or_newest(ctx, tgt, target) \
+                        and not _same_for_every_message(ctx, node, tgt, node.value, names):
                     yield node, "edits an earlier message of"
         elif isinstance(node, cst.Del):
             for t in _targets(node.target):
-                if isinstance(t, cst.Subscript) and _root(ctx, t) in names and not _is_marker_or_newest(ctx, t, target):
+                if isinstance(t, cst.Subscript) and _root(ctx, t) in names and not _is_marker_or_newest(ctx, t, target) \
+                        and not _same_for_every_message(ctx, node, t, None, names):
                     yield node, "deletes messages from"
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target:
             method = node.func.attr.value
@@ -374,6 +549,60 @@ def _rewrites(ctx, region, target: str):
                 yield node, "inserts a message into the middle of"
             elif method in ("sort", "reverse", "remove", "clear"):
                 yield node, {"sort": "re-orders", "reverse": "re-orders", "remove": "removes a message from", "clear": "clears"}[method]
+
+
+def _same_for_every_message(ctx, statement, target: cst.Subscript, value, names: set[str]) -> bool:
+    """`for m in messages: m["role"] = "user"` / `del m["sender"]`: a constant written into (or a key deleted from)
+    every message of the whole list, perhaps under a test of the message itself (`if "sender" in m:`). Done
+    again before each request, it is idempotent: an earlier message comes out the same on every turn, so the
+    prefix does not change. A value computed from anything else, a loop over a slice or an index, or a test
+    of anything but the message, is a rewrite."""
+    loop_var = _root(ctx, target)
+    if value is not None and not _constant(value):
+        return False
+    loop_vars = {n.target.value for n in ctx.ancestors(statement) if isinstance(n, cst.For) and isinstance(n.target, cst.Name)}
+    for node in ctx.ancestors(statement):
+        if isinstance(node, cst.If) and not _only_mentions(ctx, node.test, {loop_var}):
+            return False
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == loop_var:
+            root = _root(ctx, node.iter)
+            if root not in names or _sliced(node.iter):
+                return False
+            if root not in loop_vars:
+                return True  # for m in messages: the whole history
+            loop_var = root  # for block in m["content"]: the loop over m decides
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.While)):
+            return False
+    return False
+
+
+def _sliced(node) -> bool:
+    """`messages[:-12]`, `m["content"][1:]`: a part of the list, anywhere along the subscripts."""
+    while isinstance(node, cst.Subscript):
+        if any(isinstance(e.slice, cst.Slice) for e in node.slice):
+            return True
+        node = node.value
+    return False
+
+
+def _constant(node) -> bool:
+    if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.ConcatenatedString):
+        return _constant(node.left) and _constant(node.right)
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+def _only_mentions(ctx, test, allowed: set[str]) -> bool:
+    """The test reads nothing but the loop's message (and constants, `isinstance`, `len`, `str`)."""
+    for n in descendants(test):
+        if isinstance(n, cst.Name) and n.value not in allowed and n.value not in ("isinstance", "len", "str", "dict", "list",
+                                                                                   "True", "False", "None"):
+            parent = ctx.parent(n)
+            if isinstance(parent, cst.Attribute) and parent.attr is n:
+                continue  # m.get / m.role: an attribute of an allowed name
+            return False
+    return True
 
 
 def _system_put_first(ctx, insert: cst.Call) -> bool:

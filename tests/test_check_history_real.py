@@ -821,3 +821,44 @@ def test_one_slice_past_the_system_message_is_no_cut():
             return client.chat.completions.create(model="gpt-4.1", messages=[SYSTEM, *messages])
         """
     assert rows(source) == []
+
+
+# --- a trim method the app's user calls by hand, not a window that slides every turn ----------------------
+
+MEMORY = """
+    class Memory:
+        def __init__(self):
+            self.chat_history = []
+
+        def add(self, role, content):
+            self.chat_history.append({"role": role, "content": content})
+
+        def prune_history(self, keep_last):
+            self.chat_history = self.chat_history[-keep_last:]
+"""
+
+TURN = """
+    def turn(memory, client, text):
+        memory.add("user", text)
+        memory.prune_history(20)
+        return client.chat.completions.create(model="gpt-4o", messages=memory.chat_history)
+"""
+
+
+def trim_findings(tmp_path, *, called_per_turn: bool):
+    memory = tmp_path / "memory.py"
+    memory.write_text(textwrap.dedent(MEMORY).lstrip())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_memory.py").write_text("def test_prune(memory):\n    memory.prune_history(keep_last=3)\n")
+    if called_per_turn:
+        (tmp_path / "agent.py").write_text(textwrap.dedent(TURN).lstrip())
+    return [f for f in lint_source(memory.read_text(), str(memory)) if f.code == "CL301"]
+
+
+def test_a_trim_method_only_the_tests_call_is_not_a_window(tmp_path):
+    assert trim_findings(tmp_path, called_per_turn=False) == []
+
+
+def test_a_trim_method_the_app_calls_every_turn_is_a_window(tmp_path):
+    found = trim_findings(tmp_path, called_per_turn=True)
+    assert [f.row for f in found] == [9] and "keeps only the latest messages" in found[0].message

@@ -56,6 +56,9 @@ WINDOWS: dict[str, Window] = {
     "semantic_kernel.contents.ChatHistorySummarizationReducer": Window("target_count"),
     # LlamaIndex
     "llama_index.core.memory.ChatMemoryBuffer": Window(None, tokens="token_limit"),
+    # LangChain's message trimmer (a function; `strategy="first"` keeps the head and is no window)
+    "langchain_core.messages.trim_messages": Window(None, tokens="max_tokens"),
+    "langchain_core.messages.utils.trim_messages": Window(None, tokens="max_tokens"),
 }
 
 WINDOW_NAMES = frozenset(WINDOWS)
@@ -83,6 +86,8 @@ def window_memories(ctx: ModuleContext) -> Iterator[WindowMemory]:
         if name is None:
             continue
         window = WINDOWS[name]
+        if any(a.keyword is not None and a.keyword.value == "strategy" and ctx.code(a.value).strip("'\"") == "first" for a in call.args):
+            continue  # trim_messages(strategy="first"): the oldest messages stay, the prefix with them
         how = _how(ctx, call, window)
         if how is not None:
             yield WindowMemory(call, name.rsplit(".", 1)[-1], how)

@@ -41,7 +41,10 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
-                   r"|(?P<dropped>[\w.]+)\s*=\s*(?P=dropped)\[\s*[12]\s*:\s*\]")  # history = history[1:] (in a loop until it fits)
+                   r"|(?P<dropped>[\w.]+)\s*=\s*(?P=dropped)\[\s*[12]\s*:\s*\]"  # history = history[1:] (in a loop until it fits)
+                   r"|len\(\s*[\w.]+\s*\)\s*-\s*(?:[A-Za-z_][\w.]*|[3-9]|\d\d)"  # range(len(history) - n, len(history))
+                   r"|deque\(.*maxlen"  # self.history = deque(maxlen=20)
+                   r"|order_by\(.*(?:desc|[\"']-\w)")  # Message.objects.filter(...).order_by("-created")[:10]
 
 
 @dataclass(slots=True)
@@ -92,10 +95,172 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
         if found is not None and id(ctx.statement_of(call)) not in seen:
             seen.add(id(ctx.statement_of(call)))
             yield found
-    for found in [*positional_windows(ctx), *system_replaced(ctx)]:
+    for found in [*positional_windows(ctx), *system_replaced(ctx), *index_windows(ctx), *bounded_queues(ctx), *stored_windows(ctx)]:
         if id(ctx.statement_of(found.node)) not in seen:
             seen.add(id(ctx.statement_of(found.node)))
             yield found
+
+
+def index_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """The latest n entries picked by index: `start = len(records) - n` then `[records[i] for i in range(max(start,
+    0), len(records))]` (or a loop over that range). Once the history is longer than n, each new turn pushes the
+    oldest entry out, so the window slides on every turn, the same as `records[-n:]`."""
+    for call in ctx.calls_by_name.get("range", []):
+        if not isinstance(call.func, cst.Name) or len(call.args) != 2:
+            continue
+        history = _len_of(call.args[1].value)
+        function = ctx.enclosing_function(call)
+        if history is None or function is None:
+            continue
+        start = _window_start(ctx, call.args[0].value)
+        if start is None or not isinstance(start, cst.BinaryOperation) or not isinstance(start.operator, cst.Subtract):
+            continue
+        size = start.right
+        if ctx.code(_len_of(start.left) or start.left) != ctx.code(history) or _len_of(start.left) is None:
+            continue
+        if isinstance(size, cst.Integer) and int(size.value) <= 2:
+            continue  # len(turns) - 1: the newest turn or two, no window
+        if any(_len_of(n) is not None for n in descendants(size)):
+            continue  # a share of the history's own length: cut in large steps
+        if not _is_history(ctx, function, history) or not _indexes_into(ctx, call, history):
+            continue
+        yield Rewrite(call, ctx.code(history), "keeps only the latest entries of")
+
+
+def stored_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """The latest n messages of a conversation read back from a database: `Message.objects.filter(chat=c)
+    .order_by("-created")[:10]`, `select(Msg).order_by(Msg.id.desc()).limit(n)`, turned into the messages of a
+    request. Once the chat is longer than n, every new turn pushes the oldest message out of the window."""
+    for call in ctx.calls_by_name.get("order_by", []):
+        if not call.args or not all(_descending(ctx, a.value) for a in call.args[:1]):
+            continue
+        cut = _first_n(ctx, call)
+        if cut is None or _large_count(ctx, cut):
+            continue
+        statement = ctx.statement_of(cut)
+        names = [t.target.value for small in getattr(statement, "body", []) if isinstance(small, cst.Assign)
+                 for t in small.targets if isinstance(t.target, cst.Name)]
+        function = ctx.enclosing_function(cut)
+        if names and function is not None and _rows_become_messages(ctx, function, names[0]):
+            yield Rewrite(cut, names[0], "keeps only the latest stored messages of")
+
+
+LARGE_WINDOW = 50  # messages: a window this long slides only in chats longer than most ever get
+
+
+def _large_count(ctx: ModuleContext, cut: cst.CSTNode) -> bool:
+    """The n of `[:n]` / `.limit(n)` is a literal (or a parameter's default) above LARGE_WINDOW."""
+    if isinstance(cut, cst.Subscript):
+        n = cut.slice[0].slice.upper  # type: ignore[union-attr]
+    else:
+        n = cut.args[0].value  # type: ignore[union-attr]
+    if isinstance(n, cst.Name):
+        defaults = [b.default for b, _ in ctx.assigned_values(n) if isinstance(b, cst.Param) and b.default is not None]
+        n = defaults[0] if len(defaults) == 1 else n
+    return isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) > LARGE_WINDOW
+
+
+def _descending(ctx: ModuleContext, key: cst.BaseExpression) -> bool:
+    """`"-created_at"`, `Msg.id.desc()`, `desc(Msg.created)`."""
+    text = string_value(key)
+    if text is not None:
+        return text.startswith("-")
+    return isinstance(key, cst.Call) and _last_name(key.func) == "desc"
+
+
+def _first_n(ctx: ModuleContext, order_by: cst.Call) -> cst.CSTNode | None:
+    """The `[:n]` or `.limit(n)` applied to the ordered rows (further along the same chain)."""
+    node: cst.CSTNode = order_by
+    for _ in range(6):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            element = parent.slice[0].slice
+            return parent if isinstance(element, cst.Slice) and element.lower is None and element.upper is not None else None
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            call = ctx.parent(parent)
+            if not isinstance(call, cst.Call):
+                return None
+            if parent.attr.value == "limit" and call.args:
+                return call
+            node = call
+            continue
+        if isinstance(parent, (cst.Arg, cst.Call)):
+            node = parent  # session.execute(select(...).order_by(...).limit(n))
+            continue
+        return None
+    return None
+
+
+def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: str) -> bool:
+    """The rows are walked (`for r in reversed(rows)`, a comprehension) into dicts with a `role`, or into
+    message objects of a chat framework."""
+    for node in descendants(function):
+        if isinstance(node, (cst.For, cst.CompFor)) and rows in {n.value for n in descendants(node.iter) if isinstance(n, cst.Name)}:
+            body = node.body if isinstance(node, cst.For) else ctx.parent(node)
+            if any(_role_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))
+                   for n in descendants(body)):
+                return True
+    return False
+
+
+def bounded_queues(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """`self.history = deque(maxlen=20)`: a queue of fixed length that holds the conversation drops its oldest
+    message by itself on every append once it is full, so the window slides on every turn."""
+    for call in ctx.calls_by_name.get("deque", []):
+        size = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "maxlen"), None)
+        if size is None and len(call.args) == 2 and call.args[1].keyword is None:
+            size = call.args[1].value
+        if size is None or (isinstance(size, cst.Name) and size.value == "None"):
+            continue
+        assign = ctx.parent(call)
+        if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not call:
+            continue
+        target = assign.targets[0].target if isinstance(assign, cst.Assign) else assign.target
+        scope = ctx.enclosing(call, (cst.ClassDef,)) or ctx.module
+        if _is_history(ctx, scope, target) and _read_as_messages(ctx, scope, ctx.code(target)):
+            # a queue is as often the code's own bookkeeping (hashes, frames, timings): only one that holds messages
+            yield Rewrite(call, ctx.code(target), "keeps only the latest messages of")
+
+
+def _len_of(node) -> cst.BaseExpression | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+        return node.args[0].value
+    return None
+
+
+def _window_start(ctx: ModuleContext, node) -> cst.BaseExpression | None:
+    """The start of a range, seen through `max(0, x)`, `x if x > 0 else 0` and a local name bound once."""
+    for _ in range(4):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "max" and len(node.args) == 2:
+            zero = [a.value for a in node.args if isinstance(a.value, cst.Integer) and a.value.value == "0"]
+            rest = [a.value for a in node.args if not (isinstance(a.value, cst.Integer) and a.value.value == "0")]
+            if len(zero) != 1 or len(rest) != 1:
+                return None
+            node = rest[0]
+        elif isinstance(node, cst.IfExp):
+            branches = [b for b in (node.body, node.orelse) if not isinstance(b, cst.Integer)]
+            if len(branches) != 1:
+                return None
+            node = branches[0]
+        elif isinstance(node, cst.Name):
+            values = [v for _, v in ctx.assigned_values(node)]
+            if len(values) != 1 or values[0] is None:
+                return None
+            node = values[0]
+        else:
+            return node
+    return None
+
+
+def _indexes_into(ctx: ModuleContext, call: cst.Call, history) -> bool:
+    """The range drives a loop or comprehension whose variable indexes the history: `history[i]`."""
+    parent = ctx.parent(call)
+    if not isinstance(parent, (cst.For, cst.CompFor)) or parent.iter is not call or not isinstance(parent.target, cst.Name):
+        return False
+    index, code = parent.target.value, ctx.code(history)
+    scope = ctx.parent(parent) if isinstance(parent, cst.CompFor) else parent.body
+    return any(isinstance(n, cst.Subscript) and ctx.code(n.value) == code and isinstance(n.slice[0].slice, cst.Index)
+               and ctx.code(n.slice[0].slice.value) == index for n in descendants(scope))
 
 
 def system_replaced(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -220,7 +385,18 @@ def _read_as_messages(ctx: ModuleContext, scope: cst.CSTNode, target: str) -> bo
             key = node.args[0].value
             if isinstance(key, cst.SimpleString) and key.value.strip("'\"") in ("role", "content", "message_type") and ctx.code(node.func.value) in elements:
                 return True
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
+                and node.args and ctx.code(node.func.value) == target and _role_message(node.args[0].value):
+            return True  # session.append({"role": "user", "content": text}): the list holds messages
     return False
+
+
+def _role_message(value: cst.BaseExpression) -> bool:
+    """`{"role": ..., ...}` (or a list of them): a chat message written as a dict."""
+    if isinstance(value, cst.List):
+        return any(_role_message(e.value) for e in value.elements)
+    return isinstance(value, cst.Dict) and any(
+        isinstance(e, cst.DictElement) and string_value(e.key) == "role" for e in value.elements)
 
 
 def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpression) -> bool:
@@ -238,13 +414,20 @@ ROLE_WORDS = frozenset({"user", "assistant", "system", "developer", "human", "ai
 
 
 def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
-    """Every append to the list adds a tuple that is not a (role, text) message: `self.tool_failure_history.append(
-    (tool_name, args_hash, success))` keeps records for the code, not turns of a conversation."""
+    """Every append to the list adds a tuple that is not a (role, text) message (`self.tool_failure_history.append(
+    (tool_name, args_hash, success))`) or a value named for a record (`history.append(call_hash)`): the list keeps
+    records for the code, not turns of a conversation."""
     code = ctx.code(target)
     appended = [c.args[0].value for c in ctx.calls_by_name.get("append", [])
                 if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
-    return bool(appended) and all(isinstance(v, cst.Tuple) and v.elements and string_value(v.elements[0].value) not in ROLE_WORDS
+    return bool(appended) and all((isinstance(v, cst.Tuple) and v.elements and string_value(v.elements[0].value) not in ROLE_WORDS)
+                                  or (_last_name(v) is not None and BOOKKEEPING_VALUE.search(_last_name(v) or "") is not None)
                                   for v in appended)
+
+
+# what a list of the code's own records holds: `history.append(call_hash)`, `self._history.append(handle)`
+BOOKKEEPING_VALUE = re.compile(r"(?:^|_)(?:hash|hashes|id|key|digest|signature|fingerprint|handle|idx|index|count|score|ts|time|timestamp)$",
+                               re.IGNORECASE)
 
 
 # --- cuts and edits decided inside a function ---------------------------------------------------------------
@@ -726,13 +909,16 @@ def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.S
             value = value.args[0].value
         parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
         returned |= {p.value for p in parts if isinstance(p, cst.Name)}
+    returned |= _sent_names(ctx, function)
     target = ctx.code(node.value)
     if any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _window_split(n) for n in descendants(function)):
         return False  # turns[:-4] beside turns[-4:]: the split is judged as one (positional_windows)
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.For):
-            return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
-                       and isinstance(n.func.value, cst.Name) and n.func.value.value in returned for n in descendants(ancestor.body))
+            return any((isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
+                        and isinstance(n.func.value, cst.Name) and n.func.value.value in returned)
+                       or (isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value in returned)
+                       for n in descendants(ancestor.body))
         if isinstance(ancestor, cst.CompFor):
             comprehension = ctx.parent(ancestor)
             holder = ctx.parent(comprehension) if comprehension is not None else None
@@ -744,6 +930,24 @@ def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.S
         if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
             return False
     return False
+
+
+SENT_KEYWORDS = frozenset({"messages", "input", "contents", "chat_history", "history"})
+
+
+def _sent_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Names the function sends as a request's messages: `create(..., messages=messages)`, `llm.invoke(messages)`."""
+    sent = set()
+    for call in descendants(function):
+        if not isinstance(call, cst.Call):
+            continue
+        for position, arg in enumerate(call.args):
+            if not isinstance(arg.value, cst.Name):
+                continue
+            if (arg.keyword is not None and arg.keyword.value in SENT_KEYWORDS) or (
+                    arg.keyword is None and position == 0 and _last_name(call.func) in REQUEST_METHODS):
+                sent.add(arg.value.value)
+    return sent
 
 
 def _collects(loop: cst.For) -> bool:
