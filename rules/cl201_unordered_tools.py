@@ -12,14 +12,15 @@ SORTABLE = ("os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Pa
 class UnorderedTools(Rule):
     code = "CL201"
     what = """
-Finds a `tools=` list built from a source without a defined order: a set, the values of a dict filled at run
+Finds a `tools=` list built from a source without a defined order: a set (made there, or a parameter annotated
+`set[...]` / `frozenset[...]`), the values of a dict filled at run
 time (a registry populated by decorators or plugins), a directory listing, or an MCP server's
 `list_tools()` result, without sorting. Also, wherever the request is sent from (confidence `likely`): tools
 listed by several servers, clients or workbenches (`for server in servers: tools.extend(await server.list_tools())`,
 `client.get_tools()`, `for tool in client.tools:`, `[t for wb in workbenches for t in await wb.list_tools()]`, a dict
 of functions keyed by tool name) and merged in connection and listing order with no sort afterwards, often with
 failing servers skipped; and a tools list built by iterating a set of tool names kept on the object
-(`[spec(n) for n in self.enabled_tools]`) and handed to a framework's own LLM call.
+(`[spec(n) for n in self.enabled_tools]`, or a set the function is handed) and handed to a framework's own LLM call.
 """
     why = """
 Tools come first in the cached prefix. The same tools in another order invalidate the tools, the system
@@ -47,6 +48,15 @@ def run(messages):
     fix_safety = "safe for directory listings (wraps them in `sorted()`); none for tool objects, which need a key."
 
     VALID = [
+        # the set parameter sorted before the tools are built
+        """
+from openai import OpenAI
+client = OpenAI()
+REGISTRY = {"search": {"type": "function", "function": {"name": "search"}}}
+def run(messages, enabled: set[str]):
+    tools = [REGISTRY[name] for name in sorted(enabled)]
+    return client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+""",
         """
 from anthropic import Anthropic
 client = Anthropic()
@@ -66,6 +76,21 @@ def run(messages):
 """,
     ]
     INVALID = [
+        # the tools picked from a set the caller passes (a parameter annotated as one)
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+REGISTRY = {"search": {"type": "function", "function": {"name": "search"}}, "fetch": {"type": "function", "function": {"name": "fetch"}}}
+def run(messages, enabled: set[str]):
+    tools = [REGISTRY[name] for name in enabled]
+    return client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+""", line=6, message="a set"),
+        # no request in sight: a tool list built from a set parameter
+        Invalid("""
+def tool_specs(registry, enabled: frozenset[str]):
+    tools = [registry[name].spec() for name in enabled]
+    return tools
+""", line=3, message="a set"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()

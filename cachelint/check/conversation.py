@@ -899,15 +899,12 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
     same tools in another order. So is `tools=list(tools)` handed on where `tools` is a local set."""
     yield from _local_set_tools(ctx)
     yield from _tools_over_a_set(ctx)
-    if "self." not in ctx.source:
-        return
-    attributes = _set_attributes(ctx)
-    if not attributes:
-        return
+    attributes = _set_attributes(ctx) if "self." in ctx.source else set()
     for comp in ctx.nodes(cst.ListComp):
         iterated = comp.for_in.iter
-        if not (isinstance(iterated, cst.Attribute) and ctx.code(iterated.value) == "self" and iterated.attr.value in attributes):
-            continue
+        if not ((isinstance(iterated, cst.Attribute) and ctx.code(iterated.value) == "self" and iterated.attr.value in attributes)
+                or (isinstance(iterated, cst.Name) and _set_binding(ctx, iterated) is not None)):
+            continue  # self.enabled_tools, or a local / parameter that is a set: `def run(enabled: set[str])`
         holder = ctx.parent(comp)
         name = None
         if isinstance(holder, cst.Assign) and len(holder.targets) == 1:
@@ -967,6 +964,9 @@ def _set_binding(ctx: ModuleContext, name: cst.Name) -> cst.CSTNode | None:
     for binding, value in ctx.assigned_values(name):
         parent = ctx.parent(binding)
         if isinstance(parent, cst.AnnAssign) and re.search(r"\b(?:set|Set|frozenset|FrozenSet)\b", ctx.code(parent.annotation.annotation)):
+            return binding
+        if isinstance(binding, cst.Param) and binding.annotation is not None \
+                and re.match(r"(?:set|Set|frozenset|FrozenSet|AbstractSet)\b", ctx.code(binding.annotation.annotation)):
             return binding
         if isinstance(value, (cst.Set, cst.SetComp)) or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
                                                           and value.func.value in ("set", "frozenset")):

@@ -85,8 +85,9 @@ CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 # tools merged from several providers or kept in a set (CL201): `client.get_tools()`, `for t in client.tools:`,
 # `for conn, listed in zip(self.connections, results):`, `self.enabled_tools = set()`, `for tool_name in set(names):`
 TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\s+zip\([\w.]*(?:server|client|connection|session)|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)"
-                               r"|\bfor\s+\w*(?:tool|function)\w*\s+in\s+(?:list\()?(?:set|frozenset)\(", re.I),
-                     ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set("))
+                               r"|\bfor\s+\w*(?:tool|function)\w*\s+in\s+(?:list\()?(?:set|frozenset)\("
+                               r"|:\s*(?:frozen|abstract)?set\[", re.I),  # def run(enabled: set[str])
+                     ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set(", "et["))
 
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved

@@ -61,6 +61,7 @@ UNORDERED_METHODS = {"iterdir": "Path.iterdir()", "glob": "Path.glob()", "rglob"
 # a message object's constructor: `ChatMessage(message=text, message_type=SYSTEM)`, `SystemMessage(text)`: its text
 # arguments are the prompt itself, not inputs of an unknown computation
 MESSAGE_TEXT_ARGS = ("content", "message", "text")
+SET_ANNOTATION = re.compile(r"(?:set|Set|frozenset|FrozenSet|AbstractSet)\b")  # def run(enabled: set[str])
 MESSAGE_CLASS = re.compile(r"(?:Message|Content|Block|Part)(?:Simple|Param)?$")
 STRING_BUILDERS = {"builtins.str", "builtins.repr", "textwrap.dedent", "textwrap.indent", "inspect.cleandoc", "builtins.list", "builtins.tuple"}
 ORDERING = {"builtins.sorted"}
@@ -344,6 +345,8 @@ class ValueWalker:
         if isinstance(expr, cst.Name):
             for binding, value in self.ctx.assigned_values(expr):
                 if isinstance(binding, cst.Param):
+                    if binding.annotation is not None and SET_ANNOTATION.match(self.ctx.code(binding.annotation.annotation)):
+                        return f"`{expr.value}`, a set (annotated `{self.ctx.code(binding.annotation.annotation)}`)"
                     value = self._bound_argument(binding)  # the argument of the call being followed
                 if value is not None and not isinstance(value, cst.Name):
                     found = self._unordered_source(value, depth + 1)
