@@ -917,7 +917,8 @@ def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.S
         if isinstance(ancestor, cst.For):
             return any((isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
                         and isinstance(n.func.value, cst.Name) and n.func.value.value in returned)
-                       or (isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value in returned)
+                       or (isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value in returned
+                           and isinstance(n.value, (cst.List, cst.ListComp)))  # messages += [...]; text += "..." renders
                        for n in descendants(ancestor.body))
         if isinstance(ancestor, cst.CompFor):
             comprehension = ctx.parent(ancestor)
