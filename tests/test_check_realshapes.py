@@ -1081,3 +1081,31 @@ def test_a_model_setting_with_a_fallback_is_one_model_for_the_whole_conversation
     assert lint(source, {"CL401"}) == []
     switched = source.replace("messages.append(reply.choices[0].message)", "messages.append(reply.choices[0].message)\n                    self.reflect_llm = None")
     assert [f.row for f in lint(switched, {"CL401"})] == [7]
+
+
+# --- a system-role message added after the history is the newest message, not the opening prompt -----------
+
+APPENDED_SYSTEM = """
+    import time
+    RULES = "Follow the house rules. " * 400
+
+    def next_state(state, step, max_steps, started):
+        remaining = 3600 - (time.time() - started)
+        return state.with_messages(state.messages + [
+            {"role": "system", "content": f"{RULES} You have {remaining:.0f} seconds and {max_steps - step} steps left."},
+        ])
+
+    def reminders(messages, steps):
+        for step in steps:
+            messages.append({"role": "system", "content": f"{RULES} It is {time.time()} now; step {step}."})
+            yield messages
+"""
+
+
+def test_a_system_message_added_after_the_history_is_not_the_system_prompt():
+    assert lint(APPENDED_SYSTEM, {"CL101"}) == []
+
+
+def test_a_system_message_that_opens_the_list_still_is():
+    source = APPENDED_SYSTEM.replace("state.messages + [", "[").replace("        ])", "        ] + state.messages)")
+    assert rows(source, "CL101") == [5]  # where the time is read

@@ -355,7 +355,12 @@ def prompt_shaped_sites(ctx: ModuleContext) -> list[CallSite]:
                 return True
         return False
 
-    found = [node for node in ctx.nodes(cst.List) if shaped(node)]
+    def appended(node: cst.List) -> bool:  # history + [{"role": "system", ...}]: a message added after the history
+        holder = ctx.parent(node)
+        return isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add) and holder.right is node \
+            and not isinstance(holder.left, cst.List)
+
+    found = [node for node in ctx.nodes(cst.List) if shaped(node) and not appended(node)]
     outermost = [n for n in found if not any(ctx.contains(other, n) for other in found if other is not n)]
     sites = []
     for node in outermost:

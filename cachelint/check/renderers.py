@@ -300,7 +300,7 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
     for kind in (cst.Dict, cst.Call, cst.Tuple):
         for node in ctx.nodes(kind):
             text = system_message_text(node)
-            if text is None or ctx.enclosing_function(node) is None or _provably_short(text):
+            if text is None or ctx.enclosing_function(node) is None or _provably_short(text) or _appended(ctx, node):
                 continue
             found.append(Rendered(node, "system", (text,)))
             if len(found) >= MAX_SYSTEM:
@@ -320,6 +320,23 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
         if len(found) >= MAX_SYSTEM:
             break
     return found
+
+
+def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
+    """A system-role message added after the history (`history + [Message(role="system", ...)]`, or
+    `messages.append({"role": "system", ...})` in a loop): the newest message, kept as it was sent, not the prompt
+    that opens the conversation."""
+    parent = ctx.parent(message)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" \
+            and bool(ctx.loops_around(call))  # appended on each pass of a loop; a first append opens the list
+    if isinstance(parent, cst.Element):
+        listed = ctx.parent(parent)
+        holder = ctx.parent(listed) if isinstance(listed, cst.List) else None
+        return isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add) and holder.right is listed \
+            and not isinstance(holder.left, cst.List)  # history + [message]; [system] + [message] opens a prompt
+    return False
 
 
 def _named_system_texts(ctx: ModuleContext) -> Iterator[cst.BaseExpression]:
