@@ -178,6 +178,17 @@ trimmer = trim_messages(max_tokens=2000, strategy="first", token_counter=llm)
 def chat(history):
     return llm.invoke(trimmer.invoke(history))
 """,
+        # a list made anew in each pass of a retry loop: the cut never reaches the next request
+        """
+def answer(llm, prompt, history, retries=2):
+    for _ in range(retries + 1):
+        msgs = [{"role": "system", "content": prompt}, *history]
+        reply = llm.chat(msgs)
+        msgs.pop(0)
+        if reply:
+            return reply
+        msgs.append({"role": "user", "content": "Answer again."})
+""",
         # the newest stored turn picked by index: no window
         """
 def last_exchange(chat_history):
@@ -540,7 +551,8 @@ def _rewrites(ctx, region, target: str):
                 if isinstance(t, cst.Subscript) and _root(ctx, t) in names and not _is_marker_or_newest(ctx, t, target) \
                         and not _same_for_every_message(ctx, node, t, None, names):
                     yield node, "deletes messages from"
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target:
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target \
+                and not _made_in(ctx, region, target):
             method = node.func.attr.value
             if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",) and not under_system_role_test(ctx, node):
                 yield node, "removes an earlier message from"
@@ -549,6 +561,18 @@ def _rewrites(ctx, region, target: str):
                 yield node, "inserts a message into the middle of"
             elif method in ("sort", "reverse", "remove", "clear"):
                 yield node, {"sort": "re-orders", "reverse": "re-orders", "remove": "removes a message from", "clear": "clears"}[method]
+
+
+def _made_in(ctx, region, target: str) -> bool:
+    """The list is built anew inside the loop (`msgs = [system, *history]` in each pass of a retry loop): taking
+    a message out of it changes this pass's request only, not the conversation the next one sends."""
+    if not isinstance(region, (cst.For, cst.While)):
+        return False
+    for node in descendants(region):
+        if isinstance(node, cst.Assign) and any(ctx.code(t.target) == target for t in node.targets) \
+                and not any(isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == target for n in descendants(node.value)):
+            return True
+    return False
 
 
 def _same_for_every_message(ctx, statement, target: cst.Subscript, value, names: set[str]) -> bool:

@@ -903,8 +903,9 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
     for comp in ctx.nodes(cst.ListComp):
         iterated = comp.for_in.iter
         if not ((isinstance(iterated, cst.Attribute) and ctx.code(iterated.value) == "self" and iterated.attr.value in attributes)
-                or (isinstance(iterated, cst.Name) and _set_binding(ctx, iterated) is not None)):
-            continue  # self.enabled_tools, or a local / parameter that is a set: `def run(enabled: set[str])`
+                or (isinstance(iterated, cst.Name) and _set_binding(ctx, iterated) is not None
+                    and not (isinstance(comp.elt, cst.Name) and ctx.code(comp.for_in.target) == comp.elt.value))):
+            continue  # self.enabled_tools, or a local / parameter set turned into tools (not names filtered: [t for t in used])
         holder = ctx.parent(comp)
         name = None
         if isinstance(holder, cst.Assign) and len(holder.targets) == 1:

@@ -124,6 +124,8 @@ def index_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
             continue  # a share of the history's own length: cut in large steps
         if not _is_history(ctx, function, history) or not _indexes_into(ctx, call, history):
             continue
+        if "cache_control" in ctx.code(function):
+            continue  # breakpoints put on the latest n messages: what CL5xx recommends, not a window of what is sent
         yield Rewrite(call, ctx.code(history), "keeps only the latest entries of")
 
 
@@ -197,10 +199,19 @@ def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: s
     for node in descendants(function):
         if isinstance(node, (cst.For, cst.CompFor)) and rows in {n.value for n in descendants(node.iter) if isinstance(n, cst.Name)}:
             body = node.body if isinstance(node, cst.For) else ctx.parent(node)
-            if any(_role_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))
+            if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))
                    for n in descendants(body)):
                 return True
     return False
+
+
+def _chat_message(node: cst.CSTNode) -> bool:
+    """`{"role": r.role, "content": r.content}`: a role and a content and little else (a search result that
+    carries a role among ids and previews is no message)."""
+    if not isinstance(node, cst.Dict):
+        return False
+    keys = {string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)}
+    return {"role", "content"} <= keys and len(keys) <= 4
 
 
 def bounded_queues(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -489,6 +500,16 @@ def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewr
             yield found
 
 
+def _rebuilt_each_pass(ctx: ModuleContext, node: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
+    """`for _ in range(retries): msgs, err = fit(prompt, history); ask(msgs); msgs.pop(0)`: the list is bound anew
+    in each pass of the loop around the cut, so what the cut removes is not in the next request."""
+    loops = ctx.loops_around(node)
+    if not loops or not isinstance(receiver, cst.Name):
+        return False
+    return any(ctx.contains(loops[0], binding) and not isinstance(binding, cst.Param)
+               for binding, _ in ctx.assigned_values(receiver))
+
+
 def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
     """The cut `node` makes in `function`, if it is one."""
     if COMPACTION.search(function.name.value):
@@ -498,7 +519,7 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
         receiver, method = node.func.value, node.func.attr.value
         if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
             if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
-                    and not _orphan_tool_result(ctx, node):
+                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver):
                 return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
         elif method == "pop" and node.args and _is_history(ctx, function, receiver) and _pops_until_it_fits(ctx, node, receiver):
             return Rewrite(node, ctx.code(receiver), "removes messages from the middle of")
