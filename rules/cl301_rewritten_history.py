@@ -44,7 +44,9 @@ LangChain's `ConversationBufferWindowMemory(k=...)`, AutoGen's `BufferedChatComp
 `HeadAndTailChatCompletionContext`, Strands' `SlidingWindowConversationManager`, CAMEL's
 `ChatHistoryMemory(window_size=...)`, Semantic Kernel's history reducers, and the token-budget buffers
 (`ConversationTokenBufferMemory`, `ConversationSummaryBufferMemory`, `TokenLimitedChatCompletionContext`,
-`ChatMemoryBuffer`, LangChain's `trim_messages` unless `strategy="first"`) when given a budget under 32k tokens (the defaults keep what fits the context window).
+`ChatMemoryBuffer`, LangChain's `trim_messages` unless `strategy="first"`) when their budget is under 32k tokens:
+given as a literal (either branch of a conditional counts), or LangChain's buffers' default of 2,000 tokens; the
+other frameworks' defaults keep what fits the context window.
 
 The prefix re-rendered from current state is a rewrite too (confidence `likely`):
 - instructions rendered on every request from a dict the agent loop updates between requests

@@ -45,7 +45,22 @@ def lint(source: str) -> list:
      def make_memory(context_creator, window_size: int = 10):
          return ChatHistoryMemory(context_creator, window_size=window_size)
      """, "latest `window_size` messages"),
-], ids=["langchain-window", "strands", "autogen-attribute", "llama-index-small-budget", "camel", "parameter-with-a-size"])
+    ("""
+     from langchain.memory import ConversationTokenBufferMemory
+     memory = ConversationTokenBufferMemory(llm=llm, return_messages=True)
+     """, "fit 2,000 tokens (its default)"),
+    ("""
+     from langchain.memory import ConversationSummaryBufferMemory
+     def agent_memory(llm, model):
+         limit = 29000 if "gpt-4" in model else 7500
+         return ConversationSummaryBufferMemory(llm=llm, max_token_limit=100000 if "preview" in model else limit)
+     """, "fit 7,500 tokens (with some settings; 100,000 with others)"),
+    ("""
+     from langchain_core.messages import trim_messages
+     trimmer = trim_messages(max_tokens=4000, strategy="last", token_counter=len)
+     """, "fit 4,000 tokens"),
+], ids=["langchain-window", "strands", "autogen-attribute", "llama-index-small-budget", "camel", "parameter-with-a-size",
+        "langchain-token-buffer-default", "budget-chosen-by-model", "trim-messages"])
 def test_a_sliding_window_memory_class_is_reported_where_it_is_made(source, words):
     found = lint(source)
     assert len(found) == 1 and words in found[0].message and found[0].confidence == "likely"

@@ -120,7 +120,7 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 11))
+HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 12))
 SETS = ("dev", *HOLDOUTS, "all")
 
 
@@ -134,7 +134,8 @@ def set_files(name: str, here: Path | None = None) -> tuple[list[Path], list[Pat
     scored blind at its start and end, then spent. `holdout7`: holdout7/, labelled blind during round 5, spent in
     round 6. `holdout8`: holdout8/, labelled blind during round 6, spent in round 7. `holdout9`: holdout9/,
     labelled blind at the start of round 7, spent in round 8. `holdout10`: holdout10/, labelled blind at the
-    start of round 8. `all`: every set."""
+    start of round 8, scored blind at its start and after its first classes, then spent. `holdout11`: holdout11/,
+    labelled blind during round 8. `all`: every set."""
     here = here or HERE
     found = {"dev": ([here / "labels.jsonl"], [here / "repos.toml"])}
     for held in HOLDOUTS:
@@ -564,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
-                        help="Label set: dev, holdout1..holdout9 (spent), holdout10 (blind) or all (default dev).")
+                        help="Label set: dev, holdout1..holdout10 (spent), holdout11 (blind) or all (default dev).")
     parser.add_argument("--counts-only", action="store_true",
                         help="Print the tables only: no false-positive or miss lines (keeps a blind set blind).")
     parser.add_argument("--labels", type=Path, action="append", help="A labels file instead of the set's (repeatable).")

@@ -6,9 +6,10 @@ conversation passes N, each new turn drops the oldest message from the front of 
 system prompt, so no request can reuse the previous one's cached history. What each class does is a fact of the
 framework, written down here once; the code only has to construct it.
 
-A budget in tokens counts only when it is given and small: a buffer that keeps what fits the model's context
-window (the frameworks' defaults) compacts only when the window is full, which the labelling protocol and the
-rule treat as fine.
+A budget in tokens counts only when it is small: a buffer that keeps what fits the model's context window
+compacts only when the window is full, which the labelling protocol and the rule treat as fine. LangChain's token
+and summary buffers default to 2,000 tokens (`max_token_limit`), a small window; the other frameworks' defaults
+follow the model's context window.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ SMALL_TOKEN_BUDGET = 32_000  # below this, a token-budget window slides long bef
 @dataclass(frozen=True, slots=True)
 class Window:
     size: str | None  # the keyword that sets the window (a count), None where the class always slides
-    tokens: str | None = None  # the keyword of a token budget (reported only when given and small)
+    tokens: str | None = None  # the keyword of a token budget (reported when small)
     what: str = "messages"
+    default_tokens: int | None = None  # the budget when the keyword is not given (None: what fits the context window)
 
 
 # qualified name -> how the class cuts the history
@@ -36,10 +38,10 @@ WINDOWS: dict[str, Window] = {
     "langchain.memory.ConversationBufferWindowMemory": Window("k", what="exchanges"),
     "langchain.memory.buffer_window.ConversationBufferWindowMemory": Window("k", what="exchanges"),
     "langchain_community.memory.ConversationBufferWindowMemory": Window("k", what="exchanges"),
-    "langchain.memory.ConversationTokenBufferMemory": Window(None, tokens="max_token_limit"),
-    "langchain.memory.token_buffer.ConversationTokenBufferMemory": Window(None, tokens="max_token_limit"),
-    "langchain.memory.ConversationSummaryBufferMemory": Window(None, tokens="max_token_limit"),
-    "langchain.memory.summary_buffer.ConversationSummaryBufferMemory": Window(None, tokens="max_token_limit"),
+    "langchain.memory.ConversationTokenBufferMemory": Window(None, tokens="max_token_limit", default_tokens=2000),
+    "langchain.memory.token_buffer.ConversationTokenBufferMemory": Window(None, tokens="max_token_limit", default_tokens=2000),
+    "langchain.memory.ConversationSummaryBufferMemory": Window(None, tokens="max_token_limit", default_tokens=2000),
+    "langchain.memory.summary_buffer.ConversationSummaryBufferMemory": Window(None, tokens="max_token_limit", default_tokens=2000),
     # AutoGen's model contexts
     "autogen_core.model_context.BufferedChatCompletionContext": Window("buffer_size"),
     "autogen_core.model_context.HeadAndTailChatCompletionContext": Window("tail_size"),
@@ -96,10 +98,14 @@ def window_memories(ctx: ModuleContext) -> Iterator[WindowMemory]:
 def _how(ctx: ModuleContext, call: cst.Call, window: Window) -> str | None:
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     if window.tokens is not None:
-        budget = _int(keywords.get(window.tokens))
-        if budget is None or budget >= SMALL_TOKEN_BUDGET:
+        if window.tokens not in keywords and window.default_tokens is not None:
+            return f"keeps only the latest {window.what} that fit {window.default_tokens:,} tokens (its default)"
+        budgets = _ints(ctx, keywords.get(window.tokens))
+        if not budgets or min(budgets) >= SMALL_TOKEN_BUDGET:
             return None  # the default or a context-sized budget: compaction only when the window is full
-        return f"keeps only the latest {window.what} that fit {budget:,} tokens"
+        if len(budgets) > 1:  # 100000 if "preview" in model else (29000 if "gpt-4" in model else 7500)
+            return f"keeps only the latest {window.what} that fit {min(budgets):,} tokens (with some settings; {max(budgets):,} with others)"
+        return f"keeps only the latest {window.what} that fit {budgets[0]:,} tokens"
     size = keywords.get(window.size) if window.size else None
     if size is None:
         return f"keeps only the latest {window.what} (its default window)"
@@ -116,6 +122,24 @@ def _unset_parameter(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
     bindings = [binding for binding, _ in ctx.assigned_values(expr)]
     return bool(bindings) and all(isinstance(b, cst.Param) and isinstance(b.default, cst.Name) and b.default.value == "None"
                                   for b in bindings)
+
+
+def _ints(ctx: ModuleContext, expr: cst.BaseExpression | None, depth: int = 0) -> list[int]:
+    """The budgets a keyword can take: a literal, either branch of `a if test else b`, or a local name bound once
+    to such a value."""
+    value = _int(expr)
+    if value is not None:
+        return [value]
+    if depth > 3 or expr is None:
+        return []
+    if isinstance(expr, cst.IfExp):
+        body, orelse = _ints(ctx, expr.body, depth + 1), _ints(ctx, expr.orelse, depth + 1)
+        return body + orelse if body and orelse else []
+    if isinstance(expr, cst.Name):
+        values = [v for _, v in ctx.assigned_values(expr)]
+        if len(values) == 1 and values[0] is not None:
+            return _ints(ctx, values[0], depth + 1)
+    return []
 
 
 def _int(expr: cst.BaseExpression | None) -> int | None:
