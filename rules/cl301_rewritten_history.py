@@ -23,7 +23,9 @@ the system prompt or the earlier messages: overwriting an entry rewrites text in
 Where the request is sent from another module or a framework, the shapes a conversation is cut in are found
 by the data's shape (confidence `likely`): a history class or utility that drops its oldest messages itself
 (`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
-messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), a
+messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), the
+newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`;
+a literal budget of 32k tokens or more is the context window's and is left alone), a
 `deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database
 (`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`) and turned into messages, earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
@@ -191,6 +193,16 @@ def answer(llm, prompt, history, retries=2):
             return reply
         msgs.append({"role": "user", "content": "Answer again."})
 """,
+        # the same gathering at the size of the context window: compaction where it must happen
+        """
+def fit_history(history, count_tokens):
+    kept, total = [], 0
+    for message in reversed(history):
+        if total + count_tokens(message["content"]) > 180_000:
+            break
+        kept.insert(0, message)
+    return kept
+""",
         # the newest stored turn picked by index: no window
         """
 def last_exchange(chat_history):
@@ -215,6 +227,18 @@ def run(model, task):
 """,
     ]
     INVALID = [
+        # the newest messages that fit a budget, gathered from the end: a window once the chat is over it
+        Invalid("""
+def fit_history(history, count_tokens, max_tokens=3000):
+    kept, total = [], 0
+    for message in reversed(history):
+        tokens = count_tokens(message["content"])
+        if total + tokens > max_tokens:
+            break
+        kept.insert(0, message)
+        total += tokens
+    return kept
+""", line=4, message="newest messages that fit a budget"),
         # the latest turns of a chat UI's history, converted pair by pair into the request
         Invalid("""
 from openai import OpenAI

@@ -558,9 +558,48 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
         found = _copy_edit(ctx, function, node)
         return found
     elif isinstance(node, cst.For):
-        return _older_than_window_replaced(ctx, function, node)
+        return _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
     return None
 
+
+def _grouped_from_history(ctx: ModuleContext, function: cst.FunctionDef, name: cst.BaseExpression) -> bool:
+    """`segments.append([msgs[i], msgs[i + 1]])`: a list filled with a history's messages, grouped (tool pairs)."""
+    code = ctx.code(name)
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "append"
+               and ctx.code(n.func.value) == code and n.args
+               and any(isinstance(x, cst.Subscript) and _is_history(ctx, function, x.value) for x in descendants(n.args[0].value))
+               for n in descendants(function))
+
+
+def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> Rewrite | None:
+    """`for m in reversed(history): if total + count(m) > budget: break; kept.insert(0, m)`: the newest messages
+    that fit a budget, collected from the end. Once the history is over the budget, each new turn pushes the oldest
+    kept message out: a window that slides on every turn. A budget of 32k tokens or more (a literal) is the
+    context window's, compaction where it must happen, and is left alone."""
+    source = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args else None
+    if source is None or not isinstance(loop.target, cst.Name):
+        return None
+    history = source.value if isinstance(source, cst.Subscript) else source
+    if not _is_history(ctx, function, history) and not _grouped_from_history(ctx, function, history):
+        return None
+    element = loop.target.value
+    stops = [n for n in descendants(loop.body) if isinstance(n, cst.If) and any(isinstance(b, cst.Break) for b in descendants(n.body))
+             and any(isinstance(c, cst.Comparison) and any(isinstance(t.operator, (cst.GreaterThan, cst.GreaterThanEqual))
+                                                          for t in c.comparisons) for c in descendants(n.test))
+             and TOKEN_BUDGET.search(ctx.code(n.test))]  # a size against a budget, not `seen > n` turns of one role
+    if not stops:
+        return None
+    if any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for stop in stops for n in descendants(stop.test)):
+        return None
+    kept = any(
+        (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("insert", "append", "appendleft")
+         and any(isinstance(a.value, cst.Name) and a.value.value == element for a in n.args))
+        or (isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
+            and element in {x.value for x in descendants(n.value.left) if isinstance(x, cst.Name)})
+        for n in descendants(loop.body))
+    if not kept:
+        return None
+    return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
 
 EVENT_LIST = re.compile(r"^(?:view|events|observations|steps)$")
 
