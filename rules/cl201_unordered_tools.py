@@ -14,8 +14,8 @@ class UnorderedTools(Rule):
     what = """
 Finds a `tools=` list built from a source without a defined order: a set (made there, or a parameter annotated
 `set[...]` / `frozenset[...]`), the values of a dict filled at run
-time (a registry populated by decorators or plugins), a directory listing, or an MCP server's
-`list_tools()` result, without sorting. Also, wherever the request is sent from (confidence `likely`): tools
+time (a registry populated by decorators or plugins), or a directory listing, without sorting (one MCP
+server's `list_tools()` keeps that server's own order and is not reported). Also, wherever the request is sent from (confidence `likely`): tools
 listed by several servers, clients or workbenches (`for server in servers: tools.extend(await server.list_tools())`,
 `client.get_tools()`, `for tool in client.tools:`, `[t for wb in workbenches for t in await wb.list_tools()]`, a dict
 of functions keyed by tool name) and merged in connection and listing order with no sort afterwards, often with
@@ -48,6 +48,15 @@ def run(messages):
     fix_safety = "safe for directory listings (wraps them in `sorted()`); none for tool objects, which need a key."
 
     VALID = [
+        # one MCP server's tools in the order it lists them: a server's own, fixed order
+        """
+from openai import AsyncOpenAI
+client = AsyncOpenAI()
+async def run(session, messages):
+    listed = await session.list_tools()
+    tools = [{"type": "function", "function": {"name": t.name, "parameters": t.inputSchema}} for t in listed.tools]
+    return await client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
+""",
         # the set parameter sorted before the tools are built
         """
 from openai import OpenAI
@@ -101,14 +110,6 @@ def register(fn):
 def run(messages):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=list(REGISTRY.values()), messages=messages)
 """, line=9, message="dict filled at run time"),
-        Invalid("""
-from openai import AsyncOpenAI
-client = AsyncOpenAI()
-async def run(session, messages):
-    listed = await session.list_tools()
-    tools = [{"type": "function", "function": {"name": t.name, "parameters": t.inputSchema}} for t in listed.tools]
-    return await client.chat.completions.create(model="gpt-4.1", tools=tools, messages=messages)
-""", line=6, message="list_tools()"),
         Invalid("""
 import glob, json
 from openai import OpenAI

@@ -853,8 +853,7 @@ JSON_TAILS = ["", ", indent=2", ", default=str", ",", ", ensure_ascii=False,  # 
               "\n        , indent=2\n    ", ",\n        separators=(',', ':'),\n    "]
 UNORDERED_EXPRS = ["os.listdir('notes')", "os.listdir(NOTES)", "glob.glob('docs/*.md')", "Path('docs').iterdir()",
                    "Path(root).glob('*.txt')", "Path(root).rglob('*')", "{'alpha', 'beta', 'gamma'}", "set(names)",
-                   "os.scandir('notes')", "REGISTRY.values()", "REGISTRY.keys()", "{n for n in names}",
-                   "(await session.list_tools()).tools"]
+                   "os.scandir('notes')", "REGISTRY.values()", "REGISTRY.keys()", "{n for n in names}"]
 PLACEMENTS = ['"\\n".join({x})', 'f"Notes: {{{x}}}"', '"Profile: " + {x}', "str({x})", '", ".join(str(n) for n in {x})',
               '"".join(sorted({x})) + {x2}', "[{{'type': 'text', 'text': {x}}}]", '"{{}}".format({x})', "{x}"]
 

@@ -1109,3 +1109,44 @@ def test_a_system_message_added_after_the_history_is_not_the_system_prompt():
 def test_a_system_message_that_opens_the_list_still_is():
     source = APPENDED_SYSTEM.replace("state.messages + [", "[").replace("        ])", "        ] + state.messages)")
     assert rows(source, "CL101") == [5]  # where the time is read
+
+
+# --- compaction where it must happen, and a one-off request, are not cache problems -------------------------
+
+CONTEXT_TRIM = """
+    from openai import OpenAI
+    client = OpenAI()
+
+    def reply(messages, count_tokens, {budget}):
+        total = sum(count_tokens(m["content"]) for m in messages)
+        shown_messages = messages.copy()
+        while total >= {name}:
+            removed = shown_messages.pop(1)
+            total -= count_tokens(removed["content"])
+        return client.chat.completions.create(model="gpt-4o", messages=shown_messages)
+"""
+
+
+def test_messages_dropped_only_past_the_context_window_are_quiet():
+    assert rows(CONTEXT_TRIM.replace("{budget}", "context_length").replace("{name}", "context_length"), "CL301") == []
+
+
+def test_messages_dropped_past_a_budget_of_the_apps_own_are_a_window():
+    assert rows(CONTEXT_TRIM.replace("{budget}", "history_budget").replace("{name}", "history_budget"), "CL301") == [8]
+
+
+ONE_OFF_MEMORY = """
+    from openai import OpenAI
+    client = OpenAI()
+
+    def chat_with_memories(memory, message, user_id):
+        found = memory.search(query=message, user_id=user_id, limit=3)
+        memories = "\\n".join(f"- {m['memory']}" for m in found["results"])
+        system_prompt = f"You are a helpful AI. Answer from the memories.\\n{memories}"
+        messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": message}]
+        return client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+"""
+
+
+def test_retrieved_text_in_the_system_prompt_of_a_one_off_request_is_quiet():
+    assert lint(ONE_OFF_MEMORY, {"CL104"}) == []

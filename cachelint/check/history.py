@@ -500,6 +500,21 @@ def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewr
             yield found
 
 
+# a budget that is the model's context window: trimming there is what must happen, not a window that slides early
+CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_ctx|max_model_len|model_max_length|max_position", re.I)
+
+
+def _at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`while total >= context_length: msgs.pop(1)`: messages dropped only once the prompt no longer fits the
+    model's context window (the loop's or test's budget is named for it)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.While, cst.If)) and CONTEXT_WINDOW.search(ctx.code(ancestor.test)):
+            return True
+        if isinstance(ancestor, cst.FunctionDef):
+            return False
+    return False
+
+
 def _rebuilt_each_pass(ctx: ModuleContext, node: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
     """`for _ in range(retries): msgs, err = fit(prompt, history); ask(msgs); msgs.pop(0)`: the list is bound anew
     in each pass of the loop around the cut, so what the cut removes is not in the next request."""
@@ -519,7 +534,8 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
         receiver, method = node.func.value, node.func.attr.value
         if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
             if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
-                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver):
+                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver) \
+                    and not _at_the_context_window(ctx, node):
                 return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
         elif method == "pop" and node.args and _is_history(ctx, function, receiver) and _pops_until_it_fits(ctx, node, receiver):
             return Rewrite(node, ctx.code(receiver), "removes messages from the middle of")

@@ -77,7 +77,8 @@ def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
 
 def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
     """The system prompt built at `joined` goes out in a fresh list with one new message and nothing else
-    (`self.messages = [system_message, human_message]`): a one-off request, with no history behind it to lose."""
+    (`self.messages = [system_message, human_message]`, or the same with message dicts): a one-off request, with no
+    history behind it to lose."""
     target = joined.targets[0].target if isinstance(joined, cst.Assign) else getattr(joined, "target", None)
     if not isinstance(target, (cst.Name, cst.Attribute)):
         return False
@@ -85,6 +86,9 @@ def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
     for node in descendants(function):
         if isinstance(node, cst.List) and 1 <= len(node.elements) <= 2 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
             first = node.elements[0].value
+            if isinstance(first, cst.Dict):  # [{"role": "system", "content": system_prompt}, {"role": "user", ...}]
+                first = next((e.value for e in first.elements if isinstance(e, cst.DictElement)
+                              and isinstance(e.key, cst.SimpleString) and e.key.value.strip("'\"") == "content"), first)
             if (isinstance(first, cst.Name) and first.value == leaf) or (isinstance(first, cst.Attribute) and first.attr.value == leaf):
                 return True
     return False

@@ -57,7 +57,9 @@ UNORDERED_CALLS = {
     "builtins.set": "a set",
     "builtins.frozenset": "a set",
 }
-UNORDERED_METHODS = {"iterdir": "Path.iterdir()", "glob": "Path.glob()", "rglob": "Path.rglob()", "list_tools": "list_tools()"}
+# (one MCP server's `list_tools()` is left out: a server lists its tools in its own fixed order; tools merged from
+# several servers in connection order are CL201's merged_provider_tools)
+UNORDERED_METHODS = {"iterdir": "Path.iterdir()", "glob": "Path.glob()", "rglob": "Path.rglob()"}
 # a message object's constructor: `ChatMessage(message=text, message_type=SYSTEM)`, `SystemMessage(text)`: its text
 # arguments are the prompt itself, not inputs of an unknown computation
 MESSAGE_TEXT_ARGS = ("content", "message", "text")

@@ -34,7 +34,7 @@ class MCPClient:
         response = await self.session.list_tools()
         available_tools = [
             {"name": tool.name, "description": tool.description, "input_schema": tool.inputSchema}
-            for tool in response.tools  # expect: CL201
+            for tool in response.tools  # one server lists its tools in its own fixed order: no CL201
         ]
         final_text = []
         while True:
