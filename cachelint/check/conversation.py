@@ -893,6 +893,13 @@ class SetTools:
     source: str
 
 
+def _set_text(source: str, name: str) -> bool:
+    """The name is annotated or bound as a set somewhere in the text (`enabled: set[str]`, `names = set(...)`,
+    `ids = {a, b}`): a cheap test before the scopes that `_set_binding` needs."""
+    return re.search(rf"\b{re.escape(name)}\s*(?::[^=\n]*\b(?:set|Set|frozenset|FrozenSet|AbstractSet)\b|=\s*(?:set|frozenset)\(|=\s*\{{)",
+                     source) is not None
+
+
 def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
     """`tools = [spec(f) for f in self.enabled_tools]` where `self.enabled_tools` is a set of tool names enabled
     at run time: its order follows string hashing, which changes with every process, so each process sends the
@@ -902,10 +909,6 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
     attributes = _set_attributes(ctx) if "self." in ctx.source else set()
     for comp in ctx.nodes(cst.ListComp):
         iterated = comp.for_in.iter
-        if not ((isinstance(iterated, cst.Attribute) and ctx.code(iterated.value) == "self" and iterated.attr.value in attributes)
-                or (isinstance(iterated, cst.Name) and _set_binding(ctx, iterated) is not None
-                    and not (isinstance(comp.elt, cst.Name) and ctx.code(comp.for_in.target) == comp.elt.value))):
-            continue  # self.enabled_tools, or a local / parameter set turned into tools (not names filtered: [t for t in used])
         holder = ctx.parent(comp)
         name = None
         if isinstance(holder, cst.Assign) and len(holder.targets) == 1:
@@ -913,7 +916,11 @@ def tools_from_sets(ctx: ModuleContext) -> Iterator[SetTools]:
         elif isinstance(holder, cst.Arg) and holder.keyword is not None:
             name = holder.keyword.value
         if name is None or not ACCUMULATOR_NAME.search(name.split(".")[-1]):
-            continue
+            continue  # asked first: the set test below needs the module's scopes, a cost only a tool list is worth
+        if not ((isinstance(iterated, cst.Attribute) and ctx.code(iterated.value) == "self" and iterated.attr.value in attributes)
+                or (isinstance(iterated, cst.Name) and _set_text(ctx.source, iterated.value) and _set_binding(ctx, iterated) is not None
+                    and not (isinstance(comp.elt, cst.Name) and ctx.code(comp.for_in.target) == comp.elt.value))):
+            continue  # self.enabled_tools, or a local / parameter set turned into tools (not names filtered: [t for t in used])
         if sorted_in(ctx, ctx.enclosing_function(comp), name):
             continue
         yield SetTools(iterated, name, ctx.code(iterated))
