@@ -111,7 +111,7 @@ def complete(messages):
     ]
 
     def check(self, analysis):
-        from cachelint.check.conversation import delegated_requests, differing_requests, wrapper_requests
+        from cachelint.check.conversation import delegated_requests, differing_requests, tools_by_last_role, wrapper_requests
 
         delegated = delegated_requests(analysis.ctx, analysis.sites)  # `self._chat(history)`: a request sent through a helper
         handed = {id(site) for site in delegated}
@@ -130,39 +130,3 @@ def complete(messages):
                              "with the requests that sent them and the whole history is prefilled again, and so is the next one "
                              "with the tools back (send the same tools on every request; restrict them with tool_choice)",
                              confidence="likely")
-
-
-TOOL_KEYS = ("tools", "functions")
-
-
-def tools_by_last_role(ctx):
-    """(node, history) for tools put into a request only under a test of the last message's role: `if
-    messages[-1]["role"] == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`."""
-    import libcst as cst
-    from cachelint.check.module import descendants
-    from cachelint.check.values import string_value
-
-    def last_role(test):
-        for n in descendants(test):
-            if isinstance(n, cst.Subscript) and ctx.code(n.slice[0].slice).strip() == "-1" \
-                    and "role" in ctx.code(ctx.parent(n) or n):
-                return ctx.code(n.value)
-        return None
-
-    for assign in ctx.nodes(cst.Assign):
-        target = assign.targets[0].target if len(assign.targets) == 1 else None
-        if not isinstance(target, cst.Subscript) or not isinstance(target.slice[0].slice, cst.Index) \
-                or string_value(target.slice[0].slice.value) not in TOOL_KEYS:
-            continue
-        guard = ctx.enclosing(assign, (cst.If,))
-        if guard is None or ctx.enclosing_function(guard) is not ctx.enclosing_function(assign):
-            continue
-        history = next((h for g in [guard, *[a for a in ctx.ancestors(guard) if isinstance(a, cst.If)]]
-                        if (h := last_role(g.test)) is not None), None)
-        if history is not None:
-            yield assign, history
-    for arg in ctx.nodes(cst.Arg):
-        if arg.keyword is not None and arg.keyword.value in TOOL_KEYS and isinstance(arg.value, cst.IfExp):
-            history = last_role(arg.value.test)
-            if history is not None:
-                yield arg, history

@@ -8,6 +8,7 @@ import re
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
+from cachelint.check.history import bound_anew_in
 from cachelint.check.module import descendants
 
 
@@ -578,7 +579,7 @@ def _rewrites(ctx, region, target: str):
                         and not _same_for_every_message(ctx, node, t, None, names):
                     yield node, "deletes messages from"
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target \
-                and not _made_in(ctx, region, target):
+                and not (isinstance(region, (cst.For, cst.While)) and bound_anew_in(ctx, region, target)):
             method = node.func.attr.value
             if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",) and not under_system_role_test(ctx, node):
                 yield node, "removes an earlier message from"
@@ -587,18 +588,6 @@ def _rewrites(ctx, region, target: str):
                 yield node, "inserts a message into the middle of"
             elif method in ("sort", "reverse", "remove", "clear"):
                 yield node, {"sort": "re-orders", "reverse": "re-orders", "remove": "removes a message from", "clear": "clears"}[method]
-
-
-def _made_in(ctx, region, target: str) -> bool:
-    """The list is built anew inside the loop (`msgs = [system, *history]` in each pass of a retry loop): taking
-    a message out of it changes this pass's request only, not the conversation the next one sends."""
-    if not isinstance(region, (cst.For, cst.While)):
-        return False
-    for node in descendants(region):
-        if isinstance(node, cst.Assign) and any(ctx.code(t.target) == target for t in node.targets) \
-                and not any(isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == target for n in descendants(node.value)):
-            return True
-    return False
 
 
 def _same_for_every_message(ctx, statement, target: cst.Subscript, value, names: set[str]) -> bool:

@@ -308,7 +308,7 @@ def _grown_by_callers(analysis, site):
     """The prompt is built from a list that a loop of this module grows while it calls the sending function again
     and again (`for step: result = ask(objective, results); results.append(result)`): each request starts with
     the previous one's text and adds the newest entry, a prefix that grows like a conversation's."""
-    from cachelint.check.conversation import _grows_in
+    from cachelint.check.conversation import grows_in
     from cachelint.check.module import argument_for
     from cachelint.check.values import callers
 
@@ -326,7 +326,7 @@ def _grown_by_callers(analysis, site):
             continue
         for param in sorted(used):
             value = argument_for(call, param, names.index(param) - method)
-            grown = _grown_list(ctx, value, loops[-1], _grows_in)
+            grown = _grown_list(ctx, value, loops[-1], grows_in)
             if grown is not None:
                 row = ctx.span(call).row
                 return Report(site.node, f"the loop that calls `{function.name.value}` on line {row} passes `{grown}`, which grows every "

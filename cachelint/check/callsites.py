@@ -355,12 +355,7 @@ def prompt_shaped_sites(ctx: ModuleContext) -> list[CallSite]:
                 return True
         return False
 
-    def appended(node: cst.List) -> bool:  # history + [{"role": "system", ...}]: a message added after the history
-        holder = ctx.parent(node)
-        return isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add) and holder.right is node \
-            and not isinstance(holder.left, cst.List)
-
-    found = [node for node in ctx.nodes(cst.List) if shaped(node) and not appended(node)]
+    found = [node for node in ctx.nodes(cst.List) if shaped(node) and not added_after_history(ctx, node)]
     outermost = [n for n in found if not any(ctx.contains(other, n) for other in found if other is not n)]
     sites = []
     for node in outermost:
@@ -372,13 +367,19 @@ def prompt_shaped_sites(ctx: ModuleContext) -> list[CallSite]:
     return sites
 
 
+def added_after_history(ctx: ModuleContext, listed: cst.List) -> bool:
+    """`history + [{"role": "system", ...}]`: a list literal added after a history, whose messages are the newest
+    ones (after another literal, `[system] + [message]`, it still opens a prompt)."""
+    holder = ctx.parent(listed)
+    return isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add) and holder.right is listed \
+        and not isinstance(holder.left, cst.List)
+
+
 def is_system_message(expr: cst.BaseExpression) -> bool:
     """A dict literal {"role": "system" | "developer", ...}: instructions, never the newest turn."""
-    from cachelint.check.values import string_value
+    from cachelint.check.values import dict_entries, string_value
 
-    if not isinstance(expr, cst.Dict):
-        return False
-    return any(isinstance(e, cst.DictElement) and string_value(e.key) == "role" and string_value(e.value) in ("system", "developer") for e in expr.elements)
+    return any(key == "role" and string_value(value) in ("system", "developer") for key, value in dict_entries(expr))
 
 
 def _alias_names(ctx: ModuleContext) -> set[str]:

@@ -620,7 +620,7 @@ def _swapped_in_callers(ctx: ModuleContext, function: cst.FunctionDef, chosen: d
                 yield from _through_forwarder(ctx, call, params, method, chosen, history, depth)
             continue
         loop = loops[-1]
-        grown = [(h, a) for h in history if isinstance(a := argument_for(call, h, params.index(h) - method), cst.Name) and _grows_in(ctx, a, loop)]
+        grown = [(h, a) for h in history if isinstance(a := argument_for(call, h, params.index(h) - method), cst.Name) and grows_in(ctx, a, loop)]
         if not grown:
             continue
         conversation_param, conversation = grown[0]
@@ -659,7 +659,7 @@ def _through_forwarder(ctx: ModuleContext, call: cst.Call, params: list[str], me
             yield _Swap(swap.node, swap.holder, inner[swap.param], swap.history)
 
 
-def _grows_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
+def grows_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
     scope = ctx.scope_of(name)
     return any(call.func.attr.value in GROWS and ctx.contains(loop, call) and ctx.scope_of(call.func.value) is scope  # type: ignore[attr-defined]
                for call in ctx.calls_on.get(name.value, []))
@@ -1088,3 +1088,37 @@ def per_cycle_arguments(ctx: ModuleContext, sites: list[CallSite], keyword: str)
                 reported.add((id(loop), given.value.value))
                 first = min((b for b, _ in bindings), key=lambda b: ctx.span(b).row)
                 yield CycleArgument(ctx.statement_of(first), keyword, given.value.value, distinct)
+
+
+TOOL_KEYS = ("tools", "functions")
+
+
+def tools_by_last_role(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, str]]:
+    """(node, history) for tools put into a request only under a test of the last message's role: `if
+    messages[-1]["role"] == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`."""
+    from cachelint.check.values import string_value
+
+    def last_role(test):
+        for n in descendants(test):
+            if isinstance(n, cst.Subscript) and ctx.code(n.slice[0].slice).strip() == "-1" \
+                    and "role" in ctx.code(ctx.parent(n) or n):
+                return ctx.code(n.value)
+        return None
+
+    for assign in ctx.nodes(cst.Assign):
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if not isinstance(target, cst.Subscript) or not isinstance(target.slice[0].slice, cst.Index) \
+                or string_value(target.slice[0].slice.value) not in TOOL_KEYS:
+            continue
+        guard = ctx.enclosing(assign, (cst.If,))
+        if guard is None or ctx.enclosing_function(guard) is not ctx.enclosing_function(assign):
+            continue
+        history = next((h for g in [guard, *[a for a in ctx.ancestors(guard) if isinstance(a, cst.If)]]
+                        if (h := last_role(g.test)) is not None), None)
+        if history is not None:
+            yield assign, history
+    for arg in ctx.nodes(cst.Arg):
+        if arg.keyword is not None and arg.keyword.value in TOOL_KEYS and isinstance(arg.value, cst.IfExp):
+            history = last_role(arg.value.test)
+            if history is not None:
+                yield arg, history

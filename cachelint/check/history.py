@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, descendants
-from cachelint.check.values import string_value
+from cachelint.check.values import dict_entries, string_value
 
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$"
                           r"|^_?(?:runs|rounds|exchanges|interactions)$", re.I)  # a memory's stored runs, not `pending_tool_runs`
@@ -208,9 +208,7 @@ def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: s
 def _chat_message(node: cst.CSTNode) -> bool:
     """`{"role": r.role, "content": r.content}`: a role and a content and little else (a search result that
     carries a role among ids and previews is no message)."""
-    if not isinstance(node, cst.Dict):
-        return False
-    keys = {string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)}
+    keys = {key for key, _ in dict_entries(node)}
     return {"role", "content"} <= keys and len(keys) <= 4
 
 
@@ -406,8 +404,7 @@ def _role_message(value: cst.BaseExpression) -> bool:
     """`{"role": ..., ...}` (or a list of them): a chat message written as a dict."""
     if isinstance(value, cst.List):
         return any(_role_message(e.value) for e in value.elements)
-    return isinstance(value, cst.Dict) and any(
-        isinstance(e, cst.DictElement) and string_value(e.key) == "role" for e in value.elements)
+    return any(key == "role" for key, _ in dict_entries(value))
 
 
 def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpression) -> bool:
@@ -519,13 +516,32 @@ def _rebuilt_each_pass(ctx: ModuleContext, node: cst.CSTNode, receiver: cst.Base
     """`for _ in range(retries): msgs, err = fit(prompt, history); ask(msgs); msgs.pop(0)`: the list is bound anew
     in each pass of the loop around the cut, so what the cut removes is not in the next request."""
     loops = ctx.loops_around(node)
-    if not loops or not isinstance(receiver, cst.Name):
-        return False
-    return any(ctx.contains(loops[0], binding) and not isinstance(binding, cst.Param)
-               for binding, _ in ctx.assigned_values(receiver))
+    return bool(loops) and bound_anew_in(ctx, loops[0], ctx.code(receiver))
+
+
+def bound_anew_in(ctx: ModuleContext, loop: cst.CSTNode, target: str) -> bool:
+    """An assignment inside `loop` binds `target` (alone, or in a tuple: `msgs, err = fit(...)`) to a value that
+    does not read it (`msgs = [system, *history]`, not `msgs = msgs[1:]`): the list is made anew in each pass."""
+    for node in descendants(loop):
+        if not isinstance(node, cst.Assign):
+            continue
+        for assign_target in node.targets:
+            bound = assign_target.target
+            names = [e.value for e in bound.elements] if isinstance(bound, (cst.Tuple, cst.List)) else [bound]
+            if any(ctx.code(n) == target for n in names) and not any(
+                    isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == target for n in descendants(node.value)):
+                return True
+    return False
 
 
 def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
+    """The cut `node` makes in `function`, if it is one and it is made before the prompt reaches the model's
+    context window: whatever its form (pop, del, slice, edit), a cut made only there is what must happen."""
+    found = _cut(ctx, function, node)
+    return None if found is None or _at_the_context_window(ctx, node) else found
+
+
+def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
     """The cut `node` makes in `function`, if it is one."""
     if COMPACTION.search(function.name.value):
         return None  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
@@ -534,8 +550,7 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
         receiver, method = node.func.value, node.func.attr.value
         if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
             if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
-                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver) \
-                    and not _at_the_context_window(ctx, node):
+                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver):
                 return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
         elif method == "pop" and node.args and _is_history(ctx, function, receiver) and _pops_until_it_fits(ctx, node, receiver):
             return Rewrite(node, ctx.code(receiver), "removes messages from the middle of")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.callsites import LIKELY, CallSite
+from cachelint.check.callsites import LIKELY, CallSite, added_after_history
 from cachelint.check.module import ModuleContext, called_name, names_in
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
@@ -333,9 +333,7 @@ def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
             and bool(ctx.loops_around(call))  # appended on each pass of a loop; a first append opens the list
     if isinstance(parent, cst.Element):
         listed = ctx.parent(parent)
-        holder = ctx.parent(listed) if isinstance(listed, cst.List) else None
-        return isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add) and holder.right is listed \
-            and not isinstance(holder.left, cst.List)  # history + [message]; [system] + [message] opens a prompt
+        return isinstance(listed, cst.List) and added_after_history(ctx, listed)
     return False
 
 

@@ -144,6 +144,14 @@ def strftime_granularity(fmt: str) -> str:
     return "call"
 
 
+def dict_entries(node: cst.CSTNode | None) -> list[tuple[str | None, cst.BaseExpression]]:
+    """(key, value) of each entry of a dict literal, the key as its text when it is a string literal (else None);
+    `**spread` entries are skipped, and anything but a dict literal has none."""
+    if not isinstance(node, cst.Dict):
+        return []
+    return [(string_value(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+
+
 def string_value(node: cst.BaseExpression | None) -> str | None:
     if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return None
