@@ -19,8 +19,14 @@ class PerRequestDataInSystemPrompt(Rule):
 Finds per-user or per-request data (a parameter of the function that makes the request) placed in the
 system prompt or instructions *ahead of* the static instructions; and text retrieved for the newest turn
 (`knowledge = retriever.search(query)`, memories, RAG context) added to a system message that has the
-conversation after it (`messages[0]["content"] += knowledge`, `[system] + history`, or the request's history),
-found by the names the code uses (`likely`), whether or not the request is sent in the same module; and a prompt
+conversation after it (`messages[0]["content"] += knowledge`, `[system] + history`, `msgs = [system]` then
+`msgs.extend(history)`, or the request's history), found by the names the code uses (`likely`), in a function or a
+script's own statements (a Streamlit app), whether or not the request is sent in the same module; framework set-ups
+that do the same on every turn (`likely`): LangChain's conversational RAG prompt (`("system", "...{context}")`
+followed by a `MessagesPlaceholder` for the history, in a module that retrieves) and LlamaIndex's context chat
+engines (`chat_mode="context"` or `"condense_plus_context"`, `ContextChatEngine`); state an agent object adds
+to while its conversation runs (`self.notes.append(...)` in the method that sends, or one it calls), rendered into
+the system prompt of a request whose history is another attribute of the same object (`likely`); and a prompt
 template whose per-call data comes before at least about 1,024 tokens of static instructions (an f-string or a
 constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`), where none of
 the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of
@@ -113,11 +119,18 @@ def answer(history, question, store):
     system = "Answer from the context.\\n\\n" + "\\n".join(d.page_content for d in docs)
     return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system}, *history])
 """, line=7, message="looked up for this turn"),
+        Invalid("""
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain.chains.combine_documents import create_stuff_documents_chain
+prompt = ChatPromptTemplate.from_messages([("system", "Answer from the retrieved context:\\n{context}"), MessagesPlaceholder("chat_history"), ("human", "{input}")])
+""", line=4, message="MessagesPlaceholder"),
     ]
 
     without_sites = True  # retrieved data put into a system message that another module sends
 
     def check(self, analysis):
+        from cachelint.check.class_state import class_state_in_system
+        from cachelint.check.framework_rag import framework_rag
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
         from cachelint.check.static_tail import static_tails
         from cachelint.check.text_history import describe as describe_late
@@ -145,6 +158,16 @@ def answer(history, question, store):
             yield Report(found.node, f"`{found.value}`, looked up for this turn ({found.source}), is added to the system prompt built "
                          "here: the system prompt differs on every turn, so none of the conversation sent after it is read from cache; "
                          "put what is retrieved in the newest user message, after the history", confidence="likely")
+        for state in class_state_in_system(ctx, analysis.sites):
+            if not analysis.cacheable(state.site):
+                continue
+            yield Report(state.node, f"the system prompt renders `{state.state}`, which `{state.method}` adds to while the conversation "
+                         f"runs (line {ctx.span(state.mutation).row}), ahead of the history `{state.history}`: each change alters the "
+                         "system prompt, so none of the history after it is read from cache; keep the system prompt fixed and send "
+                         "what changed in a new message after the history", confidence="likely")
+        for found in framework_rag(ctx):
+            yield Report(found.node, f"{found.how}: the system prompt differs on every turn, so none of the history after it is "
+                         "read from cache; put what is retrieved in the newest user message, after the history", confidence="likely")
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached

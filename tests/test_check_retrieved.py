@@ -244,3 +244,100 @@ def test_documents_page_content_in_the_newest_user_message_is_quiet():
             return [SystemMessage(content=system_message), *messages[:-1], HumanMessage(content=f"{content}\\n\\n{question}")]
         """
     assert [f for f in findings(source) if f.code == "CL104"] == []
+
+
+# a Streamlit script: the retrieval and the request are statements of the module, not of a function
+STREAMLIT = """
+    import streamlit as st
+    from openai import OpenAI
+
+    client = OpenAI()
+
+    def get_context(query):
+        return "\\n".join(r["text"] for r in search_knowledge(query))
+
+    if prompt := st.chat_input("Ask"):
+        context = get_context(prompt)
+        system_prompt = f"You answer questions about Acme from the context.\\nContext:\\n{context}"
+        messages = [{"role": "system", "content": system_prompt}, *st.session_state.messages, {"role": "user", "content": prompt}]
+        client.chat.completions.create(model="gpt-4o", messages=messages)
+        st.session_state.messages.append({"role": "user", "content": prompt})
+"""
+
+
+def test_a_script_that_retrieves_into_the_system_prompt_at_module_level():
+    found = findings(STREAMLIT, "app.py")
+    assert [f.row for f in found] == [12]
+    assert "st.session_state.messages" in found[0].message
+
+
+def test_a_script_that_puts_the_context_in_the_user_message_is_quiet():
+    fixed = STREAMLIT.replace('f"You answer questions about Acme from the context.\\nContext:\\n{context}"',
+                              '"You answer questions about Acme from the context."')
+    fixed = fixed.replace('{"role": "user", "content": prompt}]', '{"role": "user", "content": f"{context}\\n{prompt}"}]')
+    assert fixed != STREAMLIT and rows(fixed, "app.py") == []
+
+
+def test_module_level_retrieval_does_not_reach_a_function_s_system_prompt():
+    source = """
+        from openai import OpenAI
+        client = OpenAI()
+        knowledge = load_knowledge_base()
+
+        def ask(history, question):
+            messages = [{"role": "system", "content": "You are helpful."}, *history]
+            return client.chat.completions.create(model="gpt-4o", messages=messages)
+    """
+    assert rows(source) == []
+
+
+# the system message opens the list; the conversation is added after it, turn by turn
+APPENDED = """
+    from openai import AsyncOpenAI
+    client = AsyncOpenAI()
+
+    async def respond(session, user_input, kb):
+        memories = await kb.query(user_input)
+        system = "You are Max, a concierge.\\n" + "\\n".join(m.content for m in memories)
+        msgs = [{"role": "system", "content": system}]
+        for turn in session.turns:
+            msgs.append({"role": turn.role, "content": turn.text})
+        msgs.append({"role": "user", "content": user_input})
+        return await client.chat.completions.create(model="gpt-4o-mini", messages=msgs)
+"""
+
+
+def test_history_appended_after_a_system_message_with_retrieved_text():
+    found = findings(APPENDED)
+    assert [f.row for f in found] == [7] and "`session.turns`" in found[0].message
+
+
+def test_history_extended_after_a_system_message_with_retrieved_text():
+    extended = APPENDED.replace("""        for turn in session.turns:
+            msgs.append({"role": turn.role, "content": turn.text})
+""", "        msgs.extend(chat_history)\n")
+    assert extended != APPENDED and [f.row for f in findings(extended)] == [7]
+
+
+def test_a_one_off_request_after_the_retrieved_system_message_is_quiet():
+    one_off = APPENDED.replace("""        for turn in session.turns:
+            msgs.append({"role": turn.role, "content": turn.text})
+""", "")
+    assert one_off != APPENDED and rows(one_off) == []
+
+
+def test_first_message_replaced_with_retrieved_text():
+    source = """
+        from openai import OpenAI
+        client = OpenAI()
+        messages = [{"role": "system", "content": "You are helpful."}]
+
+        def answer(question, db):
+            context = "\\n".join(r.page_content for r in db.similarity_search(question))
+            messages[0] = {"role": "system", "content": f"You are helpful. Use this context:\\n{context}"}
+            messages.append({"role": "user", "content": question})
+            return client.chat.completions.create(model="gpt-4o", messages=messages)
+    """
+    found = findings(source)
+    assert [f.row for f in found] == [7] and "`messages`" in found[0].message
+    assert rows(source.replace('f"You are helpful. Use this context:\\n{context}"', '"You are helpful."')) == []

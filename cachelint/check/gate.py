@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.framework_models import CLAUDE_MODULES
+from cachelint.check.framework_rag import FRAMEWORK_RAG
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 from cachelint.check.text_history import HISTORY_WORDS
 
@@ -160,6 +161,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
+    if "CL104" in codes and FRAMEWORK_RAG.search(source):
+        return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if "CL104" in codes and TEXT_HISTORY.search(source):
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):

@@ -49,6 +49,8 @@ class Retrieved:
 
 
 def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
+    if ctx.is_test:
+        return  # a test's prompt is a fixture: no conversation runs through it
     for function in _functions_that_retrieve(ctx):
         tainted = _retrieved_names(ctx, function)
         if not tainted:
@@ -172,9 +174,9 @@ def _document_text(value: cst.CSTNode | None) -> bool:
     return False
 
 
-def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
+def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef | cst.Module]:
     """The outermost functions with an assignment that looks something up (from the module's index of
-    assignments: no walk of functions that have none)."""
+    assignments: no walk of functions that have none), and the module itself when its own statements do."""
     found: dict[int, cst.FunctionDef] = {}
     documents = "page_content" in ctx.source
     for assign in ctx.nodes(cst.Assign):
@@ -186,18 +188,20 @@ def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef]:
         function = ctx.enclosing_function(assign)
         while function is not None and ctx.enclosing_function(function) is not None:
             function = ctx.enclosing_function(function)  # a nested helper is part of its outer function's walk
-        if function is not None:
-            found.setdefault(id(function), function)
+        scope = function if function is not None else ctx.module  # a script (a Streamlit app) retrieves at module level
+        found.setdefault(id(scope), scope)
     return list(found.values())
 
 
-def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: bool = True, passed: dict[str, str] | None = None) -> dict[str, str]:
+def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef | cst.Module, by_name: bool = True,
+                     passed: dict[str, str] | None = None) -> dict[str, str]:
     """{name: where its value was looked up} for the names of `function` that hold retrieved text: assigned from
     a retrieval call, named for retrieved text (`by_name`), or parameters passed such a value (`passed`), and the
     names built from them (assignments, `+=`, loops over them, appends)."""
     tainted: dict[str, str] = dict(passed or {})
     documents = "page_content" in ctx.source  # asked once, not per assignment
-    assigns = [n for n in descendants(function) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For)) and _flow_value(n) is not None]
+    body = _own_nodes(ctx, function)
+    assigns = [n for n in body if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For)) and _flow_value(n) is not None]
     for assign in assigns:  # in source order: a name built from an earlier one keeps where that was looked up
         value = _flow_value(assign)
         value = value.expression if isinstance(value, cst.Await) else value
@@ -220,7 +224,7 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: boo
                 if source is not None and name not in tainted:
                     tainted[name] = tainted[source]
                     grown = True
-        for call in (n for n in descendants(function) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)):
+        for call in (n for n in body if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)):
             if call.func.attr.value not in ("append", "extend") or not isinstance(call.func.value, cst.Name):
                 continue
             target = call.func.value.value
@@ -234,9 +238,10 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef, by_name: boo
     return tainted
 
 
-def _system_texts(ctx: ModuleContext, function: cst.FunctionDef, sites: list) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], str | None]]:
+def _system_texts(ctx: ModuleContext, function: cst.FunctionDef | cst.Module,
+                  sites: list) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], str | None]]:
     """(where, the text, the history after it) for each system prompt `function` builds or edits."""
-    for node in descendants(function):
+    for node in _own_nodes(ctx, function):
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
             head = _first_message_of(node.target)  # messages[0]["content"] += knowledge
             if head is not None:
@@ -246,12 +251,30 @@ def _system_texts(ctx: ModuleContext, function: cst.FunctionDef, sites: list) ->
             if text is not None:
                 yield node, _resolved(ctx, text), _joined_history(ctx, node)
     for site in sites:
-        if not isinstance(site.node, cst.Call) or not ctx.contains(function, site.node):
+        if not isinstance(site.node, cst.Call) or not ctx.contains(function, site.node) \
+                or (isinstance(function, cst.Module) and ctx.enclosing_function(site.node) is not None):
             continue
         system = site.arg("system") or site.arg("instructions")
         messages = site.arg("messages")
         if system is not None and messages is not None and not _fresh(ctx, messages):
             yield system, _resolved(ctx, system), ctx.code(messages)
+
+
+def _own_nodes(ctx: ModuleContext, scope: cst.FunctionDef | cst.Module) -> list[cst.CSTNode]:
+    """The nodes of a function, or of a module's own statements (not those of its functions)."""
+    if not isinstance(scope, cst.Module):
+        return descendants(scope)
+    nodes: list[cst.CSTNode] = []
+    for statement in scope.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        below = descendants(statement)
+        functions = [n for n in below if isinstance(n, cst.FunctionDef)]  # a def under `if __name__ == ...`
+        if functions:
+            inside = {id(n) for f in functions for n in descendants(f)}
+            below = [n for n in below if id(n) not in inside]
+        nodes += below
+    return nodes
 
 
 def _first_message_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -268,7 +291,7 @@ def _first_message_of(target: cst.BaseExpression) -> cst.BaseExpression | None:
 
 def _joined_history(ctx: ModuleContext, message: cst.CSTNode) -> str | None:
     """The history a system message is put in front of: `[system] + messages`, `[system, *history]`,
-    `messages.insert(0, system)`."""
+    `messages.insert(0, system)`, `messages[0] = system`, `msgs = [system]` then `msgs.extend(history)`."""
     parent = ctx.parent(message)
     if isinstance(parent, cst.Element):
         listing = ctx.parent(parent)
@@ -280,12 +303,55 @@ def _joined_history(ctx: ModuleContext, message: cst.CSTNode) -> str | None:
             if isinstance(outer, cst.BinaryOperation) and isinstance(outer.operator, cst.Add) and outer.left is listing \
                     and isinstance(outer.right, (cst.Name, cst.Attribute)):
                 return ctx.code(outer.right)
+        if isinstance(listing, cst.List) and listing.elements and listing.elements[0] is parent:
+            return _history_added_to(ctx, listing)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:  # messages[0] = {"role": "system", ...}
+        target = parent.targets[0].target
+        if isinstance(target, cst.Subscript) and isinstance(target.slice[0].slice, cst.Index) \
+                and isinstance(target.slice[0].slice.value, cst.Integer) and target.slice[0].slice.value.value == "0":
+            return ctx.code(target.value)
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "insert" \
                 and call.args and ctx.code(call.args[0].value) == "0":
             return ctx.code(call.func.value)
     return None
+
+
+def _history_added_to(ctx: ModuleContext, listing: cst.List) -> str | None:
+    """`msgs = [system]` and then, in the same function, `msgs.extend(history)`, `msgs += history` or `for turn
+    in session.turns: msgs.append(...)`: the conversation, added after the system message."""
+    assign = ctx.parent(listing)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    name = assign.targets[0].target.value
+    scope = ctx.enclosing_function(assign) or ctx.module
+    for node in _own_nodes(ctx, scope):
+        added = None
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and ctx.code(node.target) == name:
+            added = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == name and node.args:
+            if node.func.attr.value == "extend":
+                added = node.args[0].value
+            elif node.func.attr.value == "append":
+                loop = next((a for a in ctx.loops_around(node) if isinstance(a, cst.For)), None)
+                added = loop.iter if loop is not None else None
+        if added is not None and _conversation(added):
+            return ctx.code(added)
+    return None
+
+
+def _conversation(value: cst.BaseExpression) -> bool:
+    """`history`, `self.chat_history`, `session.turns`, `history[-10:]`: a value named for the conversation."""
+    while isinstance(value, (cst.Subscript, cst.Call)):
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value.func, cst.Name) and value.args:  # list(history), reversed(turns)
+            value = value.args[0].value
+        else:  # memory.get_messages()
+            value = value.func
+    leaf = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else ""
+    return bool(CONVERSATION_NAME.search(leaf))
 
 
 def _fresh(ctx: ModuleContext, messages: cst.BaseExpression) -> bool:
