@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cachelint.check.renderers import describe_system, is_system_built, system_facts
+from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
 from cachelint.check.values import GRANULARITY_WORDS
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -21,7 +21,10 @@ A system prompt that a framework builds here and sends from elsewhere is recogni
 `likely`): a message object with the system role (`Message(role="system", content=...)`, a role setting such as
 `agent.system_message_role`, `SystemMessage(...)`, `("system", text)`), or what a function named for building
 it returns (`get_system_message`, `_build_system_prompt`). There only values that change within a day are
-reported, and a lone short f-string (below every minimum cacheable length) is not judged.
+reported, and a lone short f-string (below every minimum cacheable length) is not judged. So are the earlier turns
+of a conversation that a function renders into messages again for every request (one message per stored turn, in a
+loop, returned): a fresh id or time written there (`call_id = r.call_id or f"call_{uuid.uuid4().hex}"`) makes an
+old turn differ on every request (`likely`).
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
@@ -181,6 +184,7 @@ def get_system_message(agent):
 
     def check(self, analysis):
         found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
+        found += list(rendered_facts(analysis, {"volatile"}))  # an earlier turn rendered again with a fresh id or time
         for site, fact in found:
             if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
                 continue  # a turn rendered once per conversation and then kept is stable history
@@ -192,6 +196,8 @@ def get_system_message(agent):
                 detail = "it is computed once per process, so the prefix differs between processes, workers and restarts"
             elif fact.when == "per conversation":
                 detail = f"it {changes} and is computed once per conversation, so no two conversations share the prefix"
+            elif fact.granularity == "call":
+                detail = "it changes on every call"
             else:
                 detail = f"it {changes} and is computed on every call"
             message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
@@ -200,4 +206,6 @@ def get_system_message(agent):
 
 def _place(analysis, site) -> str:
     """The request a finding is about, or the system prompt built here and sent elsewhere."""
+    if is_rendered(site):
+        return describe(analysis, site)
     return describe_system(analysis, site) if is_system_built(site) else analysis.describe_site(site)

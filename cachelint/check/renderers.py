@@ -27,7 +27,7 @@ from cachelint.check.module import ModuleContext, called_name, names_in
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
-RENDERER_KINDS = frozenset({"unsorted_json", "dict_repr", "unordered"})
+RENDERER_KINDS = frozenset({"unsorted_json", "dict_repr", "unordered", "volatile"})
 RENDERED = "message rendered per turn"  # the callee of a renderer's stand-in call site
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 
@@ -239,9 +239,34 @@ def _walk_rendered(analysis) -> Iterator[tuple[CallSite, Fact]]:
         landing = Landing("messages", prefix=True, role=rendered.role, item=True)
         for value in rendered.values:
             walker.walk(value, landing, 0)
+        stored = None
         for fact in walker.facts:
-            if fact.kind in RENDERER_KINDS and fact.landing.prefix:
-                yield site, fact
+            if fact.kind not in RENDERER_KINDS or not fact.landing.prefix:
+                continue
+            if fact.kind == "volatile":
+                stored = _over_stored_turns(ctx, node) if stored is None else stored
+                if not stored:
+                    continue  # messages made from this call's outputs (`for choice in response.choices`): new turns, made once
+            yield site, fact
+
+
+# what a loop that renders stored turns goes over: the history, its records, past queries or events
+STORED_TURNS = re.compile(r"histor|messages?\b|msgs|conversation|convo|turns?\b|records|quer(?:y|ies)|exchanges|dialog|transcript"
+                          r"|chat|events|memor|session|thread|trajector|steps\b", re.I)
+
+
+def _over_stored_turns(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The outermost loop around the message, in its function, goes over a stored conversation (`for r in records`,
+    `for query in recent_queries`): old turns are rendered again, so a fresh id or time there changes them."""
+    outer = None
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(ancestor, (cst.For, cst.CompFor)):
+            outer = ancestor
+        elif isinstance(ancestor, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            outer = ancestor.for_in
+    return outer is not None and STORED_TURNS.search(ctx.code(outer.iter)) is not None
 
 
 # --- system prompts built as message objects or by a builder method, sent elsewhere --------------------------
