@@ -47,7 +47,7 @@ CONTEXT_ENGINES = frozenset({
 CONTEXT_MODES = ("context", "condense_plus_context")
 
 # the text test of gate.py: a module that may hold either set-up
-FRAMEWORK_RAG = re.compile(r"MessagesPlaceholder|[\"']placeholder[\"']|ContextChatEngine|chat_mode\s*=\s*(?:[\"'](?:context|condense_plus_context)[\"']|ChatMode\.(?:CONTEXT|CONDENSE_PLUS_CONTEXT))")
+FRAMEWORK_RAG = re.compile(r"MessagesPlaceholder|\(\s*[\"']placeholder[\"']\s*,|ContextChatEngine|chat_mode\s*=\s*(?:[\"'](?:context|condense_plus_context)[\"']|ChatMode\.(?:CONTEXT|CONDENSE_PLUS_CONTEXT))")
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,8 @@ RENDERED_MESSAGE = Needs(re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']
 RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir|glob|iterdir|\.join\(\s*\{|\{(?:[^{}\n]|\{[^{}\n]*\})*\bfor\b")
 # a fresh id or time written into rendered messages (CL101: renderers.py)
 RENDERED_VOLATILE = re.compile(r"\buuid\d?\(|\.now\(|\btime\(\)|\brandom\.|\btoken_hex\(|\burandom\(")
+# ... in a loop over stored turns (renderers.STORED_TURNS)
+LOOP_OVER_TURNS = re.compile(r"\bfor\b[^\n]*\bin\b[^\n]*(?:histor|messages|msgs|conversation|convo|turns|records|quer|exchanges|dialog|transcript|chat|events|memor|session|thread|trajector|steps)", re.I)
 
 # a system prompt built as a message object or by a builder named for it, sent elsewhere (CL101-CL103: renderers.py)
 SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)"""),
@@ -171,7 +173,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
-    if "CL101" in codes and RENDERED_MESSAGE.search(source) is not None and RENDERED_VOLATILE.search(source) is not None:
+    if "CL101" in codes and RENDERED_MESSAGE.search(source) is not None and RENDERED_VOLATILE.search(source) is not None \
+            and LOOP_OVER_TURNS.search(source) is not None:
         return True  # a fresh id or time in messages rendered per turn (renderers.py)
     return (bool(codes & PROMPT_SHAPED_CODES) and mentions_history_rewrite(source)) or (
         bool(codes & {"CL102", "CL103"}) and RENDERED_MESSAGE.search(source) is not None and RENDERED_HAZARD.search(source) is not None)
