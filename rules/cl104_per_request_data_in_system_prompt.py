@@ -11,6 +11,7 @@ from cachelint.check.values import Landing, ValueWalker, string_value
 from cachelint.rules.base import Invalid, Report, Rule
 
 MIN_STATIC_CHARS = 80
+MAX_REPEAT = 1000  # "text" * n: at most this many copies are counted
 
 
 class PerRequestDataInSystemPrompt(Rule):
@@ -35,7 +36,9 @@ the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`
 tree), found by the names of the placeholders (`likely`): the history grows by appending, but behind a value
 that changes every turn none of it is read from cache. A system prompt given as a list of content
 blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
-shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported.
+shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported; nor
+is a prompt whose static text, all of it together, is shorter than that minimum (`"rule. " * 40` counts as forty
+copies): no order of it is ever cached.
 """
     why = """
 The static instructions are the part every user shares. Put a user's name in front of them and no two users
@@ -73,25 +76,33 @@ INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cit
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"{INSTRUCTIONS}\\nThe user is {user_name}.", messages=[{"role": "user", "content": question}])
 """,
+        # all of the static text together is below the minimum cacheable length: no order of it is ever cached
+        """
+from anthropic import Anthropic
+client = Anthropic()
+INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+def answer(user_name, question):
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{INSTRUCTIONS}", messages=[{"role": "user", "content": question}])
+""",
     ]
     INVALID = [
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
-INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions. " * 60
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{INSTRUCTIONS}", messages=[{"role": "user", "content": question}])
 """, line=6, message="user_name"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
-RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions. " * 60
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{RULES}", messages=[{"role": "user", "content": question}])
 """, line=6, fixed="""
 from anthropic import Anthropic
 client = Anthropic()
-RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions. " * 60
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"{RULES}\\nThe user is {user_name}.", messages=[{"role": "user", "content": question}])
 """),
@@ -99,18 +110,20 @@ def answer(user_name, question):
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
+RULES = "Return SEARCH/REPLACE blocks only, keep indentation, change nothing else, explain nothing. " * 80
 def edit(file_text, request):
-    prompt = f"File:\\n{file_text}\\nYou are an expert editor. Return SEARCH/REPLACE blocks only, keep indentation, change nothing else, explain nothing."
+    prompt = f"File:\\n{file_text}\\nYou are an expert editor. {RULES}"
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=[{"type": "text", "text": prompt}],
         messages=[{"role": "user", "content": request}])
-""", line=5, message="file_text"),
+""", line=6, message="file_text"),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()
+RULES = "You are a meticulous reviewer. Point out correctness bugs first, then security problems, then style. " * 60
 def review(repo_name, diff):
-    instructions = "Repository: " + repo_name + ". You are a meticulous reviewer. Point out correctness bugs first, then security problems, then style."
+    instructions = "Repository: " + repo_name + ". " + RULES
     return client.responses.create(model="gpt-5", instructions=instructions, input=diff)
-""", line=5),
+""", line=6),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()
@@ -187,6 +200,9 @@ prompt = ChatPromptTemplate.from_messages([("system", "Answer from the retrieved
                     later = sum(_static_length(analysis.ctx, p) or 0 for p in parts[i + 1 :])
                     if arg in cached and later < minimum_tokens(site, analysis.model_of(site)):
                         break  # a cached block whose static text is provably below the minimum: moving gains nothing
+                    shared = "".join(_static_text(analysis.ctx, p) or "" for p in parts)
+                    if not analysis.reaches_minimum(site, shared):
+                        break  # all of its static text together is below the minimum: no order of it is ever cached
                     if later >= MIN_STATIC_CHARS:
                         yield Report.at(site, part, f"per-request value `{params[0].label}` comes before {later} characters of static "
                                      f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
@@ -274,20 +290,32 @@ def _parts(expr) -> list:
 
 def _static_length(ctx, part) -> int | None:
     """Length of a constant part (literal text or a module-level string constant), None if dynamic."""
+    text = _static_text(ctx, part)
+    return None if text is None else len(text)
+
+
+def _static_text(ctx, part) -> str | None:
+    """The text of a constant part (literal text or a module-level string constant), None if dynamic."""
     if isinstance(part, cst.FormattedStringText):
-        return len(part.value)
+        return part.value
     if isinstance(part, cst.FormattedStringExpression):
-        return _static_length(ctx, part.expression)
+        return _static_text(ctx, part.expression)
     value = string_value(part)
     if value is not None:
-        return len(value)
+        return value
     if isinstance(part, cst.Name):
         bindings = list(ctx.assigned_values(part))
         if len(bindings) == 1 and bindings[0][1] is not None and ctx.enclosing_function(bindings[0][0]) is None:
-            return _static_length(ctx, bindings[0][1])
+            return _static_text(ctx, bindings[0][1])
+    if isinstance(part, cst.BinaryOperation) and isinstance(part.operator, cst.Multiply):  # "rule. " * 40
+        text, times = (part.left, part.right) if isinstance(part.right, cst.Integer) else (part.right, part.left)
+        value = string_value(text)
+        if value is not None and isinstance(times, cst.Integer):
+            return value * min(int(times.value.replace("_", ""), 0), MAX_REPEAT)
+        return None
     if isinstance(part, cst.BinaryOperation) and not isinstance(part.operator, cst.Add):
         return None
     if isinstance(part, (cst.FormattedString, cst.BinaryOperation, cst.ConcatenatedString)):
-        lengths = [_static_length(ctx, p) for p in _parts(part)]
-        return None if any(n is None for n in lengths) else sum(lengths)  # type: ignore[misc]
+        texts = [_static_text(ctx, p) for p in _parts(part)]
+        return None if any(t is None for t in texts) else "".join(texts)  # type: ignore[arg-type]
     return None

@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
-from cachelint.check.history import bound_anew_in
+from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom
 from cachelint.check.module import descendants
 
 
@@ -477,6 +477,8 @@ def turn(history):
                 continue  # messages, self.messages, state["messages"]
             for region, target in _conversation_regions(ctx, site, history):
                 for node, what in _rewrites(ctx, region, target):
+                    if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node):
+                        continue  # compaction where it must happen, or down to well under the bound that set it off
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
                                  "earlier messages are the cached prefix: keep history append-only")
 

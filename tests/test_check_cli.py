@@ -148,7 +148,7 @@ def test_rule_command_and_generated_docs_are_current(project):
 def test_unsafe_fixes_only_with_the_flag(tmp_path):
     source = '''from anthropic import Anthropic
 client = Anthropic()
-RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions."
+RULES = "You are the support assistant of Acme Corp. Answer politely, cite the manual, never promise refunds, and escalate legal questions. " * 60
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{RULES}", messages=[{"role": "user", "content": question}])
 '''

@@ -304,7 +304,7 @@ EDIT_PROMPT = '''
 
 
 def test_per_call_file_ahead_of_long_static_instructions_in_a_cached_block_is_found():
-    style = "Follow the review process: read the code, plan the change, then write SEARCH/REPLACE blocks. " * 20
+    style = "Follow the review process: read the code, plan the change, then write SEARCH/REPLACE blocks. " * 80
     found = lint(EDIT_PROMPT.format(style=style), {"CL104"}, "edit.py")
     assert [f.row for f in found] == [8] and "file_content" in found[0].message
 

@@ -45,8 +45,7 @@ class Analysis:
 
     @cached_property
     def _cacheable(self) -> dict[int, bool]:
-        from cachelint.check.prefix import minimum_tokens, prefix_text_bound
-        from cachelint.tokens import counter_for
+        from cachelint.check.prefix import prefix_text_bound
 
         found = {}
         for site in self.sites:
@@ -54,13 +53,20 @@ class Analysis:
             if text is None:
                 found[id(site)] = True
                 continue
-            model = self.model_of(site)
-            provider = "anthropic" if site.api == "anthropic" else "openai"
-            minimum = minimum_tokens(site, model)
-            # a byte-level BPE token covers at least one byte: fewer bytes than the minimum is fewer tokens, and
-            # no tokenizer has to be loaded to know it
-            found[id(site)] = len(text.encode("utf-8", "surrogatepass")) >= minimum and counter_for(provider, model).count(text) >= minimum
+            found[id(site)] = self.reaches_minimum(site, text)
         return found
+
+    def reaches_minimum(self, site: CallSite, text: str) -> bool:
+        """Whether `text` is at least the minimum cacheable length of the request's provider and model."""
+        from cachelint.check.prefix import minimum_tokens
+        from cachelint.tokens import counter_for
+
+        model = self.model_of(site)
+        provider = "anthropic" if site.api == "anthropic" else "openai"
+        minimum = minimum_tokens(site, model)
+        # a byte-level BPE token covers at least one byte: fewer bytes than the minimum is fewer tokens, and
+        # no tokenizer has to be loaded to know it
+        return len(text.encode("utf-8", "surrogatepass")) >= minimum and counter_for(provider, model).count(text) >= minimum
 
     def cacheable(self, site: CallSite) -> bool:
         """False when the request's reusable prefix is provably shorter than the provider's minimum cacheable

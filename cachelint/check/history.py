@@ -501,7 +501,7 @@ def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewr
 CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_ctx|max_model_len|model_max_length|max_position", re.I)
 
 
-def _at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """`while total >= context_length: msgs.pop(1)`: messages dropped only once the prompt no longer fits the
     model's context window (the loop's or test's budget is named for it)."""
     for ancestor in ctx.ancestors(node):
@@ -538,7 +538,30 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     """The cut `node` makes in `function`, if it is one and it is made before the prompt reaches the model's
     context window: whatever its form (pop, del, slice, edit), a cut made only there is what must happen."""
     found = _cut(ctx, function, node)
-    return None if found is None or _at_the_context_window(ctx, node) else found
+    return None if found is None or at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) else found
+
+
+def cut_with_headroom(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`if total > limit - 1000: while total > limit * 0.5: del history[:2]`: the cut runs once the history passes
+    one bound and goes on down to a lower one, so many turns pass before the next cut (one cache miss per cut, as
+    with compaction), not a window that slides on every turn."""
+    loop = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.While, cst.FunctionDef))), None)
+    if not isinstance(loop, cst.While):
+        return False
+    guard = next((a for a in ctx.ancestors(loop) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+    if not isinstance(guard, cst.If):
+        return False
+    bounds = [_greater_than(ctx, test) for test in (guard.test, loop.test)]
+    return None not in bounds and bounds[0][0] == bounds[1][0] and bounds[0][1] != bounds[1][1]
+
+
+def _greater_than(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, str] | None:
+    """(measured, bound) of the first `measured > bound` in a test (`a > b and ...`)."""
+    while isinstance(test, cst.BooleanOperation):
+        test = test.left
+    if isinstance(test, cst.Comparison) and test.comparisons and isinstance(test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return ctx.code(test.left), ctx.code(test.comparisons[0].comparator)
+    return None
 
 
 def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
-from cachelint.check.module import ModuleContext, called_name, names_in
+from cachelint.check.module import ModuleContext, called_name, descendants as descendants_of, names_in
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
@@ -370,12 +370,40 @@ def _named_system_texts(ctx: ModuleContext) -> Iterator[cst.BaseExpression]:
             continue
         target = assign.targets[0].target
         leaf = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
-        if SYSTEM_NAME.match(leaf.lower()):
+        if SYSTEM_NAME.match(leaf.lower()) and not _only_inside_other_text(ctx, assign, target):
             yield assign.value
     for call in ctx.nodes(cst.Call):
         for arg in call.args:
             if arg.keyword is not None and SYSTEM_NAME.match(arg.keyword.value.lower()) and ctx.enclosing_function(call) is not None:
                 yield arg.value
+
+
+def _only_inside_other_text(ctx: ModuleContext, assign: cst.Assign, target: cst.BaseExpression) -> bool:
+    """`system_prompt = SYSTEM.replace(...)` read only as a piece of another text (`PROMPT.replace("{{system}}",
+    system_prompt)`, an f-string, a `+`) that no name of a system prompt receives: a section of a prompt whose role
+    is decided where that prompt is sent (a user message, often), not a system prompt of its own."""
+    function = ctx.enclosing_function(assign)
+    if not isinstance(target, cst.Name) or function is None:
+        return False
+    reads = [n for n in descendants_of(function) if isinstance(n, cst.Name) and n.value == target.value and n is not target
+             and not isinstance(ctx.parent(n), (cst.AssignTarget, cst.Param))]
+    if not reads:
+        return False
+    for read in reads:
+        parent = ctx.parent(read)
+        if isinstance(parent, cst.Arg):
+            call = ctx.parent(parent)  # TEMPLATE.replace("{{system}}", system_prompt) / TEMPLATE.format(system=system_prompt)
+            embedded = isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("replace", "format")
+        else:
+            embedded = isinstance(parent, (cst.FormattedStringExpression, cst.BinaryOperation))
+        if not embedded:
+            return False
+        holder = ctx.enclosing(read, (cst.Assign,))
+        if isinstance(holder, cst.Assign) and any(SYSTEM_NAME.match(ctx.code(t.target).rsplit(".", 1)[-1].lower()) for t in holder.targets):
+            return False  # system_prompt = base_system_prompt + extra: still the system prompt
+        if holder is None or not ctx.contains(function, holder):
+            return False
+    return True
 
 
 def _provably_short(text: cst.BaseExpression) -> bool:

@@ -23,7 +23,7 @@ POLICY = (
     "You are Ledgerly's in-app assistant. You help small-business owners categorize expenses, reconcile "
     "bank feeds and understand their reports. Never give tax or legal advice; point to an accountant instead. "
     "Answer in the user's language and keep answers under 200 words."
-)
+) + "\n" + "Formatting: short paragraphs, numbered steps for procedures, amounts in the user's currency. " * 60
 
 
 class ChatIn(BaseModel):

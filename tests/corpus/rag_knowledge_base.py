@@ -17,7 +17,7 @@ INSTRUCTIONS = (
     "You are the documentation assistant for the Helios deployment platform. Answer only from the "
     "knowledge base and the retrieved sources. Cite sources as [doc-id]. If the answer is not in the "
     "sources, say so and suggest where in the docs the user could look."
-)
+) + "\n" + "Style: quote commands in code blocks, name the Helios version an answer applies to. " * 60
 KNOWLEDGE_BASE = "\n\n".join(page.read_text() for page in KB_DIR.glob("*.md"))  # expect: CL103
 GLOSSARY = "\n".join(f"{p.stem}: {p.read_text().strip()}" for p in sorted(KB_DIR.glob("glossary/*.txt")))
 

@@ -14,7 +14,7 @@ CONCIERGE_RULES = """You are the hotel concierge assistant.
 - Answer only questions about the hotel, its restaurants and the local area.
 - Never promise upgrades or refunds; offer to connect the guest with the front desk instead.
 - Keep answers under 120 words unless the guest asks for detail.
-"""
+""" + "- Answer the guest in the language of the question; give opening hours and prices as listed.\n" * 60
 
 
 def _profile_dict(profile: GuestProfile) -> dict:
