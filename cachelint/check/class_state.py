@@ -21,7 +21,7 @@ import libcst as cst
 
 from cachelint.check.callsites import CallSite
 from cachelint.check.module import ModuleContext, descendants
-from cachelint.check.values import dict_entries, string_value
+from cachelint.check.values import assigned_once, dict_entries, string_value
 
 GROWERS = frozenset({"append", "extend", "update", "add", "insert", "setdefault"})
 SETUP = re.compile(r"^(?:__init__|__post_init__|model_post_init|setup|__enter__|reset\w*|clear\w*|new_\w*|start\w*|init\w*|load\w*)$")
@@ -55,7 +55,7 @@ def class_state_in_system(ctx: ModuleContext, sites: list[CallSite]) -> Iterator
                 found = _growth(during, state)
                 if found is not None and state not in seen:
                     seen.add(state)
-                    yield ClassState(system, f"self.{state}", f"self.{sorted(grown)[0]}", found[0], found[1], site)
+                    yield ClassState(system, f"self.{state}", f"self.{min(grown)}", found[0], found[1], site)
 
 
 def _system_and_history(ctx: ModuleContext, site: CallSite) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
@@ -68,7 +68,7 @@ def _system_and_history(ctx: ModuleContext, site: CallSite) -> Iterator[tuple[cs
     if system is not None:
         yield system, history
         return
-    listing = _resolved(ctx, history)
+    listing = assigned_once(ctx, history)
     if isinstance(listing, cst.BinaryOperation) and isinstance(listing.left, cst.List) and listing.left.elements:
         content = _system_content(listing.left.elements[0].value)
         if content is not None:
@@ -84,13 +84,6 @@ def _system_content(message: cst.BaseExpression) -> cst.BaseExpression | None:
     return entries.get("content") if string_value(entries.get("role")) in ("system", "developer") else None
 
 
-def _resolved(ctx: ModuleContext, value: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(value, cst.Name):
-        values = [v for _, v in ctx.assigned_values(value) if v is not None]
-        if len(values) == 1:
-            return values[0]
-    return value
-
 
 def _self_attributes(node: cst.CSTNode) -> set[str]:
     """Names of the `self.x` read in `node` (not the methods it calls)."""
@@ -102,7 +95,7 @@ def _self_attributes(node: cst.CSTNode) -> set[str]:
 def _state_read(ctx: ModuleContext, cls: cst.ClassDef, system: cst.BaseExpression) -> set[str]:
     """The attributes the system prompt reads: in its own expression (and a local name it is assigned from), and in
     the body of a method of the class it calls (`self.system_prompt()`, `self._build_system()`)."""
-    expressions: list[cst.CSTNode] = [_resolved(ctx, system)] if isinstance(system, cst.Name) else [system]
+    expressions: list[cst.CSTNode] = [assigned_once(ctx, system)] if isinstance(system, cst.Name) else [system]
     read = set()
     for expression in expressions:
         read |= _self_attributes(expression)

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext
-from cachelint.check.values import string_value
+from cachelint.check.values import assigned_once, string_value
 
 # a placeholder filled with what was retrieved for this turn
 RETRIEVED_PLACEHOLDER = re.compile(r"^(?:context|docs|documents|context_str|retrieved\w*|relevant\w*|knowledge|memories|search_results|chunks|sources)$")
 # a module that retrieves: the placeholder is filled per turn, not once per conversation
-RETRIEVAL_WORD = re.compile(r"retriev|similarity_search|create_stuff_documents_chain|page_content|vectorstore|vector_store", re.I)
+RETRIEVAL_WORD = re.compile(r"retriev|similarity_search|create_stuff_documents_chain|page_content|vectorstore|vector_store", re.IGNORECASE)
 
 CHAT_PROMPT = frozenset({"langchain_core.prompts.ChatPromptTemplate", "langchain_core.prompts.chat.ChatPromptTemplate",
                          "langchain.prompts.ChatPromptTemplate", "langchain.prompts.chat.ChatPromptTemplate"})
@@ -73,7 +73,7 @@ def _chat_prompts(ctx: ModuleContext) -> Iterator[FrameworkRag]:
         owner = func.value if isinstance(func, cst.Attribute) and func.attr.value in ("from_messages", "from_template") else func
         if not call.args or ctx.qualified_name_in(owner, CHAT_PROMPT) is None:
             continue
-        messages = _resolved(ctx, call.args[0].value)
+        messages = assigned_once(ctx, call.args[0].value)
         if not isinstance(messages, (cst.List, cst.Tuple)):
             continue
         system = None
@@ -102,7 +102,7 @@ def _retrieved_placeholder(ctx: ModuleContext, message: cst.BaseExpression) -> t
         template = message.args[0].value
     if template is None:
         return None
-    text = string_value(_resolved(ctx, template))
+    text = string_value(assigned_once(ctx, template))
     if text is None:
         return None
     try:
@@ -141,13 +141,3 @@ def _context_engines(ctx: ModuleContext) -> Iterator[FrameworkRag]:
         if name is not None:
             yield FrameworkRag(call, f"LlamaIndex's {name.rsplit('.', 1)[-1]} joins the text it retrieves for each message to the "
                                "system prompt and sends the chat memory after it")
-
-
-def _resolved(ctx: ModuleContext, value: cst.BaseExpression) -> cst.BaseExpression:
-    """A name assigned once in the module: its value (`qa_prompt = (...)`)."""
-    if isinstance(value, cst.Name):
-        values = [v for _, v in ctx.assigned_values(value) if v is not None]
-        if len(values) == 1:
-            return values[0]
-    return value
-

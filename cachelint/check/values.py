@@ -144,6 +144,15 @@ def strftime_granularity(fmt: str) -> str:
     return "call"
 
 
+def assigned_once(ctx: ModuleContext, value: cst.BaseExpression) -> cst.BaseExpression:
+    """A name with one assigned value in sight: that value (`qa_prompt = (...)`); anything else as it is."""
+    if isinstance(value, cst.Name):
+        values = [v for _, v in ctx.assigned_values(value) if v is not None]
+        if len(values) == 1:
+            return values[0]
+    return value
+
+
 def dict_entries(node: cst.CSTNode | None) -> list[tuple[str | None, cst.BaseExpression]]:
     """(key, value) of each entry of a dict literal, the key as its text when it is a string literal (else None);
     `**spread` entries are skipped, and anything but a dict literal has none."""
