@@ -136,6 +136,7 @@ def answer(history, question, store):
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain.chains.combine_documents import create_stuff_documents_chain
 prompt = ChatPromptTemplate.from_messages([("system", "Answer from the retrieved context:\\n{context}"), MessagesPlaceholder("chat_history"), ("human", "{input}")])
+chain = create_stuff_documents_chain(llm, prompt)
 """, line=4, message="MessagesPlaceholder"),
     ]
 

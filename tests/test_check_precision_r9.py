@@ -85,3 +85,67 @@ def test_a_cut_down_to_half_the_budget_that_set_it_off_is_compaction():
 def test_a_cut_down_to_the_same_budget_slides_every_turn():
     source = HEADROOM.replace("self.limit * 0.5", "self.limit - 1000")
     assert source != HEADROOM and codes(source, "CL301") == [13]
+
+
+# shapes from the round's review, each a quiet case of a new check
+def test_a_memo_the_system_prompt_builder_keeps_is_no_change_between_turns():
+    source = """
+        import anthropic
+        client = anthropic.Anthropic()
+
+        class Agent:
+            def __init__(self):
+                self.messages, self._cache = [], {}
+
+            def system_prompt(self):
+                if "k" not in self._cache:
+                    self._cache["k"] = "You are a careful agent. " * 300
+                return self._cache["k"]
+
+            def step(self, text):
+                self.messages.append({"role": "user", "content": text})
+                r = client.messages.create(model="claude-sonnet-4-5", max_tokens=64, system=self.system_prompt(), messages=self.messages)
+                self.messages.append({"role": "assistant", "content": r.content})
+    """
+    assert codes(source, "CL104") == []
+
+
+def test_a_cut_to_one_under_the_bound_still_slides():
+    source = HEADROOM.replace("self.limit * 0.5", "self.limit - 1001")
+    assert source != HEADROOM and codes(source, "CL301") == [13]
+
+
+def test_knowledge_loaded_once_by_a_script_is_quiet():
+    source = """
+        from openai import OpenAI
+        client = OpenAI()
+        knowledge = open("handbook.md").read()
+        history = []
+        while True:
+            q = input()
+            msgs = [{"role": "system", "content": f"Answer from the handbook.\\n{knowledge}"}]
+            msgs.extend(history)
+            msgs.append({"role": "user", "content": q})
+            client.chat.completions.create(model="gpt-4o", messages=msgs)
+    """
+    assert codes(source, "CL104") == []
+
+
+def test_a_context_placeholder_filled_once_with_partial_is_quiet():
+    source = """
+        from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+        from langchain.chains.combine_documents import create_stuff_documents_chain
+        prompt = ChatPromptTemplate.from_messages([("system", "Use this:\\n{context}"), MessagesPlaceholder("chat_history"), ("human", "{q}")]).partial(context=HANDBOOK)
+        chain = create_stuff_documents_chain(llm, prompt)
+    """
+    assert codes(source, "CL104") == []
+
+
+def test_a_timestamp_kept_beside_each_rendered_message_is_quiet():
+    source = """
+        from datetime import datetime
+
+        def for_ui(history):
+            return [{"role": m.role, "content": m.text, "timestamp": datetime.now().isoformat()} for m in history]
+    """
+    assert codes(source, "CL101") == []

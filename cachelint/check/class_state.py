@@ -50,9 +50,10 @@ def class_state_in_system(ctx: ModuleContext, sites: list[CallSite]) -> Iterator
             if not grown:
                 continue
             sender = ctx.enclosing_function(site.node)
-            during = _called_from(cls, sender) if sender is not None else []
+            builders = _builders(system)
+            during = [m for m in _called_from(cls, sender) if m.name.value not in builders] if sender is not None else []
             for state in sorted(_state_read(ctx, cls, system) - grown):
-                found = _growth(during, state)
+                found = _growth(ctx, site, during, state)
                 if found is not None and state not in seen:
                     seen.add(state)
                     yield ClassState(system, f"self.{state}", f"self.{min(grown)}", found[0], found[1], site)
@@ -130,12 +131,25 @@ def _called_from(cls: cst.ClassDef, sender: cst.FunctionDef) -> list[cst.Functio
     return [m for m in _methods(cls) if (m is sender or m.name.value in names) and not SETUP.match(m.name.value)]
 
 
-def _growth(methods: list[cst.FunctionDef], state: str) -> tuple[cst.CSTNode, str] | None:
-    """Where one of `methods` adds to `self.<state>` in place."""
+def _builders(system: cst.BaseExpression) -> set[str]:
+    """The methods the system prompt calls to build itself (`self.system_prompt()`): what they add to is a memo of
+    the build, not a change between turns."""
+    return {n.func.attr.value for n in descendants(system) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+            and isinstance(n.func.value, cst.Name) and n.func.value.value == "self"}
+
+
+def _growth(ctx: ModuleContext, site: CallSite, methods: list[cst.FunctionDef], state: str) -> tuple[cst.CSTNode, str] | None:
+    """Where one of `methods` adds to `self.<state>` in place between two requests: in the sending method after the
+    request (or anywhere in a loop around it), or in a method of the class that the sending method calls."""
+    sender = ctx.enclosing_function(site.node)
+    loops = ctx.loops_around(site.node)
     for method in methods:
         for grown, node in _growths_in(method):
-            if grown == state:
-                return node, method.name.value
+            if grown != state:
+                continue
+            if method is sender and not (ctx.span(node).row > ctx.span(site.node).row or any(ctx.contains(loop, node) for loop in loops)):
+                continue  # added once before the first request: part of the conversation's fixed start
+            return node, method.name.value
     return None
 
 

@@ -30,7 +30,7 @@ from cachelint.check.values import assigned_once, string_value
 # a placeholder filled with what was retrieved for this turn
 RETRIEVED_PLACEHOLDER = re.compile(r"^(?:context|docs|documents|context_str|retrieved\w*|relevant\w*|knowledge|memories|search_results|chunks|sources)$")
 # a module that retrieves: the placeholder is filled per turn, not once per conversation
-RETRIEVAL_WORD = re.compile(r"retriev|similarity_search|create_stuff_documents_chain|page_content|vectorstore|vector_store", re.IGNORECASE)
+RETRIEVAL_WORD = re.compile(r"retriever|as_retriever\(|similarity_search|create_stuff_documents_chain\(|create_retrieval_chain\(")
 
 CHAT_PROMPT = frozenset({"langchain_core.prompts.ChatPromptTemplate", "langchain_core.prompts.chat.ChatPromptTemplate",
                          "langchain.prompts.ChatPromptTemplate", "langchain.prompts.chat.ChatPromptTemplate"})
@@ -85,7 +85,7 @@ def _chat_prompts(ctx: ModuleContext) -> Iterator[FrameworkRag]:
                     system = placeholder
                 continue
             history = _history_placeholder(ctx, value)
-            if history is not None:
+            if history is not None and not _filled_once(ctx, call, system[0]):
                 yield FrameworkRag(system[1], f"LangChain fills this system message's `{{{system[0]}}}` with the documents retrieved "
                                    f"for each message, and the history (`{history}`) comes after it")
                 break
@@ -111,6 +111,13 @@ def _retrieved_placeholder(ctx: ModuleContext, message: cst.BaseExpression) -> t
         return None
     found = next((f for f in fields if RETRIEVED_PLACEHOLDER.match(f)), None)
     return (found, message) if found is not None else None
+
+
+def _filled_once(ctx: ModuleContext, prompt: cst.Call, placeholder: str) -> bool:
+    """`ChatPromptTemplate.from_messages([...]).partial(context=handbook)`: the placeholder is filled once, for good."""
+    parent = ctx.parent(prompt)
+    call = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.attr.value == "partial" else None
+    return isinstance(call, cst.Call) and any(a.keyword is not None and a.keyword.value == placeholder for a in call.args)
 
 
 def _history_placeholder(ctx: ModuleContext, message: cst.BaseExpression) -> str | None:

@@ -59,7 +59,7 @@ RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir
 # a fresh id or time written into rendered messages (CL101: renderers.py)
 RENDERED_VOLATILE = re.compile(r"\buuid\d?\(|\.now\(|\btime\(\)|\brandom\.|\btoken_hex\(|\burandom\(")
 # ... in a loop over stored turns (renderers.STORED_TURNS)
-LOOP_OVER_TURNS = re.compile(r"\bfor\b[^\n]*\bin\b[^\n]*(?:histor|messages|msgs|conversation|convo|turns|records|quer|exchanges|dialog|transcript|chat|events|memor|session|thread|trajector|steps)", re.I)
+LOOP_OVER_TURNS = re.compile(r"\bfor\b[^\n]*\bin\b[^\n]*(?:histor|messages|msgs|conversation|convo|turns|records|quer|exchanges|dialog|transcript|chat|memor|trajector)", re.I)
 
 # a system prompt built as a message object or by a builder named for it, sent elsewhere (CL101-CL103: renderers.py)
 SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)"""),

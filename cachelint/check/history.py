@@ -523,13 +523,17 @@ def bound_anew_in(ctx: ModuleContext, loop: cst.CSTNode, target: str) -> bool:
     """An assignment inside `loop` binds `target` (alone, or in a tuple: `msgs, err = fit(...)`) to a value that
     does not read it (`msgs = [system, *history]`, not `msgs = msgs[1:]`): the list is made anew in each pass."""
     for node in descendants(loop):
-        if not isinstance(node, cst.Assign):
+        if isinstance(node, cst.Assign):
+            bounds, value = [t.target for t in node.targets], node.value
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            bounds, value = [node.target], node.value
+        else:
             continue
-        for assign_target in node.targets:
-            bound = assign_target.target
+        attrs = {id(n.attr) for n in descendants(value) if isinstance(n, cst.Attribute)}  # the `msgs` of `self.msgs` is no read of `msgs`
+        for bound in bounds:
             names = [e.value for e in bound.elements] if isinstance(bound, (cst.Tuple, cst.List)) else [bound]
             if any(ctx.code(n) == target for n in names) and not any(
-                    isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == target for n in descendants(node.value)):
+                    isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in attrs and ctx.code(n) == target for n in descendants(value)):
                 return True
     return False
 
@@ -552,7 +556,18 @@ def cut_with_headroom(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     if not isinstance(guard, cst.If):
         return False
     bounds = [_greater_than(ctx, test) for test in (guard.test, loop.test)]
-    return None not in bounds and bounds[0][0] == bounds[1][0] and bounds[0][1] != bounds[1][1]
+    if None in bounds or bounds[0][0] != bounds[1][0] or bounds[0][1] == bounds[1][1]:
+        return False
+    lower = _greater_than_node(loop.test)  # down to a fraction of the bound: `limit * 0.5`, `limit // 2`
+    return lower is not None and isinstance(lower, cst.BinaryOperation) and isinstance(lower.operator, (cst.Multiply, cst.Divide, cst.FloorDivide))
+
+
+def _greater_than_node(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    while isinstance(test, cst.BooleanOperation):
+        test = test.left
+    if isinstance(test, cst.Comparison) and test.comparisons and isinstance(test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return test.comparisons[0].comparator
+    return None
 
 
 def _greater_than(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, str] | None:

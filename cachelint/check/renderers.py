@@ -29,6 +29,8 @@ from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalke
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
 RENDERER_KINDS = frozenset({"unsorted_json", "dict_repr", "unordered", "volatile"})
 RENDERED = "message rendered per turn"  # the callee of a renderer's stand-in call site
+# keys an app keeps beside a message for itself (a UI, a store), stripped before the request
+METADATA_KEYS = frozenset({"timestamp", "created_at", "updated_at", "time", "metadata", "meta", "extra"})
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 
 
@@ -50,7 +52,7 @@ def message_shape(node: cst.CSTNode) -> tuple[str | None, list[cst.BaseExpressio
     if isinstance(node, cst.Dict):
         keys = _keys(node)
         if "role" in keys and ("content" in keys or "tool_calls" in keys):
-            values = [v for k, v in keys.items() if k not in ("role", "name", "tool_call_id", "id", "type")]
+            values = [v for k, v in keys.items() if k not in ("role", "name", "tool_call_id", "id", "type") and k not in METADATA_KEYS]
             return string_value(keys["role"]), values
         if string_value(keys.get("type")) == "text" and "text" in keys:
             return None, [keys["text"]]
@@ -252,7 +254,7 @@ def _walk_rendered(analysis) -> Iterator[tuple[CallSite, Fact]]:
 
 # what a loop that renders stored turns goes over: the history, its records, past queries or events
 STORED_TURNS = re.compile(r"histor|messages?\b|msgs|conversation|convo|turns?\b|records|quer(?:y|ies)|exchanges|dialog|transcript"
-                          r"|chat|events|memor|session|thread|trajector|steps\b", re.I)
+                          r"|chat|memor|trajector", re.I)
 
 
 def _over_stored_turns(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -395,7 +397,7 @@ def _only_inside_other_text(ctx: ModuleContext, assign: cst.Assign, target: cst.
             call = ctx.parent(parent)  # TEMPLATE.replace("{{system}}", system_prompt) / TEMPLATE.format(system=system_prompt)
             embedded = isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("replace", "format")
         else:
-            embedded = isinstance(parent, (cst.FormattedStringExpression, cst.BinaryOperation))
+            embedded = False  # an f-string or a `+` may open with it: it still starts the prompt it is in
         if not embedded:
             return False
         holder = ctx.enclosing(read, (cst.Assign,))

@@ -52,7 +52,8 @@ def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
     if ctx.is_test:
         return  # a test's prompt is a fixture: no conversation runs through it
     for function in _functions_that_retrieve(ctx):
-        tainted = _retrieved_names(ctx, function)
+        # at module level a name alone (`knowledge = open(...).read()`) is loaded once: only a retrieval call counts
+        tainted = _retrieved_names(ctx, function, by_name=not isinstance(function, cst.Module))
         if not tainted:
             continue
         reported: set[str] = set()
