@@ -120,7 +120,7 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 14))
+HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 15))
 SETS = ("dev", *HOLDOUTS, "all")
 
 
