@@ -147,6 +147,7 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.framework_rag import framework_rag
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
         from cachelint.check.static_tail import static_tails
+        from cachelint.check.turn_state import turn_state_in_system
         from cachelint.check.text_history import describe as describe_late
         from cachelint.check.text_history import late_histories
 
@@ -179,6 +180,13 @@ chain = create_stuff_documents_chain(llm, prompt)
                          f"runs (line {ctx.span(state.mutation).row}), ahead of the history `{state.history}`: each change alters the "
                          "system prompt, so none of the history after it is read from cache; keep the system prompt fixed and send "
                          "what changed in a new message after the history", confidence="likely")
+        for state in turn_state_in_system(ctx, analysis.sites):
+            if id(ctx.enclosing_function(state.node)) in reported or not analysis.cacheable(state.site):
+                continue
+            yield Report(state.node, f"`{state.name}` ({state.how}) is observed anew on every turn of the loop that sends the history, "
+                         f"and the system prompt of {analysis.describe_site(state.site)} renders it ahead of that history: the system "
+                         "prompt differs on every turn, so none of the history after it is read from cache; show the current state "
+                         "in the newest message instead", confidence="likely")
         for found in framework_rag(ctx):
             yield Report(found.node, f"{found.how}: the system prompt differs on every turn, so none of the history after it is "
                          "read from cache; put what is retrieved in the newest user message, after the history", confidence="likely")

@@ -181,7 +181,9 @@ class DeferredToolFilter(AgentMiddleware):
 
     def check(self, analysis):
         from cachelint.check.conversation import handoffs, per_cycle_arguments, step_state_tools
+        from cachelint.check.class_state import class_state_in_tools
         from cachelint.check.middleware import tool_filters
+        from cachelint.check.values import ValueWalker
 
         for found in tool_filters(analysis.ctx):
             yield Report(found.node, f"this middleware filters the tools of every model call ({found.hook}) on what `{found.reads}` holds: "
@@ -207,6 +209,24 @@ class DeferredToolFilter(AgentMiddleware):
             yield Report.at(site, fact.node, f"the tools of {analysis.describe_site(site)} are chosen per request ({fact.label}{fact.origin}); "
                          "keep one tool list per conversation and restrict tools per turn with tool_choice instead")
         said = {id(site) for site, _ in filtered}  # a tool list filtered per agent already says it
+        for state in class_state_in_tools(analysis.ctx, analysis.sites):
+            if id(state.site) in said or not analysis.cacheable(state.site):
+                continue
+            said.add(id(state.site))
+            yield Report(state.node, f"the tools of {analysis.describe_site(state.site)} are `{state.state}`, which `{state.method}` adds to "
+                         f"while the conversation in `{state.history}` runs (line {analysis.ctx.span(state.mutation).row}): the tools open "
+                         "the prefix, so after each addition the whole conversation is prefilled again; register every tool before "
+                         "the first request and restrict calls with tool_choice", confidence="likely")
+        for site in analysis.sites:
+            if id(site) in said or not analysis.cacheable(site):
+                continue
+            keyed = ValueWalker(analysis.ctx, site).tools_key_set_per_turn()
+            if keyed is not None:
+                said.add(id(site))
+                yield Report.at(site, keyed, f"the tools of {analysis.describe_site(site)} are sent only on some turns of the "
+                                "conversation (this key is set under a condition that changes between turns): the requests without "
+                                "them start with another prefix, so the whole conversation is prefilled again; send the same tools "
+                                "on every turn and use tool_choice (\"none\") where no tool may be called")
         for handoff in handoffs(analysis.ctx, analysis.sites):
             if "tools" in handoff.params and id(handoff.site) not in said and analysis.cacheable(handoff.site):
                 yield Report.at(handoff.site, handoff.node, _handoff_message(analysis, handoff))

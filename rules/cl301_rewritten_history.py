@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
-from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom
+from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom, declared_outside
 from cachelint.check.module import descendants
 
 
@@ -548,6 +548,8 @@ def _conversation_region(ctx, site, history):
     if isinstance(history, cst.Name) and function is not None:
         if any(isinstance(b, cst.Param) for b, _ in ctx.assigned_values(history)):
             return function
+        if history.value in declared_outside(function):
+            return ctx.module  # global history: the module's conversation, kept from one call to the next
     return None
 
 

@@ -14,6 +14,7 @@ from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.framework_models import CLAUDE_MODELS
 from cachelint.check.module import descendants
 from cachelint.check.breakpoints import markers, static_text
+from cachelint.check.class_state import grown_attributes
 from cachelint.check.static_prefix import (
     callers_system_text,
     conversation_loops,
@@ -235,7 +236,7 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
                 report = report or _grown_by_callers(analysis, site)
             if report is None and not quiet:
-                report = _unmarked_adapter(analysis, site, tree_marks)
+                report = _unmarked_adapter(analysis, site, tree_marks) or _object_history(analysis, site, tree_marks)
             if report is None:
                 continue
             place = _fix_place(ctx, site, report)
@@ -443,6 +444,73 @@ def _unmarked_adapter(analysis, site, tree_marks):
                   "again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
                   "(or a top-level cache_control)", confidence="likely")
 
+
+
+def _object_history(analysis, site, tree_marks):
+    """(likely) A chat model class that sends its own conversation: the messages are `self.history` (or what a method
+    of the class makes of it, `self._get_claude_style_history()`), kept on the object from turn to turn, and no file
+    of the project sets a breakpoint: each turn resends every earlier one, and none is read from cache."""
+    ctx = analysis.ctx
+    cls = ctx.enclosing(site.node, (cst.ClassDef,))
+    history = site.arg("messages")
+    if not isinstance(cls, cst.ClassDef) or history is None or conversation_loops(ctx, site.node):
+        return None
+    kept = _object_conversation(ctx, cls, history)
+    sender = ctx.enclosing_function(site.node)
+    if kept is None or sender is None or _bound_fresh(ctx, sender, kept):
+        return None
+    inherited = any(ctx.code(base.value) not in ("object", "ABC") for base in cls.bases)
+    if kept not in grown_attributes(cls) and not inherited:
+        return None  # nothing here or in a base class adds turns to it: a fixed list
+    if tree_marks():
+        return None
+    return Report(site.node, f"`{cls.name.value}` sends its conversation `self.{kept}`, kept on the object from turn to turn, "
+                     "to Anthropic with no cache_control, and no file of this project sets a breakpoint: each turn prefills every "
+                     "earlier turn again and nothing is read from cache; put a breakpoint on the last message (or a top-level "
+                     "cache_control)", confidence="likely")
+
+
+def _object_conversation(ctx, cls, history, depth: int = 0):
+    """The history-named attribute of `self` that the messages sent are made of: read in the expression, in the value a
+    local name is assigned once (or a loop over it fills), or in what a method of the class the expression calls
+    returns."""
+    if depth > 4:
+        return None
+    if isinstance(history, cst.Name):
+        function = ctx.enclosing_function(history)
+        for loop in (n for n in descendants(function) if isinstance(n, cst.For)) if function is not None else ():
+            appends = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
+                          and isinstance(n.func.value, cst.Name) and n.func.value.value == history.value for n in descendants(loop.body))
+            found = _object_conversation(ctx, cls, loop.iter, depth + 1) if appends else None
+            if found is not None:
+                return found  # for message in self.history: converted.append(...)
+        values = [v for _, v in ctx.assigned_values(history) if v is not None]
+        return _object_conversation(ctx, cls, values[0], depth + 1) if len(values) == 1 else None
+    for node in [history, *descendants(history)]:
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
+                and HISTORY_ATTRIBUTE.search(node.attr.value):
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return node.attr.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                and node.func.value.value == "self":
+            method = next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == node.func.attr.value), None)
+            if method is not None:
+                for value in ctx.returns_of(method):
+                    found = _object_conversation(ctx, cls, value, depth + 1)
+                    if found is not None:
+                        return found
+    return None
+
+
+def _bound_fresh(ctx, function, attribute: str) -> bool:
+    """`self.messages = [{"role": "user", ...}]` in the sending method: a new list for each request, no conversation."""
+    return any(isinstance(n, (cst.Assign, cst.AnnAssign)) and any(
+        isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attribute
+        for t in ([x.target for x in n.targets] if isinstance(n, cst.Assign) else [n.target])) for n in descendants(function))
+
+
+HISTORY_ATTRIBUTE = re.compile(r"^_?(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$")
 
 
 def _unsent_payloads(analysis, reported: set[int]):

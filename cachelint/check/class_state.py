@@ -29,7 +29,7 @@ SETUP = re.compile(r"^(?:__init__|__post_init__|model_post_init|setup|__enter__|
 
 @dataclass(frozen=True, slots=True)
 class ClassState:
-    node: cst.CSTNode  # the system prompt of the request
+    node: cst.CSTNode  # the system prompt (or the tools) of the request
     state: str  # `self.notes`
     history: str  # `self.messages`
     mutation: cst.CSTNode  # where the state grows
@@ -45,21 +45,41 @@ def class_state_in_system(ctx: ModuleContext, sites: list[CallSite]) -> Iterator
         cls = ctx.enclosing(site.node, (cst.ClassDef,))
         if not isinstance(cls, cst.ClassDef):
             continue
-        for system, history in _system_and_history(ctx, site):
-            grown = _self_attributes(history) & _grown_attributes(cls)
-            if not grown:
-                continue
-            sender = ctx.enclosing_function(site.node)
-            builders = _builders(system)
-            during = [m for m in _called_from(cls, sender) if m.name.value not in builders] if sender is not None else []
-            for state in sorted(_state_read(ctx, cls, system) - grown):
-                found = _growth(ctx, site, during, state)
-                if found is not None and state not in seen:
-                    seen.add(state)
-                    yield ClassState(system, f"self.{state}", f"self.{min(grown)}", found[0], found[1], site)
+        for system, history in system_and_history(ctx, site):
+            for found in _grown_state(ctx, site, cls, system, history):
+                if found.state not in seen:
+                    seen.add(found.state)
+                    yield found
 
 
-def _system_and_history(ctx: ModuleContext, site: CallSite) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+def class_state_in_tools(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[ClassState]:
+    """The same for the tools (CL202): `tools=self.tools` with `self.tools.append(...)` in a method the sending
+    method calls (`self.add_tool(READ_FILE)` once a file is mentioned): the tools open the prefix, and they change
+    between two turns of the conversation the object keeps."""
+    for site in sites:
+        tools, history = site.arg("tools"), site.arg("messages") or site.arg("input")
+        cls = ctx.enclosing(site.node, (cst.ClassDef,)) if isinstance(site.node, cst.Call) else None
+        if tools is not None and history is not None and isinstance(cls, cst.ClassDef):
+            yield from _grown_state(ctx, site, cls, tools, history)
+
+
+def _grown_state(ctx: ModuleContext, site: CallSite, cls: cst.ClassDef, read: cst.BaseExpression,
+                 history: cst.BaseExpression) -> Iterator[ClassState]:
+    """The attributes `read` (a system prompt, the tools) renders that a method running during the conversation
+    kept in `history` (an attribute the class appends to) adds to."""
+    grown = _self_attributes(history) & grown_attributes(cls)
+    if not grown:
+        return
+    sender = ctx.enclosing_function(site.node)
+    builders = _builders(read)
+    during = [m for m in _called_from(cls, sender) if m.name.value not in builders] if sender is not None else []
+    for state in sorted(_state_read(ctx, cls, read) - grown):
+        found = _growth(ctx, site, during, state)
+        if found is not None:
+            yield ClassState(read, f"self.{state}", f"self.{min(grown)}", found[0], found[1], site)
+
+
+def system_and_history(ctx: ModuleContext, site: CallSite) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """(system prompt, history) of a request: `system=` / `instructions=` with `messages=` / `input=`, or a system
     message first in the list sent, with the rest of the list."""
     history = site.arg("messages") or site.arg("input")
@@ -118,7 +138,7 @@ def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return next((m for m in _methods(cls) if m.name.value == name), None)
 
 
-def _grown_attributes(cls: cst.ClassDef) -> set[str]:
+def grown_attributes(cls: cst.ClassDef) -> set[str]:
     """The attributes some method of the class adds to in place."""
     return {state for method in _methods(cls) for state, _ in _growths_in(method)}
 

@@ -37,7 +37,7 @@ COMPACTION = re.compile(r"compact|summar|overflow|context_length_exceeded", re.I
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|=\s*[\w.]+\[\s*[12]\s*:\s*\]|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
@@ -59,7 +59,7 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|chat|msgs|turns|memory|models|tools|functions"
                        r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b|\brounds\b|_rounds\b|exchanges"
-                       r"|interactions|dialog|\bview\b|events|observations", re.I)
+                       r"|interactions|dialog|\bview\b|events|observations|buffer", re.I)
 
 
 RANDOM_MODEL = re.compile(r"""choice\(\s*[\[(]\s*["'](?:gpt|o[134]|claude|gemini|llama|mistral|qwen|deepseek)""", re.I)
@@ -581,7 +581,7 @@ def _greater_than(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, st
 
 def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
     """The cut `node` makes in `function`, if it is one."""
-    if COMPACTION.search(function.name.value):
+    if COMPACTION.search(function.name.value) and not _message_count_cap(ctx, function, node):
         return None  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
     params = _params(function)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -629,6 +629,27 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     elif isinstance(node, cst.For):
         return _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
     return None
+
+
+def _message_count_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """`def _manage_overflow(self): while len(self.history) > self.max_messages: self.history.pop(0)`, called from
+    `add_message`: whatever the function is called, a cut made whenever the list holds more than a number of
+    messages, on the normal path of the code (a caller in the module, not in an `except` handler), drops the oldest
+    on every turn once the cap is reached (a window), unlike a summary or a recovery once the provider refused."""
+    calls = ctx.calls_by_name.get(function.name.value, [])
+    if not any(ctx.enclosing(call, (cst.ExceptHandler,)) is None for call in calls):
+        return False
+    for ancestor in ctx.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.While, cst.If)) and _count_of(ctx, ancestor.test) is not None:
+            return True
+    return False
+
+
+# `len(self.history) > self.max_messages`: a count of messages against a bound
+COUNT_CAP = re.compile(r"^\s*len\([^()]+\)\s*>=?\s*[^<>=]+$")
+TOKEN_WORD = re.compile(r"token|char|byte", re.I)
 
 
 def _grouped_from_history(ctx: ModuleContext, function: cst.FunctionDef, name: cst.BaseExpression) -> bool:
@@ -951,7 +972,18 @@ def _drops_front_until_it_fits(ctx: ModuleContext, function: cst.FunctionDef, su
             return False
         if isinstance(ancestor, (cst.While, cst.For)):
             return True
+        if isinstance(ancestor, cst.If) and _count_of(ctx, ancestor.test) == ctx.code(sub.value):
+            return True  # if len(self.history) > self.max_turns: self.history = self.history[1:]: a window over a count cap
     return False
+
+
+def _count_of(ctx: ModuleContext, test: cst.BaseExpression) -> str | None:
+    """`len(self.history) > self.max_turns` -> "self.history": a list's count of items held against a bound (not a
+    budget of tokens or characters, nor the context window)."""
+    code = ctx.code(test)
+    if not COUNT_CAP.search(code) or CONTEXT_WINDOW.search(code) or TOKEN_WORD.search(code):
+        return None
+    return ctx.code(test.left.args[0].value) if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and test.left.args else None
 
 
 def _length_of_other(expr: cst.BaseExpression, listed: cst.BaseExpression) -> bool:
@@ -1012,6 +1044,8 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
     names = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
     if len(names) < len(assign.targets):
         return True  # self.messages = ..., state["messages"] = ...
+    if names & declared_outside(function):
+        return True  # global history; history = history[-20:]: the module's history, kept for the next call
     for node in _own_nodes(function):
         if isinstance(node, cst.Name) and node.value in names and ctx.span(node).row > ctx.span(assign).row:
             holder = ctx.parent(node)
@@ -1026,6 +1060,12 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
             if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
                 return True
     return False
+
+
+def declared_outside(function: cst.FunctionDef) -> set[str]:
+    """Names the function binds in the module or an enclosing function (`global history`, `nonlocal turns`): a
+    value assigned to one outlives the call."""
+    return {n.name.value for node in _own_nodes(function) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
 
 
 def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Subscript) -> bool:

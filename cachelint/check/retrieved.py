@@ -34,7 +34,22 @@ RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:cont
 # a call that looks something up for this turn
 RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
                             r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))(?!\w*(?:size|length|limit|window|tokens))\w*$", re.I)
+# a vector index or retriever asked by a generic method: `index.query(q)`, `collection.query(...)`, `retriever.invoke(q)`
+RETRIEVER_RECEIVER = re.compile(r"(?:^|_)(?:index|collection|vector_?store|vectordb|vector_?db|store|retriever|kb|knowledge_?base|rag|memory|chroma|qdrant|pinecone|faiss)$", re.I)
+GENERIC_LOOKUPS = frozenset({"query", "aquery", "invoke", "ainvoke", "get_relevant_documents", "search"})
 MAX_ROUNDS = 4  # names built from names built from the retrieved value
+
+
+def retrieval_call(call: cst.Call) -> bool:
+    """A call that looks something up for this turn: named for it (`retrieve(q)`, `similarity_search(q)`), or a generic
+    method of a vector index or retriever (`index.query(q, top_k=5)`, `retriever.invoke(q)`)."""
+    if RETRIEVAL_CALL.match(called_name(call)):
+        return True
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in GENERIC_LOOKUPS:
+        return False
+    receiver = func.value.attr.value if isinstance(func.value, cst.Attribute) else func.value.value if isinstance(func.value, cst.Name) else ""
+    return bool(RETRIEVER_RECEIVER.search(receiver))
 # a list of the conversation's messages (it may hold a retrieved message; it is not the retrieved text)
 CONVERSATION_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|transcript|turns|dialog|dialogue)$", re.I)
 MAX_CALL_LEVELS = 3  # functions of the module a looked-up value is passed down through
@@ -121,7 +136,7 @@ def _looked_up_by_function(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, di
     seeds: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}
     for assign in [*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign)]:
         value = assign.value
-        if value is None or not any(isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(value)):
+        if value is None or not any(isinstance(c, cst.Call) and retrieval_call(c) for c in descendants(value)):
             continue
         function = ctx.enclosing_function(assign)
         if function is not None:
@@ -183,7 +198,7 @@ def _functions_that_retrieve(ctx: ModuleContext) -> list[cst.FunctionDef | cst.M
     for assign in ctx.nodes(cst.Assign):
         names = _target_names(assign)
         if not any(RETRIEVED_NAME.search(n) for n in names) and not any(
-                isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c)) for c in descendants(assign.value)) \
+                isinstance(c, cst.Call) and retrieval_call(c) for c in descendants(assign.value)) \
                 and not (documents and _document_text(assign.value)):
             continue
         function = ctx.enclosing_function(assign)
@@ -207,7 +222,7 @@ def _retrieved_names(ctx: ModuleContext, function: cst.FunctionDef | cst.Module,
         value = _flow_value(assign)
         value = value.expression if isinstance(value, cst.Await) else value
         earlier = _mentions(value, tainted)
-        call = next((c for c in descendants(value) if isinstance(c, cst.Call) and RETRIEVAL_CALL.match(called_name(c))), None)
+        call = next((c for c in descendants(value) if isinstance(c, cst.Call) and retrieval_call(c)), None)
         for name in _target_names(assign):
             if earlier is not None:
                 tainted.setdefault(name, tainted[earlier])

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext
+from cachelint.check.module import ModuleContext, descendants, is_template
 from cachelint.check.renderers import message_shape
-from cachelint.check.values import string_value
+from cachelint.check.values import VOLATILE_CALLS, string_value
 
 MIN_TAIL_CHARS = 4 * 1024  # about 1,024 tokens of English: the smallest minimum cacheable prefix (OpenAI, Claude Sonnet)
 MAX_MESSAGES = 64  # messages judged per module
@@ -36,8 +36,22 @@ class Tail:
 
 
 def static_tails(ctx: ModuleContext) -> Iterator[Tail]:
-    yield from _message_tails(ctx)
-    yield from builder_tails(ctx)
+    seen: set[int] = set()
+    for tail in [*_message_tails(ctx), *builder_tails(ctx), *builder_return_tails(ctx)]:
+        if id(tail.node) not in seen and not _volatile(ctx, tail.node):
+            seen.add(id(tail.node))
+            yield tail
+
+
+def _volatile(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The first value is a clock, a random or an id (`{datetime.now():%H:%M}`, `now` assigned one): CL101's to
+    report, once, as the value that changes."""
+    expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
+    if isinstance(expression, cst.Name):
+        values = [v for _, v in ctx.assigned_values(expression) if v is not None]
+        expression = values[0] if len(values) == 1 else expression
+    names = frozenset(VOLATILE_CALLS)
+    return any(isinstance(n, cst.Call) and ctx.qualified_name_in(n.func, names) is not None for n in [expression, *descendants(expression)])
 
 
 BUILDER_NAME = re.compile(r"builder|prompt", re.I)
@@ -85,35 +99,75 @@ def _message_tails(ctx: ModuleContext) -> Iterator[Tail]:
 
 
 def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpression:
-    """A name assigned once in the function (`user_prompt = f"..."`): its value."""
-    if isinstance(text, cst.Name) and text.value in ctx.template_names:  # the scopes only where a value can have a tail
+    """A name assigned once in the function (`user_prompt = f"..."`): its value; a call of a builder of this module
+    (`prompt = build_prompt(query, results)`, `self._render(task)`) that returns one template: that template."""
+    if isinstance(text, cst.Name):
         values = [v for _, v in ctx.assigned_values(text) if v is not None]
-        if len(values) == 1:
+        if len(values) != 1:
+            return text
+        if text.value in ctx.template_names:  # the scopes only where a value can have a tail
             return values[0]
+        text = values[0]
+    if isinstance(text, cst.Call):
+        functions = ctx.called_functions(text)
+        returned = [r for f in functions for r in ctx.returns_of(f)]
+        if len(functions) == 1 and len(returned) == 1 and is_template(returned[0]):
+            return returned[0]
     return text
 
 
 def _tail(ctx: ModuleContext, text: cst.BaseExpression) -> Tail | None:
-    if isinstance(text, cst.FormattedString):
+    if isinstance(text, (cst.FormattedString, cst.BinaryOperation)):
         return _f_string_tail(ctx, text)
     if isinstance(text, cst.Call) and isinstance(text.func, cst.Attribute) and text.func.attr.value == "format":
         return _template_tail(ctx, text)
     return None
 
 
-def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString) -> Tail | None:
-    first: cst.FormattedStringExpression | None = None
+def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString | cst.BinaryOperation) -> Tail | None:
+    """An f-string, or a `+` of f-strings, constants and values (`f"Context: {context}\n" + HANDBOOK`): the static
+    characters after its first value that is not a constant."""
+    first: cst.CSTNode | None = None
     after = 0
-    for part in text.parts:
-        if isinstance(part, cst.FormattedStringText):
-            after += len(part.value) if first is not None else 0
-        elif first is None and _constant(ctx, part.expression) is None:
-            first = part
+    for piece in _pieces(text):
+        if isinstance(piece, cst.FormattedStringText):
+            after += len(piece.value) if first is not None else 0
+            continue
+        expression = piece.expression if isinstance(piece, cst.FormattedStringExpression) else piece
+        constant = _constant(ctx, expression)
+        if first is None and constant is None:
+            first = piece
         elif first is not None:
-            after += len(_constant(ctx, part.expression) or "")
+            after += len(constant or "")
     if first is None or after < MIN_TAIL_CHARS:
         return None
-    return Tail(first, ctx.code(first.expression), after)
+    return Tail(first, ctx.code(first.expression if isinstance(first, cst.FormattedStringExpression) else first), after)
+
+
+def _pieces(text: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The text's parts in order: an f-string's texts and expressions, through the operands of a `+`."""
+    if isinstance(text, cst.BinaryOperation) and isinstance(text.operator, cst.Add):
+        return [*_pieces(text.left), *_pieces(text.right)]
+    if isinstance(text, cst.FormattedString):
+        return list(text.parts)
+    return [text]
+
+
+PROMPT_BUILDER = re.compile(r"prompt|instruction|system_?message", re.I)
+
+
+def builder_return_tails(ctx: ModuleContext) -> Iterator[Tail]:
+    """A function named for the prompt it builds (`def rag_prompt(context, question): return f"Context: {context}..." +
+    HANDBOOK`) that returns a template whose long static part follows a value: whoever sends it (another module, a
+    framework), each call's prompt differs before the static part."""
+    for function in ctx.nodes(cst.FunctionDef):
+        if not PROMPT_BUILDER.search(function.name.value):
+            continue
+        returned = ctx.returns_of(function)
+        if len(returned) == 1:
+            found = _tail(ctx, _resolved(ctx, returned[0]))
+            if found is not None:
+                yield found
 
 
 def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:

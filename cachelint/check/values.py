@@ -385,6 +385,8 @@ class ValueWalker:
         if name:
             self._fact("volatile", call, landing, f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()", self.volatile[name])
             return
+        if landing.arg == "tools" and not landing.item and self._selects_per_turn(call):
+            self._fact("filtered", call, landing, f"{_short_code(self.ctx, call.func)}() called with this turn's values")
         if isinstance(func, cst.Attribute):
             attr = func.attr.value
             inner = func.value
@@ -933,6 +935,36 @@ class ValueWalker:
                     return True
         return False
 
+    def tools_key_set_per_turn(self) -> cst.Assign | None:
+        """`kwargs = {...}; if step < limit - 1: kwargs["tools"] = tools; client.messages.create(**kwargs)`: the request's
+        tools key is set only on some turns of the conversation (a condition that reads it or a value its loop
+        changes), so the requests of one conversation go out with and without tools."""
+        if not isinstance(self.site.node, cst.Call):
+            return None  # a message list by its shape: no request in sight
+        for arg in self.site.node.args:
+            if arg.star != "**" or not isinstance(arg.value, cst.Name):
+                continue
+            for assign in self.ctx.subscript_assignments.get(arg.value.value, []):
+                target = assign.targets[0].target
+                index = target.slice[0].slice if isinstance(target, cst.Subscript) and len(target.slice) == 1 else None
+                if isinstance(index, cst.Index) and string_value(index.value) == "tools" and self._inside_site_function(assign) \
+                        and self._conditional(assign) and self._chosen_per_turn([], assign):
+                    return assign
+        return None
+
+    def _selects_per_turn(self, call: cst.Call) -> bool:
+        """`tools = router.select(messages[-1]["content"], ALL_TOOLS)` in the function that sends the request: a call
+        outside this module's code (its own functions are followed into) picks the tools from what changes between
+        turns of the conversation (the history sent, a value set in the loop that sends it)."""
+        sent = self.site.arg("tools")
+        parent = self.ctx.parent(call)
+        direct = call is sent or (isinstance(sent, cst.Name) and isinstance(parent, cst.Assign)
+                                  and any(isinstance(t.target, cst.Name) and t.target.value == sent.value for t in parent.targets))
+        if not direct:
+            return False  # an item looked up (`REGISTRY.get(name)`) or a loop's source: the appends under their condition say it
+        return not self.ctx.called_functions(call) and self._inside_site_function(call) \
+            and any(self._varies_per_turn(arg.value, 0) for arg in call.args)
+
     def _passed_from_a_loop(self, param: cst.Param) -> bool:
         """A parameter of the sending function whose callers (in this module) pass a value that a loop around
         the call changes: `for agent in agents: act(agent, transcript)`."""
@@ -1226,3 +1258,8 @@ def _is_cache_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> bool:
     target = decorator.decorator
     target = target.func if isinstance(target, cst.Call) else target
     return bool(ctx.qualified_name_in(target, {"functools.lru_cache", "functools.cache", "functools.cached_property"}))
+
+
+def _short_code(ctx: ModuleContext, node: cst.CSTNode, limit: int = 40) -> str:
+    code = ctx.code(node)
+    return code if len(code) <= limit else code[: limit - 3] + "..."
