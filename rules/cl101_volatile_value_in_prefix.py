@@ -183,12 +183,6 @@ def get_system_message(agent):
     without_sites = True  # a system prompt built as a message object or by a builder, sent elsewhere
 
     def check(self, analysis):
-        from cachelint.check.fewshot import random_shots
-
-        for shots in random_shots(analysis.ctx, analysis.sites):
-            yield Report(shots.node, f"few-shot examples drawn at random from `{shots.pool}` for each request go into `{shots.into}`: "
-                         "no two requests share them as a prefix, so they are prefilled on every call; fix the examples (or draw "
-                         "them once per process) and put them first", confidence="certain" if shots.sent else "likely")
         found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
         found += list(rendered_facts(analysis, {"volatile"}))  # an earlier turn rendered again with a fresh id or time
         for site, fact in found:

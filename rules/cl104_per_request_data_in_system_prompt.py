@@ -39,6 +39,17 @@ blocks is judged by its first block's text; when that block carries `cache_contr
 shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported; nor
 is a prompt whose static text, all of it together, is shorter than that minimum (`"rule. " * 40` counts as forty
 copies): no order of it is ever cached.
+
+The prompt a function named for it returns is judged the same way, whoever sends it (`def rag_prompt(context,
+question): return f"Context: {context}..." + HANDBOOK`, `likely`), as is a `+` of an f-string and a constant, and the
+prompt a builder of the module returns to the function that sends it (`prompt = build_prompt(query, results)`), when
+the builder's first value is one of its parameters (a setting, `self.name` or a parameter's default is the same on
+every call).
+Retrieved text is also what a vector index or a retriever answers to a generic method (`index.query(q, top_k=5)`,
+`collection.query(...)`, `retriever.invoke(q)`). And state the agent observes anew on every turn of the loop that
+sends the history (`page = browser.snapshot()` beside `browser.run(action)`: a method that reads the current state,
+not `get_schema()` or `describe_tools()`; or a value made from the model's reply in that loop), rendered into the
+system prompt ahead of that history (`likely`): show it in the newest message.
 """
     why = """
 The static instructions are the part every user shares. Put a user's name in front of them and no two users

@@ -29,6 +29,14 @@ the middleware's own settings is the same on every call and is not reported.
 Also, where no SDK request is in sight (confidence `likely`): a tools list rebuilt in a step function with tools
 added under a condition on state read in that step (`viewport = await page.viewport()`, `if viewport.top > 0:
 tools.append(SCROLL_UP)`) and sent by a framework's LLM call with the history (`client.create(history, tools=tools)`).
+
+Also tools picked on each turn by a call outside the module fed what changes between turns
+(`tools = router.select(messages[-1]["content"], ALL_TOOLS)`; not `router.for_role(user.role)`, fixed for the
+conversation), a `tools` key set in the request's `**kwargs` only on some turns (`if step < limit - 1:
+kwargs["tools"] = tools`, or `kwargs.update(tools=...)`), and, in a class that keeps its conversation in an
+attribute, tools that a method running during the conversation adds to (`self.add_tool(...)` from the method that
+sends, `likely`; a list filled once behind `if self.tools: return` is not): register every tool before the first
+request.
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates

@@ -42,6 +42,14 @@ list: `for m in messages: m["role"] = "user"`), a "history" of the code's own re
 a public trim method (`prune_history(keep_last)`) that no file of the tree outside the tests calls, and compaction
 functions (`compact_*`, `summarize_*`: one large step) are not reported.
 
+A module-level history that a function cuts (`global history` ... `history = history[-20:]`) is the module's
+conversation, kept from one call to the next, whether it is sent as messages or rendered into one prompt text. A
+method that caps the count of messages (`while len(self.history) > self.max_messages: self.history.pop(0)`) is a
+window whatever it is called (`_manage_overflow`), when the class calls it on the normal path (not only in an
+`except` handler after the provider refused; a method that makes a summary is compaction); a list of role messages
+cut from the front over a count cap (`self.buffer = self.buffer[2:]`) is a history whatever its name, when it is
+handed on as one (returned by `def messages(self)`, or sent as `messages=`); a list kept for display is not.
+
 A framework memory class chosen as the app's history that is a sliding window by design (confidence `likely`):
 LangChain's `ConversationBufferWindowMemory(k=...)`, AutoGen's `BufferedChatCompletionContext` /
 `HeadAndTailChatCompletionContext`, Strands' `SlidingWindowConversationManager`, CAMEL's

@@ -66,6 +66,9 @@ speaks of breakpoints, which a helper could set):
   code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, or a framework's
   Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported once per function that makes it.
   An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
+- (`likely`) a chat model class that sends the conversation it keeps on the object (`self.history`, or what a method
+  of the class makes of it), grown by the class or a base class and not bound anew in the sending method, in a
+  project where no file sets a breakpoint.
 OpenAI caches automatically and is not concerned.
 """
     why = """

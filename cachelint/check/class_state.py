@@ -158,12 +158,26 @@ def _builders(system: cst.BaseExpression) -> set[str]:
             and isinstance(n.func.value, cst.Name) and n.func.value.value == "self"}
 
 
+def _filled_once(ctx: ModuleContext, method: cst.FunctionDef, state: str) -> bool:
+    """`if self.tools: return` (or `if not self.tools:` around the filling): the attribute is filled lazily, once,
+    before the first request, and never changes after."""
+    target = f"self.{state}"
+    for node in descendants(method.body):
+        if isinstance(node, cst.If):
+            test = node.test.expression if isinstance(node.test, cst.UnaryOperation) else node.test
+            if ctx.code(test) in (target, f"len({target})"):
+                return True
+    return False
+
+
 def _growth(ctx: ModuleContext, site: CallSite, methods: list[cst.FunctionDef], state: str) -> tuple[cst.CSTNode, str] | None:
     """Where one of `methods` adds to `self.<state>` in place between two requests: in the sending method after the
     request (or anywhere in a loop around it), or in a method of the class that the sending method calls."""
     sender = ctx.enclosing_function(site.node)
     loops = ctx.loops_around(site.node)
     for method in methods:
+        if _filled_once(ctx, method, state):
+            continue
         for grown, node in _growths_in(method):
             if grown != state:
                 continue

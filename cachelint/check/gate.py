@@ -58,9 +58,6 @@ RENDERED_MESSAGE = Needs(re.compile(r"""["']role["']\s*:|\brole\s*=|["']type["']
 RENDERED_HAZARD = re.compile(r"json\.dumps|\bset\(|\bfrozenset\(|listdir|scandir|glob|iterdir|\.join\(\s*\{|\{(?:[^{}\n]|\{[^{}\n]*\})*\bfor\b")
 # a fresh id or time written into rendered messages (CL101: renderers.py)
 RENDERED_VOLATILE = re.compile(r"\buuid\d?\(|\.now\(|\btime\(\)|\brandom\.|\btoken_hex\(|\burandom\(")
-# few-shot examples drawn at random for each request (CL101: fewshot.py)
-RANDOM_DRAW = re.compile(r"\.(?:sample|choices|shuffle)\(")
-SHOTS_WORD = re.compile(r"shot|example|demo|exemplar", re.I)
 # ... in a loop over stored turns (renderers.STORED_TURNS)
 LOOP_OVER_TURNS = re.compile(r"\bfor\b[^\n]*\bin\b[^\n]*(?:histor|messages|msgs|conversation|convo|turns|records|quer|exchanges|dialog|transcript|chat|memor|trajector)", re.I)
 
@@ -176,8 +173,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
-    if "CL101" in codes and RANDOM_DRAW.search(source) and SHOTS_WORD.search(source):
-        return True  # few-shot examples drawn at random per request (fewshot.py)
     if "CL101" in codes and RENDERED_MESSAGE.search(source) is not None and RENDERED_VOLATILE.search(source) is not None \
             and LOOP_OVER_TURNS.search(source) is not None:
         return True  # a fresh id or time in messages rendered per turn (renderers.py)

@@ -34,6 +34,7 @@ _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index
 # a function that replaces the history in one step (a summary), or cuts it only once the provider has refused it
 # as too long (`_aggressive_trim_for_overflow`): what the rule recommends, or past the context window
 COMPACTION = re.compile(r"compact|summar|overflow|context_length_exceeded", re.I)
+SUMMARY_NAME = re.compile(r"compact|summar", re.I)  # one large step, whatever sets it off
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
@@ -581,7 +582,8 @@ def _greater_than(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, st
 
 def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
     """The cut `node` makes in `function`, if it is one."""
-    if COMPACTION.search(function.name.value) and not _message_count_cap(ctx, function, node):
+    if COMPACTION.search(function.name.value) and not (SUMMARY_NAME.search(function.name.value) is None
+                                                       and _message_count_cap(ctx, function, node)):
         return None  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
     params = _params(function)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -972,9 +974,24 @@ def _drops_front_until_it_fits(ctx: ModuleContext, function: cst.FunctionDef, su
             return False
         if isinstance(ancestor, (cst.While, cst.For)):
             return True
-        if isinstance(ancestor, cst.If) and _count_of(ctx, ancestor.test) == ctx.code(sub.value):
+        if isinstance(ancestor, cst.If) and _count_of(ctx, ancestor.test) == ctx.code(sub.value) and _a_history_handed_on(ctx, sub.value):
             return True  # if len(self.history) > self.max_turns: self.history = self.history[1:]: a window over a count cap
     return False
+
+
+def _a_history_handed_on(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
+    """The capped list is a conversation: named for one (`self.history`), or handed on as one (returned by a method
+    named for it, `def messages(self): return self.buffer`, or sent as `messages=`). A list of role messages kept for
+    display (`self.shown`, toasts) is capped as often, and never sent."""
+    name = _last_name(target)
+    if name is not None and HISTORY_NAME.search(name):
+        return True
+    code = ctx.code(target)
+    for function in ctx.nodes(cst.FunctionDef):
+        if HISTORY_NAME.search(function.name.value) and any(ctx.code(r) == code for r in ctx.returns_of(function)):
+            return True
+    return any(isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value in SENT_KEYWORDS and ctx.code(arg.value) == code
+               for call in ctx.nodes(cst.Call) for arg in call.args)
 
 
 def _count_of(ctx: ModuleContext, test: cst.BaseExpression) -> str | None:

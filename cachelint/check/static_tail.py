@@ -111,7 +111,8 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
     if isinstance(text, cst.Call):
         functions = ctx.called_functions(text)
         returned = [r for f in functions for r in ctx.returns_of(f)]
-        if len(functions) == 1 and len(returned) == 1 and is_template(returned[0]):
+        if len(functions) == 1 and len(returned) == 1 and is_template(returned[0]) \
+                and (tail := _tail(ctx, returned[0])) is not None and _reads_parameter(tail.node, functions[0]):
             return returned[0]
     return text
 
@@ -153,6 +154,16 @@ def _pieces(text: cst.BaseExpression) -> list[cst.CSTNode]:
     return [text]
 
 
+def _reads_parameter(node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    """The first value of a builder's template is one of its parameters (`{query}`, `{context["doc"]}`): it differs per
+    call. `{settings.BOT_NAME}` or `{self.name}` is the same on every call of one process or agent."""
+    params = {p.name.value for p in [*function.params.params, *function.params.kwonly_params, *function.params.posonly_params]}
+    params -= {"self", "cls"}
+    expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
+    defaults = {p.name.value for p in function.params.params if p.default is not None}
+    return any(isinstance(n, cst.Name) and n.value in params - defaults for n in [expression, *descendants(expression)])
+
+
 PROMPT_BUILDER = re.compile(r"prompt|instruction|system_?message", re.I)
 
 
@@ -166,7 +177,7 @@ def builder_return_tails(ctx: ModuleContext) -> Iterator[Tail]:
         returned = ctx.returns_of(function)
         if len(returned) == 1:
             found = _tail(ctx, _resolved(ctx, returned[0]))
-            if found is not None:
+            if found is not None and _reads_parameter(found.node, function):
                 yield found
 
 

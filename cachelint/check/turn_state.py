@@ -6,14 +6,16 @@ the conversation after it. The state changes with every action, so the system pr
 none of the history behind it is read from cache. Show the state in the newest message instead.
 
 Recognized in the loop that sends the requests and appends to the history it sends: the system prompt (`system=`,
-`instructions=`, or a system message that opens the list) reads a name bound in that loop from a call on an object
-the loop also acts on (`browser.snapshot()` beside `browser.run(call)`), or from a value bound in the loop itself
-(the model's reply, a tool's result). A value computed in the loop from settings alone is the same every turn and
+`instructions=`, or a system message that opens the list) reads a name bound in that loop from a method that reads
+the current state (`snapshot`, `get_state`, `screenshot`, `current_url`; not `get_schema` or `describe_tools`, which
+describe what stays the same) of an object the loop also acts on (`browser.snapshot()` beside `browser.run(call)`),
+or from a value bound in the loop itself (the model's reply, a tool's result). A value computed in the loop from settings alone is the same every turn and
 is quiet; a clock or a random value is CL101's, and text looked up for the turn is reported as retrieved.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,6 +29,11 @@ from cachelint.check.retrieved import retrieval_call
 from cachelint.check.values import VOLATILE_CALLS
 
 MAX_HOPS = 3  # names built from names built from the observed state
+# a method that reads the environment's current state (`snapshot()`, `get_state()`, `screenshot()`, `current_url()`) ...
+OBSERVES = re.compile(r"snapshot|screenshot|observ|state|status|screen|page|dom|html|view|current|render|look|scan|capture|perceive"
+                      r"|frame|board|inventory|position|url|title|cwd|diff", re.I)
+# ... not one that describes what stays the same (`get_schema()`, `describe_tools()`, `help()`)
+DESCRIBES = re.compile(r"schema|describe|description|tool|definition|spec|help|doc|config|setting|capabilit|instruction|prompt", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,8 @@ def _acted_on_call(ctx: ModuleContext, value: cst.BaseExpression, loop: cst.CSTN
         if not isinstance(func, cst.Attribute):
             continue
         receiver = ctx.code(func.value)
-        if receiver in ("self", "cls") or receiver.startswith(("self.client", "client")):
+        if receiver in ("self", "cls") or receiver.startswith(("self.client", "client")) or not OBSERVES.search(func.attr.value) \
+                or DESCRIBES.search(func.attr.value):
             continue
         for other in (n for n in descendants(loop) if isinstance(n, cst.Call) and n is not call):
             if isinstance(other.func, cst.Attribute) and ctx.code(other.func.value) == receiver \

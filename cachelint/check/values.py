@@ -935,7 +935,7 @@ class ValueWalker:
                     return True
         return False
 
-    def tools_key_set_per_turn(self) -> cst.Assign | None:
+    def tools_key_set_per_turn(self) -> cst.CSTNode | None:
         """`kwargs = {...}; if step < limit - 1: kwargs["tools"] = tools; client.messages.create(**kwargs)`: the request's
         tools key is set only on some turns of the conversation (a condition that reads it or a value its loop
         changes), so the requests of one conversation go out with and without tools."""
@@ -950,6 +950,10 @@ class ValueWalker:
                 if isinstance(index, cst.Index) and string_value(index.value) == "tools" and self._inside_site_function(assign) \
                         and self._conditional(assign) and self._chosen_per_turn([], assign):
                     return assign
+            for update in self.ctx.calls_on.get(arg.value.value, []):  # kwargs.update(tools=TOOLS)
+                if update.func.attr.value == "update" and any(a.keyword is not None and a.keyword.value == "tools" for a in update.args) \
+                        and self._inside_site_function(update) and self._conditional(update) and self._chosen_per_turn([], update):
+                    return update
         return None
 
     def _selects_per_turn(self, call: cst.Call) -> bool:
@@ -963,7 +967,21 @@ class ValueWalker:
         if not direct:
             return False  # an item looked up (`REGISTRY.get(name)`) or a loop's source: the appends under their condition say it
         return not self.ctx.called_functions(call) and self._inside_site_function(call) \
-            and any(self._varies_per_turn(arg.value, 0) for arg in call.args)
+            and any(self._reads_this_turn(arg.value) for arg in call.args)
+
+    def _reads_this_turn(self, expr: cst.BaseExpression) -> bool:
+        """`messages[-1]["content"]`, or a name the loop that sends the requests binds: what changes from one turn of
+        the conversation to the next (not `session.user.role`, fixed for the conversation though it sits beside it)."""
+        roots = {self.ctx.code(sent) for sent in (self.site.arg("messages"), self.site.arg("input")) if sent is not None}
+        for node in [expr, *descendants(expr)]:
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+                code = self.ctx.code(node)
+                if any(code == root or code.startswith((root + "[", root + ".")) for root in roots):
+                    return True
+            if isinstance(node, cst.Name) and any(self.ctx.contains(loop, binding) or binding is getattr(loop, "target", None)
+                                                  for binding, _ in self.ctx.assigned_values(node) for loop in self._site_loops):
+                return True
+        return False
 
     def _passed_from_a_loop(self, param: cst.Param) -> bool:
         """A parameter of the sending function whose callers (in this module) pass a value that a loop around
