@@ -63,23 +63,28 @@ def turn_state_in_system(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[
 def _observed(ctx: ModuleContext, expr: cst.BaseExpression, loop: cst.CSTNode, hops: int) -> tuple[cst.CSTNode, str, str] | None:
     if hops > MAX_HOPS:
         return None
+    for name, binding, value in _bound_in(ctx, expr, loop):
+        if value is None or any(isinstance(c, cst.Call) and (ctx.qualified_name_in(c.func, frozenset(VOLATILE_CALLS)) or retrieval_call(c))
+                                for c in [value, *descendants(value)]):
+            continue  # CL101's clock, or text retrieved for the turn (reported as such)
+        how = _acted_on_call(ctx, value, loop) or _from_the_loop(ctx, value, loop, binding)
+        if how is not None:
+            return ctx.statement_of(binding), name.value, how
+        deeper = _observed(ctx, value, loop, hops + 1)
+        if deeper is not None:
+            return deeper
+    return None
+
+
+def _bound_in(ctx: ModuleContext, expr: cst.BaseExpression, loop: cst.CSTNode) -> Iterator[tuple[cst.Name, cst.CSTNode, cst.BaseExpression | None]]:
+    """(name, binding, value) for each name `expr` reads (not the attribute part of `x.attr`) that `loop` binds."""
     for name in [n for n in [expr, *descendants(expr)] if isinstance(n, cst.Name)]:
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
             continue
         for binding, value in ctx.assigned_values(name):
-            if value is None or not ctx.contains(loop, binding):
-                continue
-            if any(isinstance(c, cst.Call) and (ctx.qualified_name_in(c.func, frozenset(VOLATILE_CALLS)) or retrieval_call(c))
-                   for c in [value, *descendants(value)]):
-                continue  # CL101's clock, or text retrieved for the turn (reported as such)
-            how = _acted_on_call(ctx, value, loop) or _from_the_loop(ctx, value, loop, binding)
-            if how is not None:
-                return ctx.statement_of(binding), name.value, how
-            deeper = _observed(ctx, value, loop, hops + 1)
-            if deeper is not None:
-                return deeper
-    return None
+            if ctx.contains(loop, binding):
+                yield name, binding, value
 
 
 def _acted_on_call(ctx: ModuleContext, value: cst.BaseExpression, loop: cst.CSTNode) -> str | None:
@@ -102,14 +107,11 @@ def _acted_on_call(ctx: ModuleContext, value: cst.BaseExpression, loop: cst.CSTN
 def _from_the_loop(ctx: ModuleContext, value: cst.BaseExpression, loop: cst.CSTNode, own: cst.CSTNode) -> str | None:
     """The value reads a name the loop binds from the model's reply or a tool's result (`obs = env.step(action)`,
     where `action` comes from the reply): it is new on every turn."""
-    for name in (n for n in [value, *descendants(value)] if isinstance(n, cst.Name)):
-        parent = ctx.parent(name)
-        if isinstance(parent, cst.Attribute) and parent.attr is name:
-            continue
-        for binding, bound in ctx.assigned_values(name):
-            if binding is own or not ctx.contains(loop, binding):
-                continue
-            if isinstance(bound, cst.BaseExpression) and any(isinstance(n, cst.Attribute) and n.attr.value in ("choices", "content", "output", "tool_calls")
-                                                             for n in [bound, *descendants(bound)]):
-                return f"`{name.value}`, from the model's reply in this loop"
+    for name, binding, bound in _bound_in(ctx, value, loop):
+        if binding is not own and isinstance(bound, cst.BaseExpression) and any(
+                isinstance(n, cst.Attribute) and n.attr.value in REPLY_PARTS for n in [bound, *descendants(bound)]):
+            return f"`{name.value}`, from the model's reply in this loop"
     return None
+
+
+REPLY_PARTS = frozenset({"choices", "content", "output", "tool_calls"})
