@@ -14,7 +14,9 @@ Finds a time, date, UUID, random number, process id, counter or file timestamp t
 prefix of an LLM request: the tools, the system prompt, the instructions, or messages before the newest
 turn. It follows the value through assignments, f-strings, `.format`, `%`, `+`, `str.join`, list and dict
 literals and functions of the same module, and says how often the value changes and whether it is computed
-per call, per conversation or once per process. A date (day or month resolution) is not reported, wherever
+per call, per conversation or once per process. A counter that starts again in the function that builds the prompt
+(`n = 1` ... `n += 1` to number its items, outside any loop) is the same on every call and is not reported; one kept
+on the module, the object or an enclosing function, or counted in a loop, is. A date (day or month resolution) is not reported, wherever
 it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 
 A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence

@@ -513,3 +513,103 @@ def test_tools_chosen_by_the_users_role_are_fixed_for_the_conversation():
 def test_tools_added_through_kwargs_update_on_some_turns():
     updated = LAST_STEP.replace('kwargs["tools"] = tools', "kwargs.update(tools=tools)")
     assert [f.row for f in found(updated, "CL202")] == [row_of(updated, "kwargs.update(tools=tools)")]
+
+
+# --- quiet cases from holdout14's blind triage, read after its blind scores (each a class, not the example) --------
+
+
+def test_a_counter_that_numbers_the_items_of_one_prompt_is_the_same_on_every_call():
+    numbered = """
+        from openai import OpenAI
+
+        client = OpenAI()
+        BASE = "Rules. " * 600
+
+
+        def build_system_prompt(has_plan, has_store):
+            n = 1
+            parts = [BASE, f"{n}. Read the schema."]
+            if has_plan:
+                n += 1
+                parts.append(f"{n}. Dry-run the plan.")
+            return "\\n".join(parts)
+
+
+        calls = 0
+
+
+        def ask(history, text):
+            global calls
+            calls += 1
+            history.append({"role": "user", "content": text})
+            system = build_system_prompt(True, False) + f"\\nRequest number {calls}"
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}] + history)
+    """
+    # the bullet number starts again on every call; the module's request counter does not
+    assert [f.row for f in found(numbered, "CL101")] == [row_of(numbered, 'f"\\nRequest number {calls}"')]
+    # a count that starts from the items gathered so far is as fixed
+    counted = numbered.replace("            n = 1\n", "            n = len(BASE) // 1000 + 1\n")
+    assert "n = len(BASE)" in counted
+    assert [f.row for f in found(counted, "CL101")] == [row_of(counted, 'f"\\nRequest number {calls}"')]
+
+
+def test_a_cut_in_an_except_handler_after_the_provider_refused_is_recovery():
+    recovery = """
+        import openai
+        from openai import OpenAI
+
+        client = OpenAI()
+
+
+        class Chat:
+            def __init__(self):
+                self.history = []
+
+            def send(self, text):
+                self.history.append({"role": "user", "content": text})
+                try:
+                    resp = client.chat.completions.create(model="gpt-4o", messages=self.history)
+                except openai.BadRequestError:
+                    self.history = self.history[-5:]
+                    resp = client.chat.completions.create(model="gpt-4o", messages=self.history)
+                self.history.append({"role": "assistant", "content": resp.choices[0].message.content})
+                return resp
+    """
+    assert found(recovery, "CL301") == []
+    every_turn = recovery.replace("                except openai.BadRequestError:\n                    self.history = self.history[-5:]\n"
+                                  "                    resp = client.chat.completions.create(model=\"gpt-4o\", messages=self.history)\n",
+                                  "                finally:\n                    self.history = self.history[-5:]\n")
+    assert [f.row for f in found(every_turn, "CL301")] == [row_of(every_turn, "self.history = self.history[-5:]")]
+
+
+def test_a_getter_of_the_latest_n_messages_leaves_the_history_whole():
+    getter = """
+        class SessionManager:
+            def __init__(self):
+                self.sessions = {}
+
+            def get_recent_messages(self, session_id, count=10):
+                session = self.sessions[session_id]
+                return [m for m in session.messages[-count:]]
+
+            def aget_recent_messages(self, session, count=10):
+                messages = session.messages[-count:] if count > 0 else session.messages
+                return to_chat_messages(messages)
+    """
+    assert found(getter, "CL301") == []
+    # a memory's get_messages(limit=None) is what it hands the model: still judged
+    memory = getter.replace("get_recent_messages", "get_messages").replace("aget_recent_messages", "aget_messages")
+    assert len(found(memory, "CL301")) == 2
+
+
+def test_a_trim_that_keeps_the_start_of_the_history_keeps_its_prefix():
+    trimmed = """
+        from python.helpers import tokens
+
+
+        async def rename(agent):
+            history_text = agent.history.output_text()
+            history_text = tokens.trim_to_tokens(history_text, 5000, "start")
+            return await agent.call_utility_model(system="Name this chat.", message=history_text)
+    """
+    assert found(trimmed, "CL301") == []

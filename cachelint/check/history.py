@@ -504,9 +504,12 @@ CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_c
 
 def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """`while total >= context_length: msgs.pop(1)`: messages dropped only once the prompt no longer fits the
-    model's context window (the loop's or test's budget is named for it)."""
+    model's context window (the loop's or test's budget is named for it), or in an `except` handler: a recovery once
+    the provider refused a request (`except InvalidRequestError: history = history[-5:]`), not a cut on every turn."""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (cst.While, cst.If)) and CONTEXT_WINDOW.search(ctx.code(ancestor.test)):
+            return True
+        if isinstance(ancestor, cst.ExceptHandler):
             return True
         if isinstance(ancestor, cst.FunctionDef):
             return False
@@ -617,6 +620,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     elif isinstance(node, cst.Subscript) and _late_slice(node) and _tail_of_itself(ctx, node) and _is_history(ctx, function, node.value):
         if _proportional_cut(ctx, function, node):
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
+        if _accessor(ctx, function, node, params):
+            return None  # `def get_recent_messages(self, count): return self.messages[-count:]`: a read for its caller
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
             # history[-keep:]: a window, whoever sets its size
             return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
@@ -1034,6 +1039,24 @@ def _proportional_cut(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
     return halves and measured
 
 
+# a getter named for the few latest items it returns (`get_recent_messages`, `last_turns`, `preview_history`); a memory's
+# `get_messages(limit=None)` is what it hands the model, and stays judged
+ACCESSOR = re.compile(r"(?:^|_)(?:recent|last|latest|tail|peek|preview|display|show)(?:_|$)", re.I)
+
+
+def _accessor(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript, params: set[str]) -> bool:
+    """A getter named for the latest items that returns the latest `n`, `n` given by its caller
+    (`get_recent_messages(self, count)`): it reads the history and leaves it whole; what a caller does with the window
+    is the caller's."""
+    lower = sub.slice[0].slice.lower  # type: ignore[union-attr]
+    if not ACCESSOR.search(function.name.value) or not _uses(lower, params):
+        return False
+    statement = ctx.statement_of(sub)
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+    names = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)} if isinstance(assign, cst.Assign) else set()
+    return any(ctx.contains(r, sub) or r is sub or _uses(r, names) for r in ctx.returns_of(function))
+
+
 def _tail_of_itself(ctx: ModuleContext, sub: cst.Subscript) -> bool:
     """`history[-n:]`, or `history[len(history) - n:]`: the tail of the list itself; `log[len(system_msgs):]` skips a
     head of known length (the system messages), which is no window."""
@@ -1263,8 +1286,9 @@ def _trimming_call(ctx: ModuleContext, call: cst.Call) -> Rewrite | None:
     parent = ctx.parent(call)
     if TRIM_NAME.search(name) and isinstance(parent, cst.Assign) and call.args:
         first = call.args[0].value
+        keeps_start = any(string_value(a.value) in KEEP_START for a in call.args[1:])  # trim_to_tokens(text, n, direction="start")
         if any(ctx.code(t.target) == ctx.code(first) for t in parent.targets) and _is_history(ctx, ctx.module, first) \
-                and not _defined_here(ctx, name) and _is_external(ctx, call):
+                and not _defined_here(ctx, name) and _is_external(ctx, call) and not keeps_start:
             return Rewrite(call, ctx.code(first), f"cuts (with {ctx.code(call.func)}())")
     if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and HISTORY_NAME.search(call.func.value.value) \
             and name not in _LIST_METHODS and any(isinstance(a.value, cst.Integer) for a in call.args) and ctx.loops_around(call):
@@ -1274,6 +1298,9 @@ def _trimming_call(ctx: ModuleContext, call: cst.Call) -> Rewrite | None:
             if _cuts_at_params(other, function, _params(function)):
                 return Rewrite(call, ctx.code(call.func.value), f"cuts messages out of the middle of (with {ctx.code(call.func)}())")
     return None
+
+
+KEEP_START = frozenset({"start", "first", "head", "beginning", "left"})  # a cut that keeps the start: the prefix stays
 
 
 def _defined_here(ctx: ModuleContext, name: str) -> bool:

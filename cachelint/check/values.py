@@ -643,6 +643,22 @@ class ValueWalker:
                     return True
         return False
 
+    def _counted_afresh(self, name: cst.Name, increment: cst.CSTNode) -> bool:
+        """`step = 1` (or `n = len(steps) + 1`) then `step += 1` for each section, outside any loop, in the function
+        that builds the prompt: the counter starts again on every call, so it numbers the same items the same way (a
+        counter kept on the module, `global`, or in an enclosing function, `nonlocal`, or counted in a loop, is not)."""
+        function = self.ctx.enclosing_function(increment)
+        if function is None or any(isinstance(n, (cst.Global, cst.Nonlocal)) and any(x.name.value == name.value for x in n.names)
+                                   for n in descendants(function)):
+            return False
+        for ancestor in self.ctx.ancestors(increment):
+            if ancestor is function:
+                break
+            if isinstance(ancestor, (cst.For, cst.While)):
+                return False  # counted in a loop: it may count the turns (`while ...: count += 1; ask(step=count)`)
+        return any(isinstance(self.ctx.parent(b), cst.AssignTarget) and self.ctx.enclosing_function(b) is function
+                   for b, _ in self.ctx.assigned_values(name))  # its start (`n = len(steps) + 1`) is walked as any value
+
     @property
     def _local_classes(self) -> set[str]:
         return {c.name.value for c in self.ctx.nodes(cst.ClassDef)}
@@ -658,6 +674,8 @@ class ValueWalker:
                 continue
             if isinstance(parent, cst.AugAssign):
                 if isinstance(parent.value, (cst.Integer, cst.Float)):
+                    if self._counted_afresh(name, binding):
+                        continue  # n = 1 ... n += 1 in one call: a number given to a list item, the same on every call
                     self._fact("counter", name, landing, f"{name.value} (incremented with {self.ctx.code(parent.operator).strip()})", "turn")
                 else:
                     self.walk(parent.value, landing, d)  # text += f"...": follow what is appended
