@@ -49,7 +49,8 @@ window whatever it is called (`_manage_overflow`), when the class calls it on th
 `except` handler after the provider refused; a method that makes a summary is compaction); a list of role messages
 cut from the front over a count cap (`self.buffer = self.buffer[2:]`) is a history whatever its name, when it is
 handed on as one (returned by `def messages(self)`, or sent as `messages=`); a list kept for display is not. Not
-reported either: a cut in an `except` handler (a recovery once the provider refused a request), a getter that returns
+reported either: a cut in an `except` handler for the provider's refusal (`except openai.BadRequestError:`, a recovery
+once it refused a request; `except Exception:` is not one), a getter that returns
 the latest `n` messages its caller asks for (`get_recent_messages(count)`), a trim that keeps the start
 (`trim_to_tokens(text, n, "start")`).
 

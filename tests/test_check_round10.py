@@ -576,6 +576,9 @@ def test_a_cut_in_an_except_handler_after_the_provider_refused_is_recovery():
                 return resp
     """
     assert found(recovery, "CL301") == []
+    # a fallback for any failure (a summary that did not come back) runs whenever that fails: still a cut
+    fallback = recovery.replace("except openai.BadRequestError:", "except Exception:")
+    assert [f.row for f in found(fallback, "CL301")] == [row_of(fallback, "self.history = self.history[-5:]")]
     every_turn = recovery.replace("                except openai.BadRequestError:\n                    self.history = self.history[-5:]\n"
                                   "                    resp = client.chat.completions.create(model=\"gpt-4o\", messages=self.history)\n",
                                   "                finally:\n                    self.history = self.history[-5:]\n")

@@ -498,18 +498,22 @@ def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewr
             yield found
 
 
+# what a provider raises when it refuses a request (too long, too many tokens, too fast)
+PROVIDER_REFUSAL = re.compile(r"openai|anthropic|litellm|BadRequest|InvalidRequest|RateLimit|ContextWindow|ContextLength|TokenLimit"
+                              r"|Overflow|TooLong|APIError|APIStatusError|ContextTooLong|PromptTooLong", re.I)
 # a budget that is the model's context window: trimming there is what must happen, not a window that slides early
 CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_ctx|max_model_len|model_max_length|max_position", re.I)
 
 
 def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """`while total >= context_length: msgs.pop(1)`: messages dropped only once the prompt no longer fits the
-    model's context window (the loop's or test's budget is named for it), or in an `except` handler: a recovery once
-    the provider refused a request (`except InvalidRequestError: history = history[-5:]`), not a cut on every turn."""
+    model's context window (the loop's or test's budget is named for it), or in an `except` handler for the provider's
+    refusal: a recovery once it refused a request (`except openai.BadRequestError: history = history[-5:]`), not a cut
+    on every turn. (`except Exception:` after a summary failed is a fallback that runs whenever the summary does not.)"""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (cst.While, cst.If)) and CONTEXT_WINDOW.search(ctx.code(ancestor.test)):
             return True
-        if isinstance(ancestor, cst.ExceptHandler):
+        if isinstance(ancestor, cst.ExceptHandler) and ancestor.type is not None and PROVIDER_REFUSAL.search(ctx.code(ancestor.type)):
             return True
         if isinstance(ancestor, cst.FunctionDef):
             return False
