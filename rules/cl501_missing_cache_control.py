@@ -14,7 +14,7 @@ from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.framework_models import CLAUDE_MODELS
 from cachelint.check.module import descendants
 from cachelint.check.breakpoints import markers, static_text
-from cachelint.check.class_state import grown_attributes
+from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
     callers_system_text,
     conversation_loops,
@@ -497,7 +497,7 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
                 return node.attr.value
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
                 and node.func.value.value == "self":
-            method = next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == node.func.attr.value), None)
+            method = method_of(cls, node.func.attr.value)
             if method is not None:
                 for value in ctx.returns_of(method):
                     found = _object_conversation(ctx, cls, value, depth + 1)

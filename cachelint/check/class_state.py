@@ -123,7 +123,7 @@ def _state_read(ctx: ModuleContext, cls: cst.ClassDef, system: cst.BaseExpressio
         for call in (n for n in descendants(expression) if isinstance(n, cst.Call)):
             func = call.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-                method = _method(cls, func.attr.value)
+                method = method_of(cls, func.attr.value)
                 if method is not None:
                     read |= _self_attributes(method.body)
     methods = {m.name.value for m in _methods(cls)}
@@ -134,7 +134,7 @@ def _methods(cls: cst.ClassDef) -> list[cst.FunctionDef]:
     return [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
 
 
-def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+def method_of(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return next((m for m in _methods(cls) if m.name.value == name), None)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, declared_outside, descendants
 from cachelint.check.values import dict_entries, string_value
 
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$"
@@ -1104,12 +1104,6 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
             if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
                 return True
     return False
-
-
-def declared_outside(function: cst.FunctionDef) -> set[str]:
-    """Names the function binds in the module or an enclosing function (`global history`, `nonlocal turns`): a
-    value assigned to one outlives the call."""
-    return {n.name.value for node in _own_nodes(function) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
 
 
 def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Subscript) -> bool:

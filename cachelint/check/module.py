@@ -358,6 +358,12 @@ class ModuleContext:
 _CONTEXTS: weakref.WeakSet[ModuleContext] = weakref.WeakSet()
 
 
+def declared_outside(function: cst.FunctionDef) -> set[str]:
+    """Names the function binds in the module or an enclosing function (`global history`, `nonlocal turns`): a
+    value assigned to one outlives the call."""
+    return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
+
+
 def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
     """`root` and every node below it, in source order."""
     for ctx in list(_CONTEXTS):

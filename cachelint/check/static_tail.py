@@ -21,7 +21,8 @@ import libcst as cst
 
 from cachelint.check.module import ModuleContext, descendants, is_template
 from cachelint.check.renderers import message_shape
-from cachelint.check.values import VOLATILE_CALLS, string_value
+from cachelint.check.depends import parameters_of
+from cachelint.check.values import VOLATILE_NAMES, assigned_once, string_value
 
 MIN_TAIL_CHARS = 4 * 1024  # about 1,024 tokens of English: the smallest minimum cacheable prefix (OpenAI, Claude Sonnet)
 MAX_MESSAGES = 64  # messages judged per module
@@ -46,12 +47,8 @@ def static_tails(ctx: ModuleContext) -> Iterator[Tail]:
 def _volatile(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The first value is a clock, a random or an id (`{datetime.now():%H:%M}`, `now` assigned one): CL101's to
     report, once, as the value that changes."""
-    expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
-    if isinstance(expression, cst.Name):
-        values = [v for _, v in ctx.assigned_values(expression) if v is not None]
-        expression = values[0] if len(values) == 1 else expression
-    names = frozenset(VOLATILE_CALLS)
-    return any(isinstance(n, cst.Call) and ctx.qualified_name_in(n.func, names) is not None for n in [expression, *descendants(expression)])
+    expression = assigned_once(ctx, node.expression if isinstance(node, cst.FormattedStringExpression) else node)
+    return any(isinstance(n, cst.Call) and ctx.qualified_name_in(n.func, VOLATILE_NAMES) is not None for n in [expression, *descendants(expression)])
 
 
 BUILDER_NAME = re.compile(r"builder|prompt", re.I)
@@ -157,8 +154,7 @@ def _pieces(text: cst.BaseExpression) -> list[cst.CSTNode]:
 def _reads_parameter(node: cst.CSTNode, function: cst.FunctionDef) -> bool:
     """The first value of a builder's template is one of its parameters (`{query}`, `{context["doc"]}`): it differs per
     call. `{settings.BOT_NAME}` or `{self.name}` is the same on every call of one process or agent."""
-    params = {p.name.value for p in [*function.params.params, *function.params.kwonly_params, *function.params.posonly_params]}
-    params -= {"self", "cls"}
+    params = parameters_of(function)
     expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
     defaults = {p.name.value for p in function.params.params if p.default is not None}
     return any(isinstance(n, cst.Name) and n.value in params - defaults for n in [expression, *descendants(expression)])

@@ -26,7 +26,7 @@ from cachelint.check.class_state import system_and_history
 from cachelint.check.history import grows_a_conversation
 from cachelint.check.module import ModuleContext, descendants
 from cachelint.check.retrieved import retrieval_call
-from cachelint.check.values import VOLATILE_CALLS
+from cachelint.check.values import VOLATILE_NAMES
 
 MAX_HOPS = 3  # names built from names built from the observed state
 # a method that reads the environment's current state (`snapshot()`, `get_state()`, `screenshot()`, `current_url()`) ...
@@ -64,7 +64,7 @@ def _observed(ctx: ModuleContext, expr: cst.BaseExpression, loop: cst.CSTNode, h
     if hops > MAX_HOPS:
         return None
     for name, binding, value in _bound_in(ctx, expr, loop):
-        if value is None or any(isinstance(c, cst.Call) and (ctx.qualified_name_in(c.func, frozenset(VOLATILE_CALLS)) or retrieval_call(c))
+        if value is None or any(isinstance(c, cst.Call) and (ctx.qualified_name_in(c.func, VOLATILE_NAMES) or retrieval_call(c))
                                 for c in [value, *descendants(value)]):
             continue  # CL101's clock, or text retrieved for the turn (reported as such)
         how = _acted_on_call(ctx, value, loop) or _from_the_loop(ctx, value, loop, binding)

@@ -17,7 +17,7 @@ from functools import cached_property
 import libcst as cst
 
 from cachelint.check.callsites import CallSite, is_system_message
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, declared_outside, descendants
 
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
@@ -47,6 +47,7 @@ VOLATILE_CALLS: dict[str, str] = {
     "os.path.getctime": "file",
     "os.path.getatime": "call",
 }
+VOLATILE_NAMES = frozenset(VOLATILE_CALLS)  # what qualified_name_in looks clocks, randoms and ids up in
 VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
 UNORDERED_CALLS = {
     "os.listdir": "os.listdir()",
@@ -648,8 +649,7 @@ class ValueWalker:
         that builds the prompt: the counter starts again on every call, so it numbers the same items the same way (a
         counter kept on the module, `global`, or in an enclosing function, `nonlocal`, or counted in a loop, is not)."""
         function = self.ctx.enclosing_function(increment)
-        if function is None or any(isinstance(n, (cst.Global, cst.Nonlocal)) and any(x.name.value == name.value for x in n.names)
-                                   for n in descendants(function)):
+        if function is None or name.value in declared_outside(function):
             return False
         for ancestor in self.ctx.ancestors(increment):
             if ancestor is function:
