@@ -137,6 +137,10 @@ def test_end_to_end_on_a_local_mirror(tmp_path, capsys):
     assert (overall["found"], overall["labels"]) == (1, 2)
     assert [f["code"] for f in data["tools"]["cachelint"]["true_positives"]] == ["CL101"]
     assert "misses (1)" in text and "a secret miss" in text
+    by_level = data["tools"]["cachelint"]["confidence"]  # each finding counted under its confidence, once
+    assert sum(c["findings"] for c in by_level.values()) == overall["findings"]
+    assert sum(c["tp"] for c in by_level.values()) == overall["tp"] == 1
+    assert "precision by the finding's confidence" in text
     # --counts-only keeps a blind set blind: the tables, never which label was missed
     rc = score.main(["--mirror", str(mirror), "--repos", str(repos), "--labels", str(labels), "--no-peers",
                      "--no-file-times", "--reuse", str(out), "--counts-only"])
@@ -170,3 +174,38 @@ def test_an_empty_set_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(score, "HERE", tmp_path)  # a checkout whose holdout/ folder is still empty
     assert score.main(["--mirror", str(tmp_path), "--set", "holdout2", "--no-peers"]) == 2
     assert "has no labels yet" in capsys.readouterr().err
+
+
+FIRST_BLIND = SCORE.parent / "first_blind.py"
+
+
+def _first_blind():
+    spec = importlib.util.spec_from_file_location("realworld_first_blind", FIRST_BLIND)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _scored(findings, tp, labels, found, rows):
+    families = {fam: {"findings": 0, "tp": 0, "labels": 0, "found": 0} for fam in score.FAMILIES}
+    families["CL3"] = {"findings": findings, "tp": tp, "labels": labels, "found": found}
+    return {"overall": {"findings": findings, "tp": tp, "labels": labels, "found": found}, "families": families,
+            "confidence": {"likely": {"findings": findings, "tp": tp}},
+            "true_positives": [{"code": "CL301"}] * tp, "false_positives": [{"code": code} for code in rows]}
+
+
+def test_first_blind_pools_the_sets_and_reads_only_counts_of_a_blind_one():
+    first_blind = _first_blind()
+    blind = sorted(first_blind.STILL_BLIND)[0]
+    pool = first_blind.pooled({"holdout4": _scored(3, 1, 5, 1, ["CL301", "CL101"]),
+                               blind: _scored(2, 1, 4, 2, ["CL102"])})
+    assert pool["total"] == {"findings": 5, "tp": 2, "labels": 9, "found": 3}
+    assert pool["families"]["CL3"]["found"] == 3 and pool["confidence"]["likely"] == {"findings": 5, "tp": 2}
+    # rules only from the set already read: the blind set's CL102 false positive is not looked at
+    assert pool["rules"] == {"CL101": {"fp": 1}, "CL301": {"tp": 1, "fp": 1}}
+
+
+def test_first_blind_names_an_unknown_set_in_one_line(capsys):
+    assert _first_blind().main(["--mirror", "/nonexistent", "--sets", "holdout99"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holdout99" in err

@@ -94,6 +94,7 @@ class Finding:
     code: str
     message: str
     low: bool = False  # a peer's info-level finding
+    confidence: str = ""  # cachelint's: certain | likely
 
 
 def families_of(code: str) -> set[str]:
@@ -304,7 +305,8 @@ class Cachelint(Tool):
                 *paths]
 
     def parse(self, out: str, repo: str, tree: Path) -> list[Finding]:
-        return [Finding(self.name, repo, _rel(f["filename"], tree), f["location"]["row"], f["code"], f["message"])
+        return [Finding(self.name, repo, _rel(f["filename"], tree), f["location"]["row"], f["code"], f["message"],
+                        confidence=f.get("confidence", ""))
                 for f in json.loads(out or "[]")]
 
 
@@ -482,6 +484,18 @@ def report(records: list[dict], labels: list[Label], repos: list[dict], tools: l
             s = summarize(res, fam)
             cells.append(f"P {pct(s['precision']).strip():>4} R {s['found']}/{s['labels']}")
         print(f"{variant:<24}" + "".join(f"{c:>16}" for c in cells))
+    confidences = [(variant, res) for variant, res in results.items() if any(r["finding"].confidence for r in res["rows"])]
+    if confidences:
+        print("\nprecision by the finding's confidence (certain: the flow reaches a recognized request; likely: the "
+              "data's shape)")
+        for variant, res in confidences:
+            cells = []
+            for level in ("certain", "likely"):
+                rows = [r for r in res["rows"] if r["finding"].confidence == level]
+                tp = sum(r["tp"] for r in rows)
+                cells.append(f"{level} {tp}/{len(rows)} (P {pct(tp / len(rows) if rows else None).strip()})")
+                out["tools"][variant].setdefault("confidence", {})[level] = {"findings": len(rows), "tp": tp}
+            print(f"{variant:<24}" + "   ".join(cells))
     print("\nrecall per label code")
     codes = sorted({lab.family for lab in used if lab.problem})
     print(f"{'tool':<24}" + "".join(f"{c:>7}" for c in codes))
