@@ -7,7 +7,7 @@ import libcst as cst
 from cachelint.check.finding import Fix
 from cachelint.check.fixes import replace_node
 from cachelint.check.prefix import minimum_tokens
-from cachelint.check.values import Landing, ValueWalker, string_value
+from cachelint.check.values import Landing, ValueWalker, assigned_once, string_value
 from cachelint.rules.base import Invalid, Report, Rule
 
 MIN_STATIC_CHARS = 80
@@ -292,10 +292,9 @@ def _first_block_text(ctx, expr):
 
 
 def _resolve_once(ctx, expr):
-    if isinstance(expr, cst.Name):
-        values = [v for _, v in ctx.assigned_values(expr) if v is not None]
-        return values[0] if len(values) == 1 else None
-    return expr
+    """What a name assigned once holds (None for a name assigned more than once, or never); anything else as it is."""
+    value = assigned_once(ctx, expr)
+    return None if isinstance(expr, cst.Name) and value is expr else value
 
 
 def _parts(expr) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cachelint.check.module import descendants
+from cachelint.check.module import LIST_GROWERS, descendants
 
 from cachelint.check.breakpoints import markers
 from cachelint.check.values import string_value
@@ -98,7 +98,7 @@ def _adds_marker(ctx, node, loop) -> bool:
     indices from a name bound outside the loop) adds no breakpoint: it is the same marker."""
     if isinstance(node, cst.Assign):
         return any(_marker_subscript(t.target) and _moving_block(ctx, t.target.value, loop) for t in node.targets)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert"):
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
         return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in descendants(a.value))
     return False
 

@@ -28,7 +28,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, tuple_assignment
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
-from cachelint.check.module import ModuleContext, argument_for, called_name, descendants, read_names, sorted_in
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, read_names, sorted_in
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -1029,7 +1029,7 @@ def step_state_tools(ctx: ModuleContext) -> Iterator[StepTools]:
     for function in ctx.nodes(cst.FunctionDef):
         fetched: set[str] | None = None
         for node in descendants(function.body):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert")
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS
                     and isinstance(node.func.value, cst.Name) and TOOLS_LIST.match(node.func.value.value)):
                 continue
             condition = ctx.enclosing(node, (cst.If,))

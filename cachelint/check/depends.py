@@ -11,10 +11,9 @@ from __future__ import annotations
 import libcst as cst
 
 from cachelint.check.callsites import unpacked_values
-from cachelint.check.module import ModuleContext, read_names
+from cachelint.check.module import LIST_GROWERS, ModuleContext, read_names
 
 MAX_DEPTH = 4  # assignments followed from the expression (a value built from a value built from a parameter ...)
-GROWS = ("append", "extend", "insert")
 
 
 def parameters_of(function: cst.FunctionDef) -> set[str]:
@@ -76,7 +75,7 @@ def parameter_sources(ctx: ModuleContext, expr: cst.BaseExpression | None, param
                         walk(source, depth + 1)
             if grown:
                 for call in ctx.calls_on.get(node.value, []):
-                    if call.func.attr.value in GROWS and ctx.enclosing_function(call) is within:  # type: ignore[attr-defined]
+                    if call.func.attr.value in LIST_GROWERS and ctx.enclosing_function(call) is within:  # type: ignore[attr-defined]
                         for arg in call.args:
                             walk(arg.value, depth + 1)
 

@@ -673,6 +673,9 @@ def argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpressio
     return positional[position].value if 0 <= position < len(positional) else None
 
 
+# the list methods that add to a list in place: a history grown this way keeps its earlier entries
+LIST_GROWERS = frozenset({"append", "extend", "insert"})
+
 TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
 
 

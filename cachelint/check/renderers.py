@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
-from cachelint.check.module import ModuleContext, called_name, descendants as descendants_of, names_in
+from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants as descendants_of, names_in
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
@@ -133,7 +133,7 @@ def _target_name(statement: cst.CSTNode, node: cst.CSTNode, ctx: ModuleContext) 
             if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
                 return _root_name(small.target)
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
-                    and small.value.func.attr.value in ("append", "extend", "insert"):
+                    and small.value.func.attr.value in LIST_GROWERS:
                 return _root_name(small.value.func.value)
     return None
 
@@ -160,7 +160,7 @@ def _returned_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
             elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
                 target, value = _root_name(small.target), small.value
             elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
-                    and small.value.func.attr.value in ("append", "extend", "insert"):
+                    and small.value.func.attr.value in LIST_GROWERS:
                 target, value = _root_name(small.value.func.value), small.value
             if target is not None and value is not None:
                 flows.setdefault(target, set()).update(names_in(value))

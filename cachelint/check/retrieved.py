@@ -27,6 +27,7 @@ import libcst as cst
 
 from cachelint.check.module import ModuleContext, called_name, descendants
 from cachelint.check.renderers import SYSTEM_NAME, system_message_text
+from cachelint.check.values import assigned_once
 
 # a name that holds text looked up for this turn
 RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:context|prompt|text|hits|results)|rag_?(?:context|text|results)"
@@ -382,11 +383,8 @@ def _fresh(ctx: ModuleContext, messages: cst.BaseExpression) -> bool:
 
 def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
     """The text, and what it holds when it is a name assigned once (`system = RULES + memories`)."""
-    if isinstance(text, cst.Name):
-        values = [v for _, v in ctx.assigned_values(text) if v is not None]
-        if len(values) == 1:
-            return text, values[0]
-    return (text,)
+    value = assigned_once(ctx, text)
+    return (text,) if value is text else (text, value)
 
 
 def _flow_value(node: cst.CSTNode) -> cst.BaseExpression | None:

@@ -34,12 +34,11 @@ import libcst as cst
 from cachelint.check import tree
 from cachelint.check.breakpoints import static_text
 from cachelint.check.callsites import CallSite, unpacked_values
-from cachelint.check.module import ModuleContext, descendants, names_in
+from cachelint.check.module import LIST_GROWERS, ModuleContext, descendants, names_in
 from cachelint.check.values import string_value
 
 MAX_DEPTH = 10
 MAX_CALLER_FILES = 8  # files with a caller that are parsed
-GROWING = ("append", "extend", "insert")
 # a module that puts breakpoints on its requests by code the analysis cannot follow (a helper that sets the key).
 # Looser than BREAKPOINT_WORDS below on purpose: the two answer opposite questions. Any mention here (a
 # `cache_control` parameter passed on, a flag) may mean a helper sets one, so a finding that rests on their absence
@@ -256,7 +255,7 @@ def history_growth(ctx: ModuleContext, site: CallSite) -> Growth | None:
                                               for _, value in ctx.assigned_values(messages)):
         return None  # a new conversation each time round: what is appended is gone by the next one
     for node in descendants(scope):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING \
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS \
                 and ctx.code(node.func.value) in roots:
             return Growth(node, ctx.code(node.func.value), how)
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and ctx.code(node.target) in roots:
@@ -493,7 +492,7 @@ def _own_conversation(ctx: ModuleContext, site: CallSite, exprs: list[cst.BaseEx
     if not attrs:
         return None
     for node in descendants(cls):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
             target = node.func.value
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
                     and target.attr.value in attrs and ctx.enclosing_function(node) is not None:
@@ -520,7 +519,7 @@ def _growing_class(ctx: ModuleContext, annotation: cst.BaseExpression) -> tuple[
         if cls is None:
             continue
         for node in descendants(cls):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in GROWING:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
                 target = node.func.value
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
                         and HISTORY_ATTRIBUTE.match(target.attr.value) and other.enclosing_function(node) is not None:
@@ -598,7 +597,7 @@ def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
                 following += [found for b, v in bindings for found in ([v] if v is not None else unpacked_values(ctx, b, into_functions=False))]
                 scope = ctx.scope_of(name)
                 for call in ctx.calls_on.get(name.value, []):  # `out.append(convert(m))` in `for m in messages:`
-                    if not (call.func.attr.value in GROWING and call.args and ctx.scope_of(call.func.value) is scope):  # type: ignore[attr-defined]
+                    if not (call.func.attr.value in LIST_GROWERS and call.args and ctx.scope_of(call.func.value) is scope):  # type: ignore[attr-defined]
                         continue
                     added = call.args[-1].value
                     if call.func.attr.value == "extend":  # type: ignore[attr-defined]
@@ -693,7 +692,7 @@ def _converts_each(ctx: ModuleContext, loop: cst.CSTNode, added: cst.BaseExpress
         element |= {t.target.value.value for n in body if isinstance(n, cst.Assign) and names_in(n.value) & element
                     for t in n.targets if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)}
         element |= {n.func.value.value for n in body if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
-                    and n.func.attr.value in GROWING and isinstance(n.func.value, cst.Name) and n.args
+                    and n.func.attr.value in LIST_GROWERS and isinstance(n.func.value, cst.Name) and n.args
                     and names_in(n.args[-1].value) & element}
     element.discard(target)
     made_inside = any(isinstance(n, cst.Assign) and any(ctx.code(t.target) == target for t in n.targets) for n in descendants(loop.body))

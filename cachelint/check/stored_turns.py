@@ -28,7 +28,7 @@ import libcst as cst
 
 from cachelint.check import tree
 from cachelint.check.depends import parameters_of
-from cachelint.check.module import TEST_PATH, ModuleContext, called_name
+from cachelint.check.module import LIST_GROWERS, TEST_PATH, ModuleContext, called_name
 from cachelint.check.renderers import returned
 from cachelint.check.values import string_value
 
@@ -202,7 +202,7 @@ def _added_to_parameter(ctx: ModuleContext, message: cst.CSTNode, function: cst.
     params = parameters_of(function)
     for small in statement.body:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
-                and small.value.func.attr.value in ("append", "extend", "insert"):
+                and small.value.func.attr.value in LIST_GROWERS:
             root = small.value.func.value
             while isinstance(root, cst.Subscript):
                 root = root.value

@@ -17,7 +17,7 @@ from functools import cached_property
 import libcst as cst
 
 from cachelint.check.callsites import CallSite, is_system_message
-from cachelint.check.module import ModuleContext, declared_outside, descendants
+from cachelint.check.module import LIST_GROWERS, ModuleContext, declared_outside, descendants
 
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
@@ -847,7 +847,7 @@ class ValueWalker:
     def _appended(self, name: cst.Name) -> bool:
         scope = self.ctx.scope_of(name)
         return any(
-            c.func.attr.value in ("append", "extend", "insert") and self.ctx.scope_of(c.func.value) is scope  # type: ignore[attr-defined]
+            c.func.attr.value in LIST_GROWERS and self.ctx.scope_of(c.func.value) is scope  # type: ignore[attr-defined]
             for c in self.ctx.calls_on.get(name.value, [])
         )
 
@@ -855,7 +855,7 @@ class ValueWalker:
         scope = self.ctx.scope_of(name)
         for call in self.ctx.calls_on.get(name.value, []):
             func = call.func
-            if self.ctx.scope_of(func.value) is not scope or func.attr.value not in ("append", "extend", "insert"):  # type: ignore[attr-defined]
+            if self.ctx.scope_of(func.value) is not scope or func.attr.value not in LIST_GROWERS:  # type: ignore[attr-defined]
                 continue
             appended = call.args[-1].value if call.args else None
             if landing.arg in ("messages", "input") and not (landing.item and landing.role in ("system", "developer")) \
