@@ -201,6 +201,8 @@ class CachelintServer(LanguageServer):
     def findings(self, uri: str, source: str) -> list[Finding]:
         path = path_of(uri)
         config = self.config_for(path)
+        if config.is_test(path):
+            return []  # as `cachelint check`: a test module's requests never run in the app (include-tests = true checks it)
         return lint_source(source, str(path), config.enabled_codes(path), options_for(config))
 
     def publish(self, uri: str) -> None:

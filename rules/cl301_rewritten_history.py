@@ -502,7 +502,7 @@ def _manual_trim(ctx, node) -> bool:
     """`def prune_history(self, keep_last): self.history = self.history[-keep_last:]`, a public method named for
     the cut, that no file of the tree outside the tests calls: an API the app's user calls once, by hand, not a
     window that slides on every turn. (A file linted alone has no tree: it is judged as before.)"""
-    from cachelint.check.module import TEST_PATH
+    from cachelint.check.config import TEST_PATH
     from cachelint.check.tree import first_file
 
     function = ctx.enclosing_function(node)

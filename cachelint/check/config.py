@@ -60,10 +60,15 @@ _KEYS: dict[str, str] = {
     "volatile-functions": "volatile_functions",
     "model": "model",
     "respect-gitignore": "respect_gitignore",
+    "include-tests": "include_tests",
     "confidence": "confidence",
     "store": "store",  # the proxy's store, for the editor's observed counts (cachelint lsp); the linter does not read it
 }
 CONFIDENCES = ("certain", "likely")  # most sure first
+# A module of a test suite: under a `tests/`, `test/` or `testing/` folder, `test_*.py`, `*_test.py`, `conftest.py`. Its
+# requests are fixtures that never run in the app, so nothing found there costs a cache; skipped unless
+# `include-tests` is set.
+TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
 _GLOB_KEYS = ("exclude", "extend-exclude")
 _QUALNAME_KEYS = ("call-patterns", "volatile-functions")
@@ -151,6 +156,7 @@ class Config:
     volatile_functions: list[str] = field(default_factory=list)
     model: str | None = None
     respect_gitignore: bool = True
+    include_tests: bool = False  # also check test modules (TEST_PATH), which are skipped by default
     confidence: str = "likely"  # the least sure findings reported: "certain" drops those only a call's shape suggests
     store: str | None = None  # `cachelint lsp`: the recorded traffic whose breaks it shows beside the findings
     root: Path = field(default_factory=Path.cwd)
@@ -206,16 +212,41 @@ class Config:
             return p.as_posix().lstrip("/")
 
     def is_excluded(self, path: Path, is_dir: bool = False) -> bool:
-        """Whether `path` matches `exclude` or `extend-exclude` (gitignore-style globs relative to the root)."""
+        """Whether `path` matches `exclude` or `extend-exclude` (gitignore-style globs relative to the root), or is
+        a test module or folder while `include-tests` is off."""
+        if not (self.exclude or self.extend_exclude or not self.include_tests):
+            return False
+        rel = self.relative(path)
+        if rel in ("", "."):
+            return False
+        if self.is_test(path, is_dir, rel):
+            return True
         if not (self.exclude or self.extend_exclude):
             return False
         patterns = (*self.exclude, *self.extend_exclude)
         if self._exclude_spec is None or self._exclude_spec[0] != patterns:
             self._exclude_spec = (patterns, _compile_globs(patterns))
-        rel = self.relative(path)
+        return bool(self._exclude_spec[1].match_file(rel + "/" if is_dir else rel))
+
+    def is_test(self, path: Path, is_dir: bool = False, rel: str | None = None) -> bool:
+        """Whether `path` is a test module or folder that `include-tests` off leaves out: judged by its path below
+        the root (`tests/...`, `test_*.py`), and outside the root by its own name only (the folders above the
+        project say nothing about it)."""
+        if self.include_tests:
+            return False
+        rel = self.relative(path) if rel is None else rel
         if rel in ("", "."):
             return False
-        return bool(self._exclude_spec[1].match_file(rel + "/" if is_dir else rel))
+        if not self._inside_root(path):
+            rel = os.path.basename(rel)
+        return TEST_PATH.search(rel + "/" if is_dir else rel) is not None
+
+    def _inside_root(self, path: Path) -> bool:
+        try:
+            Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root))
+        except ValueError:
+            return False
+        return True
 
     # -- command line --
 
@@ -231,6 +262,7 @@ class Config:
         volatile_functions: Iterable[str] | None = None,
         model: str | None = None,
         respect_gitignore: bool | None = None,
+        include_tests: bool | None = None,
     ) -> Config:
         """A new Config with command-line flags applied over this one (None: flag not given).
 
@@ -238,7 +270,7 @@ class Config:
         command line is a later layer, as in ruff: `--ignore CL1` drops CL101 even where the file selects
         CL101 explicitly, and `--extend-select CL101` re-enables a CL101 the file ignores. `per_file_ignores`
         adds patterns (codes for an existing pattern are appended); `exclude` replaces the configured exclude,
-        the other lists extend; `model` and `respect_gitignore` replace.
+        the other lists extend; `model`, `respect_gitignore` and `include_tests` replace.
         """
         new_select = list(self.select)
         new_extend = list(self.extend_select)
@@ -279,6 +311,7 @@ class Config:
             ),
             model=model if model is not None else self.model,
             respect_gitignore=self.respect_gitignore if respect_gitignore is None else bool(respect_gitignore),
+            include_tests=self.include_tests if include_tests is None else bool(include_tests),
         )
 
     # -- cache key --
@@ -293,6 +326,7 @@ class Config:
             "volatile_functions": sorted(set(self.volatile_functions)),
             "model": self.model,
             "respect_gitignore": self.respect_gitignore,
+            "include_tests": self.include_tests,
             "confidence": self.confidence,
             "catalog": list(ALL_CODES),
         }
@@ -396,10 +430,10 @@ def config_from_table(table: dict[str, Any], root: Path, source: Path | None, ta
             if not isinstance(value, str) or not value.strip():
                 raise CachelintError(f"{where} must be a non-empty string (a path to the proxy's store), got {value!r}")
             kwargs["store"] = value.strip()
-        elif key == "respect-gitignore":
+        elif key in ("respect-gitignore", "include-tests"):
             if not isinstance(value, bool):
                 raise CachelintError(f"{where} must be true or false, got {value!r}")
-            kwargs["respect_gitignore"] = value
+            kwargs[_KEYS[key]] = value
     return Config(root=root, source=source, **kwargs)
 
 

@@ -4,11 +4,13 @@ Directories are walked with os.scandir (symlinked directories are not followed) 
 `*.pyi` files. A walk skips version-control, virtualenv, build and cache directories (`DEFAULT_EXCLUDED_DIRS`,
 `*.egg-info`, and any directory holding a `pyvenv.cfg`), paths ignored by `.gitignore` files (the ones
 above the walked directory up to the repository root, `.git/info/exclude`, and nested ones) when
-`respect-gitignore` is on, and paths matching `exclude` / `extend-exclude`.
+`respect-gitignore` is on, paths matching `exclude` / `extend-exclude`, and test modules and folders unless
+`include-tests` is on.
 
 Paths named on the command line are taken as given, like ruff without --force-exclude: a file is linted
 whatever its name, even under a default-skipped or git-ignored directory, and a directory is walked even
-if a walk would skip it. Only `exclude` / `extend-exclude` (the user's explicit wish) removes them.
+if a walk would skip it. Only `exclude` / `extend-exclude` (the user's explicit wish) and the skipping of test
+modules (`include-tests` off) remove them.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ from libcst.metadata import (
 from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import ScopeVisitor
 
+from cachelint.check.config import TEST_PATH
+
 LOOPS = (cst.For, cst.While)
 _NAMED_BY_CODE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)  # nodes libcst names from their code alone
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -675,8 +677,6 @@ def argument_for(call: cst.Call, param: str, position: int) -> cst.BaseExpressio
 
 # the list methods that add to a list in place: a history grown this way keeps its earlier entries
 LIST_GROWERS = frozenset({"append", "extend", "insert"})
-
-TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
 
 
 def is_template(value: cst.BaseExpression) -> bool:

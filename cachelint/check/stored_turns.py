@@ -28,7 +28,8 @@ import libcst as cst
 
 from cachelint.check import tree
 from cachelint.check.depends import parameters_of
-from cachelint.check.module import LIST_GROWERS, TEST_PATH, ModuleContext, called_name
+from cachelint.check.config import TEST_PATH
+from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name
 from cachelint.check.renderers import returned
 from cachelint.check.values import string_value
 

@@ -24,12 +24,15 @@ import click
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A pyproject.toml or cachelint.toml to use.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to lint with [default: CPU count, at most 8].")
 @click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
+@click.option("--include-tests", is_flag=True, default=None,
+              help="Also check test modules (tests/, test_*.py, *_test.py, conftest.py), skipped by default.")
 def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, output_format, stdin_filename, exit_zero, no_cache, config_file, jobs,
-          statistics) -> None:
+          statistics, include_tests) -> None:
     """Find code that breaks LLM prompt caching (Python apps on the anthropic / openai / litellm SDKs).
 
     PATHS are files or directories (default: the current directory). Exit code 0 when clean, 1 when there
-    are findings, 2 on an error.
+    are findings, 2 on an error. Test modules are skipped unless --include-tests (or include-tests = true):
+    their requests never run in the app.
 
     \b
     Example:
@@ -46,7 +49,7 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
     fmt = output_format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     start = Path(stdin_filename).parent if stdin_filename else Path(paths[0]) if paths else Path.cwd()
     config = load_config(start if start.exists() else Path.cwd(), Path(config_file) if config_file else None)
-    config = config.with_overrides(select=select, ignore=ignore, extend_select=extend_select)
+    config = config.with_overrides(select=select, ignore=ignore, extend_select=extend_select, include_tests=include_tests or None)
     if stdin_filename:
         data = sys.stdin.buffer.read()
         codes = config.enabled_codes(Path(stdin_filename))
@@ -78,7 +81,11 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
                         processes=jobs, progress=progress)
     if run.files == 0:
         excluded = [t for t in targets if t.exists() and config.is_excluded(t, is_dir=t.is_dir())]
-        if excluded:  # as ruff with --force-exclude: pre-commit passes file names, and the configuration still holds
+        tests = [t for t in excluded if config.is_test(t, is_dir=t.is_dir())]
+        if tests:
+            click.echo(f"cachelint: warning: {', '.join(str(t) for t in tests)}: test modules are skipped (--include-tests, "
+                       "or include-tests = true, checks them): nothing checked", err=True)
+        elif excluded:  # as ruff with --force-exclude: pre-commit passes file names, and the configuration still holds
             source = f" ({config.source})" if config.source else ""
             click.echo(f"cachelint: warning: {', '.join(str(t) for t in excluded)} excluded by the configuration{source}: nothing checked", err=True)
         else:
