@@ -37,9 +37,15 @@ def git(*args: str) -> str:
 
 
 def first_analyzer(held: str) -> str | None:
-    """The commit before the set's labels were first committed: an analyzer that had never met the set."""
-    added = git("log", "--diff-filter=A", "--format=%H", "--", f"bench/realworld/{held}").split()
-    return git("rev-parse", f"{added[-1]}^") if added else None
+    """The commit before the set's first labels were committed: an analyzer that had never met the set. Each
+    labels file is followed through renames (holdout1 began as `holdout/` and was renamed after it was spent)."""
+    firsts = []
+    for labels in sorted((HERE / held).glob("labels_*.jsonl")):
+        added = git("log", "--follow", "--diff-filter=A", "--format=%H %ct", "--", str(labels.relative_to(ROOT))).splitlines()
+        if added:
+            commit, when = added[-1].split()
+            firsts.append((int(when), commit))
+    return git("rev-parse", f"{min(firsts)[1]}^") if firsts else None
 
 
 def install(venv: Path, tree: Path) -> None:
