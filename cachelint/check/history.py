@@ -377,26 +377,27 @@ def _last_name(expr: cst.BaseExpression) -> str | None:
 def _read_as_messages(ctx: ModuleContext, scope: cst.CSTNode, target: str) -> bool:
     """Elements of `target` read as messages in `scope`: `for m in target: m["role"]` / `target[0].content`."""
     elements = {target}
-    for node in descendants(scope):
-        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and ctx.code(node.iter).split("[")[0] == target:
+    for node in (*ctx.nodes_in(cst.For, scope), *ctx.nodes_in(cst.CompFor, scope)):
+        if isinstance(node.target, cst.Name) and ctx.code(node.iter).split("[")[0] == target:
             elements.add(node.target.value)
-        elif isinstance(node, cst.CompFor) and isinstance(node.target, cst.Name) and ctx.code(node.iter).split("[")[0] == target:
-            elements.add(node.target.value)
-    for node in descendants(scope):
-        if isinstance(node, cst.Subscript) and isinstance(node.slice[0].slice, cst.Index):
+    for node in ctx.nodes_in(cst.Subscript, scope):
+        if isinstance(node.slice[0].slice, cst.Index):
             key = node.slice[0].slice.value
             if isinstance(key, cst.SimpleString) and key.value.strip("'\"") in ("role", "content") and ctx.code(node.value).split("[")[0] in elements:
                 return True
-        elif isinstance(node, cst.Attribute) and node.attr.value in ("role", "content") and ctx.code(node.value).split("[")[0] in elements:
+    for node in ctx.nodes_in(cst.Attribute, scope):
+        if node.attr.value in ("role", "content") and ctx.code(node.value).split("[")[0] in elements:
             return True
-        elif isinstance(node, cst.Attribute) and node.attr.value == "messages" and ctx.code(node.value) in elements - {target}:
+        if node.attr.value == "messages" and ctx.code(node.value) in elements - {target}:
             return True  # for run in runs: run.messages: stored runs (turns), each holding its messages
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
+    for node in ctx.nodes_in(cst.Call, scope):
+        if not isinstance(node.func, cst.Attribute) or not node.args:
+            continue
+        if node.func.attr.value == "get":
             key = node.args[0].value
             if isinstance(key, cst.SimpleString) and key.value.strip("'\"") in ("role", "content", "message_type") and ctx.code(node.func.value) in elements:
                 return True
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
-                and node.args and ctx.code(node.func.value) == target and _role_message(node.args[0].value):
+        elif node.func.attr.value in ("append", "extend") and ctx.code(node.func.value) == target and _role_message(node.args[0].value):
             return True  # session.append({"role": "user", "content": text}): the list holds messages
     return False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,6 +52,7 @@ class ModuleContext:
         self._self_assigned: dict[int, dict[str, list[cst.CSTNode]]] = {}  # id(class) -> attr -> its assignments
         self._order: list[cst.CSTNode] = []  # every node in source order (libcst's visiting order)
         self._at: dict[int, int] = {}  # id(node) -> its place in _order
+        self._places: dict[type, list[int]] = {}  # kind -> the places of nodes(kind), for nodes_in
         self._index = self._build_index()
         _CONTEXTS.add(self)
 
@@ -277,6 +278,18 @@ class ModuleContext:
         """Every node of one kind, in source order (computed once per module)."""
         return self._index.get(kind, [])
 
+    def nodes_in(self, kind: type, root: cst.CSTNode) -> list:
+        """The nodes of one kind in `root`'s subtree (`root` included), in source order: a slice of `nodes(kind)`
+        found by their places, instead of a walk of the subtree testing every node."""
+        found = self.nodes(kind)
+        start = self._at.get(id(root))
+        if start is None or not found:
+            return [n for n in descendants(root) if isinstance(n, kind)] if start is None else []
+        places = self._places.get(kind)
+        if places is None:
+            places = self._places[kind] = [self._at[id(n)] for n in found]
+        return found[bisect_left(places, start) : bisect_right(places, self._end_of(root))]
+
     def _build_index(self) -> dict[type, list[cst.CSTNode]]:
         """One pass over the tree, without libcst's visitor (which rebuilds every node it passes): nodes by kind,
         each node's parent (cheaper than ParentNodeProvider), and every node's place in source order, from which
@@ -347,13 +360,16 @@ class ModuleContext:
         start = self._at.get(id(root))
         if start is None:
             return None
+        return self._order[start : self._end_of(root) + 1]
+
+    def _end_of(self, root: cst.CSTNode) -> int:
+        """The place of the last node of `root`'s subtree: its last leaf, found by following the last child down."""
         last = root
-        while True:  # the subtree ends at its last leaf: follow the last child down
+        while True:
             kids = children_of(last)
             if not kids:
-                break
+                return self._at[id(last)]
             last = kids[-1]
-        return self._order[start : self._at[id(last)] + 1]
 
 
 # the modules in memory: `descendants` of one of their nodes is a slice of their index, not a walk
