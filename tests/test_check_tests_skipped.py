@@ -75,3 +75,11 @@ def test_the_editor_shows_no_findings_in_a_test_module(tmp_path):
     server.configs[root] = Config(root=root)
     assert server.findings((root / "tests" / "test_app.py").as_uri(), FIXABLE) == []
     assert server.findings((root / "app.py").as_uri(), FIXABLE) != []
+
+
+def test_outside_the_root_only_a_module_s_own_name_makes_it_a_test(tmp_path):
+    config = Config(root=tmp_path / "proj")
+    assert not config.is_test(tmp_path / "tests" / "app.py")  # the folders above the project say nothing
+    assert config.is_test(tmp_path / "elsewhere" / "test_app.py")
+    assert config.is_test(tmp_path / "proj" / "tests" / "app.py") and config.is_test(tmp_path / "proj" / "tests", is_dir=True)
+    assert not Config(root=tmp_path / "proj", include_tests=True).is_excluded(tmp_path / "proj" / "tests" / "app.py")

@@ -201,6 +201,11 @@ class Config:
     def relative(self, path: Path) -> str:
         """`path` as a POSIX path relative to the project root; outside the root, the absolute path without its
         leading slash (so only unanchored patterns such as `*.py` or `tests/` can match it)."""
+        inside = self._below_root(path)
+        return inside if inside is not None else Path(os.path.abspath(path)).as_posix().lstrip("/")
+
+    def _below_root(self, path: Path) -> str | None:
+        """`path` as a POSIX path relative to the project root, None outside it."""
         p = Path(os.path.abspath(path))
         try:
             return p.relative_to(os.path.abspath(self.root)).as_posix()
@@ -209,17 +214,15 @@ class Config:
         try:  # symlinked checkouts: compare real paths
             return p.resolve().relative_to(self.root.resolve()).as_posix()
         except (ValueError, OSError):
-            return p.as_posix().lstrip("/")
+            return None
 
     def is_excluded(self, path: Path, is_dir: bool = False) -> bool:
         """Whether `path` matches `exclude` or `extend-exclude` (gitignore-style globs relative to the root), or is
         a test module or folder while `include-tests` is off."""
-        if not (self.exclude or self.extend_exclude or not self.include_tests):
-            return False
         rel = self.relative(path)
         if rel in ("", "."):
             return False
-        if self.is_test(path, is_dir, rel):
+        if self.is_test(path, is_dir):
             return True
         if not (self.exclude or self.extend_exclude):
             return False
@@ -228,25 +231,18 @@ class Config:
             self._exclude_spec = (patterns, _compile_globs(patterns))
         return bool(self._exclude_spec[1].match_file(rel + "/" if is_dir else rel))
 
-    def is_test(self, path: Path, is_dir: bool = False, rel: str | None = None) -> bool:
+    def is_test(self, path: Path, is_dir: bool = False) -> bool:
         """Whether `path` is a test module or folder that `include-tests` off leaves out: judged by its path below
         the root (`tests/...`, `test_*.py`), and outside the root by its own name only (the folders above the
         project say nothing about it)."""
         if self.include_tests:
             return False
-        rel = self.relative(path) if rel is None else rel
+        rel = self._below_root(path)
+        if rel is None:
+            rel = os.path.basename(os.path.abspath(path))
         if rel in ("", "."):
             return False
-        if not self._inside_root(path):
-            rel = os.path.basename(rel)
         return TEST_PATH.search(rel + "/" if is_dir else rel) is not None
-
-    def _inside_root(self, path: Path) -> bool:
-        try:
-            Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root))
-        except ValueError:
-            return False
-        return True
 
     # -- command line --
 
