@@ -201,7 +201,7 @@ class CachelintServer(LanguageServer):
     def findings(self, uri: str, source: str) -> list[Finding]:
         path = path_of(uri)
         config = self.config_for(path)
-        if config.is_test(path):
+        if config.is_test(path, base=self.root_for(path)):
             return []  # as `cachelint check`: a test module's requests never run in the app (include-tests = true checks it)
         return lint_source(source, str(path), config.enabled_codes(path), options_for(config))
 

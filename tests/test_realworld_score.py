@@ -142,11 +142,14 @@ def test_end_to_end_on_a_local_mirror(tmp_path, capsys):
     assert sum(c["tp"] for c in by_level.values()) == overall["tp"] == 1
     assert "precision by the finding's confidence" in text
     # --counts-only keeps a blind set blind: the tables, never which label was missed
+    blind = tmp_path / "blind.json"
     rc = score.main(["--mirror", str(mirror), "--repos", str(repos), "--labels", str(labels), "--no-peers",
-                     "--no-file-times", "--reuse", str(out), "--counts-only"])
+                     "--no-file-times", "--reuse", str(out), "--counts-only", "--json", str(blind)])
     text = capsys.readouterr().out
     assert rc == 0 and "R 0/1" in text and "R 1/1" in text
     assert "misses" not in text and "a secret miss" not in text and "false positives" not in text
+    assert "a secret miss" not in blind.read_text() and "clock in the system prompt" not in blind.read_text()
+    assert json.loads(blind.read_text())["tools"]["cachelint"]["overall"]["found"] == 1  # the counts stay
 
 
 def test_a_missing_mirror_folder_is_one_line_and_exit_2(tmp_path, capsys):

@@ -11,7 +11,8 @@ Usage: python bench/realworld/first_blind.py --mirror DIR [--sets holdout4 holdo
 For each set: `git worktree add` of the analyzer commit under --work, a non-editable install of it into one
 virtual environment there (reinstalled per set; dependencies come from the package index pip is configured
 with), then `score.py --set SET --cachelint "<venv python> -P -m cachelint"`. Sets in STILL_BLIND are scored
-with `--counts-only`, and only their counts are read back. Nothing is written into the project.
+with `--counts-only` (whose JSON holds no label), and only their counts are read back. Each analyzer's worktree is
+registered in the project's git while it is installed and removed right after; nothing else is written there.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def pooled(results: dict[str, dict]) -> dict:
             confidence[level].update(counts)
         if held in STILL_BLIND:
             continue
-        for kind, rows in (("tp", res["true_positives"]), ("fp", res["false_positives"])):
+        for kind, rows in (("tp", res.get("true_positives", [])), ("fp", res.get("false_positives", []))):
             for row in rows:
                 rules.setdefault(row["code"], Counter())[kind] += 1
     return {"total": dict(total), "families": {k: dict(v) for k, v in families.items()},

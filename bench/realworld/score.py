@@ -542,6 +542,8 @@ def report(records: list[dict], labels: list[Label], repos: list[dict], tools: l
         out["repos"].append({k: v for k, v in r.items() if k != "findings"} |
                             {"findings": {t: [asdict(f) for f in fs] for t, fs in r.get("findings", {}).items()}})
     for variant, res in results.items():
+        if counts_only:  # a blind set: the findings stay (per repository, above), which label each met does not
+            continue
         out["tools"][variant]["false_positives"] = [
             asdict(r["finding"]) | {"clean_traps": [asdict(t) for t in r["traps"]],
                                     "near": [asdict(n) for n in r["near"]]}

@@ -25,6 +25,7 @@ CL101 while `select = ["CL101"]` with `ignore = ["CL1"]` keeps it. Command-line 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import difflib
 import hashlib
 import json
@@ -144,6 +145,35 @@ class _FileIgnore:
     codes: frozenset[str]
 
 
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+@functools.lru_cache(maxsize=1024)
+def _project_of(folder: str) -> str | None:
+    if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _project_of(parent)
+
+
+def project_root_of(path: str | Path) -> str | None:
+    """The nearest folder above `path` that holds a project's marker (pyproject.toml, setup.py, setup.cfg, .git)."""
+    return _project_of(os.path.dirname(os.path.abspath(path)))
+
+
+def _below(path: Path, root: Path) -> str | None:
+    """`path` as a POSIX path relative to `root`, None outside it."""
+    p = Path(os.path.abspath(path))
+    try:
+        return p.relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        pass
+    try:  # symlinked checkouts: compare real paths
+        return p.resolve().relative_to(Path(root).resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
 @dataclass
 class Config:
     select: list[str] = field(default_factory=lambda: list(ALL_CODES))
@@ -201,29 +231,17 @@ class Config:
     def relative(self, path: Path) -> str:
         """`path` as a POSIX path relative to the project root; outside the root, the absolute path without its
         leading slash (so only unanchored patterns such as `*.py` or `tests/` can match it)."""
-        inside = self._below_root(path)
+        inside = _below(path, self.root)
         return inside if inside is not None else Path(os.path.abspath(path)).as_posix().lstrip("/")
-
-    def _below_root(self, path: Path) -> str | None:
-        """`path` as a POSIX path relative to the project root, None outside it."""
-        p = Path(os.path.abspath(path))
-        try:
-            return p.relative_to(os.path.abspath(self.root)).as_posix()
-        except ValueError:
-            pass
-        try:  # symlinked checkouts: compare real paths
-            return p.resolve().relative_to(self.root.resolve()).as_posix()
-        except (ValueError, OSError):
-            return None
 
     def is_excluded(self, path: Path, is_dir: bool = False) -> bool:
         """Whether `path` matches `exclude` or `extend-exclude` (gitignore-style globs relative to the root), or is
         a test module or folder while `include-tests` is off."""
+        if self.is_test(path, is_dir):
+            return True
         rel = self.relative(path)
         if rel in ("", "."):
             return False
-        if self.is_test(path, is_dir):
-            return True
         if not (self.exclude or self.extend_exclude):
             return False
         patterns = (*self.exclude, *self.extend_exclude)
@@ -231,13 +249,16 @@ class Config:
             self._exclude_spec = (patterns, _compile_globs(patterns))
         return bool(self._exclude_spec[1].match_file(rel + "/" if is_dir else rel))
 
-    def is_test(self, path: Path, is_dir: bool = False) -> bool:
-        """Whether `path` is a test module or folder that `include-tests` off leaves out: judged by its path below
-        the root (`tests/...`, `test_*.py`), and outside the root by its own name only (the folders above the
-        project say nothing about it)."""
+    def is_test(self, path: Path, is_dir: bool = False, base: Path | None = None) -> bool:
+        """Whether `path` is a test module or folder that `include-tests` off leaves out, judged by its path below
+        the project: the folder of the configuration file; without one, `base` (the editor's workspace), the nearest
+        folder with a project's marker, or the current directory, not the first path named (`cachelint check
+        app/x.py tests/y.py` judges both alike).
+        Outside it, by its own name only: the folders above a project say nothing about it."""
         if self.include_tests:
             return False
-        rel = self._below_root(path)
+        root = self.root if self.source is not None else Path(base or project_root_of(path) or os.getcwd())
+        rel = _below(path, root)
         if rel is None:
             rel = os.path.basename(os.path.abspath(path))
         if rel in ("", "."):

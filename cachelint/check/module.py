@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import weakref
 from bisect import bisect_left, bisect_right
@@ -22,7 +23,7 @@ from libcst.metadata import (
 from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import ScopeVisitor
 
-from cachelint.check.config import TEST_PATH
+from cachelint.check.config import TEST_PATH, project_root_of
 
 LOOPS = (cst.For, cst.While)
 _NAMED_BY_CODE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)  # nodes libcst names from their code alone
@@ -279,12 +280,13 @@ class ModuleContext:
         return self._index.get(kind, [])
 
     def nodes_in(self, kind: type, root: cst.CSTNode) -> list:
-        """The nodes of one kind in `root`'s subtree (`root` included), in source order: a slice of `nodes(kind)`
-        found by their places, instead of a walk of the subtree testing every node."""
+        """The nodes of one concrete kind (`cst.Call`, not a base class: the index is by exact type) in `root`'s
+        subtree (`root` included), in source order: a slice of `nodes(kind)` found by their places, instead of a
+        walk of the subtree testing every node."""
         found = self.nodes(kind)
         start = self._at.get(id(root))
         if start is None or not found:
-            return [n for n in descendants(root) if isinstance(n, kind)] if start is None else []
+            return [n for n in descendants(root) if type(n) is kind] if start is None else []
         places = self._places.get(kind)
         if places is None:
             places = self._places[kind] = [self._at[id(n)] for n in found]
@@ -319,8 +321,12 @@ class ModuleContext:
     @cached_property
     def is_test(self) -> bool:
         """A module of a test suite (under a `tests/` or `test/` folder, `test_*.py`, `*_test.py`, `conftest.py`):
-        what it builds are fixtures for a test, not requests an app sends."""
-        return bool(TEST_PATH.search(self.filename.replace("\\", "/")))
+        what it builds are fixtures for a test, not requests an app sends. Judged by its path below its project (the
+        nearest folder with a pyproject.toml, setup.py, setup.cfg or .git; else the current directory): the folders
+        above a project say nothing about it."""
+        path = os.path.abspath(self.filename)
+        root = project_root_of(path) or os.getcwd()
+        return bool(TEST_PATH.search(os.path.relpath(path, root).replace(os.sep, "/")))
 
     @cached_property
     def template_names(self) -> frozenset[str]:

@@ -63,7 +63,7 @@ def files(root: str) -> list[str]:
     from cachelint.check.files import discover
 
     try:
-        found = discover([Path(root)], Config(root=Path(root)))
+        found = discover([Path(root)], Config(root=Path(root), include_tests=True))
     except CachelintError:
         found = []
     return remember(_FILES, root, [os.path.abspath(p) for p in found[:MAX_TREE_FILES]])

@@ -25,7 +25,7 @@ import click
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to lint with [default: CPU count, at most 8].")
 @click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
 @click.option("--include-tests", is_flag=True, default=None,
-              help="Also check test modules (tests/, test_*.py, *_test.py, conftest.py), skipped by default.")
+              help="Also check test modules (tests/, test/, testing/, test_*.py, *_test.py, conftest.py), skipped by default.")
 def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, output_format, stdin_filename, exit_zero, no_cache, config_file, jobs,
           statistics, include_tests) -> None:
     """Find code that breaks LLM prompt caching (Python apps on the anthropic / openai / litellm SDKs).
@@ -82,13 +82,14 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
     if run.files == 0:
         excluded = [t for t in targets if t.exists() and config.is_excluded(t, is_dir=t.is_dir())]
         tests = [t for t in excluded if config.is_test(t, is_dir=t.is_dir())]
+        others = [t for t in excluded if t not in tests]
+        if others:  # as ruff with --force-exclude: pre-commit passes file names, and the configuration still holds
+            source = f" ({config.source})" if config.source else ""
+            click.echo(f"cachelint: warning: {', '.join(str(t) for t in others)} excluded by the configuration{source}: nothing checked", err=True)
         if tests:
             click.echo(f"cachelint: warning: {', '.join(str(t) for t in tests)}: test modules are skipped (--include-tests, "
                        "or include-tests = true, checks them): nothing checked", err=True)
-        elif excluded:  # as ruff with --force-exclude: pre-commit passes file names, and the configuration still holds
-            source = f" ({config.source})" if config.source else ""
-            click.echo(f"cachelint: warning: {', '.join(str(t) for t in excluded)} excluded by the configuration{source}: nothing checked", err=True)
-        else:
+        if not excluded:
             click.echo(f"cachelint: warning: no Python files found in {', '.join(str(t) for t in targets)}", err=True)
     for line in run.warnings:
         click.echo(f"cachelint: warning: {line}", err=True)

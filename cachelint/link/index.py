@@ -108,7 +108,7 @@ def python_files(root: Path) -> list[Path]:
     from cachelint.check.config import Config
     from cachelint.check.files import discover
 
-    return [Path(p) for p in discover([root], Config(root=root))][:MAX_FILES]
+    return [Path(p) for p in discover([root], Config(root=root, include_tests=True))][:MAX_FILES]
 
 
 def build_index(root: Path, python: list[Path] | None = None, texts: list[Path] | None = None) -> TreeIndex:
