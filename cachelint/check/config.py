@@ -161,6 +161,17 @@ def project_root_of(path: str | Path) -> str | None:
     return _project_of(os.path.dirname(os.path.abspath(path)))
 
 
+def test_path_below(path: str | Path, root: str | Path, is_dir: bool = False) -> bool:
+    """Whether `path` is a test module or folder by its path below `root` (by its own name only outside it: the
+    folders above a project say nothing about it)."""
+    rel = _below(Path(path), Path(root))
+    if rel is None:
+        rel = os.path.basename(os.path.abspath(path))
+    if rel in ("", "."):
+        return False
+    return TEST_PATH.search(rel + "/" if is_dir else rel) is not None
+
+
 def _below(path: Path, root: Path) -> str | None:
     """`path` as a POSIX path relative to `root`, None outside it."""
     p = Path(os.path.abspath(path))
@@ -258,12 +269,7 @@ class Config:
         if self.include_tests:
             return False
         root = self.root if self.source is not None else Path(base or project_root_of(path) or os.getcwd())
-        rel = _below(path, root)
-        if rel is None:
-            rel = os.path.basename(os.path.abspath(path))
-        if rel in ("", "."):
-            return False
-        return TEST_PATH.search(rel + "/" if is_dir else rel) is not None
+        return test_path_below(path, root, is_dir)
 
     # -- command line --
 

@@ -23,7 +23,7 @@ from libcst.metadata import (
 from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import ScopeVisitor
 
-from cachelint.check.config import TEST_PATH, project_root_of
+from cachelint.check.config import project_root_of, test_path_below
 
 LOOPS = (cst.For, cst.While)
 _NAMED_BY_CODE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)  # nodes libcst names from their code alone
@@ -324,9 +324,7 @@ class ModuleContext:
         what it builds are fixtures for a test, not requests an app sends. Judged by its path below its project (the
         nearest folder with a pyproject.toml, setup.py, setup.cfg or .git; else the current directory): the folders
         above a project say nothing about it."""
-        path = os.path.abspath(self.filename)
-        root = project_root_of(path) or os.getcwd()
-        return bool(TEST_PATH.search(os.path.relpath(path, root).replace(os.sep, "/")))
+        return test_path_below(self.filename, project_root_of(self.filename) or os.getcwd())
 
     @cached_property
     def template_names(self) -> frozenset[str]:
