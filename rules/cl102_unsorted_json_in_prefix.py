@@ -27,7 +27,8 @@ its own order, so from the next turn on the stored call renders differently from
 Without such a store the same code builds the same key order every time, and nothing is reported. For a
 similar reason `json.dumps` in a message list that is a
 prompt by its shape only (no request in sight) is not reported: there it is as often an output schema or a
-config loaded the same way every time.
+config loaded the same way every time. A JSON schema generated from a class (`Answer.model_json_schema()`,
+`TypeAdapter(...).json_schema()`) has its keys in the generator's fixed order and is not reported either.
 """
     why = """
 A dict's key order is its insertion order, which depends on the code path that filled it (a database row,
@@ -51,6 +52,16 @@ def ask(profile: dict, question: str):
     fix_safety = "safe: adds `sort_keys=True` to `json.dumps` (the JSON means the same)."
 
     VALID = [
+        # a JSON schema generated from a class: the generator writes its keys in one order
+        """
+import json
+from anthropic import Anthropic
+client = Anthropic()
+def extract(image, response_schema):
+    schema = response_schema.model_json_schema()
+    system = f"Answer in JSON matching this schema:\\n{json.dumps(schema, indent=2)}"
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system, messages=[{"role": "user", "content": image}])
+""",
         """
 import json
 from openai import OpenAI

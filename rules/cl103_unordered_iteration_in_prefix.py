@@ -44,6 +44,18 @@ def ask(q):
     fix_safety = "safe for sets of strings and directory listings: wraps the source in `sorted()`; none for other sources."
 
     VALID = [
+        # a dataset builder counting the rows it yields: `idx += 1` collects no file's text
+        """
+import json
+from pathlib import Path
+def _generate_examples(folder):
+    idx = -1
+    for path in Path(folder).glob("*.json"):
+        with path.open() as f:
+            data = json.load(f)
+        idx += 1
+        yield idx, {"conversations": data}
+""",
         """
 import os, anthropic
 client = anthropic.Anthropic()

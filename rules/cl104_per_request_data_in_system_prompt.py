@@ -71,6 +71,14 @@ def answer(user_name: str, question: str):
     fix_safety = "unsafe (with --unsafe-fixes, for an f-string: moves the per-request part behind the static text; the order of instructions can change the model's behaviour)."
 
     VALID = [
+        # a number about the dialogue (how many exchanges to write), not the dialogue itself
+        """
+def narrative_prompt(world_state, minutes, llm):
+    min_dialogue = max(3, minutes // 5)
+    prompt = f'''World state now: {world_state}
+Include at least {min_dialogue} separate dialogue exchanges.'''
+    return llm.complete(prompt)
+""",
         # a cached block whose static text is shorter than the model's minimum: moving the value gains nothing
         """
 from anthropic import Anthropic

@@ -39,8 +39,12 @@ than the latest few replaced by a stub while the history is walked back
 messages moved into the system parameter, a leading orphan tool result dropped after a cut, format conversions
 applied to every message alike (a constant written into, or a key deleted from, every message of the whole
 list: `for m in messages: m["role"] = "user"`), a "history" of the code's own records (`history.append(call_hash)`),
-a public trim method (`prune_history(keep_last)`) that no file of the tree outside the tests calls, and compaction
-functions (`compact_*`, `summarize_*`: one large step) are not reported.
+a public trim method (`prune_history(keep_last)`) that no file of the tree outside the tests calls, a cut in a
+module-level function that no file of the tree outside the tests mentions, a head taken to be kept (`main =
+chunks.pop(0)`, then put in another list), a store of many conversations by key (`_conversation_cache`,
+`sessions`) evicting its oldest entries, a window rendered into a prompt text after this turn's question
+(`f"QUESTION: {q} History: {history[-5:]}"`) or after a value made anew for each call (a nonce; CL104 says what
+that costs), and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
 
 A module-level history that a function cuts (`global history` ... `history = history[-20:]`) is the module's
 conversation, kept from one call to the next, whether it is sent as messages or rendered into one prompt text. A
@@ -101,6 +105,71 @@ while True:
     fix_safety = "none."
 
     VALID = [
+        # the latest turns made into a retrieval query: a look-up, not the history sent
+        """
+def build_messages(memory, kwargs):
+    previous_messages = kwargs["messages"]
+    relevant_docs = memory.get_relevant_documents(str(previous_messages[-10:]))
+    return [d.page_content for d in relevant_docs]
+""",
+        # a capped log of the code's own records (a tuple bound to a name first), not a conversation
+        """
+import time
+class Limiter:
+    HISTORY_LIMIT = 50
+    def __init__(self):
+        self._history = []
+    def set_limit(self, old, new, reason):
+        entry = (time.time(), old, new, reason)
+        self._history.append(entry)
+        if len(self._history) > self.HISTORY_LIMIT:
+            self._history.pop(0)
+""",
+        # the window is rendered after this turn's question: the prompt differs from there on anyway
+        """
+class RepoChat:
+    def __init__(self, memory_length=5):
+        self.history = []
+        self.memory_length = memory_length
+    def model_input(self, message):
+        return f'''QUESTION: {message}
+        Chat History: {self.history[-self.memory_length:] if len(self.history) > self.memory_length else self.history}'''
+""",
+        # a transcript renderer whose text goes after a fresh nonce in a one-shot grading prompt
+        """
+import secrets
+def transcript_text(messages):
+    tail = messages[-20:]
+    selected = [messages[0]] if messages and messages[0] not in tail else []
+    selected.extend(tail)
+    return "\\n\\n".join(f"[{m.role}] {m.content}" for m in selected)
+def grader_payload(state, iteration):
+    transcript = transcript_text(state["messages"])
+    nonce = secrets.token_hex(8)
+    safe = transcript.replace("</transcript>", "")
+    return (f"Grader iteration {iteration}, tags <t-{nonce}>.\\n"
+            f"<t-{nonce}>\\n{safe}\\n</t-{nonce}>")
+""",
+        # the first chunk of each group taken to be kept, the others merged into it: nothing is dropped
+        """
+def merge_chunks(groups, output):
+    for messages in groups.values():
+        main = messages.pop(0)
+        for other in messages:
+            main.merge(other)
+        output.append(main)
+""",
+        # a store of many conversations by key, its oldest entries evicted: no conversation is cut
+        """
+import time
+_conversation_cache = {}
+def cache_put(key, conversation):
+    if len(_conversation_cache) >= 100:
+        oldest = sorted(_conversation_cache.items(), key=lambda kv: kv[1]["time"])
+        for k, _ in oldest[:1]:
+            _conversation_cache.pop(k, None)
+    _conversation_cache[key] = {"conversation": conversation, "time": time.time()}
+""",
         """
 from langchain.memory import ConversationTokenBufferMemory
 def make_memory(llm):
@@ -240,6 +309,16 @@ def run(model, task):
 """,
     ]
     INVALID = [
+        # the same window rendered ahead of the question: the rendered history is the prefix, and the cut moves it
+        Invalid('''
+class RepoChat:
+    def __init__(self, memory_length=5):
+        self.history = []
+        self.memory_length = memory_length
+    def model_input(self, message):
+        return f"""Chat History: {self.history[-self.memory_length:] if len(self.history) > self.memory_length else self.history}
+        QUESTION: {message}"""
+''', line=7, message="keeps only the latest messages"),
         # the newest messages that fit a budget, gathered from the end: a window once the chat is over it
         Invalid("""
 def fit_history(history, count_tokens, max_tokens=3000):
@@ -453,6 +532,7 @@ def turn(history):
         )
 
         from cachelint.check.framework_memory import window_memories
+        from cachelint.check.text_history import behind_this_turns_value
 
         for found in window_memories(analysis.ctx):
             yield Report(found.node, f"`{found.cls}` {found.how} of the conversation: once it is longer, every turn drops the oldest "
@@ -471,8 +551,10 @@ def turn(history):
             yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
                          "prefix is read from cache for many turns", confidence="likely")
         for found in rewrites(analysis.ctx):
-            if _manual_trim(analysis.ctx, found.node):
+            if _manual_trim(analysis.ctx, found.node) or _never_called(analysis.ctx, found.node):
                 continue
+            if isinstance(found.node, cst.Subscript) and behind_this_turns_value(analysis.ctx, found.node):
+                continue  # the window is rendered after this turn's question: nothing after it was ever a cached prefix
             yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
                          "next request, so every request after a cut prefills the whole history again: keep history append-only, or "
                          "compact rarely and in one large step", confidence="likely")
@@ -515,6 +597,26 @@ def _manual_trim(ctx, node) -> bool:
     return first_file(ctx.filename, f"calls of {name}",
                       lambda path, text: TEST_PATH.search(path.replace(os.sep, "/")) is None and call.search(text) is not None) is None \
         and os.path.isfile(ctx.filename)
+
+
+def _never_called(ctx, node) -> bool:
+    """The cut is in a module-level function that no file of the tree mentions outside its definition and the tests
+    (`format_prompt_max_length`, kept for an old provider): nothing runs it. A method, a decorated function (a route,
+    a tool), `main` and a cut inside a loop of the function (an agent loop, the app's entry) are left alone. (A file linted alone has no tree: it is judged as before.)"""
+    from cachelint.check.config import TEST_PATH
+    from cachelint.check.tree import first_file
+
+    function = ctx.enclosing_function(node)
+    if function is None or ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) is not None or not os.path.isfile(ctx.filename):
+        return False
+    name = function.name.value
+    loop = ctx.enclosing(node, (cst.For, cst.While))
+    if function.decorators or name == "main" or (loop is not None and ctx.contains(function, loop)):
+        return False  # a route or tool registered by its decorator, an entry point, a function whose own loop drives the
+        # conversation: called from outside the tree (a helper that only cuts what it is handed is not)
+    mention = re.compile(rf"(?<!def )\b{re.escape(name)}\b")
+    return first_file(ctx.filename, f"mentions of {name}",
+                      lambda path, text: TEST_PATH.search(path.replace(os.sep, "/")) is None and mention.search(text) is not None) is None
 
 
 def _conversation_regions(ctx, site, history):

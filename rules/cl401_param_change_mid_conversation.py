@@ -29,6 +29,9 @@ history (when the tools stay the same: otherwise CL202 says it). Also a side req
 reflection, a retry decision, a recovery turn) sent to the same client with the same store's messages but with
 another output format or without the turns' tools (`client.create(messages, tool_choice="none")`, `json_output=`,
 `response_format=`), confidence `likely`; a provider adapter that sends one or the other as its caller asks is not.
+A value bound inside the loop the same way on every turn is not reported: computed from inputs the loop never
+changes, on every pass or under conditions that are themselves loop-invariant (`name = config.model`, then
+`if name is None: name = f"hosted/{model.name}"`).
 """
     why = """
 Caches are per model, and these parameters are part of the cache key (Anthropic renders `tool_choice` and
@@ -56,8 +59,32 @@ model = "claude-sonnet-4-5"
 for turn in range(3):
     client.messages.create(model=model, max_tokens=10, messages=messages)
 """,
+        # a default filled in inside the loop from settings the loop never changes: the same model every turn
+        """
+from litellm import acompletion
+async def rollout(model, traj, tools):
+    while True:
+        name = model.config.litellm_model_name
+        if name is None:
+            name = f"hosted_vllm/{model.name}"
+        response = await acompletion(model=name, messages=traj.messages(), tools=tools)
+        traj.messages().append(response.choices[0].message)
+""",
     ]
     INVALID = [
+        # the same shape, but the condition counts turns: the later turns go to another model
+        Invalid("""
+from litellm import acompletion
+async def rollout(model, traj, tools):
+    turn = 0
+    while True:
+        turn += 1
+        name = model.config.litellm_model_name
+        if turn > 3:
+            name = "gpt-4o-mini"
+        response = await acompletion(model=name, messages=traj.messages(), tools=tools)
+        traj.messages().append(response.choices[0].message)
+""", line=9, message="assigned inside the conversation loop"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
@@ -154,7 +181,7 @@ class Agent:
             for binding, value in bindings:
                 if value is None or (isinstance(value, (cst.SimpleString, cst.Integer)) and len(bindings) == 1):
                     continue
-                if ctx.contains(loop, binding) and not (_unconditional(ctx, binding, loop) and _loop_invariant(ctx, value, loop)):
+                if ctx.contains(loop, binding) and not _same_every_turn(ctx, binding, value, loop):
                     return ctx.statement_of(binding), "is assigned inside the conversation loop"
                 if ctx.contains(loop, binding) and _reset_after_first_turn(ctx, bindings, value, loop):
                     return ctx.statement_of(binding), ("is set to one value before the conversation loop and to another inside it "
@@ -170,11 +197,28 @@ class Agent:
 MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse"}
 
 
-def _loop_invariant(ctx, value, loop) -> bool:
+def _same_every_turn(ctx, binding, value, loop, depth: int = 0) -> bool:
+    """A binding inside the loop that gives the name the same value on every turn: a loop-invariant value, bound on
+    every pass or under conditions that are themselves loop-invariant (`name = config.model` then `if name is None:
+    name = f"hosted/{model.name}"`: a default filled in the same way each turn)."""
+    if depth > 2 or isinstance(ctx.parent(binding), cst.AugAssign):
+        return False  # `turn += 1` is another value each turn
+    for ancestor in ctx.ancestors(binding):
+        if ancestor is loop:
+            break
+        if isinstance(ancestor, cst.If):
+            if not _loop_invariant(ctx, ancestor.test, loop, depth + 1):
+                return False
+        elif isinstance(ancestor, (cst.Try, cst.ExceptHandler, cst.For, cst.While, cst.Match, cst.With)):
+            return False
+    return _loop_invariant(ctx, value, loop, depth + 1)
+
+
+def _loop_invariant(ctx, value, loop, depth: int = 0) -> bool:
     """A value computed inside the loop from inputs the loop never changes: the same on every turn.
 
-    Every name it reads is bound outside the loop and not mutated inside it, and it calls no volatile
-    function (a clock, a random choice)."""
+    Every name it reads is bound outside the loop, or inside it only the same way on every turn, and not
+    mutated inside it, and it calls no volatile function (a clock, a random choice)."""
     from cachelint.check.values import VOLATILE_CALLS
 
     volatile = set(VOLATILE_CALLS)
@@ -185,8 +229,8 @@ def _loop_invariant(ctx, value, loop) -> bool:
             return False
         if not isinstance(node, cst.Name) or _not_a_read(ctx, node):
             continue
-        bindings = list(ctx.assigned_values(node))
-        if any(ctx.contains(loop, binding) for binding, _ in bindings):
+        if any(not (bound is not None and _same_every_turn(ctx, binding, bound, loop, depth))
+               for binding, bound in _reaching_in_loop(ctx, node, loop)):
             return False
         for call in ctx.calls_on.get(node.value, []):
             if call.func.attr.value in MUTATORS and ctx.contains(loop, call) and ctx.scope_of(call.func.value) is ctx.scope_of(node):
@@ -195,6 +239,19 @@ def _loop_invariant(ctx, value, loop) -> bool:
             if ctx.contains(loop, assign):
                 return False
     return True
+
+
+def _reaching_in_loop(ctx, name, loop) -> list:
+    """The bindings inside `loop` that can give `name` its value where it is read: all of them, or, after a binding
+    made on every pass (`x = settings.model` at the top of the body), only that one and those between it and the read."""
+    inside = [(b, v) for b, v in ctx.assigned_values(name) if ctx.contains(loop, b)]
+    row = ctx.span(name).row
+    before = [(b, v) for b, v in inside if ctx.span(b).row < row]
+    killers = [(b, v) for b, v in before if _unconditional(ctx, b, loop) and not isinstance(ctx.parent(b), cst.AugAssign)]
+    if not killers:
+        return inside
+    start = max(ctx.span(b).row for b, _ in killers)
+    return [(b, v) for b, v in before if ctx.span(b).row >= start]
 
 
 def _attributes_set_in(ctx, value, loop) -> bool:

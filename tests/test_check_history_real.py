@@ -862,3 +862,39 @@ def test_a_trim_method_only_the_tests_call_is_not_a_window(tmp_path):
 def test_a_trim_method_the_app_calls_every_turn_is_a_window(tmp_path):
     found = trim_findings(tmp_path, called_per_turn=True)
     assert [f.row for f in found] == [9] and "keeps only the latest messages" in found[0].message
+
+
+# --- a module-level function nothing in the tree calls ---------------------------------------------------------
+
+HELPER = """
+    def format_prompt(messages):
+        return "\\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+    def format_prompt_max_length(messages, max_length):
+        prompt = format_prompt(messages)
+        if len(prompt) > max_length and len(messages) > 6:
+            prompt = format_prompt(messages[:3] + messages[-3:])
+        return prompt
+"""
+
+
+def helper_findings(tmp_path, *, caller: str | None):
+    helper = tmp_path / "helper.py"
+    helper.write_text(textwrap.dedent(HELPER).lstrip())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_helper.py").write_text(
+        "from helper import format_prompt_max_length\n\ndef test_cut():\n    assert format_prompt_max_length([], 10) == ''\n")
+    if caller is not None:
+        (tmp_path / "provider.py").write_text(caller)
+    return [f for f in lint_source(helper.read_text(), str(helper)) if f.code == "CL301"]
+
+
+def test_a_cut_in_a_function_nothing_but_the_tests_call_is_not_reported(tmp_path):
+    assert helper_findings(tmp_path, caller=None) == []
+
+
+def test_a_cut_in_a_function_another_module_calls_is_reported(tmp_path):
+    caller = "from helper import format_prompt_max_length\n\ndef ask(llm, messages):\n    return llm(format_prompt_max_length(messages, 4000))\n"
+    found = helper_findings(tmp_path, caller=caller)
+    assert [f.row for f in found] == [8]

@@ -415,9 +415,16 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
         return False
     if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes")):
         return False  # bookkeeping beside the history (token counts per message), not the messages
+    if STORE_OF_MANY.search(name):
+        return False  # `_conversation_cache`, `sessions`: many conversations by key; evicting one cuts none of them
     if HISTORY_NAME.search(name):
         return not _holds_records(ctx, target)
     return _read_as_messages(ctx, scope, ctx.code(target))
+
+
+# a store that holds many conversations (or anything else) by key, not one conversation's messages
+STORE_OF_MANY = re.compile(r"(?:^|_)(?:cache|caches|store|stores|registry|lookup|pool|by_\w+)$|^_?(?:conversations|sessions|histories|chats)$",
+                           re.IGNORECASE)
 
 
 ROLE_WORDS = frozenset({"user", "assistant", "system", "developer", "human", "ai", "tool", "function"})
@@ -430,9 +437,20 @@ def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
     code = ctx.code(target)
     appended = [c.args[0].value for c in ctx.calls_by_name.get("append", [])
                 if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
-    return bool(appended) and all((isinstance(v, cst.Tuple) and v.elements and string_value(v.elements[0].value) not in ROLE_WORDS)
-                                  or (_last_name(v) is not None and BOOKKEEPING_VALUE.search(_last_name(v) or "") is not None)
-                                  for v in appended)
+    return bool(appended) and all(_a_record(ctx, v) for v in appended)
+
+
+def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
+    """A tuple that is not a (role, text) message, or a value named for a record; a name bound only to such tuples
+    (`entry: LimitChangeRecord = (time.time(), name, old, new)`) too."""
+    if isinstance(value, cst.Tuple):
+        return bool(value.elements) and string_value(value.elements[0].value) not in ROLE_WORDS
+    if _last_name(value) is not None and BOOKKEEPING_VALUE.search(_last_name(value) or "") is not None:
+        return True
+    if isinstance(value, cst.Name):
+        bound = [v for _, v in ctx.assigned_values(value)]
+        return bool(bound) and all(isinstance(v, cst.Tuple) and _a_record(ctx, v) for v in bound)
+    return False
 
 
 # what a list of the code's own records holds: `history.append(call_hash)`, `self._history.append(handle)`
@@ -737,7 +755,10 @@ def _older_than_window_replaced(ctx: ModuleContext, function: cst.FunctionDef, l
 
 def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
     """`parts.append(messages.pop(0).content)` under `while messages[0].role == "system"`: leading system messages
-    moved into the system parameter (a format conversion, done alike on every request), not dropped."""
+    moved into the system parameter (a format conversion, done alike on every request), not dropped. Also the head
+    taken to be kept (`main = chunks.pop(0)`, then `main.merge(other)` and `out.append(main)`): moved, not cut."""
+    if _kept_after_pop(ctx, pop):
+        return True
     for ancestor in ctx.ancestors(pop):
         if isinstance(ancestor, cst.Call) and isinstance(ancestor.func, cst.Attribute) and ancestor.func.attr.value in ("append", "extend", "add", "insert"):
             return True
@@ -746,6 +767,31 @@ def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
         if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
             break
     return under_system_role_test(ctx, pop)
+
+
+def _kept_after_pop(ctx: ModuleContext, pop: cst.Call) -> bool:
+    """`head = items.pop(0)` and then `head` put into another container (`out.append(head)`, `[head, *rest]`) or
+    returned: the head is taken to be used, not dropped. (A head bound only to be measured, `removed =
+    history.pop(0); total -= tokens(removed)`, is still a cut.)"""
+    statement = ctx.parent(pop)
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
+        return False
+    name = statement.targets[0].target.value
+    function = ctx.enclosing_function(pop)
+    if function is None:
+        return False
+    row = ctx.span(statement).row
+    for node in ctx.nodes_in(cst.Name, function):
+        if node.value != name or ctx.span(node).row <= row:
+            continue
+        holder = ctx.parent(node)
+        if isinstance(holder, cst.Arg):
+            call = ctx.parent(holder)
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "insert", "add"):
+                return True
+        if isinstance(holder, (cst.Return, cst.Element, cst.StarredElement)):
+            return True
+    return False
 
 
 def under_system_role_test(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -1083,6 +1129,8 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
     parent = ctx.parent(sub)
     if isinstance(parent, cst.Attribute) and parent.attr.value in TEXT_METHODS:
         return False
+    if _looked_up_with(ctx, sub):
+        return False  # memory.get_relevant_documents(str(messages[-10:])): a search query made of the latest turns
     assign = ctx.parent(parent) if isinstance(parent, cst.IfExp) else parent
     if not isinstance(assign, cst.Assign):
         return True
@@ -1094,7 +1142,8 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
     for node in _own_nodes(function):
         if isinstance(node, cst.Name) and node.value in names and ctx.span(node).row > ctx.span(assign).row:
             holder = ctx.parent(node)
-            if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in ("len", "print", "enumerate", "reversed", "any", "all"):  # type: ignore[union-attr]
+            if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in ("len", "print", "enumerate", "reversed", "any", "all") \
+                    and not _looked_up_with(ctx, node):  # type: ignore[union-attr]
                 return True
             if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
                 return True
@@ -1104,6 +1153,21 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
                 return True  # for run in runs: history.extend(run.messages): the window becomes the history
             if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
                 return True
+    return False
+
+
+# a look-up made with the latest turns (a retrieval query, an embedding, a token count), not a request that sends them
+LOOKUP_CALL = re.compile(r"(?:^|_)(?:search|retrieve|relevant|similar|similarity|embed|embedding|embeddings|encode|count|counter|tokens?)(?:_|$)"
+                         r"|^get_relevant_documents$|^invoke_retriever$", re.IGNORECASE)
+
+
+def _looked_up_with(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`node` is (inside) an argument of a look-up call in its statement: `retriever.search(str(history[-6:]))`."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Call) and LOOKUP_CALL.search(_last_name(ancestor.func) or ""):
+            return True
+        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Lambda)):
+            return False
     return False
 
 

@@ -128,8 +128,8 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
                     and not isinstance(node.func.value, (cst.SimpleString, cst.FormattedString)) \
                     and ctx.code(node.func.value) not in ("os.path", "posixpath", "ntpath"):  # a path joined, not text collected
                 return ctx.code(node.func.value)
-            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
-                return ctx.code(node.target)
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)):
+                return ctx.code(node.target)  # `text += content`; `idx += 1` counts, it collects nothing
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
                 return ctx.code(node.targets[0].target.value)
     return None

@@ -37,6 +37,8 @@ PER_TURN = re.compile(r"query|question|user_?input|^input$|_input$|user_?message
                       r"|matches|feedback|search_results|current_|latest_|^state$|_state$", re.IGNORECASE)
 # history looked up for this turn (`{relevant_history}`) is this turn's data, not the conversation that grows
 LOOKED_UP = re.compile(r"relevant|retriev|similar|related|search", re.IGNORECASE)
+# a number about the history, not the history: `{min_dialogue}` exchanges, `{max_history}`, `{num_turns}`
+QUANTITY = re.compile(r"(?:^|[_.])(?:min|max|num|n|count|total|len|number)_\w", re.IGNORECASE)
 # a log line, a print, an exception's message, or text only measured (`get_tokens(f"{prompt}{history}")`)
 NOT_PROMPTS = re.compile(r"^(?:print|debug|info|warning|warn|error|exception|critical|log\w*|write|len|\w*Error|Exception)$|token|count|estimate|hash",
                          re.IGNORECASE)
@@ -108,7 +110,7 @@ def _template_text(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
 
 def _judge(fields: list[str]) -> tuple[str, tuple[str, ...]] | None:
     for index, field in enumerate(fields):
-        if HISTORY.search(field) and not LOOKED_UP.search(field):
+        if HISTORY.search(field) and not LOOKED_UP.search(field) and not QUANTITY.search(field):
             ahead = tuple(f for f in fields[:index] if PER_TURN.search(f) and not HISTORY.search(f))
             return (field, ahead) if ahead else None
     return None
@@ -127,3 +129,97 @@ def _not_a_prompt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 def describe(found: LateHistory) -> tuple[str, str]:
     """(the per-turn placeholders, the history's) as the user wrote them: `{query}`, `{history}`."""
     return ", ".join(f"`{{{name}}}`" for name in found.ahead), f"`{{{found.history}}}`"
+
+
+# --- a window of the history rendered behind this turn's value (CL301 stays quiet) ------------------------------
+
+LABEL = re.compile(r"([A-Za-z][\w ]{0,30})[:=>\]\s]*$")  # the words right before a field: "QUESTION: {q}"
+
+
+def behind_this_turns_value(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The window `node` is rendered into a prompt text after a value of this turn: the question (`QUESTION: {q}`,
+    `{user_input}`) or a value made anew for each call (`{nonce}` from `secrets.token_hex`), in the same f-string,
+    or, when `node` is in a function that renders it, in the f-strings every caller in the module puts its result
+    in (through up to two names: `transcript = render(...)`, `safe = scrub(transcript)`). Everything after that value
+    is prefilled on every request anyway, so cutting the window there costs no cached prefix (CL104 says what
+    does)."""
+    place = _field_holding(ctx, node)
+    if place is not None:
+        return _after_a_turn_value(ctx, *place)
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    uses = [use for call in ctx.calls_by_name.get(function.name.value, []) for use in _rendered_uses(ctx, call)]
+    return bool(uses) and all(use is not None and _after_a_turn_value(ctx, *use) for use in uses)
+
+
+def _field_holding(ctx: ModuleContext, node: cst.CSTNode) -> tuple[list[cst.CSTNode], int] | None:
+    """(the parts of the whole f-string text, in order; the index of the field that holds `node`), or None."""
+    field: cst.CSTNode | None = None
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.FormattedStringExpression):
+            field = ancestor
+        elif isinstance(ancestor, cst.FormattedString) and field is not None:
+            top: cst.CSTNode = ancestor
+            while isinstance(ctx.parent(top), (cst.ConcatenatedString, cst.ParenthesizedWhitespace)):
+                top = ctx.parent(top)
+            parts = _flat_parts(top)
+            return parts, next(i for i, p in enumerate(parts) if p is field)
+        elif isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return None
+    return None
+
+
+def _flat_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(node, cst.ConcatenatedString):
+        return _flat_parts(node.left) + _flat_parts(node.right)
+    if isinstance(node, cst.FormattedString):
+        return list(node.parts)
+    return [node]
+
+
+def _after_a_turn_value(ctx: ModuleContext, parts: list[cst.CSTNode], index: int) -> bool:
+    from cachelint.check.values import VOLATILE_CALLS
+
+    volatile = set(VOLATILE_CALLS)
+    for at, part in enumerate(parts[:index]):
+        if not isinstance(part, cst.FormattedStringExpression):
+            continue
+        code = ctx.code(part.expression)
+        before = parts[at - 1] if at else None
+        label = LABEL.search(before.value) if isinstance(before, cst.FormattedStringText) else None
+        if (PER_TURN.search(code.rsplit(".", 1)[-1]) and not HISTORY.search(code)) or (label and PER_TURN.search(label.group(1))):
+            return True
+        for name in (n for n in (part.expression, *descendants(part.expression)) if isinstance(n, cst.Name)):
+            if any(value is not None and any(isinstance(c, cst.Call) and ctx.qualified_name_in(c.func, volatile)
+                                             for c in (value, *descendants(value)))
+                   for _, value in ctx.assigned_values(name)):
+                return True
+    return False
+
+
+def _rendered_uses(ctx: ModuleContext, call: cst.Call) -> list[tuple[list[cst.CSTNode], int] | None]:
+    """Where the result of `call` is rendered: for each f-string field that holds it (directly, or through up to two
+    names bound in the caller), its place; None for a use that is not such a field (returned, sent as it is)."""
+    place = _field_holding(ctx, call)
+    if place is not None:
+        return [place]
+    statement = ctx.parent(call)
+    caller = ctx.enclosing_function(call)
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)) \
+            or caller is None:
+        return [None]
+    names = {statement.targets[0].target.value}
+    for assign in ctx.nodes_in(cst.Assign, caller):  # safe = scrub(transcript)
+        if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) and any(
+                isinstance(n, cst.Name) and n.value in names for n in descendants(assign.value)):
+            names.add(assign.targets[0].target.value)
+    uses: list[tuple[list[cst.CSTNode], int] | None] = []
+    for name in ctx.nodes_in(cst.Name, caller):
+        if name.value in names and not isinstance(ctx.parent(name), cst.AssignTarget):
+            made = ctx.enclosing(name, (cst.Assign, cst.BaseSmallStatement))
+            if isinstance(made, cst.Assign) and len(made.targets) == 1 and isinstance(made.targets[0].target, cst.Name) \
+                    and made.targets[0].target.value in names:
+                continue  # a step that makes the next name: `safe = scrub(transcript)`, `safe = transcript.strip()`
+            uses.append(_field_holding(ctx, name))
+    return uses

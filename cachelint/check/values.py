@@ -559,8 +559,11 @@ class ValueWalker:
             self.walk(value, landing, d)
 
     def _may_hold_runtime_dict(self, expr: cst.BaseExpression) -> bool:
-        """Not provably free of run-time dicts: anything but literals of constants (json.dumps' fix is harmless)."""
+        """Not provably free of run-time dicts: anything but literals of constants (json.dumps' fix is harmless) and
+        JSON schemas generated from a class (`Answer.model_json_schema()`): a generator writes keys in one order."""
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
+            return False
+        if _generated_schema(expr):
             return False
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):  # a literal's own key order is fixed
             return self._is_runtime_dict(expr) or any(self._is_runtime_dict(e.value) for e in expr.elements)
@@ -568,6 +571,8 @@ class ValueWalker:
             if self._known_not_a_dict(expr):
                 return False
             values = [v for _, v in self.ctx.assigned_values(expr)]
+            if values and all(v is not None and _generated_schema(v) for v in values):
+                return False  # schema = Answer.model_json_schema()
             if values and all(v is not None and isinstance(v, (cst.Dict, cst.List, cst.Tuple, cst.SimpleString, cst.Integer)) for v in values):
                 return any(self._may_hold_runtime_dict(v) for v in values) or self._mutated_dict(expr)  # type: ignore[arg-type]
             return True
@@ -1284,6 +1289,15 @@ def _isinstance_dict_test(test: cst.BaseExpression, name: str) -> bool:
 
 def _key_is(element: cst.BaseDictElement, key: str) -> bool:
     return isinstance(element, cst.DictElement) and string_value(element.key) == key
+
+
+# pydantic's `model_json_schema()` / `schema()` / `TypeAdapter(...).json_schema()`, `to_json_schema()`: a schema generated
+# from a class, its keys written in the generator's fixed order
+SCHEMA_GENERATORS = frozenset({"model_json_schema", "schema", "json_schema", "get_json_schema", "to_json_schema", "openai_schema"})
+
+
+def _generated_schema(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in SCHEMA_GENERATORS
 
 
 def _is_false(expr: cst.BaseExpression) -> bool:
