@@ -103,6 +103,18 @@ def to_messages(history):
 """,
     ]
     INVALID = [
+        # a generated schema written into before it is dumped: its keys follow the data
+        Invalid("""
+import json
+from openai import OpenAI
+client = OpenAI()
+
+def ask(Answer, extra_fields: dict, question):
+    schema = Answer.model_json_schema()
+    schema["properties"].update(extra_fields)
+    system = "Reply as JSON matching:\\n" + json.dumps(schema)
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+""", line=9, message="json.dumps"),
         Invalid("""
 import json
 from openai import OpenAI

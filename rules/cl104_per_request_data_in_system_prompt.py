@@ -105,6 +105,25 @@ def answer(user_name, question):
 """,
     ]
     INVALID = [
+        # a history rendered by a call that takes a count (`max_turns`) is still the history
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+
+class Bot:
+    def __init__(self, max_turns=20):
+        self.history = []
+        self.max_turns = max_turns
+
+    def ask(self, question, docs):
+        prompt = f"Context:\\n{docs}\\n\\nConversation:\\n{format_history(self.history, self.max_turns)}\\n\\nQuestion: {question}"
+        r = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+        return r.choices[0].message.content
+
+def ask2(question, docs, history, cfg):
+    prompt = f"Context:\\n{docs}\\n\\nConversation:\\n{render_history(history, n_turns=cfg.n_turns)}\\n\\nQuestion: {question}"
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+""", line=11, message="comes before"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()

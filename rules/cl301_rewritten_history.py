@@ -40,11 +40,14 @@ messages moved into the system parameter, a leading orphan tool result dropped a
 applied to every message alike (a constant written into, or a key deleted from, every message of the whole
 list: `for m in messages: m["role"] = "user"`), a "history" of the code's own records (`history.append(call_hash)`),
 a public trim method (`prune_history(keep_last)`) that no file of the tree outside the tests calls, a cut in a
-module-level function that no file of the tree outside the tests mentions, a head taken to be kept (`main =
-chunks.pop(0)`, then put in another list), a store of many conversations by key (`_conversation_cache`,
-`sessions`) evicting its oldest entries, a window rendered into a prompt text after this turn's question
-(`f"QUESTION: {q} History: {history[-5:]}"`) or after a value made anew for each call (a nonce; CL104 says what
-that costs), and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
+module-level helper that no module of the tree outside the tests mentions (not `main`, a handler, a decorated
+function or one whose own loop drives the conversation), the head of a group the loop iterates taken to be kept
+(`for chunks in by_id.values(): main = chunks.pop(0)`), messages moved between the parts of one request the
+function returns, a store of many conversations by key (`_conversation_cache`, `sessions`; not one that holds role
+messages) evicting its oldest entries, a window made into a library's retrieval query or token count
+(`retriever.get_relevant_documents(str(history[-10:]))`), a window rendered into a prompt text after this turn's
+question (`f"QUESTION: {q} History: {history[-5:]}"`) or after a value drawn anew for each call (a uuid, a nonce;
+CL104 says what that costs), and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
 
 A module-level history that a function cuts (`global history` ... `history = history[-20:]`) is the module's
 conversation, kept from one call to the next, whether it is sent as messages or rendered into one prompt text. A
@@ -309,6 +312,74 @@ def run(model, task):
 """,
     ]
     INVALID = [
+        # the oldest message moved to an archive: the history sent is still cut (from a review's probes)
+        Invalid("""
+class ChatMemory:
+    def __init__(self, max_messages=20):
+        self.messages = []
+        self.archive = []
+        self.max_messages = max_messages
+
+    def add(self, role, content):
+        self.messages.append({"role": role, "content": content})
+        while len(self.messages) > self.max_messages:
+            old = self.messages.pop(0)
+            self.archive.append(old)
+
+    def get(self):
+        return self.messages
+""", line=11, message="removes the oldest messages"),
+        # a list named like a cache that holds role messages and is sent: still a conversation
+        Invalid("""
+class Agent:
+    def __init__(self):
+        self.msg_cache = []
+
+    def remember(self, role, content):
+        self.msg_cache.append({"role": role, "content": content})
+        if len(self.msg_cache) > 30:
+            self.msg_cache = self.msg_cache[-30:]
+
+    def context(self):
+        return [{"role": "system", "content": "You are helpful."}] + self.msg_cache
+""", line=9, message="keeps only the latest messages"),
+        # a window handed to a function of this module that sends it: not a look-up
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+
+def web_search(question, messages):
+    r = client.chat.completions.create(model="gpt-4o-search-preview", messages=messages + [{"role": "user", "content": question}])
+    return r.choices[0].message.content
+
+class Chat:
+    def __init__(self):
+        self.history = []
+
+    def reply(self, text):
+        answer = web_search(text, self.history[-10:])
+        self.history.append({"role": "user", "content": text})
+        self.history.append({"role": "assistant", "content": answer})
+        return answer
+""", line=14, message="keeps only the latest messages"),
+        # (user, bot) pairs bound to a name first: turns of a chat, not records
+        Invalid("""
+class History:
+    def __init__(self):
+        self.history = []
+
+    def add(self, user_msg, bot_msg):
+        turn = (user_msg, bot_msg)
+        self.history.append(turn)
+        if len(self.history) > 10:
+            self.history.pop(0)
+
+    def to_messages(self):
+        out = []
+        for u, b in self.history:
+            out += [{"role": "user", "content": u}, {"role": "assistant", "content": b}]
+        return out
+""", line=10, message="removes the oldest messages"),
         # the same window rendered ahead of the question: the rendered history is the prefix, and the cut moves it
         Invalid('''
 class RepoChat:
@@ -584,39 +655,38 @@ def _manual_trim(ctx, node) -> bool:
     """`def prune_history(self, keep_last): self.history = self.history[-keep_last:]`, a public method named for
     the cut, that no file of the tree outside the tests calls: an API the app's user calls once, by hand, not a
     window that slides on every turn. (A file linted alone has no tree: it is judged as before.)"""
-    from cachelint.check.config import TEST_PATH
-    from cachelint.check.tree import first_file
+    from cachelint.check.config import test_path_below
+    from cachelint.check.tree import first_file, root_of
 
     function = ctx.enclosing_function(node)
     if function is None or ctx.enclosing(function, (cst.ClassDef,)) is None:
         return False
     name = function.name.value
-    if not MANUAL_TRIM.search(name):
+    if not MANUAL_TRIM.search(name) or not os.path.isfile(ctx.filename):
         return False
     call = re.compile(rf"\.{re.escape(name)}\(")
+    root = root_of(ctx.filename)
     return first_file(ctx.filename, f"calls of {name}",
-                      lambda path, text: TEST_PATH.search(path.replace(os.sep, "/")) is None and call.search(text) is not None) is None \
-        and os.path.isfile(ctx.filename)
+                      lambda path, text: not test_path_below(path, root) and call.search(text) is not None) is None
 
 
 def _never_called(ctx, node) -> bool:
-    """The cut is in a module-level function that no file of the tree mentions outside its definition and the tests
-    (`format_prompt_max_length`, kept for an old provider): nothing runs it. A method, a decorated function (a route,
-    a tool), `main` and a cut inside a loop of the function (an agent loop, the app's entry) are left alone. (A file linted alone has no tree: it is judged as before.)"""
-    from cachelint.check.config import TEST_PATH
-    from cachelint.check.tree import first_file
+    """The cut is in a module-level function that no module of the tree outside the tests mentions outside its
+    definition (`format_prompt_max_length`, kept for an old provider): nothing runs it. A method, a decorated
+    function (a route, a tool), `main`, a handler (`lambda_handler`, named in a deployment's settings) and a cut
+    inside a loop of the function (an agent loop, the app's entry) are left alone. (A file linted alone has no tree:
+    it is judged as before.)"""
+    from cachelint.check.tree import mentions_outside_tests
 
     function = ctx.enclosing_function(node)
-    if function is None or ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) is not None or not os.path.isfile(ctx.filename):
+    if function is None or ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) is not None:
         return False
     name = function.name.value
     loop = ctx.enclosing(node, (cst.For, cst.While))
-    if function.decorators or name == "main" or (loop is not None and ctx.contains(function, loop)):
-        return False  # a route or tool registered by its decorator, an entry point, a function whose own loop drives the
-        # conversation: called from outside the tree (a helper that only cuts what it is handed is not)
-    mention = re.compile(rf"(?<!def )\b{re.escape(name)}\b")
-    return first_file(ctx.filename, f"mentions of {name}",
-                      lambda path, text: TEST_PATH.search(path.replace(os.sep, "/")) is None and mention.search(text) is not None) is None
+    if function.decorators or name == "main" or "handler" in name.lower() or (loop is not None and ctx.contains(function, loop)):
+        return False
+    counts = mentions_outside_tests(ctx.filename)
+    return counts is not None and counts.get(name, 0) == 0
 
 
 def _conversation_regions(ctx, site, history):

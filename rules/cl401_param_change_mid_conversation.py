@@ -30,8 +30,9 @@ reflection, a retry decision, a recovery turn) sent to the same client with the 
 another output format or without the turns' tools (`client.create(messages, tool_choice="none")`, `json_output=`,
 `response_format=`), confidence `likely`; a provider adapter that sends one or the other as its caller asks is not.
 A value bound inside the loop the same way on every turn is not reported: computed from inputs the loop never
-changes, on every pass or under conditions that are themselves loop-invariant (`name = config.model`, then
-`if name is None: name = f"hosted/{model.name}"`).
+changes on every pass (`model = config.get("model")`), or, under a condition, from names, attributes and
+constants only, the condition too (`name = config.model`, then `if name is None: name = f"hosted/{model.name}"`);
+a condition on this turn's input or on a call (`if user.startswith("/fast")`, `if traj.num_turns() > 5`) is a switch.
 """
     why = """
 Caches are per model, and these parameters are part of the cache key (Anthropic renders `tool_choice` and
@@ -72,6 +73,22 @@ async def rollout(model, traj, tools):
 """,
     ]
     INVALID = [
+        # the default is the same each turn, but the condition reads this turn's input: a per-turn switch
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+
+def chat():
+    messages = [{"role": "system", "content": "You are helpful."}]
+    while True:
+        user = input("> ")
+        model = "gpt-4o"
+        if user.startswith("/fast"):
+            model = "gpt-4o-mini"
+        messages.append({"role": "user", "content": user})
+        resp = client.chat.completions.create(model=model, messages=messages)
+        messages.append({"role": "assistant", "content": resp.choices[0].message.content})
+""", line=11, message="assigned inside the conversation loop"),
         # the same shape, but the condition counts turns: the later turns go to another model
         Invalid("""
 from litellm import acompletion
@@ -203,15 +220,24 @@ def _same_every_turn(ctx, binding, value, loop, depth: int = 0) -> bool:
     name = f"hosted/{model.name}"`: a default filled in the same way each turn)."""
     if depth > 2 or isinstance(ctx.parent(binding), cst.AugAssign):
         return False  # `turn += 1` is another value each turn
+    tests = []
     for ancestor in ctx.ancestors(binding):
         if ancestor is loop:
             break
         if isinstance(ancestor, cst.If):
-            if not _loop_invariant(ctx, ancestor.test, loop, depth + 1):
-                return False
+            tests.append(ancestor.test)
         elif isinstance(ancestor, (cst.Try, cst.ExceptHandler, cst.For, cst.While, cst.Match, cst.With)):
             return False
-    return _loop_invariant(ctx, value, loop, depth + 1)
+    if (tests or depth) and not all(_plain_data(node) for node in (*tests, value)):
+        return False  # a binding made on every pass may call a settings getter; a conditional or followed one may not
+    return all(_loop_invariant(ctx, test, loop, depth + 1) for test in tests) and _loop_invariant(ctx, value, loop, depth + 1)
+
+
+def _plain_data(node) -> bool:
+    """Names, attributes, constants and operators only: no call, whose result (`input()`, `router.classify(...)`,
+    `traj.num_turns()`) can differ from one turn to the next. (A binding the request reads directly, made on every
+    pass, may still call a getter of settings bound outside the loop: `config.get("model")`.)"""
+    return not any(isinstance(n, (cst.Call, cst.Await, cst.Yield)) for n in (node, *descendants(node)))
 
 
 def _loop_invariant(ctx, value, loop, depth: int = 0) -> bool:
@@ -229,7 +255,7 @@ def _loop_invariant(ctx, value, loop, depth: int = 0) -> bool:
             return False
         if not isinstance(node, cst.Name) or _not_a_read(ctx, node):
             continue
-        if any(not (bound is not None and _same_every_turn(ctx, binding, bound, loop, depth))
+        if any(not (bound is not None and _same_every_turn(ctx, binding, bound, loop, depth + 1))
                for binding, bound in _reaching_in_loop(ctx, node, loop)):
             return False
         for call in ctx.calls_on.get(node.value, []):

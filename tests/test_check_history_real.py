@@ -898,3 +898,11 @@ def test_a_cut_in_a_function_another_module_calls_is_reported(tmp_path):
     caller = "from helper import format_prompt_max_length\n\ndef ask(llm, messages):\n    return llm(format_prompt_max_length(messages, 4000))\n"
     found = helper_findings(tmp_path, caller=caller)
     assert [f.row for f in found] == [8]
+
+
+def test_a_project_inside_a_folder_named_tests_still_finds_the_callers(tmp_path):
+    project = tmp_path / "tests" / "proj"
+    project.mkdir(parents=True)
+    caller = "from helper import format_prompt_max_length\n\ndef ask(llm, messages):\n    return llm(format_prompt_max_length(messages, 4000))\n"
+    found = helper_findings(project, caller=caller)
+    assert [f.row for f in found] == [8]  # the folders above the project say nothing about its modules

@@ -415,7 +415,7 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
         return False
     if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes")):
         return False  # bookkeeping beside the history (token counts per message), not the messages
-    if STORE_OF_MANY.search(name):
+    if STORE_OF_MANY.search(name) and not _read_as_messages(ctx, ctx.module, ctx.code(target)):
         return False  # `_conversation_cache`, `sessions`: many conversations by key; evicting one cuts none of them
     if HISTORY_NAME.search(name):
         return not _holds_records(ctx, target)
@@ -449,8 +449,15 @@ def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
         return True
     if isinstance(value, cst.Name):
         bound = [v for _, v in ctx.assigned_values(value)]
-        return bool(bound) and all(isinstance(v, cst.Tuple) and _a_record(ctx, v) for v in bound)
+        return bool(bound) and all(isinstance(v, cst.Tuple) and _a_record(ctx, v) and _bookkeeping_tuple(v) for v in bound)
     return False
+
+
+def _bookkeeping_tuple(value: cst.Tuple) -> bool:
+    """Three or more fields, or a number or clock among them: a record, not a (user, bot) pair of a chat UI."""
+    return len(value.elements) >= 3 or any(
+        isinstance(e.value, (cst.Integer, cst.Float)) or (isinstance(e.value, cst.Call) and "time" in (_last_name(e.value.func) or ""))
+        for e in value.elements)
 
 
 # what a list of the code's own records holds: `history.append(call_hash)`, `self._history.append(handle)`
@@ -770,28 +777,29 @@ def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
 
 
 def _kept_after_pop(ctx: ModuleContext, pop: cst.Call) -> bool:
-    """`head = items.pop(0)` and then `head` put into another container (`out.append(head)`, `[head, *rest]`) or
-    returned: the head is taken to be used, not dropped. (A head bound only to be measured, `removed =
-    history.pop(0); total -= tokens(removed)`, is still a cut.)"""
+    """`head = group.pop(0)` where nothing is dropped: the list is a group the loop is iterating (`for chunks in
+    by_id.values(): main = chunks.pop(0)`, then the rest merged into it), or the head moves to a sibling list of
+    the object the function returns (`part.input.append(part.conversation.pop(0))`, ... `return part`: one request's
+    messages partitioned). A head moved to an archive, or bound to be measured, is still cut from the history."""
     statement = ctx.parent(pop)
     if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
         return False
-    name = statement.targets[0].target.value
+    receiver = pop.func.value if isinstance(pop.func, cst.Attribute) else None
     function = ctx.enclosing_function(pop)
-    if function is None:
+    if receiver is None or function is None:
         return False
-    row = ctx.span(statement).row
-    for node in ctx.nodes_in(cst.Name, function):
-        if node.value != name or ctx.span(node).row <= row:
-            continue
-        holder = ctx.parent(node)
-        if isinstance(holder, cst.Arg):
-            call = ctx.parent(holder)
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "insert", "add"):
-                return True
-        if isinstance(holder, (cst.Return, cst.Element, cst.StarredElement)):
-            return True
-    return False
+    if isinstance(receiver, cst.Name) and any(isinstance(loop.target, cst.Name) and loop.target.value == receiver.value
+                                              and ctx.contains(loop, pop) for loop in ctx.nodes_in(cst.For, function)):
+        return True
+    if not isinstance(receiver, cst.Attribute):
+        return False
+    owner = ctx.code(receiver.value)
+    name = statement.targets[0].target.value
+    moved = any(isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert") and call.args
+                and ctx.code(call.args[-1].value) == name and isinstance(call.func.value, cst.Attribute)
+                and ctx.code(call.func.value.value) == owner for call in ctx.nodes_in(cst.Call, function))
+    returned = any(ret.value is not None and ctx.code(ret.value) == owner for ret in ctx.nodes_in(cst.Return, function))
+    return moved and returned
 
 
 def under_system_role_test(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -1157,15 +1165,20 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
 
 
 # a look-up made with the latest turns (a retrieval query, an embedding, a token count), not a request that sends them
-LOOKUP_CALL = re.compile(r"(?:^|_)(?:search|retrieve|relevant|similar|similarity|embed|embedding|embeddings|encode|count|counter|tokens?)(?:_|$)"
-                         r"|^get_relevant_documents$|^invoke_retriever$", re.IGNORECASE)
+LOOKUP_CALL = re.compile(r"^(?:get_relevant_documents|aget_relevant_documents|similarity_search\w*|max_marginal_relevance_search|retrieve"
+                         r"|aretrieve|embed_query|embed_documents|embed|encode|count_tokens|num_tokens\w*|token_count|get_num_tokens\w*)$")
+CONVERSIONS = frozenset({"str", "repr", "list", "tuple", "dumps", "join", "format"})
 
 
 def _looked_up_with(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """`node` is (inside) an argument of a look-up call in its statement: `retriever.search(str(history[-6:]))`."""
+    """The first call that takes `node` (through conversions to text: `str(...)`, `json.dumps(...)`) is a look-up of
+    a library, not a function of this module: `memory.get_relevant_documents(str(history[-10:]))`."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.Call) and LOOKUP_CALL.search(_last_name(ancestor.func) or ""):
-            return True
+        if isinstance(ancestor, cst.Call):
+            name = _last_name(ancestor.func) or ""
+            if name in CONVERSIONS:
+                continue
+            return LOOKUP_CALL.match(name) is not None and not _defined_here(ctx, name)
         if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Lambda)):
             return False
     return False

@@ -110,10 +110,15 @@ def _template_text(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
 
 def _judge(fields: list[str]) -> tuple[str, tuple[str, ...]] | None:
     for index, field in enumerate(fields):
-        if HISTORY.search(field) and not LOOKED_UP.search(field) and not QUANTITY.search(field):
+        if HISTORY.search(field) and not LOOKED_UP.search(field) and not _a_number(field):
             ahead = tuple(f for f in fields[:index] if PER_TURN.search(f) and not HISTORY.search(f))
             return (field, ahead) if ahead else None
     return None
+
+
+def _a_number(field: str) -> bool:
+    """A bare name for a number about the history (`min_dialogue`, `self.max_history`), not a call that renders it."""
+    return re.fullmatch(r"[\w.]+", field) is not None and QUANTITY.search(field.rsplit(".", 1)[-1]) is not None
 
 
 def _not_a_prompt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -133,7 +138,10 @@ def describe(found: LateHistory) -> tuple[str, str]:
 
 # --- a window of the history rendered behind this turn's value (CL301 stays quiet) ------------------------------
 
-LABEL = re.compile(r"([A-Za-z][\w ]{0,30})[:=>\]\s]*$")  # the words right before a field: "QUESTION: {q}"
+# what only the newest turn brings: its question or input (narrower than PER_TURN: this list silences CL301)
+NEWEST_INPUT = re.compile(r"^(?:question|query|user_?input|input|user_?message|new_?message|latest_?message|user_?query|user_?question)s?$",
+                          re.IGNORECASE)
+LABEL = re.compile(r"(\w+)[ \t]*[:=>\]]?[ \t]*$")  # the word right before a field, on its line: "QUESTION: {q}"
 
 
 def behind_this_turns_value(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -179,16 +187,19 @@ def _flat_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _after_a_turn_value(ctx: ModuleContext, parts: list[cst.CSTNode], index: int) -> bool:
+    """A field before `index` holds the newest turn's input (named so, or labelled so right before it on its line:
+    `QUESTION: {self.message_content}`), or a value drawn anew on every call (a clock to the second, a uuid, a
+    nonce; not a date, which CL101 judges)."""
     from cachelint.check.values import VOLATILE_CALLS
 
-    volatile = set(VOLATILE_CALLS)
+    volatile = {name for name, kind in VOLATILE_CALLS.items() if kind == "call"}
     for at, part in enumerate(parts[:index]):
         if not isinstance(part, cst.FormattedStringExpression):
             continue
         code = ctx.code(part.expression)
         before = parts[at - 1] if at else None
         label = LABEL.search(before.value) if isinstance(before, cst.FormattedStringText) else None
-        if (PER_TURN.search(code.rsplit(".", 1)[-1]) and not HISTORY.search(code)) or (label and PER_TURN.search(label.group(1))):
+        if re.fullmatch(r"[\w.]+", code) and NEWEST_INPUT.match(code.rsplit(".", 1)[-1]) or (label and NEWEST_INPUT.match(label.group(1))):
             return True
         for name in (n for n in (part.expression, *descendants(part.expression)) if isinstance(n, cst.Name)):
             if any(value is not None and any(isinstance(c, cst.Call) and ctx.qualified_name_in(c.func, volatile)

@@ -121,6 +121,38 @@ def _search(root: str, test: Callable[[str, str], bool]) -> tuple[str | None, li
     return None, read
 
 
+_MENTIONS: dict[tuple[str, int], tuple[float, tuple[dict[str, int], list[str]]]] = {}
+_WORD = re.compile(r"(?<!def )\b[A-Za-z_]\w*\b")
+
+
+def mentions_outside_tests(filename: str) -> dict[str, int] | None:
+    """How often each identifier is written in the tree's modules that are not tests (a `def name` not counted), or
+    None for a source with no file. One pass over the tree, kept while the tree is unchanged; every file read is
+    noted (project.note_read), so a cached result is judged again when one of them changes."""
+    from cachelint.check.config import test_path_below
+    from cachelint.check.project import note_read
+
+    if not os.path.isfile(filename):
+        return None
+    root = root_of(filename)
+    key = (root, stamp(root))
+    cached = recalled(_MENTIONS, key)
+    if cached is None:
+        counts: dict[str, int] = {}
+        read: list[str] = []
+        for path, text in texts(root):
+            read.append(path)
+            if test_path_below(path, root):
+                continue
+            for word in _WORD.findall(text):
+                counts[word] = counts.get(word, 0) + 1
+        cached = remember(_MENTIONS, key, (counts, read))
+    counts, read = cached
+    for path in read:
+        note_read(path)
+    return counts
+
+
 def first_match(filename: str, pattern: re.Pattern[str], test: Callable[[str, str], bool] = lambda path, text: True) -> tuple[str, int] | None:
     """(path relative to the tree, line) of the first match of `pattern` in the tree's files that also pass
     `test`, or None."""

@@ -571,8 +571,8 @@ class ValueWalker:
             if self._known_not_a_dict(expr):
                 return False
             values = [v for _, v in self.ctx.assigned_values(expr)]
-            if values and all(v is not None and _generated_schema(v) for v in values):
-                return False  # schema = Answer.model_json_schema()
+            if values and all(v is not None and _generated_schema(v) for v in values) and not self._written_into(expr):
+                return False  # schema = Answer.model_json_schema(), used as generated
             if values and all(v is not None and isinstance(v, (cst.Dict, cst.List, cst.Tuple, cst.SimpleString, cst.Integer)) for v in values):
                 return any(self._may_hold_runtime_dict(v) for v in values) or self._mutated_dict(expr)  # type: ignore[arg-type]
             return True
@@ -619,6 +619,20 @@ class ValueWalker:
                     return True
                 if isinstance(binding, cst.Name) and isinstance(value, cst.Dict) and not value.elements:
                     return True  # d = {} then filled
+        return False
+
+    def _written_into(self, name: cst.Name) -> bool:
+        """Anything of the dict `name` changed after it was made, at any depth: `name[k] = v`, `name["a"]["b"] = v`,
+        `name["properties"].update(extra)`."""
+        function = self.ctx.enclosing_function(name)
+        region = function if function is not None else self.ctx.module
+        for node in self.ctx.nodes_in(cst.Call, region):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("update", "setdefault", "pop", "popitem", "clear") \
+                    and _root_name(node.func.value) == name.value:
+                return True
+        for node in self.ctx.nodes_in(cst.Assign, region):
+            if any(isinstance(t.target, cst.Subscript) and _root_name(t.target) == name.value for t in node.targets):
+                return True
         return False
 
     def _mutated_dict(self, name: cst.Name) -> bool:
@@ -1291,9 +1305,16 @@ def _key_is(element: cst.BaseDictElement, key: str) -> bool:
     return isinstance(element, cst.DictElement) and string_value(element.key) == key
 
 
-# pydantic's `model_json_schema()` / `schema()` / `TypeAdapter(...).json_schema()`, `to_json_schema()`: a schema generated
+# pydantic's `model_json_schema()` / `TypeAdapter(...).json_schema()`, `to_json_schema()`: a schema generated
 # from a class, its keys written in the generator's fixed order
-SCHEMA_GENERATORS = frozenset({"model_json_schema", "schema", "json_schema", "get_json_schema", "to_json_schema", "openai_schema"})
+SCHEMA_GENERATORS = frozenset({"model_json_schema", "json_schema", "get_json_schema", "to_json_schema", "openai_schema"})
+
+
+def _root_name(expr: cst.BaseExpression) -> str | None:
+    """`schema["properties"]["x"]` -> "schema"."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _generated_schema(expr: cst.BaseExpression) -> bool:
