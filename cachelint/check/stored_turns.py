@@ -20,7 +20,6 @@ Without `jsonb` in the tree nothing is reported: the same code builds the same k
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
@@ -28,7 +27,7 @@ import libcst as cst
 
 from cachelint.check import tree
 from cachelint.check.depends import parameters_of
-from cachelint.check.config import TEST_PATH
+from cachelint.check.config import test_path_below
 from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name
 from cachelint.check.renderers import returned
 from cachelint.check.values import string_value
@@ -67,7 +66,7 @@ def reordering_store(filename: str) -> tuple[str, int] | None:
     store's metadata or a setting reorders no turn."""
     root = tree.root_of(filename)
     return tree.first_match(filename, REORDERING_STORE, lambda path, text: CONVERSATION_STORE.search(text) is not None
-                            and not TEST_PATH.search(os.path.relpath(path, root).replace(os.sep, "/")))
+                            and not test_path_below(path, root))
 
 
 def reserialized_turns(ctx: ModuleContext, senders: set[int]) -> list[Reserialized]:
