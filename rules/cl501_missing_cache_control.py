@@ -26,6 +26,7 @@ from cachelint.check.static_prefix import (
     mentions_caching,
     tree_sets_breakpoints,
 )
+from cachelint.simulate.models import caches_prompts
 from cachelint.tokens import counter_for
 
 LONG = "You are the assistant of Acme Corp. " + "Follow the support handbook, cite its sections, and never promise refunds. " * 110
@@ -69,7 +70,8 @@ speaks of breakpoints, which a helper could set):
 - (`likely`) a chat model class that sends the conversation it keeps on the object (`self.history`, or what a method
   of the class makes of it), grown by the class or a base class and not bound anew in the sending method, in a
   project where no file sets a breakpoint.
-OpenAI caches automatically and is not concerned.
+OpenAI caches automatically and is not concerned; nor is a Claude model from before prompt caching (`claude-2.1`,
+`claude-instant-1.2`), where no breakpoint would help.
 """
     why = """
 Anthropic caches only at breakpoints. Without one, the same long instructions are prefilled and billed in
@@ -88,6 +90,19 @@ client.messages.create(model="claude-sonnet-4-5", max_tokens=1024,
     options = "`model`: the default model for minimum lengths when `model=` is not a literal."
 
     VALID = [
+        # a Claude model from before prompt caching: no breakpoint would help
+        """
+from anthropic import Anthropic
+client = Anthropic()
+def run(messages, tools, execute):
+    while True:
+        response = client.messages.create(model="claude-2.1", max_tokens=1024, tools=tools, messages=messages)
+        messages.append({"role": "assistant", "content": response.content})
+        results = [execute(block) for block in response.content if block.type == "tool_use"]
+        if not results:
+            return response
+        messages.append({"role": "user", "content": results})
+""",
         # a batch: each call gets a slice of its own, nothing carries over from one call to the next
         """
 import anthropic
@@ -231,6 +246,8 @@ def make_llm(model="claude-sonnet-4-5"):
         for site in analysis.sites:
             if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
                 continue
+            if not caches_prompts(analysis.model_of(site)):
+                continue  # claude-2: a model before prompt caching, where no breakpoint would help
             report = _long_static_prefix(analysis, site) if site.api == "anthropic" else None
             if report is None and not quiet:
                 report = _agent_loop(analysis, site)

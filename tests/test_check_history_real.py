@@ -502,7 +502,7 @@ INJECTED = """
         for _ in range(5):
             history_str = "\\n".join(f"- {c['name']}: {c['output']}" for c in calls) or "None"
             chat_context[0]["content"] = system_prompt.replace("{{history}}", history_str)
-            response = litellm.completion(model="gpt-4-turbo", messages=chat_context, tools=tools)
+            response = litellm.completion(model="gpt-4o", messages=chat_context, tools=tools)
             message = response.choices[0].message
             chat_context.append(message)
             calls.append({"name": message.tool_calls[0].function.name, "output": run(message)})

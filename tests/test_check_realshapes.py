@@ -113,13 +113,13 @@ SDK_SHAPES = {
     "legacy-chatcompletion": """
         import openai, datetime
         def ask(history):
-            return openai.ChatCompletion.create(model="gpt-4",
+            return openai.ChatCompletion.create(model="gpt-4o",
                 messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
     """,
     "legacy-chatcompletion-acreate": """
         import openai, datetime
         async def ask(history):
-            return await openai.ChatCompletion.acreate(model="gpt-4",
+            return await openai.ChatCompletion.acreate(model="gpt-4o",
                 messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
     """,
     "partial-of-method": """
@@ -1150,3 +1150,16 @@ ONE_OFF_MEMORY = """
 
 def test_retrieved_text_in_the_system_prompt_of_a_one_off_request_is_quiet():
     assert lint(ONE_OFF_MEMORY, {"CL104"}) == []
+
+
+def test_a_request_to_a_model_that_caches_no_prompt_is_quiet():
+    source = """
+        import datetime
+        import openai
+        def ask(history, model):
+            return openai.ChatCompletion.create(model=MODEL,
+                messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
+    """
+    # OpenAI caches prompts from gpt-4o on, Anthropic from Claude 3 on: before them there is nothing to break
+    for model, found in (("gpt-4o", [5]), ("gpt-4", []), ("gpt-3.5-turbo-16k", []), ("gpt-4-turbo-2024-04-09", []), ("gpt-4.1-mini", [5])):
+        assert rows(source.replace("MODEL", repr(model)), "CL101") == found, model

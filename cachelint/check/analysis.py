@@ -47,8 +47,13 @@ class Analysis:
     def _cacheable(self) -> dict[int, bool]:
         from cachelint.check.prefix import prefix_text_bound
 
+        from cachelint.simulate.models import caches_prompts
+
         found = {}
         for site in self.sites:
+            if not caches_prompts(self.model_of(site)):
+                found[id(site)] = False  # `model="gpt-3.5-turbo"`, `"claude-2"`: a model that caches no prompt
+                continue
             text = prefix_text_bound(self.ctx, site)
             if text is None:
                 found[id(site)] = True
@@ -70,7 +75,8 @@ class Analysis:
 
     def cacheable(self, site: CallSite) -> bool:
         """False when the request's reusable prefix is provably shorter than the provider's minimum cacheable
-        length: nothing of it is ever cached, so nothing in it can break a cache."""
+        length, or its model caches no prompt at all: nothing of it is ever cached, so nothing in it can break a
+        cache."""
         return self._cacheable.get(id(site), True)
 
     @cached_property

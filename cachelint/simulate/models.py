@@ -134,6 +134,23 @@ def _family(model: str | None, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith((p + "-", p + ".")) for p in prefixes)
 
 
+# Models that cache no prompt at all: OpenAI's automatic caching is "enabled for gpt-4o and newer" (providers.md
+# §2.1), and Anthropic's prompt caching began with the Claude 3 family. A request to one of them has nothing to break.
+UNCACHED_MODEL_PREFIXES = (
+    "claude-instant", "claude-instant-1", "claude-instant-1.1", "claude-instant-1.2", "claude-1", "claude-2", "claude-2.0", "claude-2.1",
+    "claude-v1", "claude-v2", "claude-instant-v1",
+    "gpt-3.5-turbo", "gpt-3.5-turbo-16k", "gpt-3.5-turbo-instruct", "gpt-3.5-turbo-0125", "gpt-3.5-turbo-1106", "gpt-3.5-turbo-0613",
+    "gpt-4", "gpt-4-0314", "gpt-4-0613", "gpt-4-32k", "gpt-4-turbo", "gpt-4-turbo-preview", "gpt-4-1106-preview",
+    "gpt-4-0125-preview", "gpt-4-vision-preview", "text-davinci-003", "davinci-002", "babbage-002",
+)
+
+
+def caches_prompts(model: str | None) -> bool:
+    """False for a model known to cache nothing (UNCACHED_MODEL_PREFIXES); True for every other name, an unknown or
+    absent one included."""
+    return not model or match_model(model, UNCACHED_MODEL_PREFIXES) is None
+
+
 def openai_uses_breakpoints(model: str | None) -> bool:
     """GPT-5.6 and later cache at breakpoints (providers.md §2.2)."""
     return _family(model, OPENAI_BREAKPOINT_MODEL_PREFIXES)
