@@ -27,6 +27,7 @@ from cachelint.check.static_prefix import (
     tree_sets_breakpoints,
 )
 from cachelint.simulate.models import caches_prompts
+from cachelint.check.values import string_value
 from cachelint.tokens import counter_for
 
 LONG = "You are the assistant of Acme Corp. " + "Follow the support handbook, cite its sections, and never promise refunds. " * 110
@@ -90,6 +91,12 @@ client.messages.create(model="claude-sonnet-4-5", max_tokens=1024,
     options = "`model`: the default model for minimum lengths when `model=` is not a literal."
 
     VALID = [
+        # a framework's model pinned to a Claude from before prompt caching
+        """
+from llama_index.llms.anthropic import Anthropic
+def make_llm():
+    return Anthropic(model="claude-2.1", max_tokens=4096)
+""",
         # a Claude model from before prompt caching: no breakpoint would help
         """
 from anthropic import Anthropic
@@ -575,6 +582,9 @@ def _framework_models(analysis):
         place = id(ctx.enclosing_function(call) or call)
         if name is None or place in places:
             continue
+        model = next((string_value(a.value) for a in call.args if a.keyword is not None and a.keyword.value in ("model", "model_name")), None)
+        if not caches_prompts(model):
+            continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
         places.add(place)
         short = name.rsplit(".", 1)[-1]
         yield Report(call, f"`{short}(...)` ({name.split('.')[0]}) is a Claude model of this code, and no file of this project sets "
