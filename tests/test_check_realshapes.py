@@ -1161,5 +1161,5 @@ def test_a_request_to_a_model_that_caches_no_prompt_is_quiet():
                 messages=[{"role": "system", "content": f"Now: {datetime.datetime.now()}"}, *history])
     """
     # OpenAI caches prompts from gpt-4o on, Anthropic from Claude 3 on: before them there is nothing to break
-    for model, found in (("gpt-4o", [5]), ("gpt-4", []), ("gpt-3.5-turbo-16k", []), ("gpt-4-turbo-2024-04-09", []), ("gpt-4.1-mini", [5])):
+    for model, found in (("gpt-4o", [5]), ("gpt-4", []), ("gpt-3.5-turbo-16k", []), ("gpt-4-turbo-2024-04-09", []), ("gpt-4o-2024-05-13", []), ("gpt-4o-2024-08-06", [5]), ("gpt-4.1-mini", [5])):
         assert rows(source.replace("MODEL", repr(model)), "CL101") == found, model

@@ -135,13 +135,14 @@ def _family(model: str | None, prefixes: tuple[str, ...]) -> bool:
 
 
 # Models that cache no prompt at all: OpenAI's automatic caching is "enabled for gpt-4o and newer" (providers.md
-# §2.1), and Anthropic's prompt caching began with the Claude 3 family. A request to one of them has nothing to break.
+# §2.1; Azure: "all Azure OpenAI models GPT-4o or newer"), except the first gpt-4o snapshot, gpt-4o-2024-05-13; and
+# Anthropic's prompt caching began with the Claude 3 family. A request to one of them has nothing to break.
 UNCACHED_MODEL_PREFIXES = (
     "claude-instant", "claude-instant-1", "claude-instant-1.1", "claude-instant-1.2", "claude-1", "claude-2", "claude-2.0", "claude-2.1",
     "claude-v1", "claude-v2", "claude-instant-v1",
     "gpt-3.5-turbo", "gpt-3.5-turbo-16k", "gpt-3.5-turbo-instruct", "gpt-3.5-turbo-0125", "gpt-3.5-turbo-1106", "gpt-3.5-turbo-0613",
     "gpt-4", "gpt-4-0314", "gpt-4-0613", "gpt-4-32k", "gpt-4-turbo", "gpt-4-turbo-preview", "gpt-4-1106-preview",
-    "gpt-4-0125-preview", "gpt-4-vision-preview", "text-davinci-003", "davinci-002", "babbage-002",
+    "gpt-4-0125-preview", "gpt-4-vision-preview", "gpt-4o-2024-05-13", "text-davinci-003", "davinci-002", "babbage-002",
 )
 
 
