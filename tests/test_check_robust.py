@@ -174,22 +174,29 @@ def test_rule_accepts_a_name_and_knows_cl999(tmp_path):
 def test_rule_renders_markdown_on_a_terminal(tmp_path):
     import pty
 
+    import select
+
     main, child = pty.openpty()
     env = dict(os.environ) | {"TERM": "xterm", "COLUMNS": "100"}
-    proc = subprocess.run([sys.executable, "-m", "cachelint", "rule", "CL301"], stdout=child, stderr=subprocess.PIPE, env=env, timeout=60)
+    proc = subprocess.Popen([sys.executable, "-m", "cachelint", "rule", "CL301"], stdout=child, stderr=subprocess.DEVNULL, env=env)
     os.close(child)
     seen = b""
-    while True:
+    # read while it writes: a terminal holds only so much, and a writer nobody reads from waits for ever
+    for _ in range(600):  # at most about 10 minutes on a very busy machine
+        if not select.select([main], [], [], 1.0)[0]:
+            if proc.poll() is not None:
+                break
+            continue
         try:
             chunk = os.read(main, 65536)
-        except OSError:
+        except OSError:  # the other side is closed: everything has been read
             break
         if not chunk:
             break
         seen += chunk
     os.close(main)
     text = seen.decode("utf-8", "replace")
-    assert proc.returncode == 0 and "CL301 rewritten-history" in text
+    assert proc.wait(timeout=60) == 0 and "CL301 rewritten-history" in text
     assert "## CL301" not in text and "```" not in text  # rendered, not the Markdown source
     assert "\x1b[" in text  # styled for the terminal
 
