@@ -38,6 +38,7 @@ PER_TURN = re.compile(r"query|question|user_?input|^input$|_input$|user_?message
 # history looked up for this turn (`{relevant_history}`) is this turn's data, not the conversation that grows
 LOOKED_UP = re.compile(r"relevant|retriev|similar|related|search", re.IGNORECASE)
 # a number about the history, not the history: `{min_dialogue}` exchanges, `{max_history}`, `{num_turns}`
+BARE_NAME = re.compile(r"[\w.]+")  # a name or attribute chain, not a call or an expression: `self.max_history`
 QUANTITY = re.compile(r"(?:^|[_.])(?:min|max|num|n|count|total|len|number)_\w", re.IGNORECASE)
 # a log line, a print, an exception's message, or text only measured (`get_tokens(f"{prompt}{history}")`)
 NOT_PROMPTS = re.compile(r"^(?:print|debug|info|warning|warn|error|exception|critical|log\w*|write|len|\w*Error|Exception)$|token|count|estimate|hash",
@@ -118,7 +119,7 @@ def _judge(fields: list[str]) -> tuple[str, tuple[str, ...]] | None:
 
 def _a_number(field: str) -> bool:
     """A bare name for a number about the history (`min_dialogue`, `self.max_history`), not a call that renders it."""
-    return re.fullmatch(r"[\w.]+", field) is not None and QUANTITY.search(field.rsplit(".", 1)[-1]) is not None
+    return BARE_NAME.fullmatch(field) is not None and QUANTITY.search(field.rsplit(".", 1)[-1]) is not None
 
 
 def _not_a_prompt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -169,7 +170,7 @@ def _field_holding(ctx: ModuleContext, node: cst.CSTNode) -> tuple[list[cst.CSTN
             field = ancestor
         elif isinstance(ancestor, cst.FormattedString) and field is not None:
             top: cst.CSTNode = ancestor
-            while isinstance(ctx.parent(top), (cst.ConcatenatedString, cst.ParenthesizedWhitespace)):
+            while isinstance(ctx.parent(top), cst.ConcatenatedString):
                 top = ctx.parent(top)
             parts = _flat_parts(top)
             return parts, next(i for i, p in enumerate(parts) if p is field)
@@ -199,7 +200,7 @@ def _after_a_turn_value(ctx: ModuleContext, parts: list[cst.CSTNode], index: int
         code = ctx.code(part.expression)
         before = parts[at - 1] if at else None
         label = LABEL.search(before.value) if isinstance(before, cst.FormattedStringText) else None
-        if re.fullmatch(r"[\w.]+", code) and NEWEST_INPUT.match(code.rsplit(".", 1)[-1]) or (label and NEWEST_INPUT.match(label.group(1))):
+        if BARE_NAME.fullmatch(code) and NEWEST_INPUT.match(code.rsplit(".", 1)[-1]) or (label and NEWEST_INPUT.match(label.group(1))):
             return True
         for name in (n for n in (part.expression, *descendants(part.expression)) if isinstance(n, cst.Name)):
             if any(value is not None and any(isinstance(c, cst.Call) and ctx.qualified_name_in(c.func, volatile)
