@@ -18,6 +18,11 @@ is the same conversation, and so is one returned with a flag (`history, done = s
 the app's own LLM wrapper in one function with the same history, one with `tools=` (`self.llm.gen(messages=messages,
 tools=None)` after the tool loop), are requests too (`likely`). Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
 
+Also (`likely`), where the request is sent by the app's own agent code: tools taken off the request object after a
+step-limited loop before one more step (`self.req.func_tool = None`, then `await self.step()` to force an answer),
+and a retry or finalization request built with `tools=None` from the conversation a function is handed, beside
+calls of the same builder with tools.
+
 Also (`likely`) tools put into a request only under a test of the last message's role (`if messages[-1]["role"]
 == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`): the request that
 follows the tool results goes out without them.
@@ -39,6 +44,7 @@ messages += [reply.choices[0].message, *run_tools(reply)]
 final = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, tool_choice="none", messages=messages)
 """
     fix_safety = "none."
+    without_sites = True  # an agent's last step or retry that takes the tools off, its request sent by other code
 
     VALID = [
         """
@@ -60,6 +66,36 @@ def step(history, use_tools):
         return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=history)
     else:
         return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=history)
+""",
+        # tools cleared after the loop, with no further step: nothing is sent without them
+        """
+class Runner:
+    async def run(self, max_steps):
+        for _ in range(max_steps):
+            await self.step()
+        self.request.tools = None
+        return self.summary()
+""",
+        # a tool list made ready under a test of itself after the loop, then filled: no request goes without tools
+        """
+class Runner:
+    async def run(self, max_steps):
+        for _ in range(max_steps):
+            await self.step()
+        if self.request.tools is None:
+            self.request.tools = []
+        self.request.tools.extend(self.user_tools)
+        await self.step()
+""",
+        # a one-off request of a new prompt with tools=None beside the conversation's requests with tools
+        """
+class Runner:
+    def _kwargs(self, messages, tools):
+        return {"model": self.model, "messages": messages, "tools": tools}
+    async def turn(self, messages):
+        return await self.provider.chat(**self._kwargs(messages, tools=self.tools))
+    async def title(self, text):
+        return await self.provider.chat(**self._kwargs([{"role": "user", "content": text}], tools=None))
 """,
         # two one-shot prompts that share only a name
         """
@@ -108,11 +144,43 @@ def complete(messages):
         args["tools"] = TOOLS
     return client.chat.completions.create(**args)
 """, line=8, message="only when the last message"),
+        # the step limit reached: the tools are taken off the request object and one more step forces an answer
+        Invalid("""
+class Runner:
+    async def run(self, max_steps):
+        steps = 0
+        while not self.done() and steps < max_steps:
+            steps += 1
+            await self.step()
+        if not self.done():
+            self.request.tools = None
+            self.messages.append({"role": "user", "content": "Answer now without tools."})
+            await self.step()
+""", line=9, message="before one more step"),
+        # a finalization retry built from the same conversation with tools=None
+        Invalid("""
+class Runner:
+    def _kwargs(self, messages, tools):
+        return {"model": self.model, "messages": messages, "tools": tools}
+    async def turn(self, messages):
+        return await self.provider.chat(**self._kwargs(messages, tools=self.tools))
+    async def finalize(self, messages):
+        retry = list(messages)
+        retry.append({"role": "user", "content": "Give your final answer."})
+        return await self.provider.chat(**self._kwargs(retry, tools=None))
+""", line=10, message="beside 1 call"),
     ]
 
     def check(self, analysis):
         from cachelint.check.conversation import delegated_requests, differing_requests, tools_by_last_role, wrapper_requests
+        from cachelint.check.dropped_tools import tools_cleared_for_a_last_step, tools_none_beside_tools
 
+        for dropped in [*tools_cleared_for_a_last_step(analysis.ctx), *tools_none_beside_tools(analysis.ctx)]:
+            yield Report(dropped.node, f"`{dropped.what}` takes the tools off a request of the conversation {dropped.how}: tools open the "
+                         "cached prefix, so that request shares no prefix with the ones sent with them and the whole history is "
+                         "prefilled again (keep the same tools and forbid calls with tool_choice=\"none\")", confidence="likely")
+        if not analysis.sites:
+            return  # the pairs below are of requests in sight (or of the app's own client beside one)
         delegated = delegated_requests(analysis.ctx, analysis.sites)  # `self._chat(history)`: a request sent through a helper
         handed = {id(site) for site in delegated}
         wrapped = wrapper_requests(analysis.ctx, analysis.sites)  # `self.llm.gen(messages=..., tools=None)`: the app's own client
@@ -123,10 +191,9 @@ def complete(messages):
                          f"{difference.how}; tools open the cached prefix, so this request reads nothing the other one cached "
                          "(send the same tools on every request of a conversation; restrict them per turn with tool_choice)",
                          confidence=difference.confidence)
-        if analysis.sites:
-            for node, history in tools_by_last_role(analysis.ctx):
-                yield Report(node, f"the tools are sent only when the last message of `{history}` has a given role: the request "
-                             "that follows the tool results (or an assistant turn) goes out without them, so it shares no prefix "
-                             "with the requests that sent them and the whole history is prefilled again, and so is the next one "
-                             "with the tools back (send the same tools on every request; restrict them with tool_choice)",
-                             confidence="likely")
+        for node, history in tools_by_last_role(analysis.ctx):
+            yield Report(node, f"the tools are sent only when the last message of `{history}` has a given role: the request "
+                         "that follows the tool results (or an assistant turn) goes out without them, so it shares no prefix "
+                         "with the requests that sent them and the whole history is prefilled again, and so is the next one "
+                         "with the tools back (send the same tools on every request; restrict them with tool_choice)",
+                         confidence="likely")

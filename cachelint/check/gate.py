@@ -94,6 +94,12 @@ TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:
                                r"|\b\w*(?:tool|function|enabled|allowed|selected)\w*\s*:\s*(?:frozen|abstract)?set\[", re.I),  # def run(enabled: set[str])
                      ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set(", "et["))
 
+# a tool added to an agent or a list of tools: add_tool(agent, t), self.tools.append(t), tools_to_add.append(t)
+TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\(", re.I)
+
+# tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
+TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)")
+
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved
 RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
@@ -171,6 +177,10 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
+    if "CL203" in codes and TOOLS_DROPPED.search(source):
+        return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
+    if "CL201" in codes and LISTING.search(source) and TOOL_LOADING.search(source):
+        return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
     if "CL101" in codes and RENDERED_MESSAGE.search(source) is not None and RENDERED_VOLATILE.search(source) is not None \

@@ -401,6 +401,15 @@ def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def last_name(expr: cst.BaseExpression) -> str | None:
+    """The last name of `a.b.tools` or `tools`; None for anything else."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
 def called_name(call: cst.Call) -> str:
     """The last name of what a call calls: `search` of `store.search(q)`, `glob` of `glob(p)`; "" otherwise."""
     func = call.func

@@ -1,0 +1,141 @@
+"""Tools taken off one request of a conversation that the others send them with (CL203), where the requests go
+through the app's own agent or client code rather than an SDK call in sight.
+
+Two shapes real agents take:
+
+- the last step after a step limit: `while not done and steps < max_steps: await self.step()`, then
+  `self.req.func_tool = None` and one more `await self.step()` to force an answer;
+- a retry or finalization path that builds the request with `tools=None` from the same history the loop's
+  requests are built from with their tools (`self._build_request(spec, messages, tools=None)` beside
+  `self._build_request(spec, messages, tools=spec.tools)`).
+
+Either request shares no prefix with the ones before it (tools open the prefix), so the whole history is prefilled
+again. Forbidding calls with `tool_choice="none"` keeps the prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, descendants, last_name
+
+TOOLS_WORD = re.compile(r"tool", re.I)
+# what a conversation handed to a function is called
+CONVERSATION_PARAM = re.compile(r"messages|history|conversation|convo|msgs|turns|contents|input", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedTools:
+    node: cst.CSTNode  # the assignment or the call that drops them
+    what: str  # `self.req.func_tool = None`
+    how: str  # "after the step loop, before one more step" / "beside ... with tools"
+
+
+def _empty(value: cst.BaseExpression) -> bool:
+    return (isinstance(value, cst.Name) and value.value in ("None", "NOT_GIVEN")) or (isinstance(value, cst.List) and not value.elements)
+
+
+def tools_cleared_for_a_last_step(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """A loop that calls a step (`self.step()`, `self.run_once(req)`), then, after the loop, tools set to nothing
+    and the same step called once more."""
+    for loop in (*ctx.nodes(cst.While), *ctx.nodes(cst.For)):
+        if not _bounded_by_a_count(loop):
+            continue
+        steps = {ctx.code(c.func) for c in descendants(loop.body) if isinstance(c, cst.Call) and _own_method(c.func)}
+        if not steps:
+            continue
+        following = _statements_after(ctx, loop)
+        for index, statement in enumerate(following):
+            cleared = _tools_cleared(ctx, statement)
+            if cleared is None:
+                continue
+            later = [n for s in following[index:] for n in (s, *descendants(s))]
+            if any(isinstance(n, cst.Call) and ctx.code(n.func) in steps and ctx.span(n).row > ctx.span(cleared).row for n in later):
+                yield DroppedTools(cleared, ctx.code(cleared).strip(), "after the loop, before one more step of the same conversation")
+                break
+
+
+def _bounded_by_a_count(loop: cst.CSTNode) -> bool:
+    """`while not done and steps < max_steps:` or `for _ in range(max_steps):`: a loop with a step limit."""
+    if isinstance(loop, cst.While):
+        return any(isinstance(n, cst.Comparison) and any(isinstance(c.operator, (cst.LessThan, cst.LessThanEqual)) for c in n.comparisons)
+                   for n in (loop.test, *descendants(loop.test)))
+    return isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and last_name(loop.iter.func) == "range"
+
+
+def _own_method(func: cst.BaseExpression) -> bool:
+    """`self.step`: a method of the object itself (not `self.log.info`, `self.messages.append`)."""
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+
+
+def _statements_after(ctx: ModuleContext, loop: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements after `loop` in its block."""
+    parent = ctx.parent(loop)
+    body = getattr(parent, "body", None)
+    if isinstance(body, (list, tuple)) and loop in body:
+        return list(body[body.index(loop) + 1:])
+    return []
+
+
+def _tools_cleared(ctx: ModuleContext, statement: cst.CSTNode) -> cst.Assign | None:
+    """`self.req.func_tool = None`, `request.tools = []`, `params["tools"] = None` in `statement` (under an `if`
+    too): tools taken off what the next step sends."""
+    for node in (statement, *descendants(statement)):
+        if not isinstance(node, cst.Assign) or not _empty(node.value):
+            continue
+        for target in node.targets:
+            t = target.target
+            name = last_name(t) if isinstance(t, (cst.Attribute, cst.Name)) else None
+            if isinstance(t, cst.Subscript) and isinstance(t.slice[0].slice, cst.Index):
+                key = t.slice[0].slice.value
+                name = key.raw_value if isinstance(key, cst.SimpleString) else None
+            if name is not None and TOOLS_WORD.search(name) and not isinstance(t, cst.Name) and not _guarded_by_itself(ctx, node, t):
+                return node
+    return None
+
+
+def tools_none_beside_tools(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """`self._build_request(spec, retry_messages, tools=None)` where `retry_messages` is the conversation the
+    function is handed, while another call of the same function of the module passes real tools."""
+    by_callee: dict[str, list[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        if any(a.keyword is not None and a.keyword.value == "tools" for a in call.args):
+            by_callee.setdefault(ctx.code(call.func), []).append(call)
+    for callee, calls in by_callee.items():
+        if not (callee.startswith("self.") or "." not in callee) or len(calls) < 2:
+            continue
+        tools = {id(c): next(a.value for a in c.args if a.keyword is not None and a.keyword.value == "tools") for c in calls}
+        with_tools = [c for c in calls if not _empty(tools[id(c)])]
+        if not with_tools:
+            continue
+        for call in calls:
+            if _empty(tools[id(call)]) and _sends_handed_conversation(ctx, call):
+                yield DroppedTools(call, ctx.code(call), f"beside {len(with_tools)} call(s) of `{callee}` with tools")
+
+
+def _sends_handed_conversation(ctx: ModuleContext, call: cst.Call) -> bool:
+    """A positional or `messages=` argument of the call is the conversation its function is handed, or a list made
+    from it (`retry = list(messages)`; `retry.append(...)`)."""
+    function = ctx.enclosing_function(call)
+    if function is None:
+        return False
+    handed = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONVERSATION_PARAM.search(p.name.value)}
+    if not handed:
+        return False
+    made = set(handed)
+    for node in descendants(function.body):
+        if isinstance(node, cst.Assign) and any(isinstance(n, cst.Name) and n.value in made for n in descendants(node.value)):
+            made |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+    return any(isinstance(a.value, cst.Name) and a.value.value in made and (a.keyword is None or CONVERSATION_PARAM.search(a.keyword.value))
+               for a in call.args)
+
+
+def _guarded_by_itself(ctx: ModuleContext, assign: cst.Assign, target: cst.BaseExpression) -> bool:
+    """`if self.tools is None: self.tools = []`: a list made ready to be filled, under a test of itself."""
+    guard = ctx.enclosing(assign, (cst.If,))
+    code = ctx.code(target)
+    return isinstance(guard, cst.If) and any(ctx.code(n) == code for n in (guard.test, *descendants(guard.test)))
