@@ -20,7 +20,9 @@ listed by several servers, clients or workbenches (`for server in servers: tools
 `client.get_tools()`, `for tool in client.tools:`, `[t for wb in workbenches for t in await wb.list_tools()]`, a dict
 of functions keyed by tool name) and merged in connection and listing order with no sort afterwards, often with
 failing servers skipped; and a tools list built by iterating a set of tool names kept on the object
-(`[spec(n) for n in self.enabled_tools]`, or a set the function is handed) and handed to a framework's own LLM call.
+(`[spec(n) for n in self.enabled_tools]`, or a set the function is handed) and handed to a framework's own LLM call;
+and tools (tool files, OpenAPI schemas, plug-ins) loaded in a loop over an unsorted directory listing
+(`for file in tools_folder.iterdir(): add_tool(agent, load(file))`).
 """
     why = """
 Tools come first in the cached prefix. The same tools in another order invalidate the tools, the system
@@ -153,6 +155,7 @@ class Toolkit:
     def check(self, analysis):
         from cachelint.check.conversation import merged_provider_tools, tools_from_sets
         from cachelint.check.history import tools_from_listings
+        from cachelint.check.listings import tools_loaded_from_listings
 
         ctx = analysis.ctx
         for merge in merged_provider_tools(ctx):
@@ -165,9 +168,16 @@ class Toolkit:
                              "which changes with every process, so each process sends the same tools in another order and the tools "
                              f"open the prefix; iterate sorted({found.source})", confidence="likely")
         if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
+            listed = set()
             for found in tools_from_listings(analysis.ctx):
+                listed.add(id(found.node))
                 yield Report(found.node, f"the tools in `{found.tools}` are loaded from {found.servers} in the file system's order, never "
                              f"sorted, and tools open the prefix; sort the listing: sorted({found.servers})", confidence="likely")
+            for loaded in tools_loaded_from_listings(analysis.ctx):
+                if id(loaded.node) not in listed:
+                    yield Report(loaded.node, f"tools are loaded into {loaded.tools} in a loop over `{loaded.listing}`, in the file system's "
+                                 "order (it differs between machines, file systems and checkouts), never sorted, and tools open the "
+                                 f"prefix; iterate sorted({loaded.listing})", confidence="likely")
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):
             message = f"the tools of {analysis.describe_site(site)} come from {fact.label}{fact.origin} in no defined order; sort them by name"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None

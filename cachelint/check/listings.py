@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name, descendants, sorted_in
+from cachelint.check.module import ModuleContext, called_name, descendants, last_name, sorted_in
 
 LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
@@ -39,7 +39,9 @@ class ListedMaterial:
 LISTED_NAMES = frozenset({"glob", "iglob", "listdir", "scandir", "walk"}) | LISTING_METHODS
 
 
-def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
+def unsorted_listings(ctx: ModuleContext) -> Iterator[tuple[cst.Call, cst.FunctionDef, set[str]]]:
+    """(listing, its function, the names that hold it) for each directory listing in a function that is never
+    sorted: not inside `sorted(...)`, and no name holding it sorted in the function."""
     for call in ctx.nodes(cst.Call):
         if called_name(call) not in LISTED_NAMES:
             continue  # a syntactic test first: qualified names cost the module's scope metadata
@@ -49,8 +51,12 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
         if function is None:
             continue
         holders = _holders(ctx, function, call)
-        if any(sorted_in(ctx, function, holder) for holder in holders):
-            continue
+        if not any(sorted_in(ctx, function, holder) for holder in holders):
+            yield call, function, holders
+
+
+def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
+    for call, function, holders in unsorted_listings(ctx):
         if ".py" in ctx.code(call):
             continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
         found = _collected_reads(ctx, function, call, holders)
@@ -137,3 +143,50 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
 
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
     return any(isinstance(n, cst.Name) and n.value in names for n in descendants(node))
+
+
+# --- tools loaded from a directory listing (CL201) ------------------------------------------------------------
+
+# a function that adds one tool to an agent or a registry: add_tool(agent, tool), self.register_tool(t)
+TOOL_ADDERS = re.compile(r"^_?(?:add|register|append|attach|include)_(?:\w+_)?tools?$|^_?(?:add|register)tools?$", re.I)
+# a list of tools, not of their names, metadata or past calls: tools, tools_to_add, all_tools, tool_modules
+TOOL_HOLDER = re.compile(r"^(?:\w+_)?tools(?:_to_add|_list)?$|^tool_(?:list|modules?|specs?|defs?|schemas?)$", re.I)
+# a function that lists what is there to show or pick from, not what an agent is given: _get_available_tools()
+LISTS_FOR_DISPLAY = re.compile(r"available|metadata|catalog|^_?(?:list|show|print|display)_", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedTools:
+    node: cst.Call  # the listing
+    listing: str  # its code: `folder_path.iterdir()`
+    tools: str  # where the tools go: `tools_to_add`, `add_tool()`
+
+
+def tools_loaded_from_listings(ctx: ModuleContext) -> Iterator[ListedTools]:
+    """`for file in tools_folder.iterdir(): for tool in load(file): add_tool(agent, tool)`: tools (tool files, OpenAPI
+    schemas, plug-ins) loaded in a loop over an unsorted directory listing. The tool list takes the file system's
+    order, which differs between machines, file systems and checkouts, and tools open the prefix."""
+    for call, function, holders in unsorted_listings(ctx):
+        if LISTS_FOR_DISPLAY.search(function.name.value):
+            continue
+        added = _tools_added(ctx, function, call, holders)
+        if added is not None:
+            yield ListedTools(call, " ".join(ctx.code(call).split()), added)
+
+
+def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> str | None:
+    """Where a loop over the listing puts tools: a list or registry named for tools, or a function that adds one."""
+    for loop in (n for n in descendants(function) if isinstance(n, cst.For)):
+        if not (loop.iter is call or ctx.contains(loop.iter, call) or ctx.code(loop.iter) in holders):
+            continue
+        for node in descendants(loop.body):
+            if not isinstance(node, cst.Call):
+                continue
+            name = called_name(node)
+            if TOOL_ADDERS.match(name):
+                return f"{name}()"
+            if isinstance(node.func, cst.Attribute) and name in ("append", "extend", "add", "insert", "register") \
+                    and TOOL_HOLDER.search(last_name(node.func.value) or ""):
+                return ctx.code(node.func.value)
+    return None
+
