@@ -44,7 +44,9 @@ The prompt a function named for it returns is judged the same way, whoever sends
 question): return f"Context: {context}..." + HANDBOOK`, `likely`), as is a `+` of an f-string and a constant, and the
 prompt a builder of the module returns to the function that sends it (`prompt = build_prompt(query, results)`), when
 the builder's first value is one of its parameters (a setting, `self.name` or a parameter's default is the same on
-every call).
+every call). So is a system prompt handed to a function of the tree that sends it as the system prompt
+(`query_model(system_prompt=f"...{reviewer_type}\n" + REVIEW_FORM, prompt=paper)`, imported by name or with `*`),
+and a text the function builds once and splices in (`sys = f"...{kind}" + form` where `form` holds the long part).
 Retrieved text is also what a vector index or a retriever answers to a generic method (`index.query(q, top_k=5)`,
 `collection.query(...)`, `retriever.invoke(q)`). And state the agent observes anew on every turn of the loop that
 sends the history (`page = browser.snapshot()` beside `browser.run(action)`: a method that reads the current state,
@@ -184,7 +186,7 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.class_state import class_state_in_system
         from cachelint.check.framework_rag import framework_rag
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
-        from cachelint.check.static_tail import static_tails
+        from cachelint.check.static_tail import static_tails, text_pieces
         from cachelint.check.turn_state import turn_state_in_system
         from cachelint.check.text_history import describe as describe_late
         from cachelint.check.text_history import late_histories
@@ -235,7 +237,8 @@ chain = create_stuff_documents_chain(llm, prompt)
             for arg, expr in _system_texts(analysis.ctx, site):
                 if expr is None:
                     continue
-                parts = _parts(expr)
+                parts = text_pieces(analysis.ctx, expr)  # a text the function builds once and splices in, opened
+                expanded = len(parts) != len(_parts(expr))  # a local text spliced in: the fix no longer maps onto `expr`
                 for i, part in enumerate(parts):
                     if _static_length(analysis.ctx, part) is not None:
                         continue
@@ -254,7 +257,7 @@ chain = create_stuff_documents_chain(llm, prompt)
                         yield Report.at(site, part, f"per-request value `{params[0].label}` comes before {later} characters of static "
                                      f"{'system prompt' if arg == 'system' else 'instructions'} in {analysis.describe_site(site)}; "
                                      "move it after the static text (or into the user message) so all requests share the prefix",
-                                     fix=_move_to_end(analysis.ctx, expr, i))
+                                     fix=None if expanded else _move_to_end(analysis.ctx, expr, i))
                     break
 
 

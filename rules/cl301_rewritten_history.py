@@ -26,7 +26,9 @@ by the data's shape (confidence `likely`): a history class or utility that drops
 (`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
 messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), the
 newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`;
-a literal budget of 32k tokens or more is the context window's and is left alone), a
+a literal budget of 32k tokens or more is the context window's and is left alone), the latest n rounds counted from
+the end and written back as the history (`for m in reversed(conv.messages): if rounds >= max_rounds: break` then
+`conv.messages = kept[::-1]`, or returned by a trim function), a
 `deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database
 (`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`) and turned into messages, earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
@@ -83,7 +85,17 @@ The prefix re-rendered from current state is a rewrite too (confidence `likely`)
 - a history replaced by a summary whose token budget the code bounds at 16,384 tokens or less (a literal, the
   summarizer's default, `min(..., 8192)`, or an attribute assigned such values in the tree's imported modules):
   a coding or agent turn adds one to a few thousand tokens, so the summary fires every few turns. A budget near
-  the context window, or one the code does not bound, is compaction done right and is not reported.
+  the context window, or one the code does not bound, is compaction done right and is not reported;
+- a conversion that renders the newest message unlike the earlier ones (`if i == len(steps) - 1:` wrap the
+  observation in instructions, or send the output in full and its summary once older): on the next turn it is
+  rendered the other way, so the message the previous request ended with changes; text added after the newest
+  message's own (a screenshot) and a `cache_control` breakpoint on it are not reported, nor a conversion whose
+  result is neither returned nor sent (a display).
+
+A window of the stored turns counts wherever the request is made: in the function, or in a function or method of
+the module or of another module of the tree that sends what it is handed (`self._complete(msgs)`, an imported
+`ask(msgs)`, a base class's `_chat_completion(history)` that raises `NotImplementedError` for subclasses). Earlier messages edited through their
+attributes (`msg.content = "(omitted)"`, on the stored message or on a copy) count like `m["content"] = ...`.
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after
@@ -108,6 +120,89 @@ while True:
     fix_safety = "none."
 
     VALID = [
+        # a breakpoint on the newest message changes no text; a transcript printed for the user is not sent; a
+        # screenshot after the newest message's own text: the next request still matches up to that text
+        """
+def with_screenshot(history, screenshot):
+    msgs = []
+    for msg in history:
+        content = [{"type": "text", "text": msg["content"]}]
+        if msg is history[-1]:
+            content.append({"type": "image_url", "image_url": {"url": screenshot}})
+        msgs.append({"role": msg["role"], "content": content})
+    return msgs
+
+def to_messages(history):
+    out = []
+    for i, m in enumerate(history):
+        block = {"type": "text", "text": m["content"]}
+        if i == len(history) - 1:
+            block["cache_control"] = {"type": "ephemeral"}
+        out.append({"role": m["role"], "content": [block]})
+    return out
+
+def show(history):
+    for i, m in enumerate(history):
+        if i == len(history) - 1:
+            print(f"> {m['content']}")
+        else:
+            print(m["content"])
+""",
+        # every message's text normalized alike: the same on every request
+        """
+class History:
+    def __init__(self):
+        self.messages = []
+
+    def normalize(self):
+        for msg in self.messages:
+            msg.text = msg.text.strip()
+""",
+        # the messages added since a mark (`start = len(messages)` before appending): read back, not a window
+        """
+def step(messages, client):
+    start = len(messages)
+    messages.append({"role": "user", "content": "next"})
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages)
+    messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+    return messages[start:]
+""",
+        # messages too large on their own skipped while walking back: the same ones on every request
+        """
+class Memory:
+    def __init__(self):
+        self.messages = []
+
+    def small_ones(self, max_tokens=3000):
+        kept = []
+        for msg in reversed(self.messages):
+            if len(msg["content"]) // 4 > max_tokens:
+                continue
+            kept.insert(0, msg)
+        return kept
+""",
+        # the latest turns handed to a method of the class that only logs them: nothing sent is cut
+        """
+from openai import OpenAI
+client = OpenAI()
+
+class Chat:
+    def __init__(self):
+        self.history = []
+
+    def _log(self, msgs):
+        print(len(msgs))
+
+    def send(self, text):
+        recent = []
+        for turn in self.history[-5:]:
+            recent.extend(turn)
+        self._log(recent)
+        msgs = [{"role": "system", "content": "You are a helpful assistant"}, *self.history, {"role": "user", "content": text}]
+        reply = client.chat.completions.create(model="gpt-4o", messages=msgs)
+        self.history.append({"role": "user", "content": text})
+        return reply
+""",
         # the latest turns made into a retrieval query: a look-up, not the history sent
         """
 def build_messages(memory, kwargs):
@@ -312,6 +407,146 @@ def run(model, task):
 """,
     ]
     INVALID = [
+        # a window of the stored turns, sent through the class's own wrapper method (round 13: a request made by a
+        # method of the class was not followed; only calls named like a request were)
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+
+class Chat:
+    def __init__(self):
+        self.history = []
+
+    def _complete(self, msgs):
+        return client.chat.completions.create(model="gpt-4o", messages=msgs)
+
+    def send(self, text):
+        msgs = [{"role": "system", "content": "You are a helpful assistant"}]
+        for turn in self.history[-5:]:
+            msgs.extend(turn)
+        msgs.append({"role": "user", "content": text})
+        reply = self._complete(msgs)
+        self.history.append([{"role": "user", "content": text}, {"role": "assistant", "content": reply}])
+        return reply
+""", line=14, message="keeps only the latest messages"),
+        # the same, handed to a hook that subclasses in other modules implement (`raise NotImplementedError`)
+        Invalid("""
+class LLMAPI:
+    def __init__(self):
+        self.message_list = []
+
+    def _chat_completion(self, history):
+        raise NotImplementedError
+
+    def send_message(self, text):
+        chat = [{"role": "system", "content": "You are a helpful assistant"}]
+        for m in self.message_list[-5:]:
+            chat.extend(m.ask)
+            chat.extend(m.answer)
+        chat.append({"role": "user", "content": text})
+        return self._chat_completion(chat)
+""", line=11, message="keeps only the latest messages"),
+        # the start of the window computed in a statement of its own, then adjusted (a sliding-window manager)
+        Invalid("""
+class SlidingWindowManager:
+    def __init__(self, window_size=40):
+        self.window_size = window_size
+
+    def reduce_context(self, agent):
+        messages = agent.messages
+        trim_index = 2 if len(messages) <= 2 else len(messages) - self.window_size
+        while trim_index < len(messages) and messages[trim_index]["role"] == "tool":
+            trim_index += 1
+        messages[:] = messages[trim_index:]
+""", line=11, message="keeps only the latest messages"),
+        # the newest messages that fit, walked with `[::-1]`
+        Invalid("""
+class Memory:
+    def __init__(self):
+        self.messages = []
+
+    def to_messages(self, max_tokens=3000):
+        kept, total = [], 0
+        for message in self.messages[::-1]:
+            total += len(message["content"]) // 4
+            if total > max_tokens:
+                break
+            kept.insert(0, message)
+        return kept
+""", line=8, message="newest messages that fit a budget"),
+        # the same, taking each that still fits the remaining budget and going on (`else: continue`)
+        Invalid("""
+class History:
+    def __init__(self):
+        self.messages = []
+
+    def fit(self, max_tokens=3000):
+        selected, remaining_tokens = [], max_tokens
+        for msg in reversed(self.messages[1:]):
+            msg_tokens = len(msg["content"]) // 4
+            if msg_tokens <= remaining_tokens:
+                selected.insert(0, msg)
+                remaining_tokens -= msg_tokens
+            else:
+                continue
+        return [self.messages[0]] + selected
+""", line=8, message="newest messages that fit a budget"),
+        # a message object's content replaced in place for all but the latest few tool results
+        Invalid("""
+class History:
+    def __init__(self):
+        self.messages = []
+
+    def step(self, keep=3):
+        n = len(self.messages)
+        for i, msg in enumerate(self.messages):
+            if msg.role == "tool" and i < n - keep:
+                msg.content = "(old output omitted)"
+""", line=10, message="replaces the content of earlier messages"),
+        # the newest observation wrapped in instructions only while it is the newest (an agent's scratchpad)
+        Invalid("""
+TOOL_RESPONSE = "TOOL RESPONSE:\\n{obs}\\nThink about what to do next and answer in the required format."
+
+class Agent:
+    def __init__(self):
+        self.steps = []
+
+    def scratchpad(self):
+        parts = []
+        for i, (action, obs) in enumerate(self.steps):
+            parts.append(action)
+            if i == len(self.steps) - 1:
+                parts.append(TOOL_RESPONSE.format(obs=obs))
+            else:
+                parts.append(obs)
+        return "\\n".join(parts)
+""", line=12, message="rendered unlike the earlier ones"),
+        # a tool's output sent in full while it is the newest, and as its summary once older
+        Invalid("""
+def to_messages(history):
+    msgs = []
+    for i, step in enumerate(history):
+        if i == len(history) - 1:
+            msgs.append({"role": "tool", "content": f"Output:\\n{step.output}"})
+        else:
+            msgs.append({"role": "tool", "content": step.summary})
+    return msgs
+""", line=5, message="rendered unlike the earlier ones"),
+        # the window converted in a comprehension added onto the request's messages
+        Invalid("""
+from openai import OpenAI
+client = OpenAI()
+
+class Chat:
+    def __init__(self):
+        self.history = []
+
+    def send(self, text):
+        msgs = [{"role": "system", "content": "You are a helpful assistant"}]
+        msgs += [{"role": t.role, "content": t.text} for t in self.history[-8:]]
+        msgs.append({"role": "user", "content": text})
+        return client.chat.completions.create(model="gpt-4o", messages=msgs)
+""", line=11, message="keeps only the latest messages"),
         # the oldest message moved to an archive: the history sent is still cut (from a review's probes)
         Invalid("""
 class ChatMemory:
@@ -596,6 +831,7 @@ def turn(history):
 
     def check(self, analysis):
         from cachelint.check.history import (
+            newest_rendered_apart,
             rerendered_instructions,
             rerendered_past_messages,
             rewrites,
@@ -618,6 +854,11 @@ def turn(history):
             yield Report(found.node, f"{found.what}; whenever that state changes, earlier turns change content and the whole history "
                          "after the first of them is prefilled again: keep each message as it was sent (store the state with the "
                          "message it came with)", confidence="likely")
+        for found in newest_rendered_apart(analysis.ctx):
+            yield Report(found.node, f"{found.what}: on the next turn it is no longer the newest and is rendered the other way, so "
+                         "the message the previous request ended with changes and is prefilled again, with everything after it; "
+                         "render every message the same way whatever its place, and send what only this turn needs as a new "
+                         "message", confidence="likely")
         for found in small_budget_summaries(analysis.ctx):
             yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
                          "prefix is read from cache for many turns", confidence="likely")

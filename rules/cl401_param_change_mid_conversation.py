@@ -28,7 +28,9 @@ tools were used (`replace(settings, tool_choice=None)` under `if tracker.has_use
 history (when the tools stay the same: otherwise CL202 says it). Also a side request of the conversation (a
 reflection, a retry decision, a recovery turn) sent to the same client with the same store's messages but with
 another output format or without the turns' tools (`client.create(messages, tool_choice="none")`, `json_output=`,
-`response_format=`), confidence `likely`; a provider adapter that sends one or the other as its caller asks is not.
+`response_format=`, an agent run's `result_type=` / `output_type=` with `message_history=`), confidence `likely`; a
+provider adapter that sends one or the other as its caller asks is not, nor the turn whose reply the history goes
+on from (`history = reply.all_messages()`).
 A value bound inside the loop the same way on every turn is not reported: computed from inputs the loop never
 changes on every pass (`model = config.get("model")`), or, under a condition, from names, attributes and
 constants only, the condition too (`name = config.model`, then `if name is None: name = f"hosted/{model.name}"`);

@@ -440,6 +440,8 @@ def _adapter(analysis, site, callers: list):
     # that starts with text written here is measured by _long_static_prefix)
     carries = [arg for arg in ("tools", "system") if site.arg(arg) is not None and from_parameter(ctx, site.arg(arg))
                and not leading_text(ctx, site.arg(arg))[0]]
+    if not carries and site.arg("tools") is not None:  # `chat_completion(self, messages, tools)` hands both to a payload builder
+        carries = ["tools"] if _passes_on_parameter(ctx, site, "tools") else []
     if not carries and SYSTEM_ROLE.search(ctx.code(site.arg("messages"))) is None:
         return None  # a bare forwarder of messages: the instructions that make a prefix long are out of sight
     if "system" in carries and callers:
@@ -450,6 +452,16 @@ def _adapter(analysis, site, callers: list):
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
                      confidence="likely")
+
+
+def _passes_on_parameter(ctx, site, name: str) -> bool:
+    """The sending function takes a parameter `name` and hands it on in the call that builds the request's
+    arguments (`self._adapt(messages=messages, tools=tools)`, whose return is `**`-passed to the request)."""
+    function = ctx.enclosing_function(site.node)
+    if function is None or name not in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}:
+        return False
+    return any(isinstance(n, cst.Arg) and isinstance(n.value, cst.Name) and n.value.value == name
+               and ctx.enclosing_function(n) is function for n in descendants(function.body))
 
 
 def _unmarked_adapter(analysis, site, tree_marks):

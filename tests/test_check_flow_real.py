@@ -377,3 +377,112 @@ def test_a_time_stored_into_the_kwargs_of_a_format_is_found():
     assert [f.row for f in lint(source, {"CL101"})] == [3]
     day = source.replace('strftime("%Y-%m-%d %H:%M:%S")', 'strftime("%Y-%m-%d")')
     assert lint(day, {"CL101"}) == []  # a date at day resolution in a prompt sent out of sight: not judged
+
+
+# --- a window of the history handed to a function or method that sends it (round 13) -----------------------
+
+WINDOW_SENDERS = {
+    "chat/__init__.py": "",
+    "chat/llm.py": """
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def ask(msgs):
+            return client.chat.completions.create(model="gpt-4o", messages=msgs)
+
+        class Base:
+            def _chat(self, history):
+                return client.chat.completions.create(model="gpt-4o", messages=history)
+
+            def _log(self, history):
+                print(len(history))
+    """,
+    "chat/bot.py": """
+        from chat.llm import Base, ask
+
+        class Bot(Base):
+            def __init__(self):
+                self.history = []
+
+            def reply(self, text):
+                msgs = [{"role": "system", "content": "You are a helpful assistant"}]
+                for turn in self.history[-6:]:
+                    msgs.extend(turn)
+                msgs.append({"role": "user", "content": text})
+                answer = ask(msgs)
+                self.history.append([{"role": "user", "content": text}, {"role": "assistant", "content": answer}])
+                return answer
+
+            def reply_inherited(self, text):
+                msgs = [{"role": "system", "content": "You are a helpful assistant"}]
+                for turn in self.history[-6:]:
+                    msgs.extend(turn)
+                msgs.append({"role": "user", "content": text})
+                return self._chat(msgs)
+
+            def logged(self, text):
+                recent = []
+                for turn in self.history[-6:]:
+                    recent.extend(turn)
+                self._log(recent)
+    """,
+}
+
+
+def test_a_window_sent_by_a_function_or_inherited_method_of_another_module_is_found(tmp_path):
+    # `ask(msgs)` imported from the module that sends, and `self._chat(msgs)` inherited from a base class there:
+    # the window is the history of a request either way; a window handed to a method that only logs it is not
+    tree = _tree(tmp_path, WINDOW_SENDERS)
+    found = _lint_file(tree / "chat" / "bot.py", {"CL301"})
+    assert [f.row for f in found] == [9, 18]
+    assert all("keeps only the latest messages" in f.message for f in found)
+
+
+# --- a prompt template kept in the app's prompts module (round 13) -------------------------------------------
+
+_RULES = " ".join(f"Rule {i}: answer precisely, cite the sources and keep the report's format stable." for i in range(60))
+PROMPTS_MODULE = {
+    "research/__init__.py": "",
+    "research/prompts.py": f'''
+        RESEARCH_INSTRUCTIONS = """You are writing the section: {{section_description}}.
+
+        {_RULES}
+        """
+        SHORT = "Section: {{section_description}}. Be brief."
+    ''',
+    "research/agent.py": """
+        from openai import OpenAI
+        from research import prompts
+        from research.prompts import RESEARCH_INSTRUCTIONS, SHORT
+
+        client = OpenAI()
+
+        def write(section, question):
+            system = RESEARCH_INSTRUCTIONS.format(section_description=section)
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+
+        def write_attr(section, question):
+            system = prompts.RESEARCH_INSTRUCTIONS.format(section_description=section)
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+
+        def write_more(section, question, extra):
+            system = RESEARCH_INSTRUCTIONS.format(section_description=section)
+            system += extra
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+
+        def brief(section, question):
+            system = SHORT.format(section_description=section)
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+    """,
+}
+
+
+def test_a_template_imported_from_the_prompts_module_is_measured(tmp_path):
+    # the static rules after `{section_description}` live in prompts.py: imported by name or read as
+    # `prompts.NAME`, they are measured as if written in the module, text added at the end (`system += extra`)
+    # moving nothing; a short template stays quiet
+    tree = _tree(tmp_path, PROMPTS_MODULE)
+    found = _lint_file(tree / "research" / "agent.py", {"CL104"})
+    assert [f.row for f in found] == [8, 12, 16]
+    assert all("characters of static prompt come after the per-call value `section_description`" in f.message for f in found)

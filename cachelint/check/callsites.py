@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, argument_for
+from cachelint.check.module import ModuleContext, argument_for, called_name
 
 CLIENT_CONSTRUCTORS: dict[str, str] = {
     **{f"anthropic.{n}": "anthropic" for n in (
@@ -491,6 +491,11 @@ def call_arguments(ctx: ModuleContext, call: cst.Call) -> dict[str, cst.BaseExpr
     return args
 
 
+# a helper (a library's or the module's) that returns the dict it is given less the keys left unset:
+# remove_not_given(kwargs), drop_none(d); followed to the dict it is given, not into its body
+DICT_FILTER = re.compile(r"^_?(?:remove|strip|drop|filter|clean|prune|omit|without|compact)(?:_\w+)?$|not_?given", re.I)
+
+
 def dict_entries(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> dict[str, cst.BaseExpression]:
     """The string keys a dict is known to hold and the expressions set for them: a literal, `dict(...)`,
     `{**base, ...}`, a name assigned one of these, keys set with `d["k"] = v` or `d.update(...)` in the
@@ -517,10 +522,15 @@ def dict_entries(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> di
                     entries.update(dict_entries(ctx, a.value, depth + 1))
         elif isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "copy":
             entries.update(dict_entries(ctx, expr.func.value, depth + 1))
+        elif DICT_FILTER.search(called_name(expr)) and expr.args and not expr.args[0].keyword:
+            entries.update(dict_entries(ctx, expr.args[0].value, depth + 1))  # remove_not_given(kwargs): the keys set, less unset ones
         else:
             for function in ctx.called_functions(expr):
                 for value in ctx.returns_of(function):
                     entries.update(dict_entries(ctx, value, depth + 1))
+    elif isinstance(expr, cst.DictComp) and isinstance(expr.for_in.iter, cst.Call) and isinstance(expr.for_in.iter.func, cst.Attribute) \
+            and expr.for_in.iter.func.attr.value == "items":
+        entries.update(dict_entries(ctx, expr.for_in.iter.func.value, depth + 1))  # {k: v for k, v in kwargs.items() if v is not None}
     elif isinstance(expr, cst.Name):
         for binding, value in ctx.assigned_values(expr):
             for found in [value] if value is not None else unpacked_values(ctx, binding):

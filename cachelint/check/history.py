@@ -22,13 +22,16 @@ import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, declared_outside, descendants
+from cachelint.check.depends import positional_index
+from cachelint.check.module import ModuleContext, argument_for, declared_outside, descendants, is_template
+from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
 
-HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$"
+HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$|(?:^|_)(?:message|msg)_?list$"
                           r"|^_?(?:runs|rounds|exchanges|interactions)$", re.I)  # a memory's stored runs, not `pending_tool_runs`
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "get", "copy", "add", "update", "setdefault"})
 # a function that replaces the history in one step (a summary), or cuts it only once the provider has refused it
@@ -38,7 +41,7 @@ SUMMARY_NAME = re.compile(r"compact|summar", re.I)  # one large step, whatever s
 TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|=\s*[\w.]+\[\s*[12]\s*:\s*\]|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*\w+\s*:\s*\]|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|=\s*[\w.]+\[\s*[12]\s*:\s*\]|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*[\w.]+(?:\s*\*\s*\d+)?\s*:\s*\]|\[\s*:\s*:\s*-\s*1\s*\]|\b\w+\.(?:content|text|blocks|parts|tool_calls)\s*=(?!=)|len\(\s*[\w.]+\s*\)\s*-\s*1\s*:|\bis\s+[\w.]+\[\s*-1\s*\]|\bif\s+(?:is_)?(?:last|latest|newest)\b|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
@@ -60,7 +63,7 @@ HISTORY_WORD = re.compile(r"messages|history|conversation|convo|transcript|traje
 
 LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajectory|chat|msgs|turns|memory|models|tools|functions"
                        r"|servers|clients|sessions|connections|content|data\[|copy\[|entry|item|\bruns\b|_runs\b|\brounds\b|_rounds\b|exchanges"
-                       r"|interactions|dialog|\bview\b|events|observations|buffer", re.I)
+                       r"|interactions|dialog|\bview\b|events|observations|buffer|\bsteps\b|_steps\b", re.I)
 
 
 RANDOM_MODEL = re.compile(r"""choice\(\s*[\[(]\s*["'](?:gpt|o[134]|claude|gemini|llama|mistral|qwen|deepseek)""", re.I)
@@ -71,7 +74,7 @@ def mentions_history_rewrite(source: str) -> bool:
     or models (`self.messages.pop(0)`, `for server in servers:` ... `list_tools()`, `random.choice(self.models)`)."""
     if RANDOM_MODEL.search(source):
         return True  # random.choice(["gpt-4o", "gpt-4o-mini"]): a model picked per request (model_switches)
-    if not HISTORY_WORD.search(source) and not re.search(r"models|tools|functions|Observation", source):
+    if not HISTORY_WORD.search(source) and not re.search(r"models|tools|functions|Observation|\bsteps\b|_steps\b", source):
         return False
     for match in QUICK.finditer(source):
         start = source.rfind("\n", 0, match.start()) + 1
@@ -366,14 +369,6 @@ def _tail_position_test(ctx: ModuleContext, function: cst.FunctionDef, test: cst
 # --- which lists are conversations -------------------------------------------------------------------------
 
 
-def _last_name(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value
-    return None
-
-
 def _read_as_messages(ctx: ModuleContext, scope: cst.CSTNode, target: str) -> bool:
     """Elements of `target` read as messages in `scope`: `for m in target: m["role"]` / `target[0].content`."""
     elements = {target}
@@ -444,6 +439,8 @@ def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
     """A tuple that is not a (role, text) message, or a value named for a record; a name bound only to such tuples
     (`entry: LimitChangeRecord = (time.time(), name, old, new)`) too."""
     if isinstance(value, cst.Tuple):
+        if any(_turn_text(e.value) for e in value.elements):
+            return False  # (expires, f"Step {n}, Feedback: {fb}, Your response: {reply}"): a turn's text with a tag
         return bool(value.elements) and string_value(value.elements[0].value) not in ROLE_WORDS
     if _last_name(value) is not None and BOOKKEEPING_VALUE.search(_last_name(value) or "") is not None:
         return True
@@ -451,6 +448,14 @@ def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
         bound = [v for _, v in ctx.assigned_values(value)]
         return bool(bound) and all(isinstance(v, cst.Tuple) and _a_record(ctx, v) and _bookkeeping_tuple(v) for v in bound)
     return False
+
+
+def _turn_text(value: cst.BaseExpression) -> bool:
+    """An f-string with a few words of its own around its values: the text of a turn as the prompt will show it."""
+    if not isinstance(value, cst.FormattedString):
+        return False
+    words = " ".join(p.value for p in value.parts if isinstance(p, cst.FormattedStringText))
+    return len(re.findall(r"[^\W\d_]{2,}", words)) >= 3
 
 
 def _bookkeeping_tuple(value: cst.Tuple) -> bool:
@@ -498,13 +503,14 @@ def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionD
     walk of its own); a nested helper (`def drop_pair(): ...`) counts as part of the function that holds it."""
     for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign, cst.For):
         for node in ctx.nodes(kind):
-            if kind is cst.For and not (isinstance(node.iter, cst.Call) and _last_name(node.iter.func) == "reversed"):
+            if kind is cst.For and _backward_source(node) is None:
                 continue
             if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
                 continue
             if kind is cst.Subscript and not isinstance(node.slice[0].slice, cst.Slice):
                 continue
-            if kind is cst.Assign and not isinstance(node.targets[0].target, cst.Subscript):
+            if kind is cst.Assign and not (isinstance(node.targets[0].target, cst.Subscript) or (
+                    isinstance(node.targets[0].target, cst.Attribute) and node.targets[0].target.attr.value in CONTENT_ATTRS)):
                 continue
             outer = None
             for ancestor in ctx.ancestors(node):
@@ -647,7 +653,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
                 return Rewrite(node, ctx.code(root), "deletes the oldest entries beyond a fixed count from")
     elif isinstance(node, cst.Subscript) and _drops_front_until_it_fits(ctx, function, node) and _is_history(ctx, function, node.value):
         return Rewrite(node, ctx.code(node.value), "removes the oldest messages from")
-    elif isinstance(node, cst.Subscript) and _late_slice(node) and _tail_of_itself(ctx, node) and _is_history(ctx, function, node.value):
+    elif isinstance(node, cst.Subscript) and ((_late_slice(node) and _tail_of_itself(ctx, node)) or _computed_tail_start(ctx, function, node)) \
+            and _is_history(ctx, function, node.value):
         if _proportional_cut(ctx, function, node):
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
         if _accessor(ctx, function, node, params):
@@ -703,30 +710,114 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     that fit a budget, collected from the end. Once the history is over the budget, each new turn pushes the oldest
     kept message out: a window that slides on every turn. A budget of 32k tokens or more (a literal) is the
     context window's, compaction where it must happen, and is left alone."""
-    source = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args else None
+    source = _backward_source(loop)
     if source is None or not isinstance(loop.target, cst.Name):
         return None
     history = source.value if isinstance(source, cst.Subscript) else source
     if not _is_history(ctx, function, history) and not _grouped_from_history(ctx, function, history):
         return None
     element = loop.target.value
-    stops = [n for n in descendants(loop.body) if isinstance(n, cst.If) and any(isinstance(b, cst.Break) for b in descendants(n.body))
-             and any(isinstance(c, cst.Comparison) and any(isinstance(t.operator, (cst.GreaterThan, cst.GreaterThanEqual))
-                                                          for t in c.comparisons) for c in descendants(n.test))
-             and TOKEN_BUDGET.search(ctx.code(n.test))]  # a size against a budget, not `seen > n` turns of one role
+    counted = [n for n in descendants(loop.body) if isinstance(n, cst.If) and _stops_at_budget(n, loop)]
+    stops = [n for n in counted if TOKEN_BUDGET.search(ctx.code(n.test))]  # a size against a budget, not `seen > n` turns of one role
     if not stops:
+        if counted and _window_replaces(ctx, function, loop, history):
+            return Rewrite(loop, ctx.code(history), "keeps only the latest turns of")
         return None
     if any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for stop in stops for n in descendants(stop.test)):
         return None
-    kept = any(
-        (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("insert", "append", "appendleft")
-         and any(isinstance(a.value, cst.Name) and a.value.value == element for a in n.args))
-        or (isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
-            and element in {x.value for x in descendants(n.value.left) if isinstance(x, cst.Name)})
-        for n in descendants(loop.body))
+    if any(_window_sized(v) for v in _budget_values(function, {n.value for stop in stops for n in descendants(stop.test) if isinstance(n, cst.Name)})):
+        return None  # `remaining = 128_000`, `def fit(self, max_tokens=128_000)`: the context window's budget
+    kept = any(_element_added(n, element) is not None
+               or (isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
+                   and element in {x.value for x in descendants(n.value.left) if isinstance(x, cst.Name)})
+               for n in descendants(loop.body))
     if not kept:
         return None
     return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
+
+
+def _element_added(node: cst.CSTNode, element: str) -> cst.BaseExpression | None:
+    """The list `node` adds the loop's element to (`kept.insert(0, m)`, `kept.append(m)`), if it does."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("insert", "append", "appendleft") \
+            and any(isinstance(a.value, cst.Name) and a.value.value == element for a in node.args):
+        return node.func.value
+    return None
+
+
+def _window_replaces(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For, history: cst.BaseExpression) -> bool:
+    """`for m in reversed(conv.messages): if rounds >= max_rounds: break; kept.append(m)` and then `conv.messages =
+    kept[::-1]` (or a trim function that returns what it kept): the latest n turns, collected from the end by a count,
+    become the history itself. Once the conversation has n turns, every new turn pushes the oldest out: a window that
+    slides on every turn. (A count of the latest turns read for a side task, a title or a search, replaces nothing.)"""
+    element = loop.target.value  # type: ignore[union-attr]
+    kept = {found.value for n in descendants(loop.body) if isinstance(found := _element_added(n, element), cst.Name)}
+    if not kept:
+        return False
+    after = [n for n in _own_nodes(function) if isinstance(n, cst.Assign) and ctx.span(n).row > ctx.span(loop).row]
+    for assign in after:  # retained = list(reversed(kept))[-100:]: one step from the collected list
+        if all(isinstance(t.target, cst.Name) for t in assign.targets) and _uses(assign.value, kept):
+            kept |= {t.target.value for t in assign.targets}  # type: ignore[union-attr]
+    target = ctx.code(history)
+    if any(ctx.code(t.target) == target and _uses(a.value, kept) for a in after for t in a.targets):
+        return True
+    return TRIM_NAME.search(function.name.value) is not None and any(_uses(r, kept) for r in ctx.returns_of(function))
+
+
+def _window_sized(value: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for n in (value, *descendants(value)))
+
+
+def _budget_values(function: cst.FunctionDef, names: set[str]) -> list[cst.BaseExpression]:
+    """The values the function gives `names` (and the names those are made of, one step): assignments, items of a
+    tuple assignment, parameter defaults."""
+    found: list[cst.BaseExpression] = []
+    for _ in range(2):
+        for param in (*function.params.params, *function.params.kwonly_params):
+            if param.name.value in names and param.default is not None:
+                found.append(param.default)
+        for node in descendants(function.body):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0].target, node.value
+            if isinstance(target, cst.Name) and target.value in names:
+                found.append(value)
+            elif isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
+                found += [v.value for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name) and t.value.value in names]
+        names = names | {n.value for v in found for n in (v, *descendants(v)) if isinstance(n, cst.Name)}
+    return found
+
+
+def _backward_source(loop: cst.For) -> cst.BaseExpression | None:
+    """What a loop walks from its end: `reversed(history)` or `history[::-1]`."""
+    it = loop.iter
+    if isinstance(it, cst.Call) and _last_name(it.func) == "reversed" and it.args:
+        return it.args[0].value
+    if isinstance(it, cst.Subscript) and len(it.slice) == 1 and isinstance(it.slice[0].slice, cst.Slice) \
+            and it.slice[0].slice.lower is None and it.slice[0].slice.upper is None and _int(it.slice[0].slice.step) == -1:
+        return it.value
+    return None
+
+
+def _stops_at_budget(branch: cst.If, loop: cst.For) -> bool:
+    """`if total + n > budget: break`, or the same test going on to the next (`continue`), or turned round
+    (`if n <= remaining: kept.insert(0, m) else: continue`): the walk stops taking messages once the budget is
+    spent. Going on to the next needs a running total in the test (`total`, `remaining` changed in the loop); a
+    test of one message's own size skips that message on every request alike."""
+    running = {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+    if not _uses(branch.test, running):
+        return any(isinstance(b, cst.Break) for b in descendants(branch.body)) and _compares(branch.test, (cst.GreaterThan, cst.GreaterThanEqual))
+    over = _compares(branch.test, (cst.GreaterThan, cst.GreaterThanEqual))
+    under = _compares(branch.test, (cst.LessThan, cst.LessThanEqual))
+    leaves = (cst.Break, cst.Continue)
+    if over and any(isinstance(b, leaves) for b in descendants(branch.body)):
+        return True
+    return under and branch.orelse is not None and any(isinstance(b, leaves) for b in descendants(branch.orelse))
+
+
+def _compares(test: cst.BaseExpression, operators: tuple[type, ...]) -> bool:
+    return any(isinstance(c, cst.Comparison) and any(isinstance(t.operator, operators) for t in c.comparisons)
+               for c in (test, *descendants(test)))
+
 
 EVENT_LIST = re.compile(r"^(?:view|events|observations|steps)$")
 
@@ -1015,11 +1106,13 @@ def _late_slice(sub: cst.Subscript) -> bool:
 
 
 def _scaled_negative(expr: cst.BaseExpression | None) -> bool:
-    """`n * -2` or `-2 * n`: a count of turns made negative, the start of the last n turns."""
+    """`n * -2`, `-2 * n` or `-n * 2`: a count of turns made negative and scaled (two messages a turn), the start of
+    the last n turns."""
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
         return False
-    return any(isinstance(side, cst.UnaryOperation) and isinstance(side.operator, cst.Minus) and isinstance(side.expression, cst.Integer)
-               for side in (expr.left, expr.right))
+    sides = (expr.left, expr.right)
+    return any(isinstance(side, cst.UnaryOperation) and isinstance(side.operator, cst.Minus) for side in sides) \
+        and any(isinstance(side, cst.Integer) or (isinstance(side, cst.UnaryOperation) and isinstance(side.expression, cst.Integer)) for side in sides)
 
 
 def _drops_front_until_it_fits(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
@@ -1127,6 +1220,36 @@ def _tail_of_itself(ctx: ModuleContext, sub: cst.Subscript) -> bool:
                and ctx.code(n.args[0].value) == target for n in descendants(lower))
 
 
+def _computed_tail_start(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
+    """`messages[trim_index:]` where the function computed `trim_index = len(messages) - self.window_size` (or
+    `max(0, len(history) - keep)`, either branch of a conditional) beforehand: the tail of the list, its start set in
+    a statement of its own. The list cut in two at that index (`h[:i] + h[i:]`) is kept whole."""
+    index = sub.slice[0].slice
+    if not isinstance(index, cst.Slice) or index.upper is not None or not isinstance(index.lower, cst.Name):
+        return False
+    target = ctx.code(sub.value)
+    if any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and isinstance(n.slice[0].slice, cst.Slice)
+           and isinstance(n.slice[0].slice.upper, cst.Name) and n.slice[0].slice.upper.value == index.lower.value for n in descendants(function)):
+        return False
+    return any(value is not None and ctx.enclosing_function(value) is function and _length_less(ctx, value, target)
+               for _, value in ctx.assigned_values(index.lower))
+
+
+def _length_less(ctx: ModuleContext, value: cst.BaseExpression, target: str) -> bool:
+    """`len(target) - n`, as the value, an argument of `max` / `min`, or a branch of a conditional."""
+    if isinstance(value, cst.IfExp):
+        return _length_less(ctx, value.body, target) or _length_less(ctx, value.orelse, target)
+    if isinstance(value, cst.Call) and _last_name(value.func) in ("max", "min"):
+        return any(_length_less(ctx, a.value, target) for a in value.args)
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract)):
+        return False
+    left, right = value.left, value.right
+    if isinstance(right, cst.Integer) and int(right.value) <= 2:
+        return False  # `start = len(messages) - 1` before this turn's messages are added: a mark, read back after
+    return isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" and bool(left.args) \
+        and ctx.code(left.args[0].value) == target
+
+
 TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "split", "splitlines", "lower", "upper", "replace", "encode", "decode"})
 
 
@@ -1212,6 +1335,8 @@ def _window_collected(ctx: ModuleContext, function: cst.FunctionDef, node: cst.S
                 return True
             if isinstance(holder, cst.Assign):
                 return any(isinstance(t.target, cst.Name) and t.target.value in returned for t in holder.targets)
+            if isinstance(holder, cst.AugAssign):  # messages += [{"role": m.role, ...} for m in self.history[-n:]]
+                return isinstance(holder.target, cst.Name) and holder.target.value in returned
             return False
         if isinstance(ancestor, (cst.SimpleStatementLine, *SCOPES)):
             return False
@@ -1222,7 +1347,17 @@ SENT_KEYWORDS = frozenset({"messages", "input", "contents", "chat_history", "his
 
 
 def _sent_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
-    """Names the function sends as a request's messages: `create(..., messages=messages)`, `llm.invoke(messages)`."""
+    """Names the function sends as a request's messages: `create(..., messages=messages)`, `llm.invoke(messages)`,
+    or hands to a function of the module that sends them (`self._complete(messages)`, `ask_llm(messages)`)."""
+    per_function = _SENT_NAMES.setdefault(ctx, {})
+    found = per_function.get(id(function))
+    if found is None:
+        found = per_function[id(function)] = (_sent_directly(function) | _handed_to_senders(ctx, function, sending_parameters(ctx))
+                                              | _handed_on_elsewhere(ctx, function))
+    return found
+
+
+def _sent_directly(function: cst.FunctionDef, keywords: frozenset[str] = SENT_KEYWORDS) -> set[str]:
     sent = set()
     for call in descendants(function):
         if not isinstance(call, cst.Call):
@@ -1230,10 +1365,142 @@ def _sent_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
         for position, arg in enumerate(call.args):
             if not isinstance(arg.value, cst.Name):
                 continue
-            if (arg.keyword is not None and arg.keyword.value in SENT_KEYWORDS) or (
+            if (arg.keyword is not None and arg.keyword.value in keywords) or (
                     arg.keyword is None and position == 0 and _last_name(call.func) in REQUEST_METHODS):
                 sent.add(arg.value.value)
     return sent
+
+
+# what a wrapper must send its parameter as to count as a sender: `input=` and `history=` also name embeddings,
+# moderations and templates (`render_template("chat.html", history=msgs)`)
+WRAPPED_KEYWORDS = frozenset({"messages", "contents", "chat_history"})
+# the name of a hook left to subclasses that makes the request (`_chat_completion`, `generate`, `ask_llm`)
+REQUEST_HOOK = re.compile(r"chat|complet|generat|llm|ask|invoke|request|respond|call_model|send", re.I)
+
+_SENDERS: WeakKeyDictionary[ModuleContext, dict[int, set[str]]] = WeakKeyDictionary()
+_SENT_NAMES: WeakKeyDictionary[ModuleContext, dict[int, set[str]]] = WeakKeyDictionary()  # per function, asked once per window
+_FROM_IMPORTS: WeakKeyDictionary[ModuleContext, dict[str, cst.ImportFrom]] = WeakKeyDictionary()
+WRAPPER_DEPTH = 4  # wrappers of wrappers followed
+
+
+def sending_parameters(ctx: ModuleContext) -> dict[int, set[str]]:
+    """The parameters each function of the module sends as a request's messages (by id of the function): itself,
+    or through other functions of the module that do, up to WRAPPER_DEPTH levels (`def _complete(self, msgs):
+    return client.chat.completions.create(messages=msgs)`; `def ask(self, msgs): return self._complete(msgs)`).
+    An overridable hook handed a history (`def _chat_completion(self, history): raise NotImplementedError`) sends
+    it too: its overrides, in other modules, are the requests."""
+    found = _SENDERS.get(ctx)
+    if found is not None:
+        return found
+    found = {}
+    functions = [f for group in ctx.functions.values() for f in group]
+    for function in functions:
+        params = _params(function)
+        sent = _sent_directly(function, WRAPPED_KEYWORDS) & params
+        if _abstract(function) and REQUEST_HOOK.search(function.name.value):
+            sent |= {p for p in params if HISTORY_NAME.search(p)}
+        if sent:
+            found[id(function)] = sent
+    for _ in range(WRAPPER_DEPTH - 1):
+        grown = False
+        for function in functions:
+            new = (_handed_to_senders(ctx, function, found) & _params(function)) - found.get(id(function), set())
+            if new:
+                found.setdefault(id(function), set()).update(new)
+                grown = True
+        if not grown:
+            break
+    _SENDERS[ctx] = found
+    return found
+
+
+def _handed_to_senders(ctx: ModuleContext, function: cst.FunctionDef, senders: dict[int, set[str]]) -> set[str]:
+    """Names the function passes to a function of the module at a parameter that one sends."""
+    handed = set()
+    for call in descendants(function):
+        if not isinstance(call, cst.Call):
+            continue
+        for callee in ctx.called_functions(call):
+            for param in senders.get(id(callee), ()):
+                passed = argument_for(call, param, positional_index(callee, param))
+                if isinstance(passed, cst.Name):
+                    handed.add(passed.value)
+    return handed
+
+
+def _handed_on_elsewhere(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Names the function passes to a function or method of another module of the tree that sends them: an
+    imported function (`from .llm import ask`; `ask(messages)`), a method inherited from a base class there
+    (`self._chat_completion(messages)`), or one of an object whose class is known (`self.llm = LLM()`)."""
+    handed = set()
+    for call in descendants(function):
+        if not isinstance(call, cst.Call) or ctx.called_functions(call) or not any(isinstance(a.value, cst.Name) for a in call.args):
+            continue
+        found = foreign_callee(ctx, call)
+        if found is None:
+            continue
+        other, callee = found
+        for param in sending_parameters(other).get(id(callee), ()):
+            passed = argument_for(call, param, positional_index(callee, param))
+            if isinstance(passed, cst.Name):
+                handed.add(passed.value)
+    return handed
+
+
+def foreign_callee(ctx: ModuleContext, call: cst.Call) -> tuple[ModuleContext, cst.FunctionDef] | None:
+    from cachelint.check.project import imported_definition, star_imported_definition
+
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        cls = ctx.enclosing(call, (cst.ClassDef,))
+        return _method_of(ctx, cls.name.value, func.attr.value, 2) if isinstance(cls, cst.ClassDef) else None
+    if isinstance(func, cst.Attribute):
+        return _resolved_method(ctx, call)
+    if not isinstance(func, cst.Name):
+        return None
+    node = _from_imports(ctx).get(func.value)
+    try:
+        if node is not None:
+            found = imported_definition(ctx, node, func.value, 1)
+        elif "import *" in ctx.source and not _defined_here(ctx, func.value):
+            found = star_imported_definition(ctx, func.value)  # from inference import *; query_model(...)
+        else:
+            return None
+    except (RecursionError, ValueError, OSError):
+        return None
+    return found if found is not None and isinstance(found[1], cst.FunctionDef) else None
+
+
+def _from_imports(ctx: ModuleContext) -> dict[str, cst.ImportFrom]:
+    """The module's top-level `from ... import name` statements by the name they bind (built once per module)."""
+    found = _FROM_IMPORTS.get(ctx)
+    if found is None:
+        found = {}
+        for stmt in ctx.module.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            found[bound.value] = small
+        _FROM_IMPORTS[ctx] = found
+    return found
+
+
+def _abstract(function: cst.FunctionDef) -> bool:
+    """A method left for subclasses: `@abstractmethod`, or a body that only raises `NotImplementedError` (after a
+    docstring); a body of `pass` or `...` is as likely a no-op default (`def save(self, messages): pass`)."""
+    if any(_last_name(d.decorator) == "abstractmethod" for d in function.decorators):
+        return True
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else [function.body]
+    for statement in body:
+        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+        for small in smalls:
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            return isinstance(small, cst.Raise) and small.exc is not None and _last_name(
+                small.exc.func if isinstance(small.exc, cst.Call) else small.exc) == "NotImplementedError"
+    return False
 
 
 def _collects(loop: cst.For) -> bool:
@@ -1288,21 +1555,29 @@ def _kept_as_history(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     return False
 
 
+CONTENT_ATTRS = frozenset({"content", "text", "blocks", "parts", "tool_calls"})
+
+
 def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) -> Rewrite | None:
     """`data = entry.copy(); data["content"] = "(omitted)"` in a loop over the history, under a condition on the
-    entry's position or on later entries (not a format conversion applied to every message alike)."""
+    entry's position or on later entries (not a format conversion applied to every message alike); or a message
+    object's content set (`msg.content = "(omitted)"`, on the message itself or on a copy)."""
     if len(node.targets) != 1:
         return None
     target = node.targets[0].target
-    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and isinstance(target.slice[0].slice, cst.Index)):
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.attr.value in CONTENT_ATTRS:
+        copy_name = target.value.value  # m.content = ..., msg.blocks = [...]: a message object's content
+    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and isinstance(target.slice[0].slice, cst.Index):
+        key = target.slice[0].slice.value
+        if not (isinstance(key, cst.SimpleString) and key.value.strip("'\"") == "content"):
+            return None
+        copy_name = target.value.value
+    else:
         return None
-    key = target.slice[0].slice.value
-    if not (isinstance(key, cst.SimpleString) and key.value.strip("'\"") == "content"):
-        return None
-    copy_name = target.value.value
     loop = ctx.enclosing(node, (cst.For,))
     if not isinstance(loop, cst.For) or not ctx.contains(function, loop):
         return None
+    params = _params(function)
     history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter
     if not _is_history(ctx, function, history):
         return None
@@ -1313,7 +1588,9 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
     in_body = {t.value for stmt in descendants(loop.body) if isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign))
                for target in (stmt.targets if isinstance(stmt, cst.Assign) else [stmt])
                for t in descendants(target.target) if isinstance(t, cst.Name)}
-    copied = False
+    # the stored message object itself, edited: only in a list named as a conversation (a list of search results
+    # or snippets also has `.content`)
+    copied = isinstance(target, cst.Attribute) and copy_name in element and HISTORY_NAME.search(_last_name(history) or "") is not None
     for stmt in descendants(loop.body):
         if isinstance(stmt, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == copy_name for t in stmt.targets):
             value = stmt.value
@@ -1336,10 +1613,20 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
     # loop and filled in it), not one on the message's own content (read into names in the loop body)
     positional = [c for c in conditions if any(isinstance(n, cst.Name) and n.value not in element and n.value not in in_body
                                                and n.value not in (copy_name, "self") and n.value not in BUILTINS
+                                               and n.value not in params  # an option of the call: every message alike
                                                and not (isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr is n)
+                                               and not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n).func is n)  # a predicate
                                                for n in descendants(c))]
     if not positional:
         return None
+    if isinstance(target, cst.Attribute):  # a message object edited: only under a test of its place (`i < n - keep`)
+        counters = {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+        place = _position_names(loop) | counters
+        listed = ctx.code(history)
+        if not any((isinstance(n, cst.Name) and n.value in place) or (isinstance(n, cst.Call) and _last_name(n.func) == "len" and n.args
+                                                                     and ctx.code(n.args[0].value) == listed)
+                   for c in positional for n in descendants(c)):
+            return None
     return Rewrite(node, ctx.code(history), "replaces the content of earlier messages of")
 
 
@@ -1678,6 +1965,164 @@ def rerendered_past_messages(ctx: ModuleContext) -> Iterator[Rerender]:
                 break
 
 
+NEWEST_FLAG = re.compile(r"^is_(?:last|latest|newest)(?:_\w+)?$")
+
+
+def newest_rendered_apart(ctx: ModuleContext) -> Iterator[Rerender]:
+    """A conversion over the history that renders the newest message unlike the others (`if i == len(steps) - 1:
+    content = TOOL_RESPONSE.format(obs=obs)`, the output in full for the newest and its summary for the rest): on
+    the next turn that message is no longer the newest and is rendered the other way, so the text the previous
+    request ended with changes and is prefilled again, with everything after it. Text added after the newest
+    message's own (a screenshot, `+ self.screen`) and a breakpoint on it (`cache_control`) change nothing the next
+    request had in common with it; a loop that builds nothing (a display, a check) is left alone."""
+    for loop in ctx.nodes(cst.For):
+        function = ctx.enclosing_function(loop)
+        if function is None or not isinstance(loop.target, (cst.Name, cst.Tuple)):
+            continue
+        iterated = loop.iter
+        if isinstance(iterated, cst.Call) and _last_name(iterated.func) in ("enumerate", "reversed") and iterated.args:
+            iterated = iterated.args[0].value
+        name = _last_name(iterated) or ""
+        steps = EVENT_LIST.match(name) is not None or name.endswith("_steps")  # an agent's scratchpad (`intermediate_steps`)
+        if not (steps or (HISTORY_NAME.search(name) and _is_history(ctx, function, iterated))) or not _builds(loop):
+            continue
+        if not _builds_messages(loop) or not _hands_on(ctx, function):
+            continue  # lines of a display, not messages handed on for a request
+        history = ctx.code(iterated)
+        positions = _position_names(loop)
+        elements = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)} - positions
+        for branch in (n for n in descendants(loop.body) if isinstance(n, (cst.If, cst.IfExp))):
+            if _newest_test(ctx, branch.test, positions, elements, history) and _renders_content(ctx, branch) \
+                    and not re.search(r"cache|ephemeral", ctx.code(branch), re.I):  # a breakpoint (`cache_control`, `**EPHEMERAL`)
+                yield Rerender(branch, f"the newest message of `{history}` is rendered unlike the earlier ones "
+                               f"(`{_short(ctx, branch.test, 40)}`)")
+                break
+
+
+def _builds(loop: cst.For) -> bool:
+    """The loop adds to a list (`out.append(...)`, `parts.extend(...)`, `msgs += [...]`) or yields: a conversion."""
+    return any((isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend", "insert"))
+               or (isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and isinstance(n.value, (cst.List, cst.ListComp)))
+               or isinstance(n, cst.Yield) for n in descendants(loop.body))
+
+
+def _builds_messages(loop: cst.For) -> bool:
+    """The loop makes messages, or the text of one: a dict with a `role`, a call given `role=` or `content=`, a
+    `...Message(...)`; or, over an agent's steps, text joined after the loop (a scratchpad)."""
+    for n in descendants(loop.body):
+        if isinstance(n, cst.Dict) and any(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                                           and e.key.value.strip("'\"") == "role" for e in n.elements):
+            return True
+        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in ("role", "content"):
+            return True
+        if isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"):
+            return True
+    name = _last_name(loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args else loop.iter) or ""
+    return EVENT_LIST.match(name) is not None or name.endswith("_steps")
+
+
+def _hands_on(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The function returns what it built, or sends it: not a display that only draws (`st.markdown(...)`)."""
+    return any(v is not None for v in ctx.returns_of(function)) or any(
+        isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in ("messages", "input", "contents")
+        for n in descendants(function))
+
+
+def _newest_test(ctx: ModuleContext, test: cst.BaseExpression, positions: set[str], elements: set[str], history: str) -> bool:
+    """`i == len(history) - 1`, `i < len(history) - 1`, `idx + 1 == len(history)`, `msg is history[-1]`, `is_last`."""
+    code = ctx.code(test).replace(" ", "")
+    names = {n.value for n in (test, *descendants(test)) if isinstance(n, cst.Name)}
+    if names & elements and re.search(r"(?<![\w.])" + re.escape(history.replace(" ", "")) + r"\[-1\]", code):
+        return True
+    if names & positions and (re.search(r"len\(" + re.escape(history.replace(" ", "")) + r"\)-1\b", code)
+                              or re.search(r"\+1(?:==|!=|<|>=)len\(" + re.escape(history.replace(" ", "")) + r"\)", code)):
+        return True
+    return any(NEWEST_FLAG.match(n) for n in names - elements - positions) and not names & {"len"}
+
+
+def _renders_content(ctx: ModuleContext, branch: cst.If | cst.IfExp) -> bool:
+    """The newest message's text does not start with what it becomes once older: the observation wrapped in a
+    template (`TOOL_RESPONSE.format(obs=obs)` against `obs`), or one text for the newest and another for the rest (the
+    output in full against its summary). An addition after the same text (`m["content"] + self.screen`, a part
+    appended to the newest only) is left alone: the next request still matches up to the end of that text, and what
+    follows it is new in any case."""
+    if isinstance(branch, cst.IfExp):
+        return _renders_apart(ctx, branch.body, branch.orelse)
+    if branch.orelse is None:  # the newest only: a text replaced (`content = TEMPLATE.format(obs=obs)`), not one added to
+        return any(isinstance(n, cst.Assign) and _text_made(n.value) for n in descendants(branch.body))
+    other = branch.orelse.body if isinstance(branch.orelse, cst.Else) else branch.orelse
+    return _renders_apart(ctx, _rendered(branch.body), _rendered(other))
+
+
+def _rendered(block: cst.CSTNode) -> cst.BaseExpression | None:
+    """The first value a branch makes: assigned (`content = ...`) or added (`out.append(...)`)."""
+    for n in descendants(block):
+        if isinstance(n, cst.Assign):
+            return n.value
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend", "insert") and n.args:
+            return n.args[-1].value
+    return None
+
+
+def _renders_apart(ctx: ModuleContext, one: cst.BaseExpression | None, other: cst.BaseExpression | None) -> bool:
+    one, other = _made_from(ctx, one), _made_from(ctx, other)
+    if one is None or other is None or not (_text_made(one) or _text_made(other)):
+        return False
+    a, b = _content_of(one), _content_of(other)
+    if a is None or b is None:
+        return False
+    return not (_extends(ctx, a, b) or _extends(ctx, b, a))
+
+
+def _made_from(ctx: ModuleContext, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """A name bound once to a template (`tool_response = TEMPLATE.format(observation=obs)`): that template."""
+    if isinstance(value, cst.Name):
+        bound = [v for _, v in ctx.assigned_values(value)]
+        if len(bound) == 1 and bound[0] is not None and is_template(bound[0]):
+            return bound[0]
+    return value
+
+
+def _content_of(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`{"role": ..., "content": X}` -> X; any other value is its own content."""
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) and element.key.value.strip("'\"") == "content":
+                return element.value
+        return None
+    return value
+
+
+def _extends(ctx: ModuleContext, longer: cst.BaseExpression, shorter: cst.BaseExpression) -> bool:
+    """`longer` is `shorter` with something after it: `shorter + x`, or the same expression."""
+    def same(a: cst.CSTNode) -> bool:
+        return ctx.code(a).replace("'", '"') == ctx.code(shorter).replace("'", '"')
+
+    while True:
+        if same(longer):
+            return True
+        if isinstance(longer, cst.FormattedString) and longer.parts and isinstance(longer.parts[0], cst.FormattedStringExpression) \
+                and same(longer.parts[0].expression):
+            return True  # f"{m['content']} ▌": the same text with something after it
+        if not (isinstance(longer, cst.BinaryOperation) and isinstance(longer.operator, cst.Add)):
+            return False
+        longer = longer.left
+
+
+TEXT_KEYS = frozenset({"content", "text", "type", "image_url", "source"})
+
+
+def _text_made(value: cst.CSTNode) -> bool:
+    """A template, an f-string or a message part (`{"type": "text", ...}`); not a record of bookkeeping."""
+    return any(isinstance(n, cst.FormattedString) or (isinstance(n, cst.BaseExpression) and is_template(n))
+               or (isinstance(n, cst.Dict) and bool(TEXT_KEYS & set(_literal_keys(n))))
+               for n in (value, *descendants(value)))
+
+
+def _literal_keys(node: cst.Dict) -> list[str]:
+    return [e.key.value.strip("'\"") for e in node.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
+
+
 def _run_time_attributes(ctx: ModuleContext) -> dict[tuple[int, str], cst.CSTNode]:
     """{(id of the class, x): the assignment} for `self.x` assigned by a method other than the constructor: state that
     changes while the object runs (one pass over the module's assignments)."""
@@ -1957,10 +2402,11 @@ def _sorted_later_name(ctx: ModuleContext, assign: cst.CSTNode, name: str) -> bo
 
 # --- a side request of the same conversation sent in another output format ----------------------------------
 
-FORMAT_QUICK = re.compile(r"tool_choice\s*=\s*[\"']none[\"']|json_output\s*=|response_format\s*=")
+FORMAT_QUICK = re.compile(r"tool_choice\s*=\s*[\"']none[\"']|json_output\s*=|response_format\s*=|(?:result|output)_type\s*=")
 REQUEST_METHODS = frozenset({"create", "create_stream", "acreate", "chat", "achat", "complete", "acomplete", "completion",
                              "acompletion", "generate", "agenerate", "invoke", "ainvoke"})
-FORMAT_KEYS = ("tools", "tool_choice", "json_output", "response_format")
+FORMAT_KEYS = ("tools", "tool_choice", "json_output", "response_format", "result_type", "output_type")
+SIDE_KEYS = ("json_output", "response_format", "result_type", "output_type")  # an output format of its own
 
 
 @dataclass(slots=True)
@@ -1979,7 +2425,8 @@ def format_switches(ctx: ModuleContext) -> Iterator[FormatSwitch]:
     confidence `likely`. Two calls in exclusive branches with the same format (a stream and a plain call) are alike."""
     if not FORMAT_QUICK.search(ctx.source):
         return
-    calls = [c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Attribute) and c.func.attr.value in REQUEST_METHODS]
+    calls = [c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Attribute) and (
+        c.func.attr.value in REQUEST_METHODS or any(a.keyword is not None and a.keyword.value == "message_history" for a in c.args))]
     if len(calls) < 2 or len(calls) > 40:
         return
     requests = []
@@ -1990,8 +2437,8 @@ def format_switches(ctx: ModuleContext) -> Iterator[FormatSwitch]:
         function = ctx.enclosing_function(call)
         requests.append((call, history, _format_of(ctx, call), _origins(ctx, function, history)))
     for call, history, fmt, origins in requests:
-        side = fmt.get("tool_choice") in ('"none"', "'none'") or "json_output" in fmt or "response_format" in fmt
-        if not side or not origins:
+        side = fmt.get("tool_choice") in ('"none"', "'none'") or any(k in fmt for k in SIDE_KEYS)
+        if not side or not origins or _continues_history(ctx, call, history):
             continue
         receiver = _last_name(call.func.value)  # type: ignore[attr-defined]
         for other, _, other_fmt, other_origins in requests:
@@ -2006,6 +2453,20 @@ def format_switches(ctx: ModuleContext) -> Iterator[FormatSwitch]:
                 what = ", ".join(f"`{k}={fmt[k]}`" if k in fmt else f"no `{k}`" for k in differing)
                 yield FormatSwitch(call, ctx.code(history), f"with {what}, unlike the request on line {ctx.span(other).row}")
                 break
+
+
+def _continues_history(ctx: ModuleContext, call: cst.Call, history: cst.BaseExpression) -> bool:
+    """The conversation goes on from this request's reply (`response = agent.run(..., message_history=history,
+    result_type=Step)` then `history = response.all_messages()`): it is the turn itself, not a side request."""
+    statement = ctx.enclosing(call, (cst.Assign,))
+    if not isinstance(statement, cst.Assign) or statement.value is not call and not ctx.contains(statement.value, call):
+        return False
+    replies = {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+    function = ctx.enclosing_function(call)
+    target = ctx.code(history)
+    return bool(replies) and function is not None and any(
+        isinstance(n, cst.Assign) and ctx.span(n).row > ctx.span(call).row and any(ctx.code(t.target) == target for t in n.targets)
+        and _uses(n.value, replies) for n in descendants(function))
 
 
 def _exclusive(ctx: ModuleContext, first: cst.CSTNode, second: cst.CSTNode) -> bool:
@@ -2042,7 +2503,7 @@ def _chosen_by_caller(ctx: ModuleContext, call: cst.Call, other: cst.Call) -> bo
 
 def _messages_arg(call: cst.Call) -> cst.BaseExpression | None:
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "messages":
+        if arg.keyword is not None and arg.keyword.value in ("messages", "message_history"):
             return arg.value
     if call.args and call.args[0].keyword is None and call.args[0].star == "":
         return call.args[0].value

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants, is_template
+from cachelint.check.module import ModuleContext, argument_for, descendants, is_template
 from cachelint.check.renderers import message_shape
-from cachelint.check.depends import parameters_of
+from cachelint.check.depends import parameters_of, positional_index
 from cachelint.check.values import VOLATILE_NAMES, assigned_once, string_value
 
 MIN_TAIL_CHARS = 4 * 1024  # about 1,024 tokens of English: the smallest minimum cacheable prefix (OpenAI, Claude Sonnet)
@@ -38,7 +38,7 @@ class Tail:
 
 def static_tails(ctx: ModuleContext) -> Iterator[Tail]:
     seen: set[int] = set()
-    for tail in [*_message_tails(ctx), *builder_tails(ctx), *builder_return_tails(ctx)]:
+    for tail in [*_message_tails(ctx), *builder_tails(ctx), *builder_return_tails(ctx), *handed_system_tails(ctx)]:
         if id(tail.node) not in seen and not _volatile(ctx, tail.node):
             seen.add(id(tail.node))
             yield tail
@@ -99,7 +99,8 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
     """A name assigned once in the function (`user_prompt = f"..."`): its value; a call of a builder of this module
     (`prompt = build_prompt(query, results)`, `self._render(task)`) that returns one template: that template."""
     if isinstance(text, cst.Name):
-        values = [v for _, v in ctx.assigned_values(text) if v is not None]
+        # `prompt = TEMPLATE.format(...)`, then perhaps `prompt += extra`: text added at the end moves nothing before it
+        values = [v for b, v in ctx.assigned_values(text) if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
         if len(values) != 1:
             return text
         if text.value in ctx.template_names:  # the scopes only where a value can have a tail
@@ -127,7 +128,7 @@ def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString | cst.BinaryOpe
     characters after its first value that is not a constant."""
     first: cst.CSTNode | None = None
     after = 0
-    for piece in _pieces(text):
+    for piece in text_pieces(ctx, text):
         if isinstance(piece, cst.FormattedStringText):
             after += len(piece.value) if first is not None else 0
             continue
@@ -142,21 +143,30 @@ def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString | cst.BinaryOpe
     return Tail(first, ctx.code(first.expression if isinstance(first, cst.FormattedStringExpression) else first), after)
 
 
-def _pieces(text: cst.BaseExpression) -> list[cst.CSTNode]:
-    """The text's parts in order: an f-string's texts and expressions, through the operands of a `+`."""
+def text_pieces(ctx: ModuleContext, text: cst.BaseExpression, depth: int = 0) -> list[cst.CSTNode]:
+    """The text's parts in order: an f-string's texts and expressions, through the operands of a `+` and implicitly
+    joined literals, and into a text the function builds once and splices in (`sys = f"...{kind}\n" + form` where
+    `form = "<the review form>" + extra`)."""
     if isinstance(text, cst.BinaryOperation) and isinstance(text.operator, cst.Add):
-        return [*_pieces(text.left), *_pieces(text.right)]
+        return [*text_pieces(ctx, text.left, depth), *text_pieces(ctx, text.right, depth)]
+    if isinstance(text, cst.ConcatenatedString):
+        return [*text_pieces(ctx, text.left, depth), *text_pieces(ctx, text.right, depth)]
     if isinstance(text, cst.FormattedString):
         return list(text.parts)
+    if isinstance(text, cst.Name) and depth < 2 and ctx.enclosing_function(text) is not None:
+        values = [v for b, v in ctx.assigned_values(text) if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
+        if len(values) == 1 and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)) \
+                and ctx.enclosing_function(values[0]) is ctx.enclosing_function(text) and _constant(ctx, text) is None:
+            return text_pieces(ctx, values[0], depth + 1)
     return [text]
 
 
-def _reads_parameter(node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+def _reads_parameter(node: cst.CSTNode, function: cst.FunctionDef, with_defaults: bool = False) -> bool:
     """The first value of a builder's template is one of its parameters (`{query}`, `{context["doc"]}`): it differs per
     call. `{settings.BOT_NAME}` or `{self.name}` is the same on every call of one process or agent."""
     params = parameters_of(function)
     expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
-    defaults = {p.name.value for p in function.params.params if p.default is not None}
+    defaults = set() if with_defaults else {p.name.value for p in function.params.params if p.default is not None}
     return any(isinstance(n, cst.Name) and n.value in params - defaults for n in [expression, *descendants(expression)])
 
 
@@ -182,15 +192,22 @@ def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
     template = _constant(ctx, call.func.value)  # type: ignore[attr-defined]
     if template is None:
         return None
-    match = PLACEHOLDER.search(template)
-    if match is None:
-        return None
-    after = len(PLACEHOLDER.sub("", template[match.end():]))
-    if after < MIN_TAIL_CHARS:
-        return None
-    name = match.group(0).strip("{}").split(":")[0].split("!")[0]
-    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), call)
-    return Tail(value, name, after)
+    for match in PLACEHOLDER.finditer(template):
+        name = match.group(0).strip("{}").split(":")[0].split("!")[0]
+        value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), call)
+        if _fixed(ctx, value):
+            continue  # `.format(bot_name=BOT_NAME, language="English")`: the same text on every call
+        after = len(PLACEHOLDER.sub("", template[match.end():]))
+        return Tail(value, name, after) if after >= MIN_TAIL_CHARS else None
+    return None
+
+
+def _fixed(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
+    """A literal, a module's string constant or a name in capitals (`BOT_NAME`, `settings.LANGUAGE`)."""
+    if isinstance(value, (cst.Integer, cst.Float)) or _constant(ctx, value) is not None:
+        return True
+    last = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else ""
+    return bool(last) and last.isupper()
 
 
 def _constant(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
@@ -205,4 +222,74 @@ def _constant(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
         bindings = list(ctx.assigned_values(expr))
         if len(bindings) == 1 and bindings[0][1] is not None and ctx.enclosing_function(bindings[0][0]) is None:
             return _constant(ctx, bindings[0][1])
+        if len(bindings) == 1 and isinstance(bindings[0][0], cst.ImportFrom):
+            return _imported_constant(ctx, bindings[0][0], expr.value)
+    if isinstance(expr, cst.Attribute):  # prompts.RESEARCH_INSTRUCTIONS, Prompts.SYSTEM
+        from cachelint.check.static_prefix import attribute_definition
+
+        found = attribute_definition(ctx, expr)
+        if found is not None and not isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
+            return _constant(found[0], found[1])
     return None
+
+
+def _imported_constant(ctx: ModuleContext, node: cst.ImportFrom, name: str) -> str | None:
+    """A string constant of another module of the tree (`from .prompts import RESEARCH_INSTRUCTIONS`): the
+    usual home of an app's prompt templates."""
+    from cachelint.check.project import imported_definition
+
+    try:
+        found = imported_definition(ctx, node, name)
+    except (RecursionError, ValueError, OSError):
+        return None
+    if found is None or isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
+        return None
+    return _constant(found[0], found[1])
+
+
+# --- a system prompt handed to a function of the tree that sends it -------------------------------------------
+
+SYSTEM_KEYWORDS = frozenset({"system", "instructions", "system_prompt", "system_message"})
+
+
+def handed_system_tails(ctx: ModuleContext) -> Iterator[Tail]:
+    """`query_model(system_prompt=f"...{reviewer}\n" + FORM, prompt=...)` where `query_model` (of this module or
+    another of the tree) sends that parameter as the system prompt: the text handed over is judged as if it were
+    written into the request."""
+    from cachelint.check.history import foreign_callee
+
+    if "system" not in ctx.source and "instructions" not in ctx.source:
+        return
+    for call in ctx.nodes(cst.Call):
+        caller = ctx.enclosing_function(call)
+        if caller is None or not any(a.keyword is not None for a in call.args) and not call.args:
+            continue
+        local = ctx.called_functions(call)
+        found = (ctx, local[0]) if len(local) == 1 else (foreign_callee(ctx, call) if not local else None)
+        if found is None:
+            continue
+        other, callee = found
+        for param in system_parameters(other, callee):
+            passed = argument_for(call, param, positional_index(callee, param))
+            if passed is None or isinstance(passed, (cst.SimpleString, cst.ConcatenatedString)) and _constant(ctx, passed) is not None:
+                continue
+            tail = _tail(ctx, _resolved(ctx, passed))
+            if tail is not None and _reads_parameter(tail.node, caller, with_defaults=True):
+                yield tail  # `reviewer_type=None`: a default the callers replace, one kind of call after another
+
+
+def system_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """The parameters `function` puts in a request as its system prompt: `system=p` / `instructions=p`, or the
+    content of a `{"role": "system", "content": p}` message."""
+    params = parameters_of(function)
+    found = set()
+    for node in descendants(function.body):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in SYSTEM_KEYWORDS \
+                and isinstance(node.value, cst.Name) and node.value.value in params:
+            found.add(node.value.value)
+        elif isinstance(node, cst.Dict):
+            fields = {string_value(e.key): e.value for e in node.elements if isinstance(e, cst.DictElement)}
+            content = fields.get("content")
+            if string_value(fields.get("role")) in ("system", "developer") and isinstance(content, cst.Name) and content.value in params:
+                found.add(content.value)
+    return found

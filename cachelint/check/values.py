@@ -17,7 +17,8 @@ from functools import cached_property
 import libcst as cst
 
 from cachelint.check.callsites import CallSite, is_system_message
-from cachelint.check.module import LIST_GROWERS, ModuleContext, declared_outside, descendants
+from cachelint.check.depends import positional_index
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, declared_outside, descendants
 
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
@@ -985,13 +986,36 @@ class ValueWalker:
                 target = assign.targets[0].target
                 index = target.slice[0].slice if isinstance(target, cst.Subscript) and len(target.slice) == 1 else None
                 if isinstance(index, cst.Index) and string_value(index.value) == "tools" and self._inside_site_function(assign) \
-                        and self._conditional(assign) and self._chosen_per_turn([], assign):
+                        and self._conditional(assign) and not self._given_if_any(assign) and self._chosen_per_turn([], assign):
                     return assign
             for update in self.ctx.calls_on.get(arg.value.value, []):  # kwargs.update(tools=TOOLS)
                 if update.func.attr.value == "update" and any(a.keyword is not None and a.keyword.value == "tools" for a in update.args) \
                         and self._inside_site_function(update) and self._conditional(update) and self._chosen_per_turn([], update):
                     return update
         return None
+
+    def _given_if_any(self, assign: cst.Assign) -> bool:
+        """`if tools: tool_list = tools.describe(); if tool_list: payload["tools"] = tool_list`: an adapter that sends
+        the tools it is handed whenever there are any. Each test is of the tools themselves (or what they are made
+        from), so whether they go out is its caller's choice, judged where the caller leaves them out."""
+        sources = {n.value for n in descendants(assign.value) if isinstance(n, cst.Name)}
+        if isinstance(assign.value, cst.Name):
+            sources.add(assign.value.value)
+        function = self.ctx.enclosing_function(assign)
+        for node in descendants(function) if function is not None else ():
+            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value in sources for t in node.targets):
+                sources |= {n.value for n in descendants(node.value) if isinstance(n, cst.Name)}
+        tests = [a.test for a in self.ctx.ancestors(assign) if isinstance(a, cst.If) and self.ctx.contains(function, a)] if function else []
+        if not tests or not all({n.value for n in (t, *descendants(t)) if isinstance(n, cst.Name)} - {"None"} <= sources for t in tests):
+            return False
+        # a caller here that hands it tools on some calls only (`tools if step < 9 else None`): the switch is in sight
+        params = [p for p in (*function.params.params, *function.params.kwonly_params) if p.name.value in sources]  # type: ignore[union-attr]
+        for call in callers(self.ctx, function):  # type: ignore[arg-type]
+            for param in params:
+                passed = argument_for(call, param.name.value, positional_index(function, param.name.value))  # type: ignore[arg-type]
+                if isinstance(passed, cst.IfExp):
+                    return False
+        return True
 
     def _selects_per_turn(self, call: cst.Call) -> bool:
         """`tools = router.select(messages[-1]["content"], ALL_TOOLS)` in the function that sends the request: a call
