@@ -202,3 +202,14 @@ def test_collector_paused_only_during_the_analysis() -> None:
         gc.enable()
     lint_source("import openai\ndef broken(:\n", "b.py")  # a syntax error in an analysed module: enabled again too
     assert gc.isenabled()
+
+
+def test_tools_dropped_opens_a_file_for_a_request_not_for_a_parameter_default() -> None:
+    """CL203's gate: tools taken off a request open the file; `tools=None` as a parameter's default (in nearly every
+    adapter's signature) does not."""
+    opened = ["x = build(msgs, tools=None)\n", "self.req.func_tool = None\n", 'payload["tools"] = []\n',
+              "r = client.messages.create(model=m, messages=h, tools=None)"]
+    left = ["def send(self, tools=None):\n    pass\n", "    def send(a,\n             tools=None) -> str:\n",
+            "async def run(x, tools=None):  # the adapter\n"]
+    assert [gate.holds_prompt_shapes(s, frozenset({"CL203"})) for s in opened] == [True] * len(opened)
+    assert [gate.holds_prompt_shapes(s, frozenset({"CL203"})) for s in left] == [False] * len(left)

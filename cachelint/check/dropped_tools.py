@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants, last_name
+from cachelint.check.module import TOOL_WORD, ModuleContext, descendants, last_name
 
-TOOLS_WORD = re.compile(r"tool", re.I)
 # what a conversation handed to a function is called
 CONVERSATION_PARAM = re.compile(r"messages|history|conversation|convo|msgs|turns|contents|input", re.I)
 
@@ -93,7 +92,7 @@ def _tools_cleared(ctx: ModuleContext, statement: cst.CSTNode) -> cst.Assign | N
             if isinstance(t, cst.Subscript) and isinstance(t.slice[0].slice, cst.Index):
                 key = t.slice[0].slice.value
                 name = key.raw_value if isinstance(key, cst.SimpleString) else None
-            if name is not None and TOOLS_WORD.search(name) and not isinstance(t, cst.Name) and not _guarded_by_itself(ctx, node, t):
+            if name is not None and TOOL_WORD.search(name) and not isinstance(t, cst.Name) and not _guarded_by_itself(ctx, node, t):
                 return node
     return None
 

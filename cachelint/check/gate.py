@@ -100,6 +100,19 @@ TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
 TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)")
 
+# the end of a function's signature: `def run(self, tools=None):`, `        tools=None) -> str:`
+SIGNATURE_END = re.compile(r"^\s*(?:async\s+)?def\b|\)\s*(?:->[^:\n]*)?:\s*(?:#.*)?$")
+
+
+def _drops_tools(source: str) -> bool:
+    """TOOLS_DROPPED outside a function's signature, where `tools=None` is a parameter's default."""
+    for match in TOOLS_DROPPED.finditer(source):
+        start, end = source.rfind("\n", 0, match.start()) + 1, source.find("\n", match.end())
+        if not SIGNATURE_END.search(source[start:end if end >= 0 else len(source)]):
+            return True
+    return False
+
+
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved
 RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
@@ -177,7 +190,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
-    if "CL203" in codes and TOOLS_DROPPED.search(source):
+    if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL201" in codes and LISTING.search(source) and TOOL_LOADING.search(source):
         return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)

@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from cachelint.check.depends import positional_index
-from cachelint.check.module import ModuleContext, argument_for, declared_outside, descendants, is_template
+from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, declared_outside, descendants, is_template
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
 
@@ -2366,9 +2366,6 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
 
 # --- tools loaded from a directory listing (CL201) ---------------------------------------------------------
 
-TOOLS_NAME = re.compile(r"tool", re.I)
-
-
 @dataclass(slots=True)
 class Merge:
     node: cst.CSTNode
@@ -2387,7 +2384,7 @@ def tools_from_listings(ctx: ModuleContext) -> Iterator[Merge]:
         if not isinstance(target, cst.Assign) or len(target.targets) != 1:
             continue
         name = _last_name(target.targets[0].target) or ""
-        if not (TOOLS_NAME.search(name) or name.endswith("functions")):
+        if not (TOOL_WORD.search(name) or name.endswith("functions")):
             continue
         listing = comp.for_in.iter
         if isinstance(listing, cst.Call) and _last_name(listing.func) in LISTINGS and not _sorted_later_name(ctx, target, name):

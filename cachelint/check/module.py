@@ -401,6 +401,10 @@ def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+# a name that speaks of tools: `tools`, `self.req.func_tool`, `tool_specs` (CL201 / CL203 holders and requests)
+TOOL_WORD = re.compile(r"tool", re.I)
+
+
 def last_name(expr: cst.BaseExpression) -> str | None:
     """The last name of `a.b.tools` or `tools`; None for anything else."""
     if isinstance(expr, cst.Name):

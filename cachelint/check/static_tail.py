@@ -250,6 +250,7 @@ def _imported_constant(ctx: ModuleContext, node: cst.ImportFrom, name: str) -> s
 # --- a system prompt handed to a function of the tree that sends it -------------------------------------------
 
 SYSTEM_KEYWORDS = frozenset({"system", "instructions", "system_prompt", "system_message"})
+LITERALS = (cst.SimpleString, cst.Integer, cst.Float)  # an argument that is the same on every call
 
 
 def handed_system_tails(ctx: ModuleContext) -> Iterator[Tail]:
@@ -260,16 +261,21 @@ def handed_system_tails(ctx: ModuleContext) -> Iterator[Tail]:
 
     if "system" not in ctx.source and "instructions" not in ctx.source:
         return
+    senders: dict[int, set[str]] = {}  # a callee's system parameters, worked out once per callee
     for call in ctx.nodes(cst.Call):
+        if all(isinstance(a.value, LITERALS) for a in call.args):
+            continue  # no argument, or only literals: nothing here varies per request
         caller = ctx.enclosing_function(call)
-        if caller is None or not any(a.keyword is not None for a in call.args) and not call.args:
+        if caller is None:
             continue
         local = ctx.called_functions(call)
         found = (ctx, local[0]) if len(local) == 1 else (foreign_callee(ctx, call) if not local else None)
         if found is None:
             continue
         other, callee = found
-        for param in system_parameters(other, callee):
+        if id(callee) not in senders:
+            senders[id(callee)] = system_parameters(other, callee)
+        for param in senders[id(callee)]:
             passed = argument_for(call, param, positional_index(callee, param))
             if passed is None or isinstance(passed, (cst.SimpleString, cst.ConcatenatedString)) and _constant(ctx, passed) is not None:
                 continue
