@@ -275,9 +275,17 @@ def test_anthropic_requests_replayed_natively_reuse_what_the_chat_path_reuses(se
     native, chat = runs["messages"]["requests"], runs["chat"]["requests"]
     anthropic = [i for i, r in enumerate(native) if r["session"].startswith(("sess-ts", "sess-tools"))]
     assert len(anthropic) == 10
+    block = runs["messages"]["engine"]["block_size"]
     for i in range(len(native)):
         assert native[i]["error"] is None and native[i]["cached_tokens"] == native[i]["predicted_cached_tokens"]
-        assert native[i]["cached_tokens"] == chat[i]["cached_tokens"]
+        if i in anthropic:
+            # the chat prompt has up to 8 tokens more after the first system block, so the prefix two requests share
+            # can reach across one more block boundary: which one depends on where the boundaries fall (the test
+            # model's tokenizer is trained on this repository's text), not on how either path reuses
+            assert native[i]["cached_tokens"] <= chat[i]["cached_tokens"] <= native[i]["cached_tokens"] + block
+        else:
+            assert native[i]["cached_tokens"] == chat[i]["cached_tokens"]
+    assert sum(native[i]["cached_tokens"] > 0 for i in anthropic) >= 6  # the later turns of both sessions reuse
     # one blank line less between each pair of system blocks: the native prompt is a little shorter
     assert all(0 < chat[i]["prompt_tokens"] - native[i]["prompt_tokens"] <= 8 for i in anthropic)
     assert all(native[i]["prompt_tokens"] == chat[i]["prompt_tokens"] for i in range(len(native)) if i not in anthropic)
