@@ -862,11 +862,12 @@ def turn(history):
         for found in small_budget_summaries(analysis.ctx):
             yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
                          "prefix is read from cache for many turns", confidence="likely")
+        exempt: set[int] = set()  # cuts left alone here: not reported again below as rewrites of a request's history
         for found in rewrites(analysis.ctx):
-            if _manual_trim(analysis.ctx, found.node) or _never_called(analysis.ctx, found.node):
+            if _manual_trim(analysis.ctx, found.node) or _never_called(analysis.ctx, found.node) or (
+                    isinstance(found.node, cst.Subscript) and behind_this_turns_value(analysis.ctx, found.node)):
+                exempt.add(id(analysis.ctx.statement_of(found.node)))  # behind this turn's value: nothing after it was ever cached
                 continue
-            if isinstance(found.node, cst.Subscript) and behind_this_turns_value(analysis.ctx, found.node):
-                continue  # the window is rendered after this turn's question: nothing after it was ever a cached prefix
             yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
                          "next request, so every request after a cut prefills the whole history again: keep history append-only, or "
                          "compact rarely and in one large step", confidence="likely")
@@ -879,11 +880,14 @@ def turn(history):
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
             history = site.arg("messages") or site.arg("input")
+            behind = _behind_new_messages(history)
+            if behind is not history and isinstance(behind, (cst.Attribute, cst.Subscript)):
+                history = behind  # state kept beyond the call (self.history, st.session_state.messages); a local list is judged as a cut
             if not isinstance(history, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # messages, self.messages, state["messages"]
             for region, target in _conversation_regions(ctx, site, history):
                 for node, what in _rewrites(ctx, region, target):
-                    if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node):
+                    if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) or id(ctx.statement_of(node)) in exempt:
                         continue  # compaction where it must happen, or down to well under the bound that set it off
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
                                  "earlier messages are the cached prefix: keep history append-only")
@@ -928,6 +932,18 @@ def _never_called(ctx, node) -> bool:
         return False
     counts = mentions_outside_tests(ctx.filename)
     return counts is not None and counts.get(name, 0) == 0
+
+
+def _behind_new_messages(sent):
+    """The history a request sends behind messages written into it: `[{"role": "system", ...}] + history`,
+    `[system, *st.session_state.messages]`; the expression itself otherwise."""
+    if isinstance(sent, cst.BinaryOperation) and isinstance(sent.operator, cst.Add):
+        kept = [side for side in (sent.left, sent.right) if not isinstance(side, cst.List)]
+        return _behind_new_messages(kept[0]) if len(kept) == 1 else sent
+    if isinstance(sent, cst.List):
+        starred = [e.value for e in sent.elements if isinstance(e, cst.StarredElement)]
+        return starred[0] if len(starred) == 1 else sent
+    return sent
 
 
 def _conversation_regions(ctx, site, history):

@@ -47,7 +47,8 @@ speaks of breakpoints, which a helper could set):
 - it is an agent loop: it sends tools, and between two of its requests (a loop around it, or the function
   calling itself after a tool turn) the model's turn and the tool results are appended to the history it sends;
 - it is a chat loop: no tools, but the loop around it (not a retry loop, nor one left by the first answer)
-  appends each turn to the history it sends;
+  appends each turn to the history it sends; a Streamlit app's script is such a loop (it runs again on every
+  message, and `st.session_state` keeps the history it appends to);
 - (`likely`) a loop of the module calls the sending function again and again with a list it appends to on
   every pass (or rebuilds from such a list), and the system prompt or the messages are built from that list:
   each request resends the previous one's text plus the newest entry (an orchestrator fed every earlier result);
@@ -186,6 +187,18 @@ def main():
         reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=messages)
         messages.append({"role": "assistant", "content": reply.content[0].text})
 """, line=8, message="this chat loop"),
+        # a Streamlit chat: the script runs again on every message, st.session_state keeps the conversation
+        Invalid("""
+import anthropic
+import streamlit as st
+client = anthropic.Anthropic()
+if "history" not in st.session_state:
+    st.session_state.history = []
+if prompt := st.chat_input("Ask"):
+    st.session_state.history.append({"role": "user", "content": prompt})
+    reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=st.session_state.history)
+    st.session_state.history.append({"role": "assistant", "content": reply.content[0].text})
+""", line=9, message="Streamlit runs the script again"),
         Invalid("""
 from anthropic import Anthropic
 client = Anthropic()
@@ -308,7 +321,7 @@ def _agent_loop(analysis, site):
     if growth is None:
         return None
     row = analysis.ctx.span(growth.node).row
-    again = "the loop around it" if growth.how == "loop" else "the function calling itself"
+    again = {"loop": "the loop around it", "rerun": "Streamlit, running the script again on the next message,"}.get(growth.how, "the function calling itself")
     return Report.at(site, site.node, f"this agent loop resends the tools, the system prompt and a history that grows every step "
                      f"(`{growth.history}` appended on line {row}, then {again} sends it again) to Anthropic with no cache_control: "
                      "nothing is ever read from cache and each step prefills the whole conversation again; put a breakpoint "
@@ -320,14 +333,16 @@ def _chat_loop(analysis, site):
     the second turn on every request starts with the previous one; without a breakpoint all of it is prefilled
     again on every turn."""
     ctx = analysis.ctx
-    if not conversation_loops(ctx, site.node) or ctx.enclosing(site.node, (cst.Return,)) is not None:
+    rerun = ctx.reruns_per_turn and ctx.enclosing_function(site.node) is None  # a Streamlit app's script is its loop
+    if not (rerun or conversation_loops(ctx, site.node)) or ctx.enclosing(site.node, (cst.Return,)) is not None:
         return None  # a retry loop, or one left by the first answer (`return client.messages.create(...)`)
     growth = history_growth(ctx, site)
-    if growth is None or growth.how != "loop":
+    if growth is None or growth.how not in ("loop", "rerun"):
         return None
     row = ctx.span(growth.node).row
+    again = "Streamlit runs the script again on the next message and sends it" if growth.how == "rerun" else "the loop sends it again"
     return Report.at(site, site.node, f"this chat loop resends the system prompt and a history that grows every turn "
-                     f"(`{growth.history}` appended on line {row}, then the loop sends it again) to Anthropic with no "
+                     f"(`{growth.history}` appended on line {row}, then {again}) to Anthropic with no "
                      "cache_control: nothing is ever read from cache and each turn prefills the whole conversation again; put "
                      "a breakpoint on the last message (or a top-level cache_control)")
 

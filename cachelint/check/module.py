@@ -81,6 +81,12 @@ class ModuleContext:
     def lines(self) -> list[str]:
         return self.source.splitlines()
 
+    @cached_property
+    def reruns_per_turn(self) -> bool:
+        """A Streamlit app: the script's own statements run again on every message (the conversation is kept in
+        `st.session_state`), so they are the body of a turn, not code that runs once per process."""
+        return STREAMLIT_APP.search(self.source) is not None
+
     # --- names ---------------------------------------------------------------------------------------------
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
@@ -400,6 +406,9 @@ def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
         stack.extend(reversed(children_of(node)))
     return found
 
+
+# a script that Streamlit runs again on every interaction (ModuleContext.reruns_per_turn)
+STREAMLIT_APP = re.compile(r"^\s*(?:import\s+streamlit\b|from\s+streamlit\b)", re.M)
 
 # a name that speaks of tools: `tools`, `self.req.func_tool`, `tool_specs` (CL201 / CL203 holders and requests)
 TOOL_WORD = re.compile(r"tool", re.I)

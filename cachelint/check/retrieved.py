@@ -14,7 +14,9 @@ parameter or list it is joined to, the list whose first message is edited, or th
 A system prompt built here and handed on (`system_prompt += f"...{hits}"`, `return system_prompt + section`)
 has the conversation after it wherever it is sent; there only a value that a retrieval call returned counts
 (not a name alone), followed through loops over it, `+=`, and the arguments of this module's own functions
-(`hits = self._prefetch_memory(prompt)` ... `self._build_system_prompt(memory=hits)`).
+(`hits = self._prefetch_memory(prompt)` ... `self._build_system_prompt(memory=hits)`), from a function or from a
+script's statements that run once a turn (a Streamlit app, or the script's own chat loop:
+`context = get_context(prompt, table)` ... `get_chat_response(st.session_state.messages, context)`).
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ def _system_joined(ctx: ModuleContext, node: cst.CSTNode, looked_up: dict[str, s
 def _looked_up_by_function(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, dict[str, str]]]:
     """(function, {name: where its value was looked up}) for the functions that call a retrieval function, and
     for this module's functions such a value is passed to (bounded)."""
-    seeds: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}
+    seeds: dict[int, tuple[cst.FunctionDef | cst.Module, dict[str, str]]] = {}
     for assign in [*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign)]:
         value = assign.value
         if value is None or not any(isinstance(c, cst.Call) and retrieval_call(c) for c in descendants(value)):
@@ -142,6 +144,8 @@ def _looked_up_by_function(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, di
         function = ctx.enclosing_function(assign)
         if function is not None:
             seeds.setdefault(id(function), (function, {}))
+        elif _script_turn(ctx, assign) and any(_asks_a_question(c) for c in descendants(value) if isinstance(c, cst.Call)):
+            seeds.setdefault(id(ctx.module), (ctx.module, {}))  # a script's look-up, passed on to its functions
     found: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}
     pending = [(function, names, 0) for function, names in seeds.values()]
     while pending:
@@ -153,12 +157,30 @@ def _looked_up_by_function(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, di
         found[id(function)] = (function, {**names, **(known[1] if known else {})})
         if level >= MAX_CALL_LEVELS:
             continue
-        for call in (n for n in descendants(function) if isinstance(n, cst.Call)):
+        for call in (n for n in _own_nodes(ctx, function) if isinstance(n, cst.Call)):
             for callee in ctx.called_functions(call):
                 params = _params_passed(call, callee, names)
                 if params:
                     pending.append((callee, params, level + 1))
-    return [entry for entry in found.values() if entry[1]]
+    # the script itself is judged by retrieved_in_system; only the functions it hands the text to are judged here
+    return [entry for entry in found.values() if entry[1] and not isinstance(entry[0], cst.Module)]  # type: ignore[misc]
+
+
+CONSTANTS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)  # a question (a look-up's first argument) that is the same every time
+
+
+def _asks_a_question(call: cst.Call) -> bool:
+    """A look-up whose question (its first argument) is not written in the code: `get_context(prompt, table)`, not
+    `get_context("handbook", table)`."""
+    return retrieval_call(call) and bool(call.args) and not isinstance(call.args[0].value, CONSTANTS)
+
+
+def _script_turn(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """A statement of the module itself that runs once per turn: in a Streamlit app (the script runs again on
+    every message), or in a loop of the script's own (`while True: question = input(); ...`)."""
+    if ctx.reruns_per_turn:
+        return True
+    return any(isinstance(a, (cst.While, cst.For)) and ctx.enclosing_function(a) is None for a in ctx.ancestors(node))
 
 
 def _params_passed(call: cst.Call, callee: cst.FunctionDef, names: dict[str, str]) -> dict[str, str]:

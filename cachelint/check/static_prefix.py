@@ -248,6 +248,8 @@ def history_growth(ctx: ModuleContext, site: CallSite) -> Growth | None:
     how = "loop"
     if scope is None and function is not None and _calls_itself(ctx, function):
         scope, how = function, "recursion"
+    if scope is None and function is None and ctx.reruns_per_turn:
+        scope, how = ctx.module, "rerun"  # a Streamlit app: the script is the turn, st.session_state the history
     if scope is None:
         return None
     if isinstance(messages, cst.Name) and any(isinstance(value, (cst.List, cst.ListComp)) and ctx.contains(scope, value)

@@ -1118,7 +1118,7 @@ class ValueWalker:
     def _when(self, node: cst.CSTNode) -> str:
         function = self.ctx.enclosing_function(node)
         if function is None:
-            return "per process"
+            return "per call" if self.ctx.reruns_per_turn else "per process"  # a Streamlit script runs on every message
         if any(_is_cache_decorator(self.ctx, dec) for dec in function.decorators):
             return "per process"
         if function.name.value in ("__init__", "__post_init__") and function is not self._site_function:

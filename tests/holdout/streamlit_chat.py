@@ -45,7 +45,7 @@ if prompt := st.chat_input("Ask about your account, billing or deployments"):
 
     system = BASE_PROMPT + "\n" + random.choice(PERSONAS)  # expect: CL101
     with st.chat_message("assistant"):
-        with get_client().messages.stream(
+        with get_client().messages.stream(  # expect: CL501
             model=model,
             max_tokens=1024,
             system=system,
