@@ -410,6 +410,9 @@ def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
 # a script that Streamlit runs again on every interaction (ModuleContext.reruns_per_turn)
 STREAMLIT_APP = re.compile(r"^\s*(?:import\s+streamlit\b|from\s+streamlit\b)", re.M)
 
+# an argument written in the code, the same on every call (an f-string, even concatenated, is not one)
+LITERAL_ARGS = (cst.SimpleString, cst.Integer, cst.Float)
+
 # a name that speaks of tools: `tools`, `self.req.func_tool`, `tool_specs` (CL201 / CL203 holders and requests)
 TOOL_WORD = re.compile(r"tool", re.I)
 

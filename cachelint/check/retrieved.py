@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name, descendants
+from cachelint.check.module import LITERAL_ARGS, ModuleContext, called_name, descendants
 from cachelint.check.renderers import SYSTEM_NAME, system_message_text
 from cachelint.check.values import assigned_once
 
@@ -166,13 +166,10 @@ def _looked_up_by_function(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, di
     return [entry for entry in found.values() if entry[1] and not isinstance(entry[0], cst.Module)]  # type: ignore[misc]
 
 
-CONSTANTS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)  # a question (a look-up's first argument) that is the same every time
-
-
 def _asks_a_question(call: cst.Call) -> bool:
     """A look-up whose question (its first argument) is not written in the code: `get_context(prompt, table)`, not
     `get_context("handbook", table)`."""
-    return retrieval_call(call) and bool(call.args) and not isinstance(call.args[0].value, CONSTANTS)
+    return retrieval_call(call) and bool(call.args) and not isinstance(call.args[0].value, LITERAL_ARGS)
 
 
 def _script_turn(ctx: ModuleContext, node: cst.CSTNode) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, argument_for, descendants, is_template
+from cachelint.check.module import LITERAL_ARGS, ModuleContext, argument_for, descendants, is_template
 from cachelint.check.renderers import message_shape
 from cachelint.check.depends import parameters_of, positional_index
 from cachelint.check.values import VOLATILE_NAMES, assigned_once, string_value
@@ -250,7 +250,6 @@ def _imported_constant(ctx: ModuleContext, node: cst.ImportFrom, name: str) -> s
 # --- a system prompt handed to a function of the tree that sends it -------------------------------------------
 
 SYSTEM_KEYWORDS = frozenset({"system", "instructions", "system_prompt", "system_message"})
-LITERALS = (cst.SimpleString, cst.Integer, cst.Float)  # an argument that is the same on every call
 
 
 def handed_system_tails(ctx: ModuleContext) -> Iterator[Tail]:
@@ -263,7 +262,7 @@ def handed_system_tails(ctx: ModuleContext) -> Iterator[Tail]:
         return
     senders: dict[int, set[str]] = {}  # a callee's system parameters, worked out once per callee
     for call in ctx.nodes(cst.Call):
-        if all(isinstance(a.value, LITERALS) for a in call.args):
+        if all(isinstance(a.value, LITERAL_ARGS) for a in call.args):
             continue  # no argument, or only literals: nothing here varies per request
         caller = ctx.enclosing_function(call)
         if caller is None:
