@@ -16,7 +16,9 @@ history it is handed with no tools (`return self._chat(history, conf)` once a to
 as a request of the calling function. A history rebuilt from itself (`history = self._append(history, results)`)
 is the same conversation, and so is one returned with a flag (`history, done = self._step(history)`). Two calls of
 the app's own LLM wrapper in one function with the same history, one with `tools=` (`self.llm.gen(messages=messages,
-tools=None)` after the tool loop), are requests too (`likely`). Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
+tools=None)` after the tool loop), are requests too (`likely`). A name that is only ever a copy of a `self` attribute
+(`messages = copy.deepcopy(self.history)`, `list(self.history)`, `self.history + [q]`) sends that attribute's
+conversation. Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
 
 Also (`likely`), where the request is sent by the app's own agent code: tools taken off the request object after a
 step-limited loop before one more step (`self.req.func_tool = None`, then `await self.step()` to force an answer),
@@ -47,6 +49,22 @@ final = client.chat.completions.create(model="gpt-4.1", tools=TOOLS, tool_choice
     without_sites = True  # an agent's last step or retry that takes the tools off, its request sent by other code
 
     VALID = [
+        # copies of two different lists of the object: two conversations, not one
+        """
+import copy
+from anthropic import Anthropic
+TOOLS = [{"name": "press", "input_schema": {"type": "object"}}]
+class Agent:
+    def __init__(self):
+        self.client = Anthropic()
+        self.history, self.notes = [], []
+    def step(self):
+        messages = copy.deepcopy(self.history)
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=messages)
+    def recap(self):
+        messages = list(self.notes)
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
+""",
         """
 from openai import OpenAI
 client = OpenAI()
@@ -110,6 +128,23 @@ def two_questions(a, b):
 """,
     ]
     INVALID = [
+        # a summary request on a copy of the agent's history, sent without the tools its steps send
+        Invalid("""
+import copy
+from anthropic import Anthropic
+TOOLS = [{"name": "press", "input_schema": {"type": "object"}}]
+class Agent:
+    def __init__(self):
+        self.client = Anthropic()
+        self.history = []
+    def step(self):
+        messages = copy.deepcopy(self.history)
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, tools=TOOLS, messages=messages)
+    def summarize(self):
+        messages = copy.deepcopy(self.history)
+        messages += [{"role": "user", "content": "Summarize the game so far."}]
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
+""", line=15, message="self.history"),
         Invalid("""
 from openai import OpenAI
 client = OpenAI()

@@ -18,6 +18,7 @@ from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
     callers_system_text,
     conversation_loops,
+    converter_marks,
     conversation_object,
     forwarded_history,
     from_parameter,
@@ -277,8 +278,8 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = report or _grown_by_callers(analysis, site)
             if report is None and not quiet:
                 report = _unmarked_adapter(analysis, site, tree_marks) or _object_history(analysis, site, tree_marks)
-            if report is None:
-                continue
+            if report is None or (not quiet and converter_marks(ctx, site)):
+                continue  # (a tree search, asked last) `[m.to_anthropic_format() for m in messages]`, whose definition elsewhere sets the breakpoints
             place = _fix_place(ctx, site, report)
             if place in reported:
                 continue  # the create and stream paths take their messages from one builder: one place to fix

@@ -18,7 +18,8 @@ class TooManyCacheBreakpoints(Rule):
     what = """
 Finds Anthropic requests with more than 4 `cache_control` breakpoints (counting a top-level `cache_control`),
 and code that adds a breakpoint to a message on every turn of a loop without removing the old ones, so the
-markers pile up in the history.
+markers pile up in the history. A breakpoint set on a deep copy made afresh on each turn (`messages =
+copy.deepcopy(self.history)` inside the loop) leaves the kept history unmarked and is not reported.
 """
     why = """
 The API allows at most 4 breakpoints per request and rejects the request with a 400 error ("A maximum of 4
@@ -52,6 +53,19 @@ def run(messages):
         messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
         client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
 """,
+        # each turn marks a fresh deep copy of the kept history: the markers go with the copy
+        """
+import copy
+from anthropic import Anthropic
+client = Anthropic()
+class Agent:
+    def run(self, steps):
+        for _ in range(steps):
+            messages = copy.deepcopy(self.history)
+            messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+            reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
+            self.history.append({"role": "assistant", "content": reply.content})
+""",
     ]
     INVALID = [
         Invalid("""
@@ -72,6 +86,18 @@ def run(messages):
         messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
         client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
 """, line=6, message="accumulate"),
+        # a shallow copy shares the message dicts: the marker lands in the kept history
+        Invalid("""
+from anthropic import Anthropic
+client = Anthropic()
+class Agent:
+    def run(self, steps):
+        for _ in range(steps):
+            messages = list(self.history)
+            messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+            reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=messages)
+            self.history.append({"role": "assistant", "content": reply.content})
+""", line=8, message="accumulate"),
     ]
 
     def check(self, analysis):
@@ -97,10 +123,32 @@ def _adds_marker(ctx, node, loop) -> bool:
     Setting the key again on the same block each turn (`system[0]["cache_control"] = ...`, constant
     indices from a name bound outside the loop) adds no breakpoint: it is the same marker."""
     if isinstance(node, cst.Assign):
-        return any(_marker_subscript(t.target) and _moving_block(ctx, t.target.value, loop) for t in node.targets)
+        return any(_marker_subscript(t.target) and _moving_block(ctx, t.target.value, loop) and not _fresh_deep_copy(ctx, t.target, loop)
+                   for t in node.targets)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
         return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in descendants(a.value))
     return False
+
+
+def _fresh_deep_copy(ctx, target, loop) -> bool:
+    """`messages[-1]["content"][-1]["cache_control"] = ...` where `messages` is bound only to a deep copy made inside
+    the loop (`copy.deepcopy(self.history)`, `json.loads(json.dumps(...))`): each turn marks a new copy, and the kept
+    history never holds a marker. A shallow copy (`list(history)`, `history[:]`) shares the message dicts."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    if not isinstance(target, cst.Name):
+        return False
+    bindings = list(ctx.assigned_values(target))
+    return bool(bindings) and all(ctx.contains(loop, binding) and _deep_copy(ctx, value) for binding, value in bindings)
+
+
+def _deep_copy(ctx, value) -> bool:
+    if not isinstance(value, cst.Call) or not value.args:
+        return False
+    if ctx.qualified_name_in(value.func, {"copy.deepcopy"}):
+        return True
+    inner = value.args[0].value  # json.loads(json.dumps(history))
+    return bool(ctx.qualified_name_in(value.func, {"json.loads"}) and isinstance(inner, cst.Call) and ctx.qualified_name_in(inner.func, {"json.dumps"}))
 
 
 def _removes_markers(ctx, region) -> bool:

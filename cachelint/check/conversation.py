@@ -74,6 +74,7 @@ def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Di
     rough: dict[tuple, list[CallSite]] = {}  # by syntax first: bindings are resolved only where two requests meet
     for site in sites:
         root = _history_root(site.arg("messages") if site.api != "openai-responses" else site.arg("input"))
+        root = _copied_conversation(ctx, root) or root
         if isinstance(site.node, cst.Call) and root is not None:
             holder = ctx.enclosing(site.node, (cst.ClassDef,)) if isinstance(root, cst.Attribute) else ctx.enclosing_function(site.node)
             rough.setdefault((id(holder), ctx.code(root)), []).append(site)
@@ -105,6 +106,7 @@ def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:
     root = _history_root(expr)
     if root is None:
         return None
+    root = _copied_conversation(ctx, root) or root
     if isinstance(root, cst.Attribute):  # self.messages: one conversation per instance, across methods
         cls = ctx.enclosing(site.node, (cst.ClassDef,))
         return ("class", id(cls), ctx.code(root)) if cls is not None else None
@@ -221,6 +223,49 @@ def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute |
         return None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
         return _history_root(expr.left) or _history_root(expr.right)
+    return None
+
+
+def _copied_conversation(ctx: ModuleContext, root: cst.Name | cst.Attribute | None) -> cst.Attribute | None:
+    """`self.history` when the name a request sends is only ever a copy of it made in its function (`messages =
+    copy.deepcopy(self.history)`, `list(self.history)`, `self.history[:]`, `self.history + [q]`, then perhaps
+    `messages += [...]`): a copy sent by one method and another by the next are requests of the object's one
+    conversation."""
+    if not isinstance(root, cst.Name):
+        return None
+    copied: set[str] = set()
+    found: cst.Attribute | None = None
+    for binding, value in ctx.assigned_values(root):
+        if isinstance(ctx.parent(binding), cst.AugAssign):
+            continue  # messages += [summary request]: the same copy, grown
+        source = _copy_source(ctx, value)
+        if source is None:
+            return None
+        copied.add(ctx.code(source))
+        found = source
+    return found if len(copied) == 1 else None
+
+
+COPIES = frozenset({"copy.deepcopy", "copy.copy", "builtins.list"})
+
+
+def _copy_source(ctx: ModuleContext, value: cst.BaseExpression | None) -> cst.Attribute | None:
+    """The `self` attribute a value copies: `copy.deepcopy(self.x)`, `list(self.x)`, `self.x.copy()`, `self.x[:]`,
+    `self.x + [...]`, `[*self.x, ...]`."""
+    def attribute(expr: cst.BaseExpression | None) -> cst.Attribute | None:
+        found = _history_root(expr) if isinstance(expr, (cst.Attribute, cst.List, cst.BinaryOperation)) else None
+        return found if isinstance(found, cst.Attribute) else None
+    if isinstance(value, cst.Call):
+        if value.args and value.args[0].keyword is None and ctx.qualified_name_in(value.func, COPIES):
+            return attribute(value.args[0].value)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" and not value.args:
+            return attribute(value.func.value)
+        return None
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        whole = value.slice[0].slice
+        return attribute(value.value) if whole.lower is None and whole.upper is None else None
+    if isinstance(value, (cst.List, cst.BinaryOperation)):
+        return attribute(value)
     return None
 
 

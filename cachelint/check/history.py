@@ -1938,7 +1938,7 @@ def rerendered_past_messages(ctx: ModuleContext) -> Iterator[Rerender]:
     past message of that kind changes content whenever the state does, and the history after it is prefilled again.
     State set only at construction (`__init__`) is the same for every request and stays quiet, as does state that
     only enters the newest message (after the loop, or under a condition on the position)."""
-    state = _run_time_attributes(ctx)
+    state = run_time_attributes(ctx)
     if not state:
         return
     names = {attr for _, attr in state}
@@ -2123,7 +2123,7 @@ def _literal_keys(node: cst.Dict) -> list[str]:
     return [e.key.value.strip("'\"") for e in node.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
 
 
-def _run_time_attributes(ctx: ModuleContext) -> dict[tuple[int, str], cst.CSTNode]:
+def run_time_attributes(ctx: ModuleContext) -> dict[tuple[int, str], cst.CSTNode]:
     """{(id of the class, x): the assignment} for `self.x` assigned by a method other than the constructor: state that
     changes while the object runs (one pass over the module's assignments)."""
     found: dict[tuple[int, str], cst.CSTNode] = {}

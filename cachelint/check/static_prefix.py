@@ -62,8 +62,82 @@ def tree_sets_breakpoints(filename: str) -> bool:
 def mentions_caching(source: str) -> bool:
     """Whether a module's code speaks of Anthropic breakpoints at all: then a request with no breakpoint in
     sight may still get one from a helper, and no finding rests on their absence. A comment is not code (`# a
-    cache_control breakpoint would go here`)."""
-    return any(not _in_comment(source, match.start()) for match in CACHE_WORDS.finditer(source))
+    cache_control breakpoint would go here`), and neither is a mention that turns them off
+    (`msg.to_anthropic_format(enable_cache_control=False)`): a module that speaks of breakpoints only to leave them
+    out sets none."""
+    return any(not _in_comment(source, match.start()) and not _turned_off(source, match) for match in CACHE_WORDS.finditer(source))
+
+
+TURNED_OFF = re.compile(r"\w*\s*=\s*(?:False|None)\b")
+
+
+def _turned_off(source: str, match: re.Match[str]) -> bool:
+    """`enable_cache_control=False`, `cache_control=None`: the identifier the match is part of, set to nothing."""
+    return TURNED_OFF.match(source, match.end()) is not None
+
+
+# a keyword that turns a converter's breakpoints off: `to_anthropic_format(enable_cache_control=False)`
+OFF_KEYWORD = re.compile(r"cach", re.I)
+NOT_CONVERTERS = frozenset({"list", "dict", "tuple", "str", "len", "copy", "deepcopy", "append", "extend", "get", "items",
+                            "values", "keys", "join", "format", "strip", "dumps", "loads", "model_dump", "dict", "isinstance"})
+
+
+def converter_marks(ctx: ModuleContext, site: CallSite) -> bool:
+    """Whether the messages or system a request sends are made by a converter of the tree whose definition writes
+    breakpoints (`[m.to_anthropic_format() for m in messages]` with `def to_anthropic_format` in another module
+    setting `block["cache_control"]`): the markers are out of sight, not absent. A converter told to leave them out
+    (`enable_cache_control=False`) adds none."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    frontier = [site.arg(arg) for arg in ("messages", "system", "input") if site.arg(arg) is not None]
+    for _ in range(3):
+        following: list[cst.BaseExpression] = []
+        for expr in frontier:
+            for node in (expr, *descendants(expr)):
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if isinstance(node, cst.Call) and (node.args or (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name))):
+                    # a converter is handed what it converts: `convert(messages)`, `m.to_anthropic_format()`
+                    name = _last_part(node.func)
+                    off = any(a.keyword is not None and OFF_KEYWORD.search(a.keyword.value) and _nothing(a.value) for a in node.args)
+                    if name and name not in NOT_CONVERTERS and not off:
+                        names.add(name)
+                elif isinstance(node, cst.Name):
+                    following += [v for b, v in ctx.assigned_values(node) if v is not None and ctx.contains(ctx.enclosing_function(site.node) or b, b)]
+        frontier = following
+    if not names:
+        return False
+    pattern = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + "|".join(sorted(re.escape(n) for n in names)) + r")\(", re.M)
+    return tree.first_file(ctx.filename, "marking converter " + pattern.pattern, lambda path, text: _defines_marker_writer(text, pattern)) is not None
+
+
+def _last_part(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _nothing(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value in ("False", "None")
+
+
+def _defines_marker_writer(text: str, pattern: re.Pattern[str]) -> bool:
+    """A definition matched by `pattern` whose text (up to the next definition at its indentation or less) writes
+    a breakpoint."""
+    for match in pattern.finditer(text):
+        indent = len(match.group(0)) - len(match.group(0).lstrip())
+        end = re.compile(r"^[ \t]{0,%d}(?:async[ \t]+)?(?:def|class)[ \t]" % indent, re.M).search(text, match.end())
+        if MARKER_WRITE.search(text, match.end(), end.start() if end else len(text)):
+            return True
+    return False
+
+
+# a breakpoint written: `block["cache_control"] = ...`, `{"cache_control": ...}`, `TextBlockParam(..., cache_control=...)`
+# (not a parameter that only speaks of them: `enable_cache_control: bool = True`, `cache_control=None`)
+MARKER_WRITE = re.compile(r"""["'](?:cache_control|cachePoint)["']|(?<![\w.])(?:cache_control|cachePoint)\s*=(?!=)\s*(?!False\b|None\b)""")
 
 
 def _in_comment(source: str, offset: int) -> bool:
@@ -287,7 +361,7 @@ def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: st
     params = [p for p in function.params.params if p.name.value not in ("self", "cls")]
     index = next((i for i, p in enumerate(params) if p.name.value == param), None)
     found: list[CallerPrompt] = []
-    for path in _caller_files(ctx.filename, function.name.value):
+    for path in caller_files(ctx.filename, function.name.value):
         from cachelint.check.project import module_context
 
         other = module_context(Path(path))
@@ -332,7 +406,7 @@ def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
     return leading_text(ctx, argument)[0]
 
 
-def _caller_files(filename: str, name: str) -> list[str]:
+def caller_files(filename: str, name: str) -> list[str]:
     """Files of the tree (other than `filename`) whose text calls `name(`: found by a text search, at most
     MAX_CALLER_FILES of them."""
     root = tree.root_of(filename)

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from pathlib import Path
+
 import libcst as cst
 
 from cachelint.check.module import LITERAL_ARGS, ModuleContext, argument_for, descendants, is_template
@@ -183,8 +185,44 @@ def builder_return_tails(ctx: ModuleContext) -> Iterator[Tail]:
         returned = ctx.returns_of(function)
         if len(returned) == 1:
             found = _tail(ctx, _resolved(ctx, returned[0]))
-            if found is not None and _reads_parameter(found.node, function):
+            if found is not None and _reads_parameter(found.node, function) and not _fixed_by_callers(ctx, function, found):
                 yield found
+
+
+def _fixed_by_callers(ctx: ModuleContext, function: cst.FunctionDef, tail: Tail) -> bool:
+    """Every call of the builder in the tree passes the same text for the parameters its tail follows: a constant, or
+    an attribute the caller's object sets only when it is made (`system_message(self.action_descriptions)`, with
+    `self.action_descriptions` set in `__init__`). The prompt then differs between objects at most, and each
+    object's requests share the whole of it. A builder no file calls is judged by its template alone."""
+    from cachelint.check.project import module_context
+    from cachelint.check.static_prefix import caller_files
+
+    expression = tail.node.expression if isinstance(tail.node, cst.FormattedStringExpression) else tail.node
+    params = parameters_of(function)
+    read = {n.value for n in (expression, *descendants(expression)) if isinstance(n, cst.Name) and n.value in params}
+    name = function.name.value
+    contexts = [ctx, *filter(None, (module_context(Path(path)) for path in caller_files(ctx.filename, name)))]
+    calls = [(other, call) for other in contexts for call in other.calls_by_name.get(name, [])]
+    if not calls or not read:
+        return False
+    for other, call in calls:
+        if any(arg.star for arg in call.args):
+            return False  # `system_message(*parts)`: what reaches the parameter is not in sight
+        for param in read:
+            value = argument_for(call, param, positional_index(function, param))
+            if value is None or not (_fixed(other, value) or _set_at_construction(other, value)):
+                return False  # (a parameter read by the tail has no default, so a call always passes it)
+    return True
+
+
+def _set_at_construction(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
+    """`self.x`, where no method of the caller's class but its constructor (or another set-up method) sets `x`."""
+    from cachelint.check.history import run_time_attributes
+
+    if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self"):
+        return False
+    cls = ctx.enclosing(value, (cst.ClassDef,))
+    return cls is not None and (id(cls), value.attr.value) not in run_time_attributes(ctx)
 
 
 def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
