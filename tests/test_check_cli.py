@@ -11,6 +11,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# the app keeps its sessions in PostgreSQL jsonb, which gives a dict's keys back in its own order: a `json.dumps`
+# of a run-time dict without `sort_keys` is then a CL102 finding (with a safe fix). Appended to a module, it
+# leaves the rows above it as they were.
+JSONB_STORE = '''
+
+from sqlalchemy.dialects.postgresql import JSONB  # noqa: E402
+
+
+class ChatSession:
+    profile = JSONB
+'''
 BAD = '''import json
 from datetime import datetime
 
@@ -23,7 +34,7 @@ def ask(profile: dict, question: str):
     system = f"Now: {datetime.now():%H:%M}. Profile: {json.dumps(profile)}"
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=system,
                                   messages=[{"role": "user", "content": question}])
-'''
+''' + JSONB_STORE
 CLEAN = '''import anthropic
 
 client = anthropic.Anthropic()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_check_cli import BAD, run
+from test_check_cli import BAD, JSONB_STORE, run
 
 FIXABLE = '''import json
 
@@ -27,7 +27,7 @@ def ask(profile: dict, question: str):
                                   system=[{"type": "text", "text": HANDBOOK, "cache_control": {"type": "ephemeral"}},
                                           {"type": "text", "text": json.dumps(profile)}],
                                   messages=[{"role": "user", "content": question}, {"role": "user", "content": question}])
-'''
+''' + JSONB_STORE
 
 
 def test_no_python_files_warns_on_stderr(tmp_path):

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
 
 import strategies as gen
+from test_check_cli import JSONB_STORE
 from cachelint.check import suppress
 from cachelint.check.engine import ALL_CODES, MAX_FILE_BYTES, lint_file, lint_source
 from cachelint.check.finding import Edit, Finding
@@ -298,7 +299,7 @@ def ask(profile, q):
     return client.chat.completions.create(model="gpt-4o", messages=[
         {"role": "system", "content": "Profile: " + json.dumps(dict(profile))},
         {"role": "user", "content": q}])
-'''
+''' + JSONB_STORE  # sessions kept in jsonb: CL102 applies
 CLEAN = '''import anthropic
 client = anthropic.Anthropic()
 def ask(q):
@@ -929,7 +930,7 @@ def ask(p, q):
     a = json.dumps(dict(p))
     s = json.dumps(dict(p))
     return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": s}, {"role": "user", "content": q}])
-'''
+''' + JSONB_STORE
 
 
 @pytest.mark.parametrize("separator", ["\x0c", "# \u2028", "x = '\x85'"])

@@ -11,6 +11,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from cachelint.lsp import codepoint_column, utf16_column
+from test_check_cli import JSONB_STORE
 
 SOURCE = '''from datetime import datetime
 import json
@@ -24,7 +25,7 @@ def ask(profile: dict, question: str):
     system = f"Héllo 🎉 {datetime.now()} profile {json.dumps(profile)}"
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=system,
                                   messages=[{"role": "user", "content": question}])
-'''
+''' + JSONB_STORE  # sessions kept in jsonb: CL102 applies
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "cachelint", "lsp"]))

@@ -20,6 +20,7 @@ Without `jsonb` in the tree nothing is reported: the same code builds the same k
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -59,11 +60,15 @@ class Reserialized:
     helper: str | None  # the module's helper that calls json.dumps, if any
 
 
-def reordering_store(filename: str) -> tuple[str, int] | None:
+def reordering_store(filename: str, source: str = "") -> tuple[str, int] | None:
     """(file relative to the tree, line) where the tree keeps conversations in jsonb: a file of the app (not of its
     tests) that speaks of jsonb and defines what a conversation is stored as (a `Session`, `Conversation`,
     `Message` or `Event` class, a `conversations` table); None when there is none. jsonb that holds a vector
-    store's metadata or a setting reorders no turn."""
+    store's metadata or a setting reorders no turn. The module's own `source` is asked first (a module that
+    defines its store beside the code that renders from it)."""
+    match = REORDERING_STORE.search(source)
+    if match and CONVERSATION_STORE.search(source):
+        return os.path.basename(filename), source.count("\n", 0, match.start()) + 1
     root = tree.root_of(filename)
     return tree.first_match(filename, REORDERING_STORE, lambda path, text: CONVERSATION_STORE.search(text) is not None
                             and not test_path_below(path, root))

@@ -39,7 +39,7 @@ def chat(request: HttpRequest) -> JsonResponse:
         f"Guest: {request.user.get_full_name()} (room {body['room']}).\n"  # expect: CL104
         + CONCIERGE_RULES
         + "\nGuest profile: "
-        + json.dumps(_profile_dict(profile))  # expect: CL102
+        + json.dumps(_profile_dict(profile))  # CL102 only where the tree keeps the profile in jsonb (its models are not here)
     )
     messages = [{"role": "system", "content": system}, *history, {"role": "user", "content": body["message"]}]
     completion = client.chat.completions.create(model="gpt-4o", messages=messages, temperature=0.3)

@@ -31,7 +31,7 @@ def judge(case: EvalCase, run_config: dict) -> dict[str, int]:
         "You are a strict evaluator of retrieval-augmented answers.\n"
         + rubric()
         + "\nRun configuration: "
-        + json.dumps(run_config)  # expect: CL102
+        + json.dumps(run_config)  # one config per run, built in one order: no CL102
     )
     user = (
         f"Question: {case.question}\n\nContext:\n" + "\n---\n".join(case.context)

@@ -31,12 +31,21 @@ def refund(order_id: str) -> str:
     return "refunded"
 
 
-def system_prompt(customer: dict) -> str:
+def customer_profile(db, customer_id: str) -> dict:
+    """The customer's profile, kept one row per field."""
+    profile = {}
+    for field, value in db.execute("SELECT field, value FROM customer_fields WHERE customer_id = ?", (customer_id,)):
+        profile[field] = value
+    return profile
+
+
+def system_prompt(db, customer_id: str) -> str:
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
-    return f"You are Acme's support agent. Local time: {stamp}.\n{HANDBOOK}\nCustomer: {json.dumps(customer)}"
+    customer = json.dumps(customer_profile(db, customer_id))
+    return f"You are Acme's support agent. Local time: {stamp}.\n{HANDBOOK}\nCustomer: {customer}"
 
 
-def run(customer: dict, first_message: str) -> None:
+def run(db, customer_id: str, first_message: str) -> None:
     messages = [{"role": "user", "content": first_message}]
     for turn in range(20):
         if len(messages) > 12:
@@ -44,7 +53,7 @@ def run(customer: dict, first_message: str) -> None:
         reply = client.messages.create(
             model="claude-sonnet-4-5",
             max_tokens=1024,
-            system=system_prompt(customer),
+            system=system_prompt(db, customer_id),
             tools=list(TOOLS.values()),
             messages=messages,
         )
