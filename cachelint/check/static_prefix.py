@@ -34,7 +34,7 @@ import libcst as cst
 from cachelint.check import tree
 from cachelint.check.breakpoints import static_text
 from cachelint.check.callsites import CallSite, unpacked_values
-from cachelint.check.module import LIST_GROWERS, ModuleContext, descendants, names_in
+from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants, names_in
 from cachelint.check.values import string_value
 
 MAX_DEPTH = 10
@@ -99,7 +99,7 @@ def converter_marks(ctx: ModuleContext, site: CallSite) -> bool:
                 seen.add(id(node))
                 if isinstance(node, cst.Call) and (node.args or (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name))):
                     # a converter is handed what it converts: `convert(messages)`, `m.to_anthropic_format()`
-                    name = _last_part(node.func)
+                    name = called_name(node)
                     off = any(a.keyword is not None and OFF_KEYWORD.search(a.keyword.value) and _nothing(a.value) for a in node.args)
                     if name and name not in NOT_CONVERTERS and not off:
                         names.add(name)
@@ -110,14 +110,6 @@ def converter_marks(ctx: ModuleContext, site: CallSite) -> bool:
         return False
     pattern = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + "|".join(sorted(re.escape(n) for n in names)) + r")\(", re.M)
     return tree.first_file(ctx.filename, "marking converter " + pattern.pattern, lambda path, text: _defines_marker_writer(text, pattern)) is not None
-
-
-def _last_part(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
 
 
 def _nothing(value: cst.BaseExpression) -> bool:

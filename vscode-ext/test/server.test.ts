@@ -57,6 +57,14 @@ def ask(profile: dict, question: str):
     system = f"Now {datetime.now()} profile {json.dumps(profile)}"
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=system,
                                   messages=[{"role": "user", "content": question}])
+
+
+# sessions are kept in PostgreSQL jsonb, which gives a profile's keys back in its own order (CL102)
+from sqlalchemy.dialects.postgresql import JSONB  # noqa: E402
+
+
+class ChatSession:
+    profile = JSONB
 `;
 
 describe("the real cachelint server", { skip: python === undefined ? "no Python with cachelint.lsp (set CACHELINT_PYTHON)" : false }, () => {
