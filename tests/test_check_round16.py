@@ -181,3 +181,48 @@ def test_an_attribute_a_method_sets_again_is_not_fixed(tmp_path):
     path = tmp_path / "prompts.py"
     path.write_text(PROMPTS.lstrip("\n"))
     assert [f.row for f in lint_file(path, str(path), ALL_CODES, None) if f.code == "CL104"] == [4]
+
+
+# --- CL102: a session table described as data ------------------------------------------------------------------
+
+STATE_PROMPT = '''
+from typing import Any, Dict, Optional
+
+
+def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
+    text = f"{agent.description}\\n{agent.instructions}\\n"
+    if session_state:
+        text += f"<session_state>{session_state}</session_state>"
+    return Message(role="system", content=text)
+'''
+
+SCHEMAS = '''
+from sqlalchemy import String
+from sqlalchemy.dialects.postgresql import JSONB
+
+SESSION_TABLE_SCHEMA = {
+    "session_id": {"type": String, "primary_key": True},
+    "session_data": {"type": JSONB, "nullable": True},
+}
+'''
+
+
+def _state_findings(tmp_path, schemas: str | None):
+    from cachelint.check.engine import ALL_CODES, lint_file
+
+    if schemas is not None:
+        (tmp_path / "schemas.py").write_text(schemas.lstrip("\n"))
+    path = tmp_path / "messages.py"
+    path.write_text(STATE_PROMPT.lstrip("\n"))
+    return [f for f in lint_file(path, str(path), ALL_CODES, None) if f.code == "CL102"]
+
+
+def test_a_state_dict_in_a_project_whose_session_table_schema_is_jsonb_is_found(tmp_path):
+    found = _state_findings(tmp_path, SCHEMAS)
+    assert [f.row for f in found] == [7], found
+    assert "schemas.py" in found[0].message and "jsonb" in found[0].message
+
+
+def test_the_same_state_dict_with_no_reordering_store_stays_quiet(tmp_path):
+    assert _state_findings(tmp_path, None) == []
+    assert _state_findings(tmp_path, SCHEMAS.replace("JSONB", "JSON")) == []

@@ -36,7 +36,10 @@ from cachelint.check.values import string_value
 REORDERING_STORE = re.compile(r"\bjsonb\b", re.IGNORECASE)
 CONVERSATION_STORE = re.compile(r"class\s+\w*(?:Message|Conversation|Session|Event|Chat|Thread|Turn)\w*\s*[(:]"
                                 r"|(?i:table)\s+\W?(?:conversations?|messages?|chat_\w+|sessions?|events?|threads?)\b"
-                                r"|__tablename__\s*=\s*[\"'](?:conversations?|messages?|chat\w*|sessions?|events?|threads?)[\"']")
+                                r"|__tablename__\s*=\s*[\"'](?:conversations?|messages?|chat\w*|sessions?|events?|threads?)[\"']"
+                                # a table described as data: `SESSION_TABLE_SCHEMA = {...}`, `Table("sessions", metadata, ...)`
+                                r"|(?i:\b(?:conversations?|messages?|chats?|sessions?|events?|threads?)_table\w*\s*=)"
+                                r"|\bTable\(\s*[\"'](?:conversations?|messages?|chat\w*|sessions?|events?|threads?)[\"']")
 MAX_FOUND = 24  # per module
 MAX_HOPS = 6  # local assignments and loops followed back to the data handed in
 # a call that turns the stored value into plain data first: serialize_for_json(call.args), result.model_dump()
