@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from cachelint.check.fixes import add_keyword
@@ -247,14 +249,13 @@ def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
         found = list(analysis.facts({"unsorted_json", "dict_repr"})) + list(system_facts(analysis, {"unsorted_json", "dict_repr"}))
         # json.dumps in a message list that is a prompt by its shape only is as often a config schema
         found = [(site, fact) for site, fact in found if not (fact.kind == "unsorted_json" and isinstance(site.node, cst.List))]
-        store: tuple[str, int] | None | bool = False  # the tree is searched once, for the first dict with no order source in sight
+        # the tree is searched at most once, for the first dict with no order source in sight
+        store = functools.cache(lambda: reordering_store(analysis.ctx.filename, analysis.ctx.source))
         for site, fact in found:
             source = unordered_source(analysis.ctx, _rendered(fact))
-            if source is None and store is False:
-                store = reordering_store(analysis.ctx.filename, analysis.ctx.source)
-            if source is None and not store:
+            if source is None and store() is None:
                 continue  # the same code fills the dict in the same order on every request
-            where, kept = fact.landing.words, f"and its keys come from {source}" if source else _kept_in(store)  # type: ignore[arg-type]
+            where, kept = fact.landing.words, f"and its keys come from {source}" if source else _kept_in(store())
             if fact.kind == "unsorted_json":
                 fix = None if fact.origin else add_keyword(analysis.ctx, fact.node, "sort_keys", "True")
                 message = (f"`json.dumps()`{fact.origin} of a dict built at run time reaches the {where} of {_place(analysis, site)} "
@@ -269,8 +270,8 @@ def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
 def _rendered(fact) -> cst.BaseExpression:
     """The dict a fact renders: the argument of `json.dumps(x)` / `str(x)`, or an f-string's expression itself."""
     node = fact.node
-    if fact.kind == "unsorted_json" or (fact.kind == "dict_repr" and isinstance(node, cst.Call) and "()" in fact.label):
-        return node.args[0].value if isinstance(node, cst.Call) and node.args else node
+    if isinstance(node, cst.Call) and node.args and called_name(node) in ("dumps", "str", "repr"):
+        return node.args[0].value
     return node
 
 

@@ -20,6 +20,7 @@ calls and their results to the history it sends again. This module answers those
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -79,7 +80,7 @@ def _turned_off(source: str, match: re.Match[str]) -> bool:
 # a keyword that turns a converter's breakpoints off: `to_anthropic_format(enable_cache_control=False)`
 OFF_KEYWORD = re.compile(r"cach", re.I)
 NOT_CONVERTERS = frozenset({"list", "dict", "tuple", "str", "len", "copy", "deepcopy", "append", "extend", "get", "items",
-                            "values", "keys", "join", "format", "strip", "dumps", "loads", "model_dump", "dict", "isinstance"})
+                            "values", "keys", "join", "format", "strip", "dumps", "loads", "model_dump", "isinstance"})
 
 
 def converter_marks(ctx: ModuleContext, site: CallSite) -> bool:
@@ -89,6 +90,7 @@ def converter_marks(ctx: ModuleContext, site: CallSite) -> bool:
     (`enable_cache_control=False`) adds none."""
     names: set[str] = set()
     seen: set[int] = set()
+    sender = ctx.enclosing_function(site.node)
     frontier = [site.arg(arg) for arg in ("messages", "system", "input") if site.arg(arg) is not None]
     for _ in range(3):
         following: list[cst.BaseExpression] = []
@@ -104,7 +106,7 @@ def converter_marks(ctx: ModuleContext, site: CallSite) -> bool:
                     if name and name not in NOT_CONVERTERS and not off:
                         names.add(name)
                 elif isinstance(node, cst.Name):
-                    following += [v for b, v in ctx.assigned_values(node) if v is not None and ctx.contains(ctx.enclosing_function(site.node) or b, b)]
+                    following += [v for b, v in ctx.assigned_values(node) if v is not None and (sender is None or ctx.contains(sender, b))]
         frontier = following
     if not names:
         return False
@@ -120,11 +122,16 @@ def _defines_marker_writer(text: str, pattern: re.Pattern[str]) -> bool:
     """A definition matched by `pattern` whose text (up to the next definition at its indentation or less) writes
     a breakpoint."""
     for match in pattern.finditer(text):
-        indent = len(match.group(0)) - len(match.group(0).lstrip())
-        end = re.compile(r"^[ \t]{0,%d}(?:async[ \t]+)?(?:def|class)[ \t]" % indent, re.M).search(text, match.end())
+        end = _next_definition(len(match.group(0)) - len(match.group(0).lstrip())).search(text, match.end())
         if MARKER_WRITE.search(text, match.end(), end.start() if end else len(text)):
             return True
     return False
+
+
+@functools.cache
+def _next_definition(indent: int) -> re.Pattern[str]:
+    """A `def` or `class` at `indent` columns or fewer: where the definition before it ends."""
+    return re.compile(r"^[ \t]{0,%d}(?:async[ \t]+)?(?:def|class)[ \t]" % indent, re.M)
 
 
 # a breakpoint written: `block["cache_control"] = ...`, `{"cache_control": ...}`, `TextBlockParam(..., cache_control=...)`
