@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cachelint.check import minted_ids
 from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
 from cachelint.check.values import GRANULARITY_WORDS
 from cachelint.rules.base import Invalid, Report, Rule
@@ -26,7 +27,10 @@ it returns (`get_system_message`, `_build_system_prompt`). There only values tha
 reported, and a lone short f-string (below every minimum cacheable length) is not judged. So are the earlier turns
 of a conversation that a function renders into messages again for every request (one message per stored turn, in a
 loop, returned): a fresh id or time written there (`call_id = r.call_id or f"call_{uuid.uuid4().hex}"`) makes an
-old turn differ on every request (`likely`).
+old turn differ on every request (`likely`). The same holds for a converter of one message applied to every stored
+turn (`[to_template_message(m) for m in messages]`, a single-dispatch `to_openai.register(...)`) that writes a fresh
+tool-call id into what it returns or into the stored message itself (`call["id"] = new_call_id()`); one applied to
+a reply parsed once (`for choice in response.choices`) makes new turns, and is not reported.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
@@ -91,6 +95,14 @@ def ask(q):
 from datetime import datetime
 def log(x):
     print(f"{datetime.now()} {x}")
+""",
+        # a converter that mints ids for a reply parsed once: new turns, stored with their ids
+        """
+import uuid
+def to_message(choice):
+    return {"role": "assistant", "tool_calls": [{"id": str(uuid.uuid4()), "type": "function", "function": choice.call}]}
+def parse(response):
+    return [to_message(c) for c in response.choices]
 """,
         # a user message appended once and kept is stable history
         """
@@ -171,6 +183,16 @@ class Agent:
     async def step(self, messages):
         return await self.client.messages.create(model="claude-opus-4-5", max_tokens=256, system=f"Seed {self.seed}. Follow the plan.", messages=messages)
 """, line=7),
+        # a converter applied to every stored turn gives each old tool call a new id (likely)
+        Invalid("""
+import uuid
+def to_template_message(message):
+    if message["role"] == "tool":
+        return dict(role="tool", content=message["content"], tool_call_id=str(uuid.uuid4()))
+    return {"role": message["role"], "content": message["content"]}
+def render(tokenizer, messages):
+    return tokenizer.apply_chat_template([to_template_message(m) for m in messages], tokenize=False)
+""", line=5, message="writes into every stored turn"),
         # a framework's system message, built here and sent by the agent's model class elsewhere (likely)
         Invalid("""
 from datetime import datetime
@@ -187,6 +209,9 @@ def get_system_message(agent):
     def check(self, analysis):
         found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
         found += list(rendered_facts(analysis, {"volatile"}))  # an earlier turn rendered again with a fresh id or time
+        reported = {id(fact.node) for _, fact in found}
+        found += [(site, fact) for site, fact in minted_ids.minted_ids(analysis)
+                  if id(fact.node) not in reported and fact.extra.get("source") not in reported]
         for site, fact in found:
             if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
                 continue  # a turn rendered once per conversation and then kept is stable history
@@ -202,6 +227,12 @@ def get_system_message(agent):
                 detail = "it changes on every call"
             else:
                 detail = f"it {changes} and is computed on every call"
+            if minted_ids.is_minted(site):
+                message = (f"`{fact.label}`{fact.origin} is {minted_ids.describe(analysis, site, fact)}: an old turn gets a new id "
+                           "on every request, so the history differs from the previous request's from there on; "
+                           "keep the id the turn was stored with")
+                yield Report.at(site, fact.node, message, severity="error")
+                continue
             message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")
 
