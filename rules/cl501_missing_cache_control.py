@@ -12,7 +12,8 @@ from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.framework_models import CLAUDE_MODELS
-from cachelint.check.module import descendants
+from cachelint.check.module import descendants, names_in
+from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
@@ -25,6 +26,7 @@ from cachelint.check.static_prefix import (
     history_growth,
     leading_text,
     mentions_caching,
+    tree_claude_model,
     tree_sets_breakpoints,
 )
 from cachelint.simulate.models import caches_prompts
@@ -62,8 +64,12 @@ speaks of breakpoints, which a helper could set):
 - it is a provider adapter (`likely`): outside any loop, it sends the history its callers pass (the parameter,
   a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
   that also come from outside (not written in the tree, and no caller in the tree passes them); every
-  conversation of the app goes through it. litellm
-  requests count where the model, or the class that sends them, names Claude / Anthropic;
+  conversation of the app goes through it. Not where every caller in sight (by name, through the registry a
+  decorator puts it in, `registry[kind](**kwargs)`, or through a builder of the tree) passes a list made afresh for
+  one question: an evaluation harness, where no request resends another. litellm
+  requests count where the model, or the class that sends them, names Claude / Anthropic; and (`likely`) where the
+  model is a setting, the project names a Claude model it can be run with (`"anthropic/claude-3-5-sonnet-..."`) and
+  no file of it sets a breakpoint;
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
@@ -160,6 +166,16 @@ from anthropic import Anthropic
 client = Anthropic()
 def ask(messages):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system="Be brief.", messages=messages)
+""",
+        # an adapter whose only caller asks one question with a list made for it: an evaluation harness
+        """
+import anthropic
+def complete(model, messages):
+    system, rest = messages[0]["content"], messages[1:]
+    return anthropic.Anthropic().messages.create(model=model, max_tokens=1024, system=system, messages=rest)
+def judge(settings, question, answer):
+    messages = [{"role": "system", "content": settings["judge_prompt"]}, {"role": "user", "content": question + answer}]
+    return complete(settings["model"], messages)
 """,
     ]
     INVALID = [
@@ -265,8 +281,13 @@ def make_llm(model="claude-sonnet-4-5"):
         tree_marks = functools.cache(lambda: tree_sets_breakpoints(ctx.filename))  # asked at most once per module
         reported: set[int] = set()  # places to fix already reported (a payload builder shared by two requests)
         for site in analysis.sites:
-            if not _to_anthropic(analysis, site) or "cache_control" in site.args or markers(ctx, site):
+            if "cache_control" in site.args or markers(ctx, site):
                 continue
+            configured = None  # a litellm request whose model is configured: a Claude model the tree names
+            if not _to_anthropic(analysis, site):
+                configured = _configured_claude(analysis, site, tree_marks)
+                if configured is None:
+                    continue
             if not caches_prompts(analysis.model_of(site)):
                 continue  # claude-2: a model before prompt caching, where no breakpoint would help
             report = _long_static_prefix(analysis, site) if site.api == "anthropic" else None
@@ -280,6 +301,8 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = _unmarked_adapter(analysis, site, tree_marks) or _object_history(analysis, site, tree_marks)
             if report is None or (not quiet and converter_marks(ctx, site)):
                 continue  # (a tree search, asked last) `[m.to_anthropic_format() for m in messages]`, whose definition elsewhere sets the breakpoints
+            if configured is not None:
+                report = _when_claude(report, configured)
             place = _fix_place(ctx, site, report)
             if place in reported:
                 continue  # the create and stream paths take their messages from one builder: one place to fix
@@ -443,6 +466,25 @@ def _to_anthropic(analysis, site) -> bool:
     return bool(CLAUDE.search(model) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value)))
 
 
+def _configured_claude(analysis, site, tree_marks) -> str | None:
+    """A litellm request whose model is not written at the call (a parameter, a setting), in a project that names
+    a Claude model it can be run with (`"anthropic/claude-3-sonnet-20240229"`, a Bedrock or OpenRouter Claude) and
+    sets no breakpoint anywhere: that model, or None. Asked of a litellm call only after the module is found to
+    name no model itself, so the tree is searched at most once per project."""
+    if not site.callee.startswith("litellm") or string_value(site.arg("model")) is not None or analysis.options.model:
+        return None
+    model = tree_claude_model(analysis.ctx.filename)
+    if model is None or not caches_prompts(model) or tree_marks():
+        return None
+    return model
+
+
+def _when_claude(report, model: str):
+    """A report about a request that goes to Anthropic only when the app is run with a Claude model."""
+    return Report(report.node, f"{report.message} (when run with a Claude model: the project names `{model}`, and no "
+                  "file of it sets a breakpoint)", report.severity, report.fix, confidence="likely")
+
+
 def _adapter(analysis, site, callers: list):
     """A provider adapter: the function sends the history its callers pass (and their system prompt or tools),
     so every conversation of the app goes through it, and none of them ever gets a breakpoint."""
@@ -462,6 +504,8 @@ def _adapter(analysis, site, callers: list):
         return None  # a bare forwarder of messages: the instructions that make a prefix long are out of sight
     if "system" in carries and callers:
         return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers)
+    if one_shot_callers(ctx, ctx.enclosing_function(site.node), found.param):
+        return None  # every caller in sight asks one question with a list made for it: no request resends another
     what = " and ".join(carries) if carries else "system message"
     node = _built_by_caller(ctx, site) or site.node
     return Report(node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with their {what} to "
@@ -494,11 +538,20 @@ def _unmarked_adapter(analysis, site, tree_marks):
         return None
     if tree_marks():
         return None
+    if _one_question_each(ctx, function, site.arg("messages")):
+        return None  # every caller in sight asks one question with a list made for it
     return Report(_payload_of(ctx, site), f"`{function.name.value}` sends what its callers pass to Anthropic with no cache_control, "
                   "and no file of this project sets a breakpoint anywhere: every request through it prefills its whole prompt "
                   "again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
                   "(or a top-level cache_control)", confidence="likely")
 
+
+
+def _one_question_each(ctx, function, messages) -> bool:
+    """The messages sent are one parameter of the function, and every caller in sight passes a list it makes for one
+    question (one_shot.one_shot_callers): an evaluation harness or a labeller, where no request resends another."""
+    given = parameters_of(function) & names_in(messages) if messages is not None else set()
+    return len(given) == 1 and one_shot_callers(ctx, function, given.pop())
 
 
 def _object_history(analysis, site, tree_marks):
@@ -592,6 +645,8 @@ def _unsent_payloads(analysis, reported: set[int]):
         named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value))
         if not named or isinstance(keys["messages"], cst.List) or not from_callers(ctx, keys["messages"], function):
             continue  # a list written here holds new messages (one question, a record): not a conversation passed on
+        if _one_question_each(ctx, function, keys["messages"]):
+            continue  # every caller in sight asks one question with a list made for it
         reported.add(id(node))
         yield Report(node, f"`{function.name.value}` builds an Anthropic request from what its callers pass with no cache_control, "
                      "and no file of this project sets a breakpoint anywhere: every request sent with it prefills its whole "

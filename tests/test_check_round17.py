@@ -113,3 +113,173 @@ def test_a_single_dispatch_converter_is_named_by_its_dispatcher():
     found = lint(source, {"CL101"})
     assert [f.row for f in found] == [12], found
     assert "`to_openai` writes" in found[0].message
+
+
+# --- CL501: adapters whose callers ask one question each --------------------------------------------------------
+
+ADAPTER = '''
+import anthropic
+
+
+def complete_anthropic(model, messages, max_tokens=1024):
+    system = ""
+    if messages[0]["role"] == "system":
+        system, messages = messages[0]["content"], messages[1:]
+    client = anthropic.Anthropic()
+    return client.messages.create(model=model, max_tokens=max_tokens, system=system, messages=messages)
+'''
+
+ONE_QUESTION = '''
+from adapter import complete_anthropic
+
+
+def judge(question, answer, settings):
+    messages = [{"role": "system", "content": settings["judge_prompt"]},
+                {"role": "user", "content": f"{question}\\n{answer}"}]
+    return complete_anthropic(settings["model"], messages)
+'''
+
+CHAT = '''
+from adapter import complete_anthropic
+
+
+def chat(settings):
+    messages = [{"role": "system", "content": settings["persona"]}]
+    while True:
+        messages.append({"role": "user", "content": input("> ")})
+        reply = complete_anthropic(settings["model"], messages)
+        messages.append({"role": "assistant", "content": reply.content[0].text})
+'''
+
+
+def test_an_adapter_whose_callers_each_ask_one_question_is_quiet(tmp_path):
+    assert lint_tree(tmp_path, {"adapter.py": ADAPTER, "judge.py": ONE_QUESTION}, "adapter.py", {"CL501"}) == []
+
+
+def test_the_same_adapter_with_a_chat_among_its_callers_is_found(tmp_path):
+    found = lint_tree(tmp_path, {"adapter.py": ADAPTER, "judge.py": ONE_QUESTION, "chat.py": CHAT}, "adapter.py", {"CL501"})
+    assert [f.row for f in found] == [9], found
+    assert "sends the history its callers pass" in found[0].message
+
+
+def test_an_adapter_with_no_caller_in_sight_is_found(tmp_path):
+    found = lint_tree(tmp_path, {"adapter.py": ADAPTER}, "adapter.py", {"CL501"})
+    assert [f.row for f in found] == [9], found
+
+
+REGISTRY = '''
+import anthropic
+
+registered = {}
+
+
+def register_api(kind):
+    def wrap(func):
+        registered[kind] = func
+        return func
+    return wrap
+
+
+@register_api("anthropic")
+def complete_anthropic(model, messages, max_tokens=1024, **kwargs):
+    system = ""
+    if messages[0]["role"] == "system":
+        system, messages = messages[0]["content"], messages[1:]
+    return anthropic.Anthropic().messages.create(model=model, max_tokens=max_tokens, system=system, messages=messages)
+'''
+
+THROUGH_REGISTRY = '''
+from adapter import registered
+
+
+def answer(question, settings):
+    messages = []
+    if "sys_prompt" in settings:
+        messages.append({"role": "system", "content": settings["sys_prompt"]})
+    messages.append({"role": "user", "content": question})
+    kwargs = settings | {"messages": messages}
+    send = registered[settings["api_type"]]
+    return send(**kwargs)
+'''
+
+BUILDER = '''
+from adapter import complete_anthropic
+
+
+class Category:
+    def pre_process(self, prompt):
+        conv = [{"role": "system", "content": self.sys_prompt}]
+        conv.append({"role": "user", "content": prompt})
+        return conv
+
+
+def label(category, question, model):
+    conv = category.pre_process(question)
+    return complete_anthropic(model, conv)
+'''
+
+
+def test_an_adapter_called_through_a_registry_with_one_question_each_is_quiet(tmp_path):
+    assert lint_tree(tmp_path, {"adapter.py": REGISTRY, "answer.py": THROUGH_REGISTRY}, "adapter.py", {"CL501"}) == []
+
+
+def test_a_registry_caller_that_resends_its_history_keeps_the_finding(tmp_path):
+    resends = THROUGH_REGISTRY.replace("def answer(question, settings):\n    messages = []", "def answer(question, settings, messages):")
+    found = lint_tree(tmp_path, {"adapter.py": REGISTRY, "answer.py": resends}, "adapter.py", {"CL501"})
+    assert [f.row for f in found] == [18], found
+
+
+def test_a_list_made_by_a_builder_of_the_tree_for_one_question_is_quiet(tmp_path):
+    assert lint_tree(tmp_path, {"adapter.py": ADAPTER, "label.py": BUILDER}, "adapter.py", {"CL501"}) == []
+
+
+
+
+def test_a_list_a_builder_fills_from_the_conversation_is_not_one_question(tmp_path):
+    conversation = BUILDER.replace('''        conv.append({"role": "user", "content": prompt})''', '''        for role, text in self.messages:
+            conv.append({"role": role, "content": text})''')
+    found = lint_tree(tmp_path, {"adapter.py": ADAPTER, "label.py": conversation}, "adapter.py", {"CL501"})
+    assert [f.row for f in found] == [9], found
+
+
+# --- CL501: a litellm model that is a setting ---------------------------------------------------------------------
+
+LOOP = '''
+import litellm
+
+
+def run(model, messages, tools, execute):
+    while True:
+        response = litellm.completion(model=model, messages=messages, tools=tools)
+        message = response.choices[0].message
+        messages.append(message)
+        if not message.tool_calls:
+            return message.content
+        for call in message.tool_calls:
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": execute(call)})
+'''
+
+
+def test_a_litellm_loop_in_a_project_that_names_a_claude_model_is_found(tmp_path):
+    config = 'DEFAULT_MODELS = ["gpt-4o", "anthropic/claude-3-5-sonnet-20241022"]\n'
+    found = lint_tree(tmp_path, {"agent.py": LOOP, "config.py": config}, "agent.py", {"CL501"})
+    assert [f.row for f in found] == [6], found
+    assert "when run with a Claude model: the project names `anthropic/claude-3-5-sonnet-20241022`" in found[0].message
+    assert found[0].confidence == "likely"
+
+
+def test_the_same_loop_where_the_project_names_no_claude_model_is_quiet(tmp_path):
+    config = 'DEFAULT_MODELS = ["gpt-4o", "gemini/gemini-2.5-pro"]\n'
+    assert lint_tree(tmp_path, {"agent.py": LOOP, "config.py": config}, "agent.py", {"CL501"}) == []
+
+
+def test_the_same_loop_where_the_project_sets_breakpoints_elsewhere_is_quiet(tmp_path):
+    config = 'DEFAULT_MODELS = ["anthropic/claude-3-5-sonnet-20241022"]\n'
+    marks = 'def mark(messages):\n    messages[-1]["cache_control"] = {"type": "ephemeral"}\n'
+    assert lint_tree(tmp_path, {"agent.py": LOOP, "config.py": config, "cache.py": marks}, "agent.py", {"CL501"}) == []
+
+
+def test_a_litellm_model_written_at_the_call_decides_alone(tmp_path):
+    config = 'DEFAULT_MODELS = ["anthropic/claude-3-5-sonnet-20241022"]\n'
+    pinned = LOOP.replace("model=model", 'model="gpt-4o"')
+    assert lint_tree(tmp_path, {"agent.py": pinned, "config.py": config}, "agent.py", {"CL501"}) == []

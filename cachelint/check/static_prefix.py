@@ -60,6 +60,22 @@ def tree_sets_breakpoints(filename: str) -> bool:
     return tree.first_file(filename, "breakpoints", lambda path, text: BREAKPOINT_WORDS.search(text) is not None) is not None
 
 
+# a Claude model an app can be configured with, as litellm names it: "anthropic/claude-3-5-sonnet-20241022",
+# "bedrock/anthropic.claude-3-haiku-...", "openrouter/anthropic/claude-3.5-sonnet", "claude-sonnet-4-5"
+CLAUDE_MODEL = re.compile(r"""["']((?:[\w.-]+[/.])*claude-[\w.:-]*)["']""")
+
+
+def tree_claude_model(filename: str) -> str | None:
+    """A Claude model named in a string of some .py file of the tree that holds `filename` (the first found), or
+    None: an app whose model is a setting may be run with it."""
+    found = tree.first_file(filename, "claude model", lambda path, text: CLAUDE_MODEL.search(text) is not None)
+    if found is None:
+        return None
+    with open(found, encoding="utf-8", errors="replace") as file:
+        match = CLAUDE_MODEL.search(file.read())
+    return match.group(1) if match else None
+
+
 def mentions_caching(source: str) -> bool:
     """Whether a module's code speaks of Anthropic breakpoints at all: then a request with no breakpoint in
     sight may still get one from a helper, and no finding rests on their absence. A comment is not code (`# a

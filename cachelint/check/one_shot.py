@@ -1,0 +1,174 @@
+"""Callers that ask one question each: a provider adapter whose every caller builds a fresh message list per call.
+
+An adapter (`def chat_completion_anthropic(model, messages, ...)`) sends whatever conversation its callers pass, so
+by itself it may carry every chat of the app. Where its callers are in sight and each builds the list afresh for
+one request (`messages = [{"role": "system", ...}, {"role": "user", "content": question}]`, a literal with no
+history spliced in, filled before the call and not sent again), no request resends an earlier one: an evaluation
+harness or a batch labeller. The only prefix two of its requests share is the system prompt, which the callers
+write and which `_prompt_from_callers` measures; the missing breakpoint is not a finding of the adapter.
+
+Callers are found by the adapter's name (in its module and in the files of the tree that call it) and through the
+registry a decorator puts it in (`@register_api("anthropic")` filling `registered_api[api_type] = func`, called as
+`registered_api[settings["api_type"]](**kwargs)`). An argument passed through `**kwargs` is looked up in the dict
+the caller builds (`kwargs = settings | {"messages": messages}`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import libcst as cst
+
+from cachelint.check import tree
+from cachelint.check.depends import positional_index
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants
+from cachelint.check.values import string_value
+
+MAX_CALLS = 24  # calls judged per adapter
+
+
+def one_shot_callers(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> bool:
+    """Every call of `function` in sight passes a list its caller builds afresh for one request as `param`; False
+    when no call is in sight."""
+    calls = list(_calls(ctx, function))
+    if not calls or len(calls) > MAX_CALLS:
+        return False
+    position = positional_index(function, param)
+    return all(_fresh(other, call, param, position) for other, call in calls)
+
+
+def _calls(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[tuple[ModuleContext, cst.Call]]:
+    from cachelint.check.project import module_context
+    from cachelint.check.static_prefix import caller_files
+
+    name = function.name.value
+    for other in [ctx, *filter(None, (module_context(Path(p)) for p in caller_files(ctx.filename, name)))]:
+        if other is not ctx and name in other.functions:
+            continue  # a module with a function of the same name calls its own
+        for call in other.calls_by_name.get(name, ()):
+            if other.enclosing_function(call) is not function:
+                yield other, call
+    registry = _registry(ctx, function)
+    if registry is None:
+        return
+    pattern = re.compile(rf"\b{re.escape(registry)}\s*\[")
+    for path, text in tree.texts(tree.root_of(ctx.filename)):
+        if pattern.search(text) and (other := module_context(Path(path))) is not None:
+            yield from ((other, call) for call in _registry_calls(other, registry))
+
+
+def _registry(ctx: ModuleContext, function: cst.FunctionDef) -> str | None:
+    """The dict a registering decorator of `function` puts it in: `@register_api("x")`, where the module's
+    `register_api` stores its argument function with `registry[key] = func`."""
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        name = expr.func.value if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) else None
+        for definition in ctx.functions.get(name or "", ()):
+            for node in descendants(definition):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0].target, cst.Subscript) \
+                        and isinstance(target.value, cst.Name) and isinstance(node.value, cst.Name):
+                    return target.value.value
+    return None
+
+
+def _registry_calls(ctx: ModuleContext, registry: str) -> Iterator[cst.Call]:
+    """Calls of what the registry holds: `registry[kind](...)`, or a name bound to `registry[kind]` and called."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) and func.value.value == registry:
+            yield call
+        elif isinstance(func, cst.Name):
+            values = [v for _, v in ctx.assigned_values(func) if v is not None]
+            if values and all(isinstance(v, cst.Subscript) and isinstance(v.value, cst.Name) and v.value.value == registry for v in values):
+                yield call
+
+
+def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int) -> bool:
+    """The call's `param` is a list its function builds afresh for this one request."""
+    value = argument_for(call, param, position)
+    if value is None:
+        value = _through_kwargs(ctx, call, param)
+    if value is None:
+        return False
+    caller = ctx.enclosing_function(call)
+    if isinstance(value, cst.List):
+        return _no_history_in(value)
+    if not isinstance(value, cst.Name) or caller is None:
+        return False
+    if value.value in {p.name.value for p in (*caller.params.params, *caller.params.kwonly_params)}:
+        return False  # the caller's own caller passes it: a conversation may be behind it
+    bound = [v for _, v in ctx.assigned_values(value)]
+    if not bound or not all(isinstance(v, cst.List) and _no_history_in(v) or _made_by_builder(ctx, v) for v in bound):
+        return False
+    return not _filled_from_many(ctx, caller, value.value) and not _sent_again(ctx, call, value.value)
+
+
+def _filled_from_many(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:
+    """The list is filled from a collection: `name.extend(...)`, `name += ...`, or an append in a loop (a history
+    converted turn by turn, `for role, text in self.messages: ret.append(...)`), not message by message."""
+    for node in descendants(function):
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                and node.func.value.value == name and node.func.attr.value in LIST_GROWERS:
+            if node.func.attr.value == "extend" or ctx.loops_around(node):
+                return True
+    return False
+
+
+def _fresh_local(ctx: ModuleContext, value: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+    """A list literal with no history in it, or a local name the function binds only to such lists."""
+    if isinstance(value, cst.List):
+        return _no_history_in(value)
+    if not isinstance(value, cst.Name) or ctx.enclosing_function(value) is not function:
+        return False
+    bound = [v for _, v in ctx.assigned_values(value)]
+    return bool(bound) and all(isinstance(v, cst.List) and _no_history_in(v) for v in bound) \
+        and not _filled_from_many(ctx, function, value.value)
+
+
+def _made_by_builder(ctx: ModuleContext, value: cst.BaseExpression | None) -> bool:
+    """A call of a builder of the tree whose every definition returns a list it makes afresh
+    (`def pre_process(self, prompt): conv = [{"role": "system", ...}]; conv.append(...); return conv`)."""
+    from cachelint.check.project import module_context
+
+    if not isinstance(value, cst.Call) or not (name := called_name(value)):
+        return False
+    definition = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", re.M)
+    found = []
+    for path, text in tree.texts(tree.root_of(ctx.filename)):
+        if definition.search(text) and (other := module_context(Path(path))) is not None:
+            found += [(other, f) for key, fs in other.functions.items() if key == name or key.endswith(f".{name}") for f in fs]
+        if len(found) > 4:
+            return False
+    return bool(found) and all(returns and all(_fresh_local(other, r, f) for r in returns)
+                               for other, f in found for returns in [other.returns_of(f)])
+
+
+def _no_history_in(value: cst.List) -> bool:
+    """A list written out message by message, with nothing spliced in (`[*history, q]` resends a conversation)."""
+    return not any(isinstance(e, cst.StarredElement) for e in value.elements)
+
+
+def _sent_again(ctx: ModuleContext, call: cst.Call, name: str) -> bool:
+    """A loop around the call that also adds to the list: the answer is appended and the list sent again."""
+    for loop in ctx.loops_around(call):
+        for node in descendants(loop):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS \
+                    and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
+                return True
+    return False
+
+
+def _through_kwargs(ctx: ModuleContext, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    """`f(**kwargs)`, where the caller builds `kwargs` with a `"param": value` item (`settings | {"messages": m}`)."""
+    star = next((a.value for a in call.args if a.star == "**"), None)
+    if not isinstance(star, cst.Name):
+        return None
+    for _, bound in ctx.assigned_values(star):
+        for node in (bound, *descendants(bound)) if bound is not None else ():
+            if isinstance(node, cst.DictElement) and string_value(node.key) == param:
+                return node.value
+    return None
