@@ -44,7 +44,8 @@ The prompt a function named for it returns is judged the same way, whoever sends
 question): return f"Context: {context}..." + HANDBOOK`, `likely`), as is a `+` of an f-string and a constant, and the
 prompt a builder of the module returns to the function that sends it (`prompt = build_prompt(query, results)`), when
 the builder's first value is one of its parameters (a setting, `self.name` or a parameter's default is the same on
-every call). So is a system prompt handed to a function of the tree that sends it as the system prompt
+every call, and so is a mode: a parameter typed `bool`, `Literal[...]` or an Enum class of the tree, which gives a
+few prompts, each cached on its own). So is a system prompt handed to a function of the tree that sends it as the system prompt
 (`query_model(system_prompt=f"...{reviewer_type}\n" + REVIEW_FORM, prompt=paper)`, imported by name or with `*`),
 and a text the function builds once and splices in (`sys = f"...{kind}" + form` where `form` holds the long part).
 Retrieved text is also what a vector index or a retriever answers to a generic method (`index.query(q, top_k=5)`,

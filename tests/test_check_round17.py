@@ -283,3 +283,77 @@ def test_a_litellm_model_written_at_the_call_decides_alone(tmp_path):
     config = 'DEFAULT_MODELS = ["anthropic/claude-3-5-sonnet-20241022"]\n'
     pinned = LOOP.replace("model=model", 'model="gpt-4o"')
     assert lint_tree(tmp_path, {"agent.py": pinned, "config.py": config}, "agent.py", {"CL501"}) == []
+
+
+# --- CL104: a mode parameter ----------------------------------------------------------------------------------------
+
+RULES = "Follow the rules of the workspace and explain every step you take in detail. " * 60
+PROMPT_BUILDER = f'''
+from modes import WorkspaceMode
+
+RULES = {RULES!r}
+
+
+def home_directory(mode):
+    return "/workspace" if mode != WorkspaceMode.LOCAL else "."
+
+
+def get_system_prompt(mode: ANNOTATION):
+    return f"You are a coding agent. Working directory: {{home_directory(mode)}}\\n" + RULES
+'''
+
+MODES = '''
+from enum import Enum
+
+
+class WorkspaceMode(str, Enum):
+    LOCAL = "local"
+    DOCKER = "docker"
+'''
+
+
+def test_a_value_of_an_enum_typed_parameter_is_a_mode_not_per_call_data(tmp_path):
+    source = PROMPT_BUILDER.replace("ANNOTATION", "WorkspaceMode")
+    assert lint_tree(tmp_path, {"prompts.py": source, "modes.py": MODES}, "prompts.py", {"CL104"}) == []
+    for annotation in ('Literal["local", "docker"]', "bool"):
+        assert lint_tree(tmp_path, {"prompts.py": PROMPT_BUILDER.replace("ANNOTATION", annotation)}, "prompts.py", {"CL104"}) == []
+
+
+def test_the_same_builder_with_a_str_parameter_is_found(tmp_path):
+    found = lint_tree(tmp_path, {"prompts.py": PROMPT_BUILDER.replace("ANNOTATION", "str"), "modes.py": MODES}, "prompts.py", {"CL104"})
+    assert [f.row for f in found] == [11], found
+
+
+def test_a_class_of_that_name_that_is_no_enum_is_not_a_mode(tmp_path):
+    plain = MODES.replace("(str, Enum)", "")
+    found = lint_tree(tmp_path, {"prompts.py": PROMPT_BUILDER.replace("ANNOTATION", "WorkspaceMode"), "modes.py": plain},
+                      "prompts.py", {"CL104"})
+    assert [f.row for f in found] == [11], found
+
+
+# --- CL301 and CL201 ----------------------------------------------------------------------------------------------
+
+def test_a_window_over_past_sessions_summaries_is_not_a_cut_conversation():
+    source = '''
+    async def start_session(tool, task, conversation_summaries):
+        params = {"task": task, "summaries": conversation_summaries[-5:]}
+        return await tool.execute(params)
+    '''
+    assert lint(source, {"CL301"}) == []
+    cut = source.replace("conversation_summaries", "conversation_messages")
+    assert [f.row for f in lint(cut, {"CL301"})] == [2]
+
+
+def test_tools_of_several_servers_returned_by_a_function_named_for_tools_are_found():
+    source = '''
+    async def get_wrapped_tools(servers):
+        wrapped = []
+        for server in servers:
+            listed = await server.session.list_tools()
+            for remote in getattr(listed, "tools"):
+                wrapped.append(WrappedTool(server.session, remote.name, remote.description, remote.inputSchema))
+        return wrapped
+    '''
+    found = lint(source, {"CL201"})
+    assert [f.row for f in found] == [4], found
+    assert "merged into `wrapped`" in found[0].message

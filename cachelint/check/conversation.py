@@ -848,9 +848,18 @@ def _accumulator(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode) -> tup
         name = ctx.code(target)
         if BOOKKEEPING_NAME.search(name):
             continue  # `tool_names.update(...)`: the names seen so far (for duplicates), not the tools that are sent
-        if name not in bound_inside and (ACCUMULATOR_NAME.search(_name_of(target) or "") or _reads_listing(ctx, loop, listing, node)):
+        if name not in bound_inside and (ACCUMULATOR_NAME.search(_name_of(target) or "") or _reads_listing(ctx, loop, listing, node)
+                                         or _returned_as_tools(ctx, loop, name)):
             return name, node
     return None
+
+
+def _returned_as_tools(ctx: ModuleContext, loop: cst.For, name: str) -> bool:
+    """The list is what a function named for tools returns: `def get_mcp_wrapped_tools(servers): wrapped = [] ...
+    return wrapped`."""
+    function = ctx.enclosing_function(loop)
+    return function is not None and ACCUMULATOR_NAME.search(function.name.value) is not None \
+        and any(ctx.code(value) == name for value in ctx.returns_of(function))
 
 
 def _reads_listing(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode, added: cst.CSTNode) -> bool:

@@ -408,8 +408,8 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
     name = _last_name(target)
     if name is None:
         return False
-    if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes")):
-        return False  # bookkeeping beside the history (token counts per message), not the messages
+    if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes", "_summaries", "_titles")):
+        return False  # bookkeeping beside the history (token counts per message, past sessions' summaries), not the messages
     if STORE_OF_MANY.search(name) and not _read_as_messages(ctx, ctx.module, ctx.code(target)):
         return False  # `_conversation_cache`, `sessions`: many conversations by key; evicting one cuts none of them
     if HISTORY_NAME.search(name):

@@ -112,7 +112,7 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
         functions = ctx.called_functions(text)
         returned = [r for f in functions for r in ctx.returns_of(f)]
         if len(functions) == 1 and len(returned) == 1 and is_template(returned[0]) \
-                and (tail := _tail(ctx, returned[0])) is not None and _reads_parameter(tail.node, functions[0]):
+                and (tail := _tail(ctx, returned[0])) is not None and _reads_parameter(ctx, tail.node, functions[0]):
             return returned[0]
     return text
 
@@ -163,13 +163,44 @@ def text_pieces(ctx: ModuleContext, text: cst.BaseExpression, depth: int = 0) ->
     return [text]
 
 
-def _reads_parameter(node: cst.CSTNode, function: cst.FunctionDef, with_defaults: bool = False) -> bool:
+def _reads_parameter(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef, with_defaults: bool = False) -> bool:
     """The first value of a builder's template is one of its parameters (`{query}`, `{context["doc"]}`): it differs per
-    call. `{settings.BOT_NAME}` or `{self.name}` is the same on every call of one process or agent."""
-    params = parameters_of(function)
+    call. `{settings.BOT_NAME}` or `{self.name}` is the same on every call of one process or agent, and so is a mode
+    (`{home(workspace_mode)}`, the parameter typed with an Enum): a few prompts, each cached on its own."""
+    params = parameters_of(function) - _mode_parameters(ctx, function)
     expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
     defaults = set() if with_defaults else {p.name.value for p in function.params.params if p.default is not None}
     return any(isinstance(n, cst.Name) and n.value in params - defaults for n in [expression, *descendants(expression)])
+
+
+def _mode_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Parameters that take one of a few fixed values: typed `bool`, `Literal[...]`, or an Enum class of the module or
+    the tree (`workspace_mode: WorkSpaceMode`, `class WorkSpaceMode(str, Enum)`)."""
+    found = set()
+    for param in (*function.params.params, *function.params.kwonly_params):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if annotation is None:
+            continue
+        code = ctx.code(annotation)
+        name = annotation.value if isinstance(annotation, cst.Name) else annotation.attr.value if isinstance(annotation, cst.Attribute) else ""
+        if code == "bool" or LITERAL_TYPE.match(code) or (name and _is_enum(ctx, name)):
+            found.add(param.name.value)
+    return found
+
+
+LITERAL_TYPE = re.compile(r"(?:typing(?:_extensions)?\.)?Literal\[")
+
+
+def _is_enum(ctx: ModuleContext, name: str) -> bool:
+    """A class `name` of the module, or else of the tree, derived from an Enum (`class Mode(str, Enum)`, `enum.IntEnum`)."""
+    from cachelint.check import tree
+
+    definition = re.compile(rf"^class {re.escape(name)}\((?:[\w.]+,\s*)*(?:enum\.)?(?:Str|Int)?(?:Enum|Flag)\)", re.M)
+    if definition.search(ctx.source):
+        return True
+    if re.search(rf"^class {re.escape(name)}\b", ctx.source, re.M):
+        return False  # defined here, not as an Enum
+    return tree.first_file(ctx.filename, f"enum {name}", lambda path, text: definition.search(text) is not None) is not None
 
 
 PROMPT_BUILDER = re.compile(r"prompt|instruction|system_?message", re.I)
@@ -185,7 +216,7 @@ def builder_return_tails(ctx: ModuleContext) -> Iterator[Tail]:
         returned = ctx.returns_of(function)
         if len(returned) == 1:
             found = _tail(ctx, _resolved(ctx, returned[0]))
-            if found is not None and _reads_parameter(found.node, function) and not _fixed_by_callers(ctx, function, found):
+            if found is not None and _reads_parameter(ctx, found.node, function) and not _fixed_by_callers(ctx, function, found):
                 yield found
 
 
@@ -317,7 +348,7 @@ def handed_system_tails(ctx: ModuleContext) -> Iterator[Tail]:
             if passed is None or isinstance(passed, (cst.SimpleString, cst.ConcatenatedString)) and _constant(ctx, passed) is not None:
                 continue
             tail = _tail(ctx, _resolved(ctx, passed))
-            if tail is not None and _reads_parameter(tail.node, caller, with_defaults=True):
+            if tail is not None and _reads_parameter(ctx, tail.node, caller, with_defaults=True):
                 yield tail  # `reviewer_type=None`: a default the callers replace, one kind of call after another
 
 
