@@ -357,3 +357,49 @@ def test_tools_of_several_servers_returned_by_a_function_named_for_tools_are_fou
     found = lint(source, {"CL201"})
     assert [f.row for f in found] == [4], found
     assert "merged into `wrapped`" in found[0].message
+
+
+def test_a_buffer_of_token_ids_is_not_a_conversation():
+    source = '''
+    class Steering:
+        def __init__(self, tokenizer, max_history=200):
+            self.tokenizer, self.max_history, self.token_history = tokenizer, max_history, []
+
+        def update(self, text):
+            token_ids = self.tokenizer.encode(text)
+            self.token_history.extend(token_ids)
+            if len(self.token_history) > self.max_history:
+                self.token_history = self.token_history[-self.max_history:]
+    '''
+    assert lint(source, {"CL301"}) == []
+    turns = source.replace("self.token_history.extend(token_ids)", "self.token_history.extend(new_messages)")
+    assert [f.row for f in lint(turns, {"CL301"})] == [9]
+
+
+# --- CL103: files listed into a table looked up by name -------------------------------------------------------------
+
+EXAMPLES = '''
+import json
+from glob import glob
+
+
+def load_examples():
+    example_configs = {}
+    for example_file in glob("examples/*.json"):
+        with open(example_file) as f:
+            example = json.load(f)
+        example_configs[example["name"]] = example
+    return example_configs
+
+EXTRA
+'''
+
+
+def test_listed_files_kept_in_a_table_looked_up_by_name_are_quiet():
+    assert lint(EXAMPLES.replace("EXTRA", "def pick(configs, name):\n    return configs[name]"), {"CL103"}) == []
+
+
+def test_the_same_table_walked_in_its_order_is_found():
+    walked = EXAMPLES.replace("    return example_configs", '    return "\\n".join(c["prompt"] for c in example_configs.values())')
+    found = lint(walked.replace("EXTRA", ""), {"CL103"})
+    assert [f.row for f in found] == [7], found

@@ -432,7 +432,10 @@ def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
     code = ctx.code(target)
     appended = [c.args[0].value for c in ctx.calls_by_name.get("append", [])
                 if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
-    return bool(appended) and all(_a_record(ctx, v) for v in appended)
+    extended = [c.args[0].value for c in ctx.calls_by_name.get("extend", [])
+                if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
+    return bool(appended or extended) and all(_a_record(ctx, v) for v in appended) \
+        and all(BOOKKEEPING_VALUES.search(_last_name(v) or "") is not None for v in extended)
 
 
 def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
@@ -466,6 +469,8 @@ def _bookkeeping_tuple(value: cst.Tuple) -> bool:
 
 
 # what a list of the code's own records holds: `history.append(call_hash)`, `self._history.append(handle)`
+# many records at once: `self.token_history.extend(token_ids)`, a buffer of token ids, not turns
+BOOKKEEPING_VALUES = re.compile(r"(?:^|_)(?:hashes|ids|keys|digests|indices|counts|scores|tokens|timestamps)$", re.IGNORECASE)
 BOOKKEEPING_VALUE = re.compile(r"(?:^|_)(?:hash|hashes|id|key|digest|signature|fingerprint|handle|idx|index|count|score|ts|time|timestamp)$",
                                re.IGNORECASE)
 

@@ -137,8 +137,18 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)):
                 return ctx.code(node.target)  # `text += content`; `idx += 1` counts, it collects nothing
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
-                return ctx.code(node.targets[0].target.value)
+                table = ctx.code(node.targets[0].target.value)
+                return table if _read_in_order(ctx, table) else None
     return None
+
+
+def _read_in_order(ctx: ModuleContext, table: str) -> bool:
+    """A dict filled file by file (`configs[example["name"]] = example`) is a table looked up by key, whose order
+    matters only where the module walks it: `table.values()` / `.items()` / `.keys()`, or a loop over it."""
+    for node in ctx.nodes(cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("values", "items", "keys") and ctx.code(node.func.value) == table:
+            return True
+    return any(ctx.code(loop.iter) == table for loop in (*ctx.nodes(cst.For), *ctx.nodes(cst.CompFor)))
 
 
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
