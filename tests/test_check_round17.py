@@ -403,3 +403,21 @@ def test_the_same_table_walked_in_its_order_is_found():
     walked = EXAMPLES.replace("    return example_configs", '    return "\\n".join(c["prompt"] for c in example_configs.values())')
     found = lint(walked.replace("EXTRA", ""), {"CL103"})
     assert [f.row for f in found] == [7], found
+
+
+def test_listed_files_copied_elsewhere_with_only_their_names_collected_are_quiet():
+    source = '''
+    import tempfile
+
+
+    def load_example_files(example_dir):
+        example_files = []
+        for file_path in example_dir.glob("*"):
+            with tempfile.NamedTemporaryFile(delete=False, suffix=file_path.suffix) as tmp_file:
+                tmp_file.write(file_path.read_bytes())
+                example_files.append({"name": file_path.name, "path": tmp_file.name})
+        return example_files
+    '''
+    assert lint(source, {"CL103"}) == []
+    kept = source.replace('{"name": file_path.name, "path": tmp_file.name}', '{"name": file_path.name, "text": file_path.read_text()}')
+    assert [f.row for f in lint(kept, {"CL103"})] == [6]

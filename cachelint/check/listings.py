@@ -125,6 +125,7 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
         reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(called_name(c)) and _mentions(c, element)]
         if not reads:
             continue
+        contents = _contents(ctx, body, reads)
         if isinstance(loop, cst.CompFor):  # [open(p).read() for p in listing]: the comprehension is the collection
             statement = ctx.enclosing(loop, (cst.Assign,))
             target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
@@ -132,8 +133,9 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
         for node in descendants(body):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in COLLECTS \
                     and not isinstance(node.func.value, (cst.SimpleString, cst.FormattedString)) \
-                    and ctx.code(node.func.value) not in ("os.path", "posixpath", "ntpath"):  # a path joined, not text collected
-                return ctx.code(node.func.value)
+                    and ctx.code(node.func.value) not in ("os.path", "posixpath", "ntpath") \
+                    and (_mentions(node, contents) or any(_holds(ctx, node, read) for read in reads)):
+                return ctx.code(node.func.value)  # (a path joined, or names and paths collected while the text goes elsewhere, are not)
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)):
                 return ctx.code(node.target)  # `text += content`; `idx += 1` counts, it collects nothing
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
@@ -149,6 +151,24 @@ def _read_in_order(ctx: ModuleContext, table: str) -> bool:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("values", "items", "keys") and ctx.code(node.func.value) == table:
             return True
     return any(ctx.code(loop.iter) == table for loop in (*ctx.nodes(cst.For), *ctx.nodes(cst.CompFor)))
+
+
+def _contents(ctx: ModuleContext, body: cst.CSTNode, reads: list[cst.Call]) -> set[str]:
+    """Names in the loop's body that hold what the listed files say: bound from a read (`text = path.read_text()`,
+    `with open(path) as f`), or from such a name (`example = json.load(f)`)."""
+    names: set[str] = set()
+    for _ in range(3):
+        for node in descendants(body):
+            if isinstance(node, cst.Assign) and (any(_holds(ctx, node.value, r) for r in reads) or _mentions(node.value, names)):
+                names |= {n.value for t in node.targets for n in (t.target, *descendants(t.target)) if isinstance(n, cst.Name)}
+            elif isinstance(node, cst.WithItem) and node.asname is not None and isinstance(node.asname.name, cst.Name) \
+                    and any(_holds(ctx, node.item, r) for r in reads):
+                names.add(node.asname.name.value)
+    return names
+
+
+def _holds(ctx: ModuleContext, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return outer is node or ctx.contains(outer, node)
 
 
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
