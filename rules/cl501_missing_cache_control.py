@@ -65,11 +65,12 @@ speaks of breakpoints, which a helper could set):
   a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
   that also come from outside (not written in the tree, and no caller in the tree passes them); every
   conversation of the app goes through it. Not where every caller in sight (by name, through the registry a
-  decorator puts it in, `registry[kind](**kwargs)`, or through a builder of the tree) passes a list made afresh for
-  one question: an evaluation harness, where no request resends another. litellm
+  decorator puts it in, `registry[kind](**kwargs)`, or through a builder of the tree; tests and a module's top-level
+  statements not counted) passes a list made afresh for one question: an evaluation harness, where no request
+  resends another. litellm
   requests count where the model, or the class that sends them, names Claude / Anthropic; and (`likely`) where the
-  model is a setting, the project names a Claude model it can be run with (`"anthropic/claude-3-5-sonnet-..."`) and
-  no file of it sets a breakpoint;
+  model is a setting (not a literal, nor a constant of the module), the project names a Claude model that caches
+  prompts (`"anthropic/claude-3-5-sonnet-..."`) and no file of it sets a breakpoint;
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
@@ -467,12 +468,16 @@ def _to_anthropic(analysis, site) -> bool:
 
 
 def _configured_claude(analysis, site, tree_marks) -> str | None:
-    """A litellm request whose model is not written at the call (a parameter, a setting), in a project that names
-    a Claude model it can be run with (`"anthropic/claude-3-sonnet-20240229"`, a Bedrock or OpenRouter Claude) and
-    sets no breakpoint anywhere: that model, or None. Asked of a litellm call only after the module is found to
-    name no model itself, so the tree is searched at most once per project."""
-    if not site.callee.startswith("litellm") or string_value(site.arg("model")) is not None or analysis.options.model:
+    """A litellm request whose model is not written at the call or in a constant of the module (a parameter, an
+    attribute, a setting), in a project that names a Claude model it can be run with
+    (`"anthropic/claude-3-sonnet-20240229"`, a Bedrock or OpenRouter Claude) and sets no breakpoint anywhere: that
+    model, or None. The tree searches are memoized per tree (`tree.first_file`)."""
+    model = site.arg("model")
+    if not site.callee.startswith("litellm") or string_value(model) is not None or analysis.options.model:
         return None
+    if isinstance(model, cst.Name) and (bound := [v for _, v in analysis.ctx.assigned_values(model)]) \
+            and all(string_value(v) is not None for v in bound):
+        return None  # `model=MODEL` with `MODEL = "gpt-4o"`: written in the module, and not a Claude
     model = tree_claude_model(analysis.ctx.filename)
     if model is None or not caches_prompts(model) or tree_marks():
         return None

@@ -421,3 +421,103 @@ def test_listed_files_copied_elsewhere_with_only_their_names_collected_are_quiet
     assert lint(source, {"CL103"}) == []
     kept = source.replace('{"name": file_path.name, "path": tmp_file.name}', '{"name": file_path.name, "text": file_path.read_text()}')
     assert [f.row for f in lint(kept, {"CL103"})] == [6]
+
+
+# --- the review's cases: each a shape the classes above must not take in -----------------------------------------
+
+def test_a_record_id_in_an_export_or_a_store_is_not_a_tool_calls():
+    export = '''
+    import json
+    import uuid
+
+
+    def export_conversation(conversation):
+        return [{"id": str(uuid.uuid4()), "role": turn["role"], "content": turn["content"]} for turn in conversation]
+
+
+    def save(path, history):
+        with open(path, "w") as f:
+            json.dump(export_conversation(history), f)
+    '''
+    assert lint(export, {"CL101"}) == []
+
+
+def test_an_id_written_into_the_stored_turn_only_when_missing_is_minted_once():
+    source = CONVERTER.replace('call["id"] = new_call_id()', 'call["id"] = call.get("id") or new_call_id()')
+    assert [f.row for f in lint(source, {"CL101"})] == [14]  # the tool result's id is still minted on every render
+    enumerated = CONVERTER.replace('for call in message["tool_calls"]:', 'for i, call in enumerate(message["tool_calls"]):')
+    assert [f.row for f in lint(enumerated, {"CL101"})] == [11, 14]
+
+
+def test_another_objects_method_of_the_same_name_is_not_the_converter():
+    source = '''
+    import uuid
+
+
+    def to_dict(reply):
+        return {"role": "assistant", "tool_calls": [{"id": str(uuid.uuid4()), "type": "function", "function": reply.call}]}
+
+
+    class Chat:
+        def __init__(self):
+            self.history = []
+
+        def payload(self):
+            return [m.to_dict() for m in self.history]
+
+        def on_reply(self, response):
+            self.history.append(Message(**to_dict(response.choices[0])))
+    '''
+    assert lint(source, {"CL101"}) == []
+
+
+def test_callers_in_tests_or_at_a_modules_top_level_do_not_make_an_adapter_one_shot(tmp_path):
+    demo = 'from adapter import complete_anthropic\n\ncomplete_anthropic("claude-sonnet-4-5", [{"role": "user", "content": "Hi"}])\n'
+    found = lint_tree(tmp_path, {"adapter.py": ADAPTER, "demo.py": demo}, "adapter.py", {"CL501"})
+    assert [f.row for f in found] == [9], found
+
+
+def test_a_litellm_model_kept_in_a_module_constant_is_written_here(tmp_path):
+    config = 'DEFAULT_MODELS = ["anthropic/claude-3-5-sonnet-20241022"]\n'
+    constant = LOOP.replace("import litellm\n", 'import litellm\n\nMODEL = "gpt-4o"\n').replace("model=model", "model=MODEL")
+    assert lint_tree(tmp_path, {"agent.py": constant, "config.py": config}, "agent.py", {"CL501"}) == []
+
+
+def test_a_claude_prefix_test_or_an_old_claude_names_no_model_to_run_with(tmp_path):
+    for named in ('IS_CLAUDE = lambda m: m.startswith("claude-")\n', 'LEGACY = "claude-2"\nTOOL = "claude-code"\n'):
+        assert lint_tree(tmp_path, {"agent.py": LOOP, "config.py": named}, "agent.py", {"CL501"}) == []
+
+
+def test_a_table_beside_the_collected_text_does_not_hide_it():
+    source = '''
+    from glob import glob
+
+
+    def build_prompt(question):
+        sizes = {}
+        parts = []
+        for path in glob("docs/*.md"):
+            text = open(path).read()
+            sizes[path] = len(text)
+            parts.append(text)
+        return "\\n".join(parts) + question
+    '''
+    assert [f.row for f in lint(source, {"CL103"})] == [7]
+
+
+def test_an_open_files_handle_is_not_its_text():
+    source = '''
+    import tempfile
+
+
+    def load_example_files(example_dir):
+        example_files = []
+        for file_path in example_dir.glob("*"):
+            with open(file_path, "rb") as f:
+                with tempfile.NamedTemporaryFile(delete=False) as tmp_file:
+                    tmp_file.write(f.read())
+            example_files.append({"name": file_path.name, "path": tmp_file.name, "size": f.tell()})
+        return example_files
+    '''
+    assert lint(source, {"CL103"}) == []
+    assert [f.row for f in lint(source.replace('"size": f.tell()', '"text": f.read()'), {"CL103"})] == [6]

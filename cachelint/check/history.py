@@ -435,7 +435,7 @@ def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
     extended = [c.args[0].value for c in ctx.calls_by_name.get("extend", [])
                 if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
     return bool(appended or extended) and all(_a_record(ctx, v) for v in appended) \
-        and all(BOOKKEEPING_VALUES.search(_last_name(v) or "") is not None for v in extended)
+        and all(BOOKKEEPING_VALUE.search(_last_name(v) or "") is not None for v in extended)
 
 
 def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
@@ -469,10 +469,9 @@ def _bookkeeping_tuple(value: cst.Tuple) -> bool:
 
 
 # what a list of the code's own records holds: `history.append(call_hash)`, `self._history.append(handle)`
-# many records at once: `self.token_history.extend(token_ids)`, a buffer of token ids, not turns
-BOOKKEEPING_VALUES = re.compile(r"(?:^|_)(?:hashes|ids|keys|digests|indices|counts|scores|tokens|timestamps)$", re.IGNORECASE)
-BOOKKEEPING_VALUE = re.compile(r"(?:^|_)(?:hash|hashes|id|key|digest|signature|fingerprint|handle|idx|index|count|score|ts|time|timestamp)$",
-                               re.IGNORECASE)
+# a value named for a record (appended), or for many (`self.token_history.extend(token_ids)`: a buffer of token ids)
+BOOKKEEPING_VALUE = re.compile(r"(?:^|_)(?:hash(?:es)?|ids?|keys?|digests?|signatures?|fingerprints?|handles?|idx|index|indices"
+                               r"|counts?|scores?|ts|time|timestamps?|tokens)$", re.IGNORECASE)
 
 
 # --- cuts and edits decided inside a function ---------------------------------------------------------------

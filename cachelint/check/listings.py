@@ -125,7 +125,7 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
         reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(called_name(c)) and _mentions(c, element)]
         if not reads:
             continue
-        contents = _contents(ctx, body, reads)
+        contents, handles = _contents(ctx, body, reads)
         if isinstance(loop, cst.CompFor):  # [open(p).read() for p in listing]: the comprehension is the collection
             statement = ctx.enclosing(loop, (cst.Assign,))
             target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
@@ -134,37 +134,57 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in COLLECTS \
                     and not isinstance(node.func.value, (cst.SimpleString, cst.FormattedString)) \
                     and ctx.code(node.func.value) not in ("os.path", "posixpath", "ntpath") \
-                    and (_mentions(node, contents) or any(_holds(ctx, node, read) for read in reads)):
+                    and _holds_text(ctx, node, reads, contents, handles):
                 return ctx.code(node.func.value)  # (a path joined, or names and paths collected while the text goes elsewhere, are not)
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)):
                 return ctx.code(node.target)  # `text += content`; `idx += 1` counts, it collects nothing
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
                 table = ctx.code(node.targets[0].target.value)
-                return table if _read_in_order(ctx, table) else None
+                if _read_in_order(ctx, table) or (table in {ctx.code(r) for r in ctx.returns_of(function)}
+                                                  and _read_in_order(ctx, f"{function.name.value}()")):
+                    return table  # a table looked up by key is not read in order; a later collection may be
     return None
+
+
+WALKS = frozenset({"values", "items", "keys"})
+WHOLE = frozenset({"dumps", "str", "repr", "list", "tuple", "join"})  # the whole table rendered, in its order
 
 
 def _read_in_order(ctx: ModuleContext, table: str) -> bool:
     """A dict filled file by file (`configs[example["name"]] = example`) is a table looked up by key, whose order
-    matters only where the module walks it: `table.values()` / `.items()` / `.keys()`, or a loop over it."""
+    matters only where the module walks it: `table.values()` / `.items()` / `.keys()`, a loop over it, or the whole
+    of it rendered (`json.dumps(table)`, `str(table)`); `table` may be the call of the function that returns it
+    (`load_examples()`)."""
     for node in ctx.nodes(cst.Call):
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("values", "items", "keys") and ctx.code(node.func.value) == table:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in WALKS and ctx.code(node.func.value) == table:
+            return True
+        if called_name(node) in WHOLE and any(ctx.code(a.value) == table for a in node.args):
             return True
     return any(ctx.code(loop.iter) == table for loop in (*ctx.nodes(cst.For), *ctx.nodes(cst.CompFor)))
 
 
-def _contents(ctx: ModuleContext, body: cst.CSTNode, reads: list[cst.Call]) -> set[str]:
-    """Names in the loop's body that hold what the listed files say: bound from a read (`text = path.read_text()`,
-    `with open(path) as f`), or from such a name (`example = json.load(f)`)."""
+def _contents(ctx: ModuleContext, body: cst.CSTNode, reads: list[cst.Call]) -> tuple[set[str], set[str]]:
+    """(contents, handles): the names in the loop's body bound to what the listed files say (from a read, `text =
+    path.read_text()`, or from such a name or a handle, `example = json.load(f)`), and the file handles (`with
+    open(path) as f`), which are not the text themselves (`f.name`, `f.tell()`)."""
+    handles = {node.asname.name.value for node in descendants(body) if isinstance(node, cst.WithItem) and node.asname is not None
+               and isinstance(node.asname.name, cst.Name) and any(_holds(ctx, node.item, r) for r in reads)}
     names: set[str] = set()
     for _ in range(3):
         for node in descendants(body):
-            if isinstance(node, cst.Assign) and (any(_holds(ctx, node.value, r) for r in reads) or _mentions(node.value, names)):
-                names |= {n.value for t in node.targets for n in (t.target, *descendants(t.target)) if isinstance(n, cst.Name)}
-            elif isinstance(node, cst.WithItem) and node.asname is not None and isinstance(node.asname.name, cst.Name) \
-                    and any(_holds(ctx, node.item, r) for r in reads):
-                names.add(node.asname.name.value)
-    return names
+            if isinstance(node, cst.Assign) and (any(_holds(ctx, node.value, r) for r in reads) or _mentions(node.value, names)
+                                                 or _reads_handle(node.value, handles)):
+                names |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+    return names, handles
+
+
+def _reads_handle(node: cst.CSTNode, handles: set[str]) -> bool:
+    """A read of an open file's text: `f.read()`, `json.load(f)`, `yaml.safe_load(f)`."""
+    return any(isinstance(n, cst.Call) and READS.match(called_name(n)) and _mentions(n, handles) for n in (node, *descendants(node)))
+
+
+def _holds_text(ctx: ModuleContext, node: cst.CSTNode, reads: list[cst.Call], contents: set[str], handles: set[str]) -> bool:
+    return _mentions(node, contents) or any(_holds(ctx, node, r) for r in reads) or _reads_handle(node, handles)
 
 
 def _holds(ctx: ModuleContext, outer: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -10,10 +10,12 @@ Two shapes are recognized, each in one module:
 - the converter loops over the stored conversation itself (`for turn in history: ... "id": uuid4()`);
 - a converter of one message (`def to_message(message)`) is applied to every stored turn
   (`[to_message(m) for m in messages]`, or a `for` loop over the history that calls it).
-The id slot is a message's or a tool call's `id` / `tool_call_id` / `call_id`: a dict key, a keyword of a message
-object (`ToolMessage(content=..., tool_call_id=...)`), or an item written into the stored message itself
-(`tc["id"] = new_id()`, which also rewrites the stored turn). Findings are `likely`: only the shape says that
-the converted messages are a request's history.
+The id slot is a tool call's: `tool_call_id` / `call_id` / `tool_use_id`, or `id` beside a tool call's keys
+(`{"id": ..., "type": "function", "function": {...}}`); a dict key, a keyword of a message object
+(`ToolMessage(content=..., tool_call_id=...)`), or an item written into the stored message itself
+(`tc["id"] = new_id()`, which also rewrites the stored turn; not where it is written only when missing,
+`tc["id"] = tc.get("id") or new_id()`, and read back afterwards). A record's `id` in an export or a store is not
+a tool call's. Findings are `likely`: only the shape says that the converted messages are a request's history.
 """
 
 from __future__ import annotations
@@ -24,67 +26,74 @@ from collections.abc import Iterator
 import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite
-from cachelint.check.module import ModuleContext
-from cachelint.check.renderers import STORED_TURNS, returned
+from cachelint.check.depends import parameters_of
+from cachelint.check.module import ModuleContext, descendants, names_in
+from cachelint.check.renderers import STORED_TURNS, outer_loop, returned, root_name
 from cachelint.check.values import Fact, Landing, ValueWalker, string_value
 
 MINTED = "id minted per stored turn"  # the callee of a minted id's stand-in call site
-ID_KEYS = frozenset({"id", "tool_call_id", "call_id", "tool_use_id"})
-# keys that make a dict (or keywords that make a call) a message or a tool call, not a record for a store or a log
-MESSAGE_KEYS = frozenset({"role", "content", "function", "arguments", "tool_calls", "input", "output"})
+CALL_ID_KEYS = frozenset({"tool_call_id", "call_id", "tool_use_id"})  # only ever the id of a tool call
+# a tool call (or a tool-use block): where a bare `id` is the call's, not a record's in a store or an export
+TOOL_CALL_KEYS = frozenset({"function", "arguments", "tool_calls", "input"})
 NEW_OUTPUT = re.compile(r"choices|response|completion|output|result|chunk|delta|new_|pending", re.I)  # a reply parsed once
-MAX_SLOTS = 32  # id slots judged per module
+MAX_SLOTS = 32  # id slots judged per module (after the cheap tests)
 
 
-def _iterated(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef) -> cst.BaseExpression | None:
-    """What the outermost loop around `node` inside `function` goes over, or None."""
-    outer = None
-    for ancestor in ctx.ancestors(node):
-        if ancestor is function:
-            break
-        if isinstance(ancestor, (cst.For, cst.CompFor)):
-            outer = ancestor.iter
-        elif isinstance(ancestor, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-            outer = ancestor.for_in.iter
-    return outer
-
-
-def _stored_turns(ctx: ModuleContext, expr: cst.BaseExpression | None) -> bool:
+def _stored_turns(ctx: ModuleContext, loop: cst.For | cst.CompFor | None) -> bool:
     """A loop over a stored conversation (`history`, `self.messages`, `records`), not over a reply just parsed."""
-    if expr is None:
+    if loop is None:
         return False
-    code = ctx.code(expr)
+    code = ctx.code(loop.iter)
     return STORED_TURNS.search(code) is not None and NEW_OUTPUT.search(code) is None
 
 
-def _slots(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression, bool]]:
-    """(slot, value, writes into a stored message) for each id written into something shaped like a message."""
+def _slots(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression, bool]]:
+    """(slot, key, value, writes into a stored message) for each id written into a tool call or a tool result."""
     for node in ctx.nodes(cst.Dict):
         keys = {string_value(e.key): e.value for e in node.elements if isinstance(e, cst.DictElement)}
-        if MESSAGE_KEYS & keys.keys() or "tool_call_id" in keys or "call_id" in keys:
-            for key in ID_KEYS & keys.keys():
-                yield node, keys[key], False
+        yield from ((node, key, keys[key], False) for key in _id_keys(keys.keys()))
     for node in ctx.nodes(cst.Call):
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
-        if MESSAGE_KEYS & keywords.keys() or "tool_call_id" in keywords or "call_id" in keywords:
-            for key in ID_KEYS & keywords.keys():
-                yield node, keywords[key], False
+        yield from ((node, key, keywords[key], False) for key in _id_keys(keywords.keys()))
     for node in ctx.nodes(cst.Assign):
         if len(node.targets) != 1 or not isinstance(target := node.targets[0].target, cst.Subscript):
             continue
         element = target.slice[0].slice if len(target.slice) == 1 else None
-        if isinstance(element, cst.Index) and string_value(element.value) in ID_KEYS:
-            yield node, node.value, True
+        key = string_value(element.value) if isinstance(element, cst.Index) else None
+        if key in CALL_ID_KEYS or (key == "id" and TOOL_CALL_KEYS & set(names_in(target.value) | {_iter_key(ctx, target)})):
+            yield node, key, node.value, True
+
+
+def _id_keys(keys) -> list[str]:
+    """The id keys of a dict's keys (or a call's keywords): a tool call's own (`tool_call_id`), or `id` beside
+    the keys of a tool call (`{"id": ..., "type": "function", "function": {...}}`)."""
+    keys = set(keys)
+    return sorted(CALL_ID_KEYS & keys) + (["id"] if "id" in keys and TOOL_CALL_KEYS & keys else [])
+
+
+def _iter_key(ctx: ModuleContext, target: cst.Subscript) -> str:
+    """For `call["id"] = ...` inside `for call in message["tool_calls"]`: the key the loop goes over ("tool_calls")."""
+    name = root_name(target.value)
+    for ancestor in ctx.ancestors(target):
+        if isinstance(ancestor, cst.For) and name in names_in(ancestor.target):
+            return "tool_calls" if "tool_calls" in ctx.code(ancestor.iter) else ""
+    return ""
 
 
 def _converted_per_turn(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
-    """The module applies `function` to each turn of a stored conversation: `[convert(m) for m in messages]`."""
+    """The module applies `function` to each turn of a stored conversation, handing it the turn:
+    `[convert(m) for m in messages]`, `self.convert(m)` for a method, or the single-dispatch function it is
+    registered with. A call of another object's method of the same name (`m.to_dict()`) is not a call of it."""
+    method = isinstance(ctx.enclosing(function, (cst.ClassDef,)), cst.ClassDef)
     for name in _names_called_by(function):
         for call in ctx.calls_by_name.get(name, ()):
-            caller = ctx.enclosing_function(call)
-            if caller is function or caller is None:
+            func = call.func
+            if not (isinstance(func, cst.Name) if not method else
+                    isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
                 continue
-            if _stored_turns(ctx, _iterated(ctx, call, caller)):
+            caller = ctx.enclosing_function(call)
+            loop = outer_loop(ctx, call) if caller is not None and caller is not function else None
+            if _stored_turns(ctx, loop) and any(names_in(a.value) & names_in(loop.target) for a in call.args):
                 return True
     return False
 
@@ -100,25 +109,44 @@ def _names_called_by(function: cst.FunctionDef) -> list[str]:
     return names
 
 
+def _iter_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What a loop walks the items of: `message` of `message["tool_calls"]`, `message.get("tool_calls", [])`,
+    `enumerate(message.tool_calls)`."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("enumerate", "list", "reversed") and expr.args:
+            expr = expr.args[0].value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get":
+            expr = expr.func.value
+        elif isinstance(expr, (cst.Subscript, cst.Attribute)):
+            expr = expr.value
+        else:
+            return expr
+
+
 def _mutates_given(ctx: ModuleContext, slot: cst.Assign, function: cst.FunctionDef) -> bool:
     """`tc["id"] = ...` where `tc` is a parameter of the function or an item of one: the stored turn is written over."""
-    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
-    target = slot.targets[0].target
-    while isinstance(target, cst.Subscript):
-        target = target.value
-    if not isinstance(target, cst.Name):
+    params = parameters_of(function)
+    name = root_name(slot.targets[0].target)
+    if name is None:
         return False
-    if target.value in params:
+    if name in params:
         return True
     for ancestor in ctx.ancestors(slot):
         if ancestor is function:
             break
-        if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name) and ancestor.target.value == target.value:
-            root = ancestor.iter
-            while isinstance(root, (cst.Subscript, cst.Attribute)):
-                root = root.value
+        if isinstance(ancestor, cst.For) and name in names_in(ancestor.target):
+            root = _iter_root(ancestor.iter)
             return isinstance(root, cst.Name) and root.value in params
     return False
+
+
+def _kept_once(ctx: ModuleContext, slot: cst.Assign, key: str) -> bool:
+    """`call["id"] = call.get("id") or new_id()`: written into the stored turn only where it has none, and read
+    back on every later conversion, so the id is minted once."""
+    value = slot.value
+    target = ctx.code(slot.targets[0].target.value)  # type: ignore[attr-defined]
+    reads = {f'{target}.get("{key}")', f"{target}.get('{key}')", f'{target}["{key}"]', f"{target}['{key}']"}
+    return any(ctx.code(n) in reads for n in (value, *descendants(value)) if isinstance(n, (cst.Call, cst.Subscript)))
 
 
 def minted_ids(analysis) -> Iterator[tuple[CallSite, Fact]]:
@@ -132,17 +160,18 @@ def minted_ids(analysis) -> Iterator[tuple[CallSite, Fact]]:
 def _walk(analysis) -> Iterator[tuple[CallSite, Fact]]:
     ctx = analysis.ctx
     seen: set[int] = set()
-    for count, (slot, value, mutates) in enumerate(_slots(ctx)):
-        if count >= MAX_SLOTS:
-            return
+    judged = 0
+    for slot, key, value, mutates in _slots(ctx):
         function = ctx.enclosing_function(slot)
         if function is None:
             continue
-        over_turns = _stored_turns(ctx, _iterated(ctx, slot, function))
-        if not over_turns and not _converted_per_turn(ctx, function):
+        if not (_mutates_given(ctx, slot, function) and not _kept_once(ctx, slot, key) if mutates else returned(ctx, slot)):
+            continue  # an id kept in the function (a log, a new record it stores), or minted once into the stored turn
+        if not _stored_turns(ctx, outer_loop(ctx, slot)) and not _converted_per_turn(ctx, function):
             continue
-        if not (_mutates_given(ctx, slot, function) if mutates else returned(ctx, slot)):
-            continue  # an id kept in the function (a log, a new record it stores): not what is sent
+        judged += 1
+        if judged > MAX_SLOTS:
+            return
         site = CallSite(slot, "openai-chat", MINTED, {}, LIKELY)  # type: ignore[arg-type]
         walker = ValueWalker(ctx, site, analysis.options.volatile_functions)
         walker.walk(value, Landing("messages", prefix=True, item=True), 0)

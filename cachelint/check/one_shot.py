@@ -22,17 +22,29 @@ from pathlib import Path
 import libcst as cst
 
 from cachelint.check import tree
-from cachelint.check.depends import positional_index
+from cachelint.check.depends import parameters_of, positional_index
 from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants
 from cachelint.check.values import string_value
 
 MAX_CALLS = 24  # calls judged per adapter
 
 
+_FOUND: dict = {}  # (root, what) -> the tree's files whose text matches: searched once per tree and question
+
+
+def _files_matching(root: str, what: str, pattern: re.Pattern[str]) -> list[str]:
+    found = tree.recalled(_FOUND, (root, what))
+    if found is None:
+        found = tree.remember(_FOUND, (root, what), [path for path, text in tree.texts(root) if pattern.search(text)])
+    return found
+
+
 def one_shot_callers(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> bool:
     """Every call of `function` in sight passes a list its caller builds afresh for one request as `param`; False
-    when no call is in sight."""
-    calls = list(_calls(ctx, function))
+    when no call is in sight. Calls in tests and at a module's top level (an example script, a smoke test) say
+    nothing about how the app uses it, and are not counted."""
+    calls = [(other, call) for other, call in _calls(ctx, function)
+             if not other.is_test and other.enclosing_function(call) is not None]
     if not calls or len(calls) > MAX_CALLS:
         return False
     position = positional_index(function, param)
@@ -54,8 +66,8 @@ def _calls(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[tuple[Modu
     if registry is None:
         return
     pattern = re.compile(rf"\b{re.escape(registry)}\s*\[")
-    for path, text in tree.texts(tree.root_of(ctx.filename)):
-        if pattern.search(text) and (other := module_context(Path(path))) is not None:
+    for path in _files_matching(tree.root_of(ctx.filename), f"registry {registry}", pattern):
+        if (other := module_context(Path(path))) is not None:
             yield from ((other, call) for call in _registry_calls(other, registry))
 
 
@@ -97,7 +109,7 @@ def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int) -> boo
         return _no_history_in(value)
     if not isinstance(value, cst.Name) or caller is None:
         return False
-    if value.value in {p.name.value for p in (*caller.params.params, *caller.params.kwonly_params)}:
+    if value.value in parameters_of(caller):
         return False  # the caller's own caller passes it: a conversation may be behind it
     bound = [v for _, v in ctx.assigned_values(value)]
     if not bound or not all(isinstance(v, cst.List) and _no_history_in(v) or _made_by_builder(ctx, v) for v in bound):
@@ -138,8 +150,8 @@ def _made_by_builder(ctx: ModuleContext, value: cst.BaseExpression | None) -> bo
         return False
     definition = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", re.M)
     found = []
-    for path, text in tree.texts(tree.root_of(ctx.filename)):
-        if definition.search(text) and (other := module_context(Path(path))) is not None:
+    for path in _files_matching(tree.root_of(ctx.filename), f"def {name}", definition):
+        if (other := module_context(Path(path))) is not None:
             found += [(other, f) for key, fs in other.functions.items() if key == name or key.endswith(f".{name}") for f in fs]
         if len(found) > 4:
             return False

@@ -129,16 +129,16 @@ def _target_name(statement: cst.CSTNode, node: cst.CSTNode, ctx: ModuleContext) 
             if not ctx.contains(small, node):
                 continue
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                return _root_name(small.targets[0].target)
+                return root_name(small.targets[0].target)
             if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                return _root_name(small.target)
+                return root_name(small.target)
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
                     and small.value.func.attr.value in LIST_GROWERS:
-                return _root_name(small.value.func.value)
+                return root_name(small.value.func.value)
     return None
 
 
-def _root_name(expr: cst.BaseExpression) -> str | None:
+def root_name(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
@@ -156,12 +156,12 @@ def _returned_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
         for small in statement.body:
             target, value = None, None
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target, value = _root_name(small.targets[0].target), small.value
+                target, value = root_name(small.targets[0].target), small.value
             elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                target, value = _root_name(small.target), small.value
+                target, value = root_name(small.target), small.value
             elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
                     and small.value.func.attr.value in LIST_GROWERS:
-                target, value = _root_name(small.value.func.value), small.value
+                target, value = root_name(small.value.func.value), small.value
             if target is not None and value is not None:
                 flows.setdefault(target, set()).update(names_in(value))
     found = set()
@@ -260,6 +260,12 @@ STORED_TURNS = re.compile(r"histor|messages?\b|msgs|conversation|convo|turns?\b|
 def _over_stored_turns(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The outermost loop around the message, in its function, goes over a stored conversation (`for r in records`,
     `for query in recent_queries`): old turns are rendered again, so a fresh id or time there changes them."""
+    outer = outer_loop(ctx, node)
+    return outer is not None and STORED_TURNS.search(ctx.code(outer.iter)) is not None
+
+
+def outer_loop(ctx: ModuleContext, node: cst.CSTNode) -> cst.For | cst.CompFor | None:
+    """The outermost `for` (or comprehension) around `node` in its function, or None."""
     outer = None
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -268,7 +274,7 @@ def _over_stored_turns(ctx: ModuleContext, node: cst.CSTNode) -> bool:
             outer = ancestor
         elif isinstance(ancestor, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             outer = ancestor.for_in
-    return outer is not None and STORED_TURNS.search(ctx.code(outer.iter)) is not None
+    return outer
 
 
 # --- system prompts built as message objects or by a builder method, sent elsewhere --------------------------

@@ -62,18 +62,24 @@ def tree_sets_breakpoints(filename: str) -> bool:
 
 # a Claude model an app can be configured with, as litellm names it: "anthropic/claude-3-5-sonnet-20241022",
 # "bedrock/anthropic.claude-3-haiku-...", "openrouter/anthropic/claude-3.5-sonnet", "claude-sonnet-4-5"
-CLAUDE_MODEL = re.compile(r"""["']((?:[\w.-]+[/.])*claude-[\w.:-]*)["']""")
+# (a version is required: `"claude-"` in `model.startswith("claude-")` or `"claude-code"` names no model)
+CLAUDE_MODEL = re.compile(r"""["']((?:[\w.-]+[/.])*claude-(?:[a-z]+-)*\d[\w.:-]*)["']""")
 
 
 def tree_claude_model(filename: str) -> str | None:
-    """A Claude model named in a string of some .py file of the tree that holds `filename` (the first found), or
-    None: an app whose model is a setting may be run with it."""
-    found = tree.first_file(filename, "claude model", lambda path, text: CLAUDE_MODEL.search(text) is not None)
+    """A Claude model that caches prompts, named in a string of some .py file of the tree that holds `filename`
+    (the first found), or None: an app whose model is a setting may be run with it."""
+    found = tree.first_file(filename, "claude model", lambda path, text: _cached_claude(text) is not None)
     if found is None:
         return None
     with open(found, encoding="utf-8", errors="replace") as file:
-        match = CLAUDE_MODEL.search(file.read())
-    return match.group(1) if match else None
+        return _cached_claude(file.read())
+
+
+def _cached_claude(text: str) -> str | None:
+    from cachelint.simulate.models import caches_prompts
+
+    return next((m.group(1) for m in CLAUDE_MODEL.finditer(text) if caches_prompts(m.group(1))), None)
 
 
 def mentions_caching(source: str) -> bool:

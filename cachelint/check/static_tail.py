@@ -167,19 +167,20 @@ def _reads_parameter(ctx: ModuleContext, node: cst.CSTNode, function: cst.Functi
     """The first value of a builder's template is one of its parameters (`{query}`, `{context["doc"]}`): it differs per
     call. `{settings.BOT_NAME}` or `{self.name}` is the same on every call of one process or agent, and so is a mode
     (`{home(workspace_mode)}`, the parameter typed with an Enum): a few prompts, each cached on its own."""
-    params = parameters_of(function) - _mode_parameters(ctx, function)
+    params = parameters_of(function)
     expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
     defaults = set() if with_defaults else {p.name.value for p in function.params.params if p.default is not None}
-    return any(isinstance(n, cst.Name) and n.value in params - defaults for n in [expression, *descendants(expression)])
+    read = {n.value for n in [expression, *descendants(expression)] if isinstance(n, cst.Name) and n.value in params - defaults}
+    return bool(read - _mode_parameters(ctx, function, read))
 
 
-def _mode_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
-    """Parameters that take one of a few fixed values: typed `bool`, `Literal[...]`, or an Enum class of the module or
-    the tree (`workspace_mode: WorkSpaceMode`, `class WorkSpaceMode(str, Enum)`)."""
+def _mode_parameters(ctx: ModuleContext, function: cst.FunctionDef, among: set[str]) -> set[str]:
+    """Those of the parameters `among` that take one of a few fixed values: typed `bool`, `Literal[...]`, or an Enum
+    class of the module or the tree (`workspace_mode: WorkSpaceMode`, `class WorkSpaceMode(str, Enum)`)."""
     found = set()
     for param in (*function.params.params, *function.params.kwonly_params):
         annotation = param.annotation.annotation if param.annotation is not None else None
-        if annotation is None:
+        if annotation is None or param.name.value not in among:
             continue
         code = ctx.code(annotation)
         name = annotation.value if isinstance(annotation, cst.Name) else annotation.attr.value if isinstance(annotation, cst.Attribute) else ""
@@ -200,6 +201,8 @@ def _is_enum(ctx: ModuleContext, name: str) -> bool:
         return True
     if re.search(rf"^class {re.escape(name)}\b", ctx.source, re.M):
         return False  # defined here, not as an Enum
+    if not re.search(rf"^\s*from\s+[\w.]+\s+import\s+(?:\([^)]*\b{re.escape(name)}\b|[^\n(]*\b{re.escape(name)}\b)", ctx.source, re.M):
+        return False  # `str`, `dict`, a typing name or a class of another module reached by attribute: no Enum of the tree imported by name
     return tree.first_file(ctx.filename, f"enum {name}", lambda path, text: definition.search(text) is not None) is not None
 
 
