@@ -30,7 +30,8 @@ loop, returned): a fresh id or time written there (`call_id = r.call_id or f"cal
 old turn differ on every request (`likely`). The same holds for a converter of one message applied to every stored
 turn (`[to_template_message(m) for m in messages]`, a single-dispatch `to_openai.register(...)`) that writes a fresh
 tool-call id into what it returns or into the stored message itself (`call["id"] = new_call_id()`); one applied to
-a reply parsed once (`for choice in response.choices`) makes new turns, and is not reported.
+a reply parsed once (`for choice in response.choices`) makes new turns, and is not reported; nor is an Anthropic
+tool-use block's id in a project that sets no breakpoint anywhere, where nothing is cached.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests

@@ -115,6 +115,43 @@ def test_a_single_dispatch_converter_is_named_by_its_dispatcher():
     assert "`to_openai` writes" in found[0].message
 
 
+ANTHROPIC_CONVERTER = '''
+import uuid
+from functools import singledispatch
+
+import anthropic
+
+
+@singledispatch
+def message_to_anthropic_message(message):
+    return {"role": "user", "content": message["content"]}
+
+
+@message_to_anthropic_message.register(tuple)
+def _(message):
+    return {"role": "assistant", "content": [{"type": "tool_use", "id": str(uuid.uuid4()), "name": message[0], "input": {}}]}
+
+
+def complete(messages):
+    return anthropic.Anthropic().messages.create(
+        model="claude-sonnet-4-5", max_tokens=1024, messages=[message_to_anthropic_message(m) for m in messages])
+'''
+
+
+def test_a_fresh_tool_use_id_where_the_project_sets_no_breakpoint_is_quiet(tmp_path):
+    # Anthropic caches nothing without a breakpoint (automatic caching too is asked for with cache_control):
+    # the new id costs no cache hit (magentic's Anthropic adapter, a clean label of a spent set)
+    assert lint_tree(tmp_path, {"adapter.py": ANTHROPIC_CONVERTER}, "adapter.py", {"CL101"}) == []
+
+
+def test_the_same_id_where_another_file_sets_a_breakpoint_is_found(tmp_path):
+    files = {"adapter.py": ANTHROPIC_CONVERTER,
+             "system.py": 'SYSTEM = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]\n'}
+    found = lint_tree(tmp_path, files, "adapter.py", {"CL101"})
+    assert [f.row for f in found] == [14], found
+    assert "`message_to_anthropic_message` writes" in found[0].message
+
+
 # --- CL501: adapters whose callers ask one question each --------------------------------------------------------
 
 ADAPTER = '''

@@ -16,6 +16,10 @@ The id slot is a tool call's: `tool_call_id` / `call_id` / `tool_use_id`, or `id
 (`tc["id"] = new_id()`, which also rewrites the stored turn; not where it is written only when missing,
 `tc["id"] = tc.get("id") or new_id()`, and read back afterwards). A record's `id` in an export or a store is not
 a tool call's. Findings are `likely`: only the shape says that the converted messages are a request's history.
+
+An Anthropic tool-use block (`{"type": "tool_use", "id": ...}`, a `tool_use_id`, or a converter named for Anthropic)
+in a project that sets no breakpoint anywhere is left alone: Anthropic caches nothing without one (automatic
+caching too is asked for with a `cache_control` field), so a fresh id there costs no cache hit.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.depends import parameters_of
 from cachelint.check.module import ModuleContext, descendants, names_in
 from cachelint.check.renderers import STORED_TURNS, outer_loop, returned, root_name
+from cachelint.check.static_prefix import mentions_caching, tree_sets_breakpoints
 from cachelint.check.values import Fact, Landing, ValueWalker, string_value
 
 MINTED = "id minted per stored turn"  # the callee of a minted id's stand-in call site
@@ -149,6 +154,23 @@ def _kept_once(ctx: ModuleContext, slot: cst.Assign, key: str) -> bool:
     return any(ctx.code(n) in reads for n in (value, *descendants(value)) if isinstance(n, (cst.Call, cst.Subscript)))
 
 
+ANTHROPIC_NAME = re.compile(r"anthropic|claude", re.I)
+
+
+def _anthropic_block(ctx: ModuleContext, slot: cst.CSTNode, key: str, function: cst.FunctionDef) -> bool:
+    """The id is an Anthropic tool-use block's: `tool_use_id`, an `id` beside `"type": "tool_use"`, or written by
+    a converter named for Anthropic (`message_to_anthropic_message`)."""
+    if key == "tool_use_id" or any(ANTHROPIC_NAME.search(name) for name in _names_called_by(function)):
+        return True
+    return isinstance(slot, cst.Dict) and any(
+        isinstance(e, cst.DictElement) and string_value(e.key) == "type" and string_value(e.value) == "tool_use" for e in slot.elements)
+
+
+def _uncached_anthropic(ctx: ModuleContext, slot: cst.CSTNode, key: str, function: cst.FunctionDef) -> bool:
+    """An Anthropic tool-use id in a project that sets no breakpoint anywhere: nothing is cached, nothing to break."""
+    return _anthropic_block(ctx, slot, key, function) and not mentions_caching(ctx.source) and not tree_sets_breakpoints(ctx.filename)
+
+
 def minted_ids(analysis) -> Iterator[tuple[CallSite, Fact]]:
     """Volatile facts of ids written into the turns a converter renders again for every request; memoized."""
     facts = analysis.__dict__.get("_minted_ids")
@@ -172,6 +194,8 @@ def _walk(analysis) -> Iterator[tuple[CallSite, Fact]]:
         judged += 1
         if judged > MAX_SLOTS:
             return
+        if _uncached_anthropic(ctx, slot, key, function):
+            continue
         site = CallSite(slot, "openai-chat", MINTED, {}, LIKELY)  # type: ignore[arg-type]
         walker = ValueWalker(ctx, site, analysis.options.volatile_functions)
         walker.walk(value, Landing("messages", prefix=True, item=True), 0)
