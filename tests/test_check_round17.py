@@ -152,6 +152,66 @@ def test_the_same_id_where_another_file_sets_a_breakpoint_is_found(tmp_path):
     assert "`message_to_anthropic_message` writes" in found[0].message
 
 
+MESSAGE_TYPES = {
+    "ids.py": '''
+import uuid
+
+
+def generate_tool_call_id() -> str:
+    return f"call_{uuid.uuid4().hex}"
+
+
+def guard_tool_call_id(t) -> str:
+    return t.tool_call_id or generate_tool_call_id()
+''',
+    "convert.py": '''
+import openai
+
+from ids import guard_tool_call_id
+
+
+def map_message(part) -> dict:
+    return {"role": "tool", "tool_call_id": guard_tool_call_id(part), "content": part.content}
+
+
+def to_openai_messages(messages: list) -> list[dict]:
+    return [map_message(m) for m in messages]
+''',
+}
+TOOL_RETURN = '''
+from dataclasses import dataclass, field
+
+from ids import generate_tool_call_id as _generate_tool_call_id
+
+
+@dataclass
+class ToolReturnPart:
+    content: str
+    tool_call_id: str = field(default_factory=_generate_tool_call_id)
+'''
+
+
+def test_a_guard_whose_minting_helper_is_a_default_factory_of_the_turns_is_quiet(tmp_path):
+    # every stored turn got its id when it was made; the guard's fallback never runs (pydantic-ai, Upsonic)
+    files = {**MESSAGE_TYPES, "messages.py": TOOL_RETURN}
+    assert lint_tree(tmp_path, files, "convert.py", {"CL101"}) == []
+
+
+def test_the_same_guard_where_turns_may_lack_an_id_is_found(tmp_path):
+    found = lint_tree(tmp_path, MESSAGE_TYPES, "convert.py", {"CL101"})
+    assert [f.row for f in found] == [7], found
+    assert "`map_message` writes" in found[0].message
+
+
+def test_a_converter_that_calls_the_default_factory_itself_is_found(tmp_path):
+    # an id made afresh for every old turn, whatever the turn was made with
+    files = {**MESSAGE_TYPES, "messages.py": TOOL_RETURN}
+    files["convert.py"] = files["convert.py"].replace("guard_tool_call_id(part)", "generate_tool_call_id()").replace(
+        "import guard_tool_call_id", "import generate_tool_call_id")
+    found = lint_tree(tmp_path, files, "convert.py", {"CL101"})
+    assert [f.row for f in found] == [7], found
+
+
 # --- CL501: adapters whose callers ask one question each --------------------------------------------------------
 
 ADAPTER = '''

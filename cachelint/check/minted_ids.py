@@ -19,7 +19,11 @@ a tool call's. Findings are `likely`: only the shape says that the converted mes
 
 An Anthropic tool-use block (`{"type": "tool_use", "id": ...}`, a `tool_use_id`, or a converter named for Anthropic)
 in a project that sets no breakpoint anywhere is left alone: Anthropic caches nothing without one (automatic
-caching too is asked for with a `cache_control` field), so a fresh id there costs no cache hit.
+caching too is asked for with a `cache_control` field), so a fresh id there costs no cache hit. And a helper that
+mints ids which is also the default factory of a field of the tree's message types
+(`tool_call_id: str = field(default_factory=_generate_tool_call_id)`) gives every turn its id when the turn is
+made: reached from a converter through another helper (`_guard_tool_call_id(t=part)`, `t.tool_call_id or
+generate_tool_call_id()`), it is a type guard's fallback that never runs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from cachelint.check import tree
 from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.depends import parameters_of
 from cachelint.check.module import ModuleContext, descendants, names_in
@@ -154,6 +159,39 @@ def _kept_once(ctx: ModuleContext, slot: cst.Assign, key: str) -> bool:
     return any(ctx.code(n) in reads for n in (value, *descendants(value)) if isinstance(n, (cst.Call, cst.Subscript)))
 
 
+DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)")
+
+
+def _minting_function(origin: str) -> str | None:
+    """The name of the function whose line `origin` ("pkg/_utils.py:600") is in, read from the file's text."""
+    path, _, row = origin.rpartition(":")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()[: int(row)]
+    except (OSError, ValueError):
+        return None
+    indent = len(lines[-1]) - len(lines[-1].lstrip()) if lines else 0
+    for line in reversed(lines[:-1]):
+        match = DEF.match(line)
+        if match and len(match.group(1)) < indent:
+            return match.group(2)
+    return None
+
+
+def _default_factory(ctx: ModuleContext, fact: Fact, value: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+    """The id is minted outside the converter by a function that is also a default factory of the tree's message
+    types, and the slot does not call that function itself: every turn got its id when it was made."""
+    if fact.extra.get("origin"):
+        name = _minting_function(fact.extra["origin"])
+    else:
+        minter = ctx.enclosing_function(fact.node)
+        name = minter.name.value if minter is not None and minter is not function else None
+    if name is None or (isinstance(value, cst.Call) and ctx.code(value.func).split(".")[-1].lstrip("_") == name.lstrip("_")):
+        return False
+    factory = re.compile(rf"default_factory\s*=\s*(?:[\w.]+\.)?_?{re.escape(name.lstrip('_'))}\b")
+    return tree.first_file(ctx.filename, f"default factory {name}", lambda path, text: factory.search(text) is not None) is not None
+
+
 ANTHROPIC_NAME = re.compile(r"anthropic|claude", re.I)
 
 
@@ -200,7 +238,7 @@ def _walk(analysis) -> Iterator[tuple[CallSite, Fact]]:
         walker = ValueWalker(ctx, site, analysis.options.volatile_functions)
         walker.walk(value, Landing("messages", prefix=True, item=True), 0)
         fact = next((f for f in walker.facts if f.kind == "volatile"), None)
-        if fact is None:
+        if fact is None or _default_factory(ctx, fact, value, function):
             continue
         local = ctx.contains(function, fact.node)  # minted in the converter: fixed there, however many slots it reaches
         if (key := id(fact.node) if local else id(value)) in seen:
