@@ -36,7 +36,7 @@ import libcst as cst
 from cachelint.check import tree
 from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.depends import parameters_of
-from cachelint.check.module import ModuleContext, descendants, names_in
+from cachelint.check.module import ModuleContext, called_name, descendants, names_in
 from cachelint.check.renderers import STORED_TURNS, outer_loop, returned, root_name
 from cachelint.check.static_prefix import mentions_caching, tree_sets_breakpoints
 from cachelint.check.values import Fact, Landing, ValueWalker, string_value
@@ -159,34 +159,15 @@ def _kept_once(ctx: ModuleContext, slot: cst.Assign, key: str) -> bool:
     return any(ctx.code(n) in reads for n in (value, *descendants(value)) if isinstance(n, (cst.Call, cst.Subscript)))
 
 
-DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)")
-
-
-def _minting_function(origin: str) -> str | None:
-    """The name of the function whose line `origin` ("pkg/_utils.py:600") is in, read from the file's text."""
-    path, _, row = origin.rpartition(":")
-    try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            lines = file.read().splitlines()[: int(row)]
-    except (OSError, ValueError):
-        return None
-    indent = len(lines[-1]) - len(lines[-1].lstrip()) if lines else 0
-    for line in reversed(lines[:-1]):
-        match = DEF.match(line)
-        if match and len(match.group(1)) < indent:
-            return match.group(2)
-    return None
-
-
 def _default_factory(ctx: ModuleContext, fact: Fact, value: cst.BaseExpression, function: cst.FunctionDef) -> bool:
     """The id is minted outside the converter by a function that is also a default factory of the tree's message
     types, and the slot does not call that function itself: every turn got its id when it was made."""
     if fact.extra.get("origin"):
-        name = _minting_function(fact.extra["origin"])
+        name = fact.extra.get("made_in")
     else:
         minter = ctx.enclosing_function(fact.node)
         name = minter.name.value if minter is not None and minter is not function else None
-    if name is None or (isinstance(value, cst.Call) and ctx.code(value.func).split(".")[-1].lstrip("_") == name.lstrip("_")):
+    if name is None or (isinstance(value, cst.Call) and called_name(value).lstrip("_") == name.lstrip("_")):
         return False
     factory = re.compile(rf"default_factory\s*=\s*(?:[\w.]+\.)?_?{re.escape(name.lstrip('_'))}\b")
     return tree.first_file(ctx.filename, f"default factory {name}", lambda path, text: factory.search(text) is not None) is not None
@@ -195,7 +176,7 @@ def _default_factory(ctx: ModuleContext, fact: Fact, value: cst.BaseExpression, 
 ANTHROPIC_NAME = re.compile(r"anthropic|claude", re.I)
 
 
-def _anthropic_block(ctx: ModuleContext, slot: cst.CSTNode, key: str, function: cst.FunctionDef) -> bool:
+def _anthropic_block(slot: cst.CSTNode, key: str, function: cst.FunctionDef) -> bool:
     """The id is an Anthropic tool-use block's: `tool_use_id`, an `id` beside `"type": "tool_use"`, or written by
     a converter named for Anthropic (`message_to_anthropic_message`)."""
     if key == "tool_use_id" or any(ANTHROPIC_NAME.search(name) for name in _names_called_by(function)):
@@ -206,7 +187,7 @@ def _anthropic_block(ctx: ModuleContext, slot: cst.CSTNode, key: str, function: 
 
 def _uncached_anthropic(ctx: ModuleContext, slot: cst.CSTNode, key: str, function: cst.FunctionDef) -> bool:
     """An Anthropic tool-use id in a project that sets no breakpoint anywhere: nothing is cached, nothing to break."""
-    return _anthropic_block(ctx, slot, key, function) and not mentions_caching(ctx.source) and not tree_sets_breakpoints(ctx.filename)
+    return _anthropic_block(slot, key, function) and not mentions_caching(ctx.source) and not tree_sets_breakpoints(ctx.filename)
 
 
 def minted_ids(analysis) -> Iterator[tuple[CallSite, Fact]]:

@@ -768,8 +768,10 @@ class ValueWalker:
             if fact.kind == "param":
                 continue
             row = other.span(fact.node).row
+            made_in = other.enclosing_function(fact.node)  # the function of the other module the value is made in
             self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
-                                   fact.granularity, fact.when, {"origin": f"{where}:{row}"}))
+                                   fact.granularity, fact.when, {"origin": f"{where}:{row}",
+                                                                 "made_in": made_in.name.value if made_in else None}))
         return True
 
     def _argument_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
