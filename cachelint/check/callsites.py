@@ -379,6 +379,8 @@ def is_system_message(expr: cst.BaseExpression) -> bool:
     """A dict literal {"role": "system" | "developer", ...}: instructions, never the newest turn."""
     from cachelint.check.values import dict_entries, string_value
 
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":  # dict(role="system", ...)
+        return any(a.keyword is not None and a.keyword.value == "role" and string_value(a.value) in ("system", "developer") for a in expr.args)
     return any(key == "role" and string_value(value) in ("system", "developer") for key, value in dict_entries(expr))
 
 
@@ -613,6 +615,9 @@ def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
     if _injected_function(ctx, call):
         args = call_arguments(ctx, call)
         return CallSite(call, "openai-chat", ctx.code(call.func), args, LIKELY) if "messages" in args else None
+    if _wrapper_completion(call):
+        args = call_arguments(ctx, call)
+        return CallSite(call, "openai-chat", ctx.code(call.func), args, LIKELY) if "messages" in args else None
     if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("create", "acreate", "parse", "stream"):
         return None
     _, path = _attribute_path(call.func)
@@ -624,6 +629,22 @@ def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
             if all(k in args for k in shape[1]):
                 return CallSite(call, shape[0], ".".join(path[-length:]), args, LIKELY)
     return None
+
+
+# a project's LLM wrapper by its receiver's name: `self.llm.completion(messages=...)`, `llm_client.acompletion(...)`
+WRAPPER_RECEIVER = re.compile(r"llm|client|model", re.I)
+WRAPPER_METHODS = frozenset({"completion", "acompletion", "chat_completion", "achat_completion"})
+
+
+def _wrapper_completion(call: cst.Call) -> bool:
+    """`self.llm.completion(messages=messages, tools=tools)`: a completion method, called with the conversation by
+    keyword, on an object named for an LLM or a client (the wrapper is defined elsewhere or out of sight)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in WRAPPER_METHODS):
+        return False
+    receiver = func.value.attr.value if isinstance(func.value, cst.Attribute) else func.value.value if isinstance(func.value, cst.Name) else ""
+    return receiver != "litellm" and WRAPPER_RECEIVER.search(receiver) is not None \
+        and any(a.keyword is not None and a.keyword.value == "messages" for a in call.args)
 
 
 def _injected_function(ctx: ModuleContext, call: cst.Call) -> bool:

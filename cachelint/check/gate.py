@@ -46,7 +46,8 @@ _FOLDED_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
-CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\(")
+CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
+                        r"|(?i:llm|client|model)\w*\.a?(?:chat_)?completion\((?=[^)]*\bmessages\s*=)")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
 # a request posted to a provider's HTTP API without an SDK (callsites._http_site): its endpoint, or Anthropic's header
@@ -64,6 +65,10 @@ LOOP_OVER_TURNS = re.compile(r"\bfor\b[^\n]*\bin\b[^\n]*(?:histor|messages|msgs|
 # a system prompt built as a message object or by a builder named for it, sent elsewhere (CL101-CL103: renderers.py)
 SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)"""),
                             ("role", "SystemMessage(", "system", "sys_p", "sysp"))
+
+# a module-level function named for prompts or templates, or taking one: a renderer other modules may share
+SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(?:\w*(?:prompt|template|instruction)\w*[ \t]*\(|\w+[ \t]*\([^)]*(?:prompt|template|instruction))",
+                                 re.M | re.I)
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
@@ -182,6 +187,9 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if codes & {"CL101", "CL102", "CL103"} and SYSTEM_PROMPT_BUILT.search(source):
         return True
+    if codes & {"CL101", "CL102", "CL103"} and SHARED_RENDERER_DEF.search(source) \
+            and (RENDERED_VOLATILE.search(source) or "json.dumps" in source or LISTING.search(source)):
+        return True  # a prompt renderer other modules call (shared_prompts.py), with a suspect value in it
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
     if "CL104" in codes and FRAMEWORK_RAG.search(source):

@@ -54,7 +54,14 @@ def _stored_turns(ctx: ModuleContext, loop: cst.For | cst.CompFor | None) -> boo
     if loop is None:
         return False
     code = ctx.code(loop.iter)
+    if ONE_TURNS_PARTS.search(code):
+        return False  # for call in message["tool_calls"]: the parts of one turn, whichever turn the converter is handed
     return STORED_TURNS.search(code) is not None and NEW_OUTPUT.search(code) is None
+
+
+# a loop over the parts of one message: `message["tool_calls"]`, `msg.tool_calls`, `message.get("content", [])`
+ONE_TURNS_PARTS = re.compile(r"""\[\s*["'](?:tool_calls|content|tool_use|function_call)["']\s*\]\s*$|\.(?:tool_calls|content)\s*$|"""
+                             r"""\.get\(\s*["'](?:tool_calls|content)["']""")
 
 
 def _slots(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression, bool]]:

@@ -24,6 +24,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
 from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants as descendants_of, names_in
+from cachelint.check.shared_prompts import shared_renderer
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
@@ -344,7 +345,7 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
             if len(found) >= MAX_SYSTEM:
                 return found
     for function in ctx.nodes(cst.FunctionDef):
-        if not SYSTEM_BUILDER.match(function.name.value):
+        if not SYSTEM_BUILDER.match(function.name.value) and not shared_renderer(ctx, function):
             continue
         for value in ctx.returns_of(function):
             inner = value.body if isinstance(value, cst.IfExp) else value
@@ -431,6 +432,12 @@ def is_system_built(site: CallSite) -> bool:
 
 
 def describe_system(analysis, site: CallSite) -> str:
+    function = analysis.ctx.enclosing_function(site.node)
+    callers = shared_renderer(analysis.ctx, function) if function is not None else ()
+    if callers:
+        more = f" and {len(callers) - 3} more" if len(callers) > 3 else ""
+        return (f"what `{function.name.value}()` renders, a prompt renderer called from {len(callers)} places of the project "
+                f"({', '.join(callers[:3])}{more}; a prompt by its shape)")
     return (f"the system prompt built on line {analysis.ctx.span(site.node).row} (a prompt by its shape; "
             "its request is sent elsewhere)")
 

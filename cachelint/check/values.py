@@ -99,7 +99,7 @@ class Landing:
 
     arg: str
     prefix: bool = True  # False: the newest turn (not reused yet)
-    cache_block: cst.Dict | None = None  # the enclosing content block that carries cache_control, if any
+    cache_block: cst.Dict | cst.Call | None = None  # the enclosing content block (a literal or `dict(...)`) that carries cache_control, if any
     role: str | None = None  # the role of the enclosing message dict, when it is a literal
     item: bool = False  # inside one element (a tool definition, a message): a comprehension here builds a field, not the list
 
@@ -280,6 +280,15 @@ class ValueWalker:
         elif isinstance(expr, cst.NamedExpr):
             self.walk(expr.value, landing, d, newest_last, ordered)
 
+    def _dict_call(self, call: cst.Call, landing: Landing, d: int) -> None:
+        """`dict(role="system", content=prompt)`: a message or content block written as a call, read as its literal."""
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        block = call if "cache_control" in keywords else landing.cache_block
+        inner = replace(landing, cache_block=block, role=string_value(keywords.get("role")) or landing.role, item=True)
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != "cache_control":
+                self.walk(arg.value, inner, d)
+
     def _comprehension(self, expr, landing: Landing, d: int, ordered: bool) -> None:
         comp = expr.for_in
         while comp is not None:
@@ -405,6 +414,12 @@ class ValueWalker:
                 if string_value(inner) is None:
                     self.walk(inner, landing, d)
                 return
+            if attr == "render" and self._jinja_template(inner, 0):
+                for arg in call.args:  # template.render(now=..., **context): every value lands in the text
+                    self.walk(arg.value, landing, d)
+                    if isinstance(arg.value, cst.Name) and arg.star == "**":
+                        self._dict_stores(arg.value, landing, d)
+                return
             if attr == "join":
                 for arg in call.args[:1]:
                     self._iterable(arg.value, landing, d, ordered)
@@ -416,6 +431,9 @@ class ValueWalker:
                 return
         if self.ctx.qualified_name_in(func, {"json.dumps", "json.dump"}):
             self._json_dumps(call, landing, d)
+            return
+        if self.ctx.qualified_name_in(func, {"builtins.dict"}):
+            self._dict_call(call, landing, d)
             return
         if self.ctx.qualified_name_in(func, ORDERING):
             for arg in call.args[:1]:
@@ -533,15 +551,21 @@ class ValueWalker:
     def _volatile_method(self, call: cst.Call, attr: str, inner: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
         """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call. The clock read may be kept in a
         name first: `now = datetime.now(); stamp = now.strftime(...)`."""
-        if isinstance(inner, cst.Name):
-            assigned = [v for _, v in self.ctx.assigned_values(inner)]
-            inner = assigned[0] if len(assigned) == 1 and assigned[0] is not None else inner
+        for _ in range(3):  # now = datetime.now().astimezone(); now.strftime(...): the same clock read, zoned
+            if isinstance(inner, cst.Name):
+                assigned = [v for _, v in self.ctx.assigned_values(inner)]
+                inner = assigned[0] if len(assigned) == 1 and assigned[0] is not None else inner
+            if not (isinstance(inner, cst.Call) and _rezoned(inner)):
+                break
+            inner = inner.func.value  # type: ignore[attr-defined]
         if not isinstance(inner, cst.Call):
             return None
         name = self.ctx.qualified_name_in(inner.func, self._volatile_names)
         if not name:
             return None
         base = self.volatile[name]
+        if _rezoned(call):
+            return inner, base
         if attr == "strftime" and call.args:
             fmt = string_value(call.args[0].value)
             return inner, strftime_granularity(fmt) if fmt is not None else base
@@ -719,12 +743,30 @@ class ValueWalker:
         filled with, key by key, in this scope."""
         for node in self._stores(name):
             self.walk(node.value, landing, d)
+        scope = self.ctx.scope_of(name)
+        for update in self.ctx.calls_on.get(name.value, []):  # context.update({"now": ...}) / context.update(now=...)
+            if update.func.attr.value == "update" and self.ctx.scope_of(update) is scope:
+                for arg in update.args:
+                    self.walk(arg.value, landing, d)
+
+    def _jinja_template(self, expr: cst.BaseExpression, depth: int) -> bool:
+        """A Jinja template: `jinja2.Template(...)`, `env.from_string(...)` / `env.get_template(...)`, or a name bound to one."""
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Name):
+            return any(v is not None and self._jinja_template(v, depth + 1) for _, v in list(self.ctx.assigned_values(expr))[:4])
+        if not isinstance(expr, cst.Call):
+            return False
+        if self.ctx.qualified_name_in(expr.func, {"jinja2.Template", "jinja2.environment.Template"}):
+            return True
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("from_string", "get_template", "select_template")
 
     def _imported(self, name: cst.Name, node: cst.CSTNode, call: cst.Call | None, landing: Landing, d: int, newest_last: bool, ordered: bool,
                   attr: str | None = None, anchor: cst.CSTNode | None = None, method: str | None = None) -> bool:
         """Follow a name imported from another module of the tree to its definition there; what is found
         is reported here, at the name, naming the other file's line. Returns whether it was followed."""
         from cachelint.check.project import imported_definition, module_attribute_definition
+        from cachelint.check.shared_prompts import reported_in_renderer, shared_renderer
 
         if self._hops >= MAX_HOPS or self._params_only:
             return False
@@ -764,9 +806,15 @@ class ValueWalker:
             sub.walk(value, landing, d, newest_last, ordered)
         anchor = call if call is not None else anchor if anchor is not None else name
         where = os.path.relpath(other.filename) if not os.path.isabs(self.ctx.filename) else other.filename
+        shared: bool | None = None
         for fact in sub.facts:
             if fact.kind == "param":
                 continue
+            if isinstance(definition, cst.FunctionDef) and method is None and reported_in_renderer(fact) and other.contains(definition, fact.node):
+                if shared is None:
+                    shared = bool(shared_renderer(other, definition))
+                if shared:
+                    continue  # a prompt renderer many modules call: reported once, in its own module
             row = other.span(fact.node).row
             made_in = other.enclosing_function(fact.node)  # the function of the other module the value is made in
             self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
@@ -1360,3 +1408,12 @@ def _is_cache_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> bool:
 def _short_code(ctx: ModuleContext, node: cst.CSTNode, limit: int = 40) -> str:
     code = ctx.code(node)
     return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+def _rezoned(call: cst.Call) -> bool:
+    """`t.astimezone(...)`, `t.replace(tzinfo=...)`: the same instant in another zone, as fine-grained as `t`."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    if call.func.attr.value == "astimezone":
+        return True
+    return call.func.attr.value == "replace" and bool(call.args) and all(a.keyword is not None and a.keyword.value == "tzinfo" for a in call.args)
