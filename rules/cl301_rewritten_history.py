@@ -994,8 +994,9 @@ def _conversation_region(ctx, site, history):
     return None
 
 
-def _rewrites(ctx, region, target: str):
-    """(node, description) for statements in `region` that rewrite the list named `target`."""
+def _rewrites(ctx, region, target: str, followed: bool = False):
+    """(node, description) for statements in `region` that rewrite the list named `target`, and in the helpers of this
+    module it is handed to (`truncate_tool_messages(history, size)`, one level deep)."""
     from cachelint.check.history import under_system_role_test
 
     nodes = descendants(region)
@@ -1033,6 +1034,36 @@ def _rewrites(ctx, region, target: str):
                 yield node, "inserts a message into the middle of"
             elif method in ("sort", "reverse", "remove", "clear"):
                 yield node, {"sort": "re-orders", "reverse": "re-orders", "remove": "removes a message from", "clear": "clears"}[method]
+        elif isinstance(node, cst.Call) and not followed:
+            for helper, param in _helpers_given(ctx, node, target):
+                for inner, what in _rewrites(ctx, helper, param, followed=True):
+                    if what == "edits an earlier message of":  # messages edited in place: the caller's list is the same list
+                        yield inner, what
+
+
+def _helpers_given(ctx, call: cst.Call, target: str):
+    """(function, parameter) for a function of this module (or a method of its class, called on `self`) that `call`
+    hands the list named `target` to."""
+    from cachelint.check.depends import positional_index
+
+    func = call.func
+    if isinstance(func, cst.Name):
+        key = func.value
+    elif isinstance(func, cst.Attribute) and ctx.code(func.value) in ("self", "cls"):
+        cls = ctx.enclosing(call, (cst.ClassDef,))
+        key = f"{cls.name.value}.{func.attr.value}" if cls is not None else None
+    else:
+        key = None
+    for function in ctx.functions.get(key, [])[:2] if key else ():
+        if ctx.contains(function, call):
+            continue
+        for position, arg in enumerate(a for a in call.args if not a.star):
+            if ctx.code(arg.value) != target:
+                continue
+            params = [p for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params) if p.name.value not in ("self", "cls")]
+            name = arg.keyword.value if arg.keyword is not None else next((p.name.value for p in params if positional_index(function, p.name.value) == position), None)
+            if name is not None:
+                yield function, name
 
 
 def _same_for_every_message(ctx, statement, target: cst.Subscript, value, names: set[str]) -> bool:

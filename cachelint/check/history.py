@@ -410,11 +410,18 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
         return False
     if name.endswith(("_tokens", "_counts", "_ids", "_indices", "_idxs", "_sizes", "_summaries", "_titles")):
         return False  # bookkeeping beside the history (token counts per message, past sessions' summaries), not the messages
+    if LOG_NAME.search(name):
+        return False  # `LOG_MESSAGES.append(f"[{timestamp}] {message}")`: lines a UI or a log shows, not turns sent to a model
     if STORE_OF_MANY.search(name) and not _read_as_messages(ctx, ctx.module, ctx.code(target)):
         return False  # `_conversation_cache`, `sessions`: many conversations by key; evicting one cuts none of them
     if HISTORY_NAME.search(name):
         return not _holds_records(ctx, target)
     return _read_as_messages(ctx, scope, ctx.code(target))
+
+
+# messages a program logs or shows (`log_messages`, `status_messages`, `ui_messages`), not a conversation with a model
+LOG_NAME = re.compile(r"^_*(?:log|logs|logged|debug|status|console|ui|display|progress|toast|notification|error|warning)_(?:messages|msgs|lines|history)$",
+                      re.IGNORECASE)
 
 
 # a store that holds many conversations (or anything else) by key, not one conversation's messages
