@@ -176,6 +176,7 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
 
 
 BUILDS_PARAMS = re.compile(r"build|params|kwargs|prepare|payload|body|format", re.IGNORECASE)
+COUNTS_TOKENS = re.compile(r"token|count|encode|tokeni[sz]e", re.IGNORECASE)  # litellm.token_counter(messages=..., tools=...)
 
 
 def wrapper_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite]:
@@ -193,8 +194,8 @@ def wrapper_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSite
         function = ctx.enclosing_function(call)
         if function is None or not isinstance(history, cst.Name):
             continue
-        if BUILDS_PARAMS.search(called_name(call)) or isinstance(ctx.parent(ctx.parent(call)), cst.Call):
-            continue  # `send(**self._build_params(messages=..., tools=...))`: the arguments of a request, not one
+        if BUILDS_PARAMS.search(called_name(call)) or COUNTS_TOKENS.search(called_name(call)) or isinstance(ctx.parent(ctx.parent(call)), cst.Call):
+            continue  # `send(**self._build_params(messages=..., tools=...))`: the arguments of a request, not one; a token count
         groups.setdefault((id(function), ctx.code(call.func), history.value), []).append(call)
     found = []
     for calls in groups.values():

@@ -80,6 +80,44 @@ def _statements_after(ctx: ModuleContext, loop: cst.CSTNode) -> list[cst.CSTNode
     return []
 
 
+LAST_PASS = re.compile(r"max|limit|last|final|budget", re.I)
+
+
+def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedTools]:
+    """`tools = None if i == max_steps else tools` (or `if i == max_steps: tools = None`) in the loop that sends the
+    request with `tools=tools`: the last pass forces an answer with no tools, so that request shares no prefix with the
+    ones before it."""
+    seen: set[int] = set()
+    for site in sites:
+        call = site.node
+        loops = ctx.loops_around(call) if isinstance(call, cst.Call) else []
+        tools = site.arg("tools")
+        if not loops or not isinstance(tools, cst.Name):
+            continue
+        loop = loops[-1]
+        for binding, value in ctx.assigned_values(tools):
+            if value is None or not ctx.contains(loop, binding) or id(binding) in seen:
+                continue
+            statement = ctx.statement_of(binding)
+            what = ctx.code(statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement).strip()
+            if isinstance(value, cst.IfExp) and (_empty(value.body) or _empty(value.orelse)) and _last_pass(ctx, value.test):
+                seen.add(id(binding))
+                yield DroppedTools(statement, what, "on the last pass of the loop that sends it")
+            elif _empty(value):
+                guard = next((a for a in ctx.ancestors(binding) if isinstance(a, cst.If)), None)
+                if guard is not None and ctx.contains(loop, guard) and _last_pass(ctx, guard.test):
+                    seen.add(id(binding))
+                    yield DroppedTools(statement, what, "on the last pass of the loop that sends it")
+
+
+def _last_pass(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
+    """`i == max_steps`, `step >= self.max_iterations - 1`, `is_last_step`: a test true only on the loop's last pass."""
+    if isinstance(test, cst.Comparison):
+        return any(isinstance(c.operator, (cst.Equal, cst.GreaterThanEqual)) for c in test.comparisons) \
+            and LAST_PASS.search(ctx.code(test)) is not None
+    return isinstance(test, (cst.Name, cst.Attribute)) and re.search(r"last|final", last_name(test) or "", re.I) is not None
+
+
 def _tools_cleared(ctx: ModuleContext, statement: cst.CSTNode) -> cst.Assign | None:
     """`self.req.func_tool = None`, `request.tools = []`, `params["tools"] = None` in `statement` (under an `if`
     too): tools taken off what the next step sends."""

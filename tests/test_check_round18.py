@@ -1,0 +1,262 @@
+"""Round 18: classes read from a spent set's misses and false findings (holdout22: an SRE agent, a Discord bot,
+evaluation harnesses).
+
+- CL101: a message written as `dict(role="system", content=...)` is a message; a clock read zoned with
+  `.astimezone()` is the same clock; a Jinja template rendered with the clock in its context; a prompt renderer
+  that many modules call is reported once, where the clock is read, not at every caller.
+- CL301: a helper of the module that edits the messages of the history it is handed; lists of log lines named
+  `log_messages` are not a conversation.
+- CL203: the tools taken off the last pass of the loop (`tools = None if i == max_steps else tools`), sent through
+  the app's own LLM wrapper (`self.llm.completion(messages=..., tools=...)`); a token count is not a request.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from cachelint.check.engine import ALL_CODES, lint_file, lint_source
+
+
+def lint(source: str, codes: set[str]):
+    return [f for f in lint_source(textwrap.dedent(source).lstrip("\n"), "app.py") if f.code in codes]
+
+
+def lint_tree(tmp_path, files: dict[str, str], target: str, codes: set[str]):
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    path = tmp_path / target
+    return [f for f in lint_file(path, str(path), ALL_CODES, None) if f.code in codes]
+
+
+DISCORD_BOT = '''
+from datetime import datetime
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def on_message(chain, config):
+    messages = []
+    for node in chain:
+        messages.append(dict(content=node.text, role=node.role))
+    if system_prompt := config.get("system_prompt"):
+        now = datetime.now().astimezone()
+        system_prompt = system_prompt.replace("{date}", now.strftime("%B %d %Y")).replace("{time}", now.strftime("%H:%M:%S"))
+        messages.append(dict(role="system", content=system_prompt))
+    kwargs = dict(model=config["model"], messages=messages[::-1], stream=True)
+    async for chunk in await client.chat.completions.create(**kwargs):
+        yield chunk
+'''
+
+
+def test_a_zoned_clock_in_a_system_message_written_as_dict_call_is_found():
+    found = lint(DISCORD_BOT, {"CL101"})
+    assert [f.row for f in found] == [13], found
+    assert "`datetime.now().strftime()` reaches the system prompt of chat.completions.create()" in found[0].message
+    assert "changes every second" in found[0].message
+
+
+def test_the_same_bot_with_a_date_only_is_not_reported_as_changing_every_second():
+    daily = DISCORD_BOT.replace('.replace("{time}", now.strftime("%H:%M:%S"))', "")
+    assert all("every second" not in f.message for f in lint(daily, {"CL101"}))
+
+
+def test_a_clock_replaced_into_another_zone_keeps_its_resolution():
+    source = '''
+    from datetime import datetime, timezone
+    from openai import OpenAI
+
+    def answer(history, template):
+        stamp = datetime.now().replace(tzinfo=timezone.utc).isoformat()
+        system = {"role": "system", "content": template + stamp}
+        return OpenAI().chat.completions.create(model="gpt-4o", messages=[system, *history])
+    '''
+    found = lint(source, {"CL101"})
+    assert [f.row for f in found] == [5] and "changes on every call" in found[0].message, found
+
+
+JINJA_RENDERER = '''
+from datetime import datetime, timezone
+from jinja2 import Environment
+from openai import OpenAI
+
+def render(prompt, context=None):
+    template = Environment().from_string(prompt)
+    if context is None:
+        context = {}
+    now = datetime.now(timezone.utc)
+    context.update({"now": f"{now}"})
+    return template.render(**context)
+
+def ask(history):
+    system = render("You are an SRE assistant.", {})
+    return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *history])
+'''
+
+
+def test_a_clock_put_into_a_jinja_templates_context_is_found():
+    found = lint(JINJA_RENDERER, {"CL101"})
+    assert [f.row for f in found] == [9], found
+
+
+def test_a_jinja_template_rendered_with_a_fixed_context_is_quiet():
+    fixed = JINJA_RENDERER.replace('context.update({"now": f"{now}"})', 'context.update({"cluster": "prod"})')
+    assert lint(fixed, {"CL101"}) == []
+
+
+SHARED_RENDERER = '''
+from datetime import datetime, timezone
+from jinja2 import Environment
+
+
+def load_and_render_prompt(prompt: str, context: dict | None = None) -> str:
+    template = Environment().from_string(prompt)
+    context = dict(context or {})
+    context["now"] = f"{datetime.now(timezone.utc)}"
+    return template.render(**context)
+'''
+CALLER = '''
+from openai import OpenAI
+from prompts import load_and_render_prompt
+
+
+def {name}(history):
+    system = load_and_render_prompt("builtin://{name}.jinja2", {{}})
+    return OpenAI().chat.completions.create(model="gpt-4o", messages=[{{"role": "system", "content": system}}, *history])
+'''
+
+
+def test_a_prompt_renderer_many_modules_call_is_reported_once_where_the_clock_is_read(tmp_path):
+    files = {"prompts.py": SHARED_RENDERER, "chat.py": CALLER.format(name="chat"), "investigate.py": CALLER.format(name="investigate")}
+    found = lint_tree(tmp_path, files, "prompts.py", {"CL101"})
+    assert [f.row for f in found] == [8], found
+    assert "`load_and_render_prompt()` renders, a prompt renderer called from 2 places of the project" in found[0].message
+    assert found[0].confidence == "likely"
+    assert lint_tree(tmp_path, files, "chat.py", {"CL101"}) == []  # not again at each caller
+    assert lint_tree(tmp_path, files, "investigate.py", {"CL101"}) == []
+
+
+def test_a_renderer_with_one_caller_is_reported_at_the_request(tmp_path):
+    files = {"prompts.py": SHARED_RENDERER, "chat.py": CALLER.format(name="chat")}
+    assert lint_tree(tmp_path, files, "prompts.py", {"CL101"}) == []
+    found = lint_tree(tmp_path, files, "chat.py", {"CL101"})
+    assert len(found) == 1 and "prompts.py:8" in found[0].message and found[0].confidence == "certain", found
+
+
+def test_a_function_not_named_for_prompts_is_not_a_shared_renderer(tmp_path):
+    helper = SHARED_RENDERER.replace("load_and_render_prompt(prompt: str, context", "stamp(text: str, context")
+    caller = CALLER.replace("load_and_render_prompt", "stamp")
+    files = {"prompts.py": helper, "chat.py": caller.format(name="chat"), "investigate.py": caller.format(name="investigate")}
+    assert lint_tree(tmp_path, files, "prompts.py", {"CL101"}) == []
+    assert len(lint_tree(tmp_path, files, "chat.py", {"CL101"})) == 1
+
+
+TRUNCATED_TOOLS = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def truncate_tool_messages(conversation_history: list, tool_size: int) -> None:
+    for message in conversation_history:
+        if message.get("role") == "tool":
+            message["content"] = message["content"][:tool_size]
+
+
+def chat(conversation_history: list, ask: str):
+    tool_size = 10000 // max(1, len(conversation_history))
+    truncate_tool_messages(conversation_history, tool_size)
+    conversation_history.append({"role": "user", "content": ask})
+    return client.chat.completions.create(model="gpt-4o", messages=conversation_history)
+'''
+
+
+def test_a_helper_that_edits_the_messages_of_the_history_it_is_handed_is_found():
+    found = lint(TRUNCATED_TOOLS, {"CL301"})
+    assert [f.row for f in found] == [9], found
+    assert "edits an earlier message of the history `conversation_history`" in found[0].message
+
+
+def test_a_helper_that_writes_the_same_constant_into_every_message_is_quiet():
+    same = TRUNCATED_TOOLS.replace('message["content"] = message["content"][:tool_size]', 'message["name"] = "tool"')
+    assert lint(same, {"CL301"}) == []
+
+
+def test_a_helper_handed_another_list_is_quiet():
+    other = TRUNCATED_TOOLS.replace("truncate_tool_messages(conversation_history, tool_size)", "truncate_tool_messages([], tool_size)")
+    assert lint(other, {"CL301"}) == []
+
+
+def test_a_log_of_timestamped_lines_is_not_a_conversation():
+    source = '''
+    import time
+    from openai import OpenAI
+
+    LOG_MESSAGES = []
+
+    def buffer_log(message):
+        LOG_MESSAGES.append(f"[{time.strftime('%H:%M:%S')}] {message}")
+        if len(LOG_MESSAGES) > 50:
+            LOG_MESSAGES.pop(0)
+
+    def ask(question):
+        buffer_log(question)
+        return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    '''
+    assert lint(source, {"CL301"}) == []
+
+
+LAST_STEP = '''
+class ToolCallingLLM:
+    def __init__(self, llm, max_steps=10):
+        self.llm = llm
+        self.max_steps = max_steps
+
+    def call(self, messages, tools):
+        i = 0
+        while i < self.max_steps:
+            i += 1
+            tools = None if i == self.max_steps else tools
+            response = self.llm.completion(messages=messages, tools=tools, tool_choice="auto" if tools else None)
+            messages.append(response.choices[0].message.model_dump())
+            if not response.choices[0].message.tool_calls:
+                return response
+'''
+
+
+def test_tools_taken_off_the_last_pass_of_a_loop_through_the_apps_llm_wrapper_are_found():
+    found = lint(LAST_STEP, {"CL203"})
+    assert [f.row for f in found] == [10], found
+    assert "`tools = None if i == self.max_steps else tools` takes the tools off a request" in found[0].message
+    assert "on the last pass of the loop" in found[0].message
+
+
+def test_the_same_tools_on_every_pass_are_quiet():
+    kept = LAST_STEP.replace("            tools = None if i == self.max_steps else tools\n", "")
+    assert lint(kept, {"CL203"}) == []
+
+
+def test_tools_chosen_by_something_other_than_the_last_pass_are_not_this_finding():
+    other = LAST_STEP.replace("tools = None if i == self.max_steps else tools", "tools = None if not tools else tools")
+    assert lint(other, {"CL203"}) == []
+
+
+def test_a_token_count_beside_a_request_is_not_a_request():
+    source = '''
+    import litellm
+
+    class DefaultLLM:
+        def count(self, messages, tools):
+            without = litellm.token_counter(model=self.model, messages=messages)
+            total = litellm.token_counter(model=self.model, messages=messages, tools=tools)
+            return total - without
+
+        def completion(self, messages, tools):
+            return litellm.completion(model=self.model, messages=messages, tools=tools)
+    '''
+    assert lint(source, {"CL203"}) == []
+
+
+def test_a_completion_method_of_something_not_named_for_an_llm_is_not_a_request():
+    source = LAST_STEP.replace("self.llm.completion(", "self.editor.completion(")
+    assert lint(source, {"CL203"}) == []
