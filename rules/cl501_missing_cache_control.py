@@ -478,10 +478,17 @@ def _configured_claude(analysis, site, tree_marks) -> str | None:
     if isinstance(model, cst.Name) and (bound := [v for _, v in analysis.ctx.assigned_values(model)]) \
             and all(string_value(v) is not None for v in bound):
         return None  # `model=MODEL` with `MODEL = "gpt-4o"`: written in the module, and not a Claude
+    owner = analysis.ctx.enclosing(site.node, (cst.ClassDef,)) or analysis.ctx.enclosing_function(site.node)
+    if owner is not None and OTHER_PROVIDER.search(owner.name.value):
+        return None  # `class GroqModel` / `def call_openai(...)`: the adapter of another provider (Devon: one class each)
     model = tree_claude_model(analysis.ctx.filename)
     if model is None or not caches_prompts(model) or tree_marks():
         return None
     return model
+
+
+# a class or function named for a provider other than Anthropic (Bedrock and Vertex also serve Claude)
+OTHER_PROVIDER = re.compile(r"openai|gpt|groq|ollama|gemini|mistral|cohere|deepseek|azure|together|fireworks|qwen|llama|grok|xai", re.I)
 
 
 def _when_claude(report, model: str):

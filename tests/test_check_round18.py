@@ -260,3 +260,48 @@ def test_a_token_count_beside_a_request_is_not_a_request():
 def test_a_completion_method_of_something_not_named_for_an_llm_is_not_a_request():
     source = LAST_STEP.replace("self.llm.completion(", "self.editor.completion(")
     assert lint(source, {"CL203"}) == []
+
+
+LITELLM_ADAPTER = '''
+import litellm
+
+
+class {cls}:
+    def __init__(self, model):
+        self.model = model
+
+    def query(self, messages, tools):
+        while True:
+            response = litellm.completion(model=self.model, messages=messages, tools=tools)
+            messages.append(response.choices[0].message.model_dump())
+            if not response.choices[0].message.tool_calls:
+                return response
+            messages.append({{"role": "tool", "tool_call_id": "1", "content": "done"}})
+'''
+
+
+def test_a_litellm_loop_where_the_project_sets_a_claude_default_is_found(tmp_path):
+    config = 'DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-20241022"\n'
+    found = lint_tree(tmp_path, {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls="Agent")}, "agent.py", {"CL501"})
+    assert len(found) == 1 and "the project names `anthropic/claude-3-5-sonnet-20241022`" in found[0].message, found
+
+
+def test_a_claude_model_named_only_as_a_table_key_or_a_keyword_is_not_a_setting(tmp_path):
+    for config in ('MODELS = {\n    "claude-3-5-sonnet-20240620": "AnthropicModel",\n}\n',
+                   'agent = Agent(\n    model=LiteLlm(model="anthropic/claude-3-7-sonnet-20250219"),\n)\n',
+                   '# DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-20241022"\n'):
+        files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls="Agent")}
+        assert lint_tree(tmp_path, files, "agent.py", {"CL501"}) == [], config
+
+
+def test_a_claude_default_in_a_test_is_not_a_setting(tmp_path):
+    (tmp_path / "tests").mkdir()
+    files = {"tests/test_agent.py": 'MODEL = "anthropic/claude-3-5-sonnet-20241022"\n', "agent.py": LITELLM_ADAPTER.format(cls="Agent")}
+    assert lint_tree(tmp_path, files, "agent.py", {"CL501"}) == []
+
+
+def test_the_litellm_adapter_of_another_provider_is_not_sent_to_claude(tmp_path):
+    config = 'DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-20241022"\n'
+    for cls in ("GroqModel", "OpenAiModel", "OllamaModel"):
+        files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls=cls)}
+        assert lint_tree(tmp_path, files, "agent.py", {"CL501"}) == [], cls

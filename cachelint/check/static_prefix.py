@@ -66,10 +66,22 @@ def tree_sets_breakpoints(filename: str) -> bool:
 CLAUDE_MODEL = re.compile(r"""["']((?:[\w.-]+[/.])*claude-(?:[a-z]+-)*\d[\w.:-]*)["']""")
 
 
+# a line that sets a model: `DEFAULT_MODEL = "..."`, `model: str = "..."`, `MODELS = ["gpt-4o", "..."]` (spaces around
+# `=`, not a keyword argument or a dict entry), or an option's `default="..."`
+SETTING_LINE = re.compile(r"""^[ \t]*(?:[A-Za-z_][\w.]*(?:[ \t]*:[^=\n]+)?[ \t]+=[ \t]+|.*\bdefault[ \t]*=[ \t]*)(?P<value>[^\n]*)$""", re.M)
+
+
 def tree_claude_model(filename: str) -> str | None:
-    """A Claude model that caches prompts, named in a string of some .py file of the tree that holds `filename`
-    (the first found), or None: an app whose model is a setting may be run with it."""
-    found = tree.first_file(filename, "claude model", lambda path, text: _cached_claude(text) is not None)
+    """A Claude model that caches prompts, set as a default or a setting in some .py file of the tree that holds
+    `filename` (the first found; tests left out), or None: an app whose model is a setting may be run with it. A
+    Claude model named only as a key of a table (`"claude-3-5-sonnet": AnthropicModel`, a price list), in a
+    condition, a comment or a call's keyword is not what this code is configured with."""
+    from cachelint.check.config import project_root_of, test_path_below
+
+    def configured(path: str, text: str) -> bool:
+        return _cached_claude(text) is not None and not test_path_below(path, project_root_of(path) or os.getcwd())
+
+    found = tree.first_file(filename, "claude model setting", configured)
     if found is None:
         return None
     with open(found, encoding="utf-8", errors="replace") as file:
@@ -79,7 +91,14 @@ def tree_claude_model(filename: str) -> str | None:
 def _cached_claude(text: str) -> str | None:
     from cachelint.simulate.models import caches_prompts
 
-    return next((m.group(1) for m in CLAUDE_MODEL.finditer(text) if caches_prompts(m.group(1))), None)
+    for line in SETTING_LINE.finditer(text):
+        value = line.group("value")
+        if value.rstrip().endswith(",") and "default" not in line.group(0):
+            continue  # `model=LiteLlm(model="..."),`: a keyword argument of a call
+        for m in CLAUDE_MODEL.finditer(value):
+            if caches_prompts(m.group(1)) and not _in_comment(text, line.start("value") + m.start()):
+                return m.group(1)
+    return None
 
 
 def mentions_caching(source: str) -> bool:
