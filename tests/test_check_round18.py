@@ -305,3 +305,28 @@ def test_the_litellm_adapter_of_another_provider_is_not_sent_to_claude(tmp_path)
     for cls in ("GroqModel", "OpenAiModel", "OllamaModel"):
         files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls=cls)}
         assert lint_tree(tmp_path, files, "agent.py", {"CL501"}) == [], cls
+
+
+HAYSTACK = '''
+import glob
+import os
+
+
+class NeedleTester:
+    def read_context_files(self):
+        context = ""
+        while len(context) < self.max_context_length:
+            for file in glob.glob(os.path.join(self.haystack_dir, "*.txt")):
+                with open(file) as f:
+                    context += f.read()
+        return context
+'''
+
+
+def test_a_context_read_from_an_unsorted_listing_is_found():
+    found = lint(HAYSTACK, {"CL103"})
+    assert [f.row for f in found] == [9] and "collected into `context`" in found[0].message, found
+
+
+def test_the_same_context_read_from_a_sorted_listing_is_quiet():
+    assert lint(HAYSTACK.replace("in glob.glob(", "in sorted(glob.glob(").replace('"*.txt")):', '"*.txt"))):'), {"CL103"}) == []

@@ -25,7 +25,7 @@ READS = re.compile(r"^(?:open|read_text|read_bytes|read|load|safe_load|loads|fro
                    r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|yaml|json)$")
 # what the collected text is for
 PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
-                             r"|guideline|\brules?\b|_rules?\b|rules?_|skill", re.I)
+                             r"|guideline|\brules?\b|_rules?\b|rules?_|skill|context|haystack|corpus", re.I)
 COLLECTS = frozenset({"append", "extend", "join", "update"})
 
 
