@@ -330,3 +330,19 @@ def test_a_context_read_from_an_unsorted_listing_is_found():
 
 def test_the_same_context_read_from_a_sorted_listing_is_quiet():
     assert lint(HAYSTACK.replace("in glob.glob(", "in sorted(glob.glob(").replace('"*.txt")):', '"*.txt"))):'), {"CL103"}) == []
+
+
+def test_toolsets_loaded_in_an_unsorted_listing_are_found():
+    source = '''
+    import os
+
+    def load_builtin_toolsets():
+        all_toolsets = []
+        for filename in os.listdir(THIS_DIR):
+            if filename.endswith(".yaml"):
+                all_toolsets.extend(load_toolsets_from_file(os.path.join(THIS_DIR, filename)))
+        return all_toolsets
+    '''
+    found = lint(source, {"CL201"})
+    assert [f.row for f in found] == [5] and "tools are loaded into all_toolsets" in found[0].message, found
+    assert lint(source.replace("in os.listdir(THIS_DIR):", "in sorted(os.listdir(THIS_DIR)):"), {"CL201"}) == []
