@@ -346,3 +346,28 @@ def test_toolsets_loaded_in_an_unsorted_listing_are_found():
     found = lint(source, {"CL201"})
     assert [f.row for f in found] == [5] and "tools are loaded into all_toolsets" in found[0].message, found
     assert lint(source.replace("in os.listdir(THIS_DIR):", "in sorted(os.listdir(THIS_DIR)):"), {"CL201"}) == []
+
+
+AUTO_INVOKE = '''
+class ChatCompletionClientBase:
+    async def get_chat_message_contents(self, chat_history, settings):
+        for request_index in range(settings.maximum_auto_invoke_attempts):
+            completions = await self._inner_get_chat_message_contents(chat_history, settings)
+            calls = [item for item in completions[0].items if item.is_function_call]
+            if not calls:
+                return completions
+            chat_history.add_message(completions[0])
+            await self.invoke_calls(calls, chat_history)
+        else:
+            self._reset_function_choice_settings(settings)
+            return await self._inner_get_chat_message_contents(chat_history, settings)
+'''
+
+
+def test_a_final_step_after_the_loops_else_with_the_tools_reset_is_found():
+    found = lint(AUTO_INVOKE, {"CL203"})
+    assert [f.row for f in found] == [11] and "`self._reset_function_choice_settings(settings)` takes the tools off" in found[0].message, found
+
+
+def test_a_final_step_with_the_tools_kept_is_quiet():
+    assert lint(AUTO_INVOKE.replace("            self._reset_function_choice_settings(settings)\n", ""), {"CL203"}) == []

@@ -48,6 +48,8 @@ def tools_cleared_for_a_last_step(ctx: ModuleContext) -> Iterator[DroppedTools]:
         if not steps:
             continue
         following = _statements_after(ctx, loop)
+        if isinstance(loop, (cst.For, cst.While)) and loop.orelse is not None:  # for ...: ... else: one more step
+            following = [*loop.orelse.body.body, *following]
         for index, statement in enumerate(following):
             cleared = _tools_cleared(ctx, statement)
             if cleared is None:
@@ -118,10 +120,16 @@ def _last_pass(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
     return isinstance(test, (cst.Name, cst.Attribute)) and re.search(r"last|final", last_name(test) or "", re.I) is not None
 
 
-def _tools_cleared(ctx: ModuleContext, statement: cst.CSTNode) -> cst.Assign | None:
+# a call named for taking the tools (function calling) off the request settings
+RESETS_TOOLS = re.compile(r"^_?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)(?:_\w+)?$", re.I)
+
+
+def _tools_cleared(ctx: ModuleContext, statement: cst.CSTNode) -> cst.CSTNode | None:
     """`self.req.func_tool = None`, `request.tools = []`, `params["tools"] = None` in `statement` (under an `if`
     too): tools taken off what the next step sends."""
     for node in (statement, *descendants(statement)):
+        if isinstance(node, cst.Call) and RESETS_TOOLS.search(last_name(node.func) or "") and isinstance(statement, cst.SimpleStatementLine):
+            return statement.body[0]  # self._reset_function_choice_settings(settings): the tools taken off the settings
         if not isinstance(node, cst.Assign) or not _empty(node.value):
             continue
         for target in node.targets:

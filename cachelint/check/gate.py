@@ -103,7 +103,8 @@ TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:
 TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\(", re.I)
 
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
-TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)")
+TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)"
+                           r"|\._?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)\w*\(")
 
 # the end of a function's signature: `def run(self, tools=None):`, `        tools=None) -> str:`
 SIGNATURE_END = re.compile(r"^\s*(?:async\s+)?def\b|\)\s*(?:->[^:\n]*)?:\s*(?:#.*)?$")
