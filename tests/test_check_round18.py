@@ -371,3 +371,46 @@ def test_a_final_step_after_the_loops_else_with_the_tools_reset_is_found():
 
 def test_a_final_step_with_the_tools_kept_is_quiet():
     assert lint(AUTO_INVOKE.replace("            self._reset_function_choice_settings(settings)\n", ""), {"CL203"}) == []
+
+
+def test_tools_narrowed_to_one_on_the_last_turn_are_found():
+    source = '''
+    class ToolUsingExecutor:
+        async def run(self, agents, tools, plan):
+            for current_turn in range(self.max_tool_call_times):
+                for name in agents:
+                    if current_turn == self.max_tool_call_times - 1:
+                        tool = [t for t in tools[name] if t["name"] == "submit_task"]
+                    else:
+                        tool = tools[name]
+                    await self.real_execution_agents[name].astep(plan[name], tool)
+    '''
+    found = lint(source, {"CL203"})
+    assert [f.row for f in found] == [6] and "once the steps reach their limit" in found[0].message, found
+
+
+def test_tools_emptied_once_a_tool_call_limit_is_reached_are_found():
+    source = '''
+    class Agent:
+        def _build_model_request_parameters(self, task):
+            if self.tool_call_limit and self._tool_call_count >= self.tool_call_limit:
+                tool_definitions = []
+            else:
+                tool_definitions = list(self.tool_manager.get_tool_definitions())
+            return {"tools": tool_definitions, "output": task.output}
+    '''
+    found = lint(source, {"CL203"})
+    assert [f.row for f in found] == [4], found
+
+
+def test_tools_chosen_by_a_setting_are_not_a_last_pass():
+    source = '''
+    class Agent:
+        def _build(self, task):
+            if self.disable_tools:
+                tool_definitions = []
+            else:
+                tool_definitions = list(self.tool_manager.get_tool_definitions())
+            return {"tools": tool_definitions}
+    '''
+    assert lint(source, {"CL203"}) == []

@@ -112,8 +112,51 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
                     yield DroppedTools(statement, what, "on the last pass of the loop that sends it")
 
 
+# what holds the tools a request is sent with: tools, tool_definitions, functions, tool_list, tool
+TOOLS_HOLDER = re.compile(r"^_?(?:\w+_)?(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)$", re.I)
+
+
+def tools_cut_on_a_last_pass(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """`if current_turn == self.max_tool_call_times - 1: tool = [t for t in tools if t["name"] == "submit_task"]`, `elif
+    self._tool_call_count >= self.tool_call_limit: tool_definitions = []`: the tools emptied or narrowed to a few once a
+    step count reaches its limit, while the other branch (or the value before) keeps them all: the last request of
+    the loop sends other tools than the ones before it."""
+    for branch in ctx.nodes(cst.If):
+        if not _last_pass(ctx, branch.test) or ctx.enclosing_function(branch) is None:
+            continue
+        for statement in branch.body.body:
+            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                continue
+            target = assign.targets[0].target
+            name = last_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if name is None or not TOOLS_HOLDER.match(name):
+                continue
+            value = assign.value
+            narrowed = isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.ifs \
+                and TOOL_WORD.search(ctx.code(value.for_in.iter)) is not None
+            if (_empty(value) or narrowed) and _kept_otherwise(ctx, branch, target):
+                yield DroppedTools(statement, ctx.code(assign).strip(), "once the steps reach their limit")
+
+
+def _kept_otherwise(ctx: ModuleContext, branch: cst.If, target: cst.BaseExpression) -> bool:
+    """The other branch of the test assigns the same name something else (all the tools)."""
+    code = ctx.code(target)
+    other = branch.orelse
+    while other is not None:
+        body = other.body.body if isinstance(other, (cst.If, cst.Else)) else []
+        for statement in body:
+            node = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+            if isinstance(node, cst.Assign) and any(ctx.code(t.target) == code for t in node.targets) and not _empty(node.value):
+                return True
+        other = other.orelse if isinstance(other, cst.If) else None
+    return False
+
+
 def _last_pass(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
     """`i == max_steps`, `step >= self.max_iterations - 1`, `is_last_step`: a test true only on the loop's last pass."""
+    if isinstance(test, cst.BooleanOperation):
+        return _last_pass(ctx, test.left) or _last_pass(ctx, test.right)
     if isinstance(test, cst.Comparison):
         return any(isinstance(c.operator, (cst.Equal, cst.GreaterThanEqual)) for c in test.comparisons) \
             and LAST_PASS.search(ctx.code(test)) is not None

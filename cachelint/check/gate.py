@@ -110,6 +110,11 @@ TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]
 SIGNATURE_END = re.compile(r"^\s*(?:async\s+)?def\b|\)\s*(?:->[^:\n]*)?:\s*(?:#.*)?$")
 
 
+# `if turn == max_turns - 1:` / `elif count >= self.tool_call_limit:` followed by a tool list set on the next line
+LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\w*[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)[ \t]*=[^=]",
+                             re.M | re.I)
+
+
 def _drops_tools(source: str) -> bool:
     """TOOLS_DROPPED outside a function's signature, where `tools=None` is a parameter's default."""
     for match in TOOLS_DROPPED.finditer(source):
@@ -199,6 +204,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
+    if "CL203" in codes and LAST_PASS_TOOLS.search(source):
+        return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_cut_on_a_last_pass)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL201" in codes and LISTING.search(source) and TOOL_LOADING.search(source):
