@@ -414,3 +414,19 @@ def test_tools_chosen_by_a_setting_are_not_a_last_pass():
             return {"tools": tool_definitions}
     '''
     assert lint(source, {"CL203"}) == []
+
+
+def test_system_messages_written_as_dict_calls_in_a_list_sent_elsewhere_are_analyzed():
+    source = '''
+    from datetime import datetime
+
+    def build(history, question):
+        messages = [dict(role="system", content=f"Time: {datetime.now()}"), *history, dict(role="user", content=question)]
+        return messages
+
+    def build_again(question):
+        return [dict(role="system", content=PROMPT), dict(role="user", content=question)]
+    '''
+    found = [f for f in lint_source(textwrap.dedent(source).lstrip("\\n"), "app.py")]
+    assert all(f.code != "CL999" for f in found), found
+    assert [f.code for f in found if f.code == "CL101"] == ["CL101"], found

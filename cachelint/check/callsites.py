@@ -346,12 +346,11 @@ def prompt_shaped_sites(ctx: ModuleContext) -> list[CallSite]:
     """A module that builds prompts but sends them elsewhere (a framework, another package): each outermost
     list literal of messages with a system (or developer) message stands for a request, with confidence
     `likely`: only the data's shape says it is a prompt."""
-    from cachelint.check.values import string_value
 
     def shaped(node: cst.List) -> bool:
         for element in node.elements:
             value = element.value
-            if is_system_message(value) and any(isinstance(e, cst.DictElement) and string_value(e.key) == "content" for e in value.elements):  # type: ignore[union-attr]
+            if is_system_message(value) and message_content(value) is not None:
                 return True
         return False
 
@@ -373,6 +372,15 @@ def added_after_history(ctx: ModuleContext, listed: cst.List) -> bool:
     holder = ctx.parent(listed)
     return isinstance(holder, cst.BinaryOperation) and isinstance(holder.operator, cst.Add) and holder.right is listed \
         and not isinstance(holder.left, cst.List)
+
+
+def message_content(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The `content` of a message written as a dict literal or as `dict(role=..., content=...)`."""
+    from cachelint.check.values import dict_entries
+
+    if isinstance(expr, cst.Call):
+        return next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "content"), None)
+    return next((value for key, value in dict_entries(expr) if key == "content"), None)
 
 
 def is_system_message(expr: cst.BaseExpression) -> bool:

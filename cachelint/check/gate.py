@@ -49,7 +49,7 @@ SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|imp
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
                         r"|(?i:llm|client|model)\w*\.a?(?:chat_)?completion\((?=[^)]*\bmessages\s*=)")
 # a message list built here and sent elsewhere: {"role": "system", ...}
-SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']""")
+SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\bdict\(\s*role\s*=\s*["'](?:system|developer)["']""")
 # a request posted to a provider's HTTP API without an SDK (callsites._http_site): its endpoint, or Anthropic's header
 HTTP_API = re.compile(r"""/v1/messages\b|/chat/completions\b|/v1/responses\b|["']anthropic-version["']""")
 

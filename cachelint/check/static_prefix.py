@@ -430,7 +430,7 @@ def _argument(call: cst.Call, param: str, index: int | None) -> cst.BaseExpressi
 def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
     """The text a system prompt passed as `argument` starts with: a string value, or the `content` of the
     system message of a message list literal."""
-    from cachelint.check.callsites import is_system_message
+    from cachelint.check.callsites import is_system_message, message_content
 
     if isinstance(argument, cst.Name):
         values = [v for _, v in ctx.assigned_values(argument) if v is not None]
@@ -438,10 +438,8 @@ def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
             argument = values[0]
     if isinstance(argument, cst.List):
         for element in argument.elements:
-            if is_system_message(element.value):
-                for entry in element.value.elements:  # type: ignore[attr-defined]
-                    if isinstance(entry, cst.DictElement) and string_value(entry.key) == "content":
-                        return leading_text(ctx, entry.value)[0]
+            if is_system_message(element.value) and (content := message_content(element.value)) is not None:
+                return leading_text(ctx, content)[0]
         return ""
     return leading_text(ctx, argument)[0]
 
