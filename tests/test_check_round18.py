@@ -430,3 +430,8 @@ def test_system_messages_written_as_dict_calls_in_a_list_sent_elsewhere_are_anal
     found = [f for f in lint_source(textwrap.dedent(source).lstrip("\\n"), "app.py")]
     assert all(f.code != "CL999" for f in found), found
     assert [f.code for f in found if f.code == "CL101"] == ["CL101"], found
+
+
+def test_a_stream_read_in_a_for_loop_is_not_a_loop_around_the_request():
+    found = lint(DISCORD_BOT, {"CL101"})
+    assert "computed on every call" in found[0].message and "once per conversation" not in found[0].message, found

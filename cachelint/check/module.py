@@ -158,13 +158,17 @@ class ModuleContext:
         return self.enclosing(node, (cst.FunctionDef,))  # type: ignore[return-value]
 
     def loops_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        """Loops that contain `node`, innermost first, stopping at the enclosing function."""
+        """Loops that contain `node`, innermost first, stopping at the enclosing function. A `for` whose iterable holds
+        `node` (`for chunk in client.chat.completions.create(stream=True)`) runs it once, before its passes: not a
+        loop around it."""
         found = []
+        child = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, SCOPES):
                 break
-            if isinstance(ancestor, LOOPS):
+            if isinstance(ancestor, LOOPS) and not (isinstance(ancestor, cst.For) and child is ancestor.iter):
                 found.append(ancestor)
+            child = ancestor
         return found
 
     def contains(self, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
