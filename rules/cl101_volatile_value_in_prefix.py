@@ -32,6 +32,13 @@ turn (`[to_template_message(m) for m in messages]`, a single-dispatch `to_openai
 tool-call id into what it returns or into the stored message itself (`call["id"] = new_call_id()`); one applied to
 a reply parsed once (`for choice in response.choices`) makes new turns, and is not reported; nor is an Anthropic
 tool-use block's id in a project that sets no breakpoint anywhere, where nothing is cached.
+
+Messages written as `dict(role="system", content=...)` are read like literals, a clock zoned with `.astimezone()` is
+the same clock, and a Jinja template's `render(**context)` lands every value put into its context
+(`context.update({"now": ...})`). A prompt renderer that other modules of the project call from two or more places
+(a module-level function named for prompts, templates or instructions, or taking such a parameter:
+`load_and_render_prompt(template, context)`) is reported once, where the value is read in it (`likely`, naming its
+callers), and not again at each caller.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests

@@ -25,6 +25,13 @@ step-limited loop before one more step (`self.req.func_tool = None`, then `await
 and a retry or finalization request built with `tools=None` from the conversation a function is handed, beside
 calls of the same builder with tools.
 
+Also (`likely`) tools taken off the last pass of the loop that sends them (`tools = None if i == max_steps else
+tools`, `if i == max_steps: tools = None`), a final step after a step-limited `for` loop's `else:` that resets them on
+the request settings (`self._reset_function_choice_settings(settings)`), and tools emptied or narrowed to a few once
+a step count reaches its limit while the other branch keeps them all (`if turn == self.max_turns - 1: tools = [t for
+t in tools if t["name"] == "submit"]`). A token count (`litellm.token_counter(messages=..., tools=...)`) is not a
+request.
+
 Also (`likely`) tools put into a request only under a test of the last message's role (`if messages[-1]["role"]
 == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`): the request that
 follows the tool results goes out without them.

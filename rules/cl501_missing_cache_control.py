@@ -69,8 +69,10 @@ speaks of breakpoints, which a helper could set):
   statements not counted) passes a list made afresh for one question: an evaluation harness, where no request
   resends another. litellm
   requests count where the model, or the class that sends them, names Claude / Anthropic; and (`likely`) where the
-  model is a setting (not a literal, nor a constant of the module), the project names a Claude model that caches
-  prompts (`"anthropic/claude-3-5-sonnet-..."`) and no file of it sets a breakpoint;
+  model is a setting (not a literal, nor a constant of the module), the project sets a Claude model that caches
+  prompts as a default or a setting (`DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-..."`, `model: str = ...`, an
+  option's `default=`; not a table key, a call's keyword, a comment or a test) and no file of it sets a breakpoint,
+  unless the class or function that sends it is named for another provider (`GroqModel`, `call_openai`);
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
