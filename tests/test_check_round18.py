@@ -323,9 +323,13 @@ class NeedleTester:
 '''
 
 
-def test_a_context_read_from_an_unsorted_listing_is_found():
+def test_a_context_read_from_an_unsorted_listing_of_a_material_folder_is_found():
     found = lint(HAYSTACK, {"CL103"})
     assert [f.row for f in found] == [9] and "collected into `context`" in found[0].message, found
+
+
+def test_a_context_read_from_a_listing_that_names_no_prompt_material_is_quiet():
+    assert lint(HAYSTACK.replace("self.haystack_dir", "self.data_dir"), {"CL103"}) == []
 
 
 def test_the_same_context_read_from_a_sorted_listing_is_quiet():

@@ -137,7 +137,7 @@ TEXT_HISTORY = Needs(re.compile(rf"\{{[^{{}}\n]*(?:{HISTORY_WORDS})[^{{}}\n]*\}}
 
 # files listed from a directory (CL103: listings.py), in a module that speaks of prompt material
 LISTING = Needs(re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\("), ("glob(", "listdir(", "scandir(", "iterdir(", "os.walk("))
-PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline|skill|context|haystack|corpus", re.I)
+PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline|skill|haystack", re.I)
 
 # a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`
 STEP_TOOLS = re.compile(r"\btools\.(?:append|extend)\(")

@@ -25,7 +25,7 @@ READS = re.compile(r"^(?:open|read_text|read_bytes|read|load|safe_load|loads|fro
                    r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|yaml|json)$")
 # what the collected text is for
 PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
-                             r"|guideline|\brules?\b|_rules?\b|rules?_|skill|context|haystack|corpus", re.I)
+                             r"|guideline|\brules?\b|_rules?\b|rules?_|skill|haystack", re.I)
 COLLECTS = frozenset({"append", "extend", "join", "update"})
 
 
@@ -61,7 +61,7 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
             continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
         found = _collected_reads(ctx, function, call, holders)
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
-                                  or any(PROMPT_MATERIAL.search(h) for h in holders)):
+                                  or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))):
             yield ListedMaterial(call, " ".join(ctx.code(call).split()), found)
 
 

@@ -24,7 +24,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
 from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants as descendants_of, names_in
-from cachelint.check.shared_prompts import shared_renderer
+from cachelint.check.shared_prompts import SHARED_KINDS, shared_renderer
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
@@ -457,8 +457,10 @@ def _walk_system(analysis) -> Iterator[tuple[CallSite, Fact]]:
         landing = Landing("messages", prefix=True, role="system", item=True)
         for value in built.values:
             walker.walk(value, landing, 0)
+        function = ctx.enclosing_function(built.node)
+        shared = function is not None and not SYSTEM_BUILDER.match(function.name.value) and bool(shared_renderer(ctx, function))
         for fact in walker.facts:
-            if fact.kind not in SYSTEM_KINDS or not fact.landing.prefix or fact.when == "per process":
+            if fact.kind not in (SHARED_KINDS if shared else SYSTEM_KINDS) or not fact.landing.prefix or fact.when == "per process":
                 continue
             if fact.kind == "volatile" and fact.granularity in COARSE_GRANULARITY:
                 continue  # a date: the prompt changes once a day, and nothing in sight says it is long or reused

@@ -22,6 +22,7 @@ from cachelint.check import tree
 from cachelint.check.module import ModuleContext
 
 MIN_CALLERS = 2  # calls, in other modules, of a renderer shared across the project
+SHARED_KINDS = frozenset({"volatile", "counter"})  # what a shared renderer is judged on: a value that changes per call
 PROMPTISH = re.compile(r"prompt|template|instruction", re.I)
 # what may vary in a renderer's own text: a clock, a random id, a listing, an unsorted dump, a set
 SUSPECT = re.compile(r"\.now\(|\btime\(\)|\buuid\d?\(|\brandom\.|\btoken_hex\(|\blistdir\(|\bglob\(|\biterdir\(|\bjson\.dumps\(|\bset\(")
@@ -75,10 +76,10 @@ def _callers(ctx: ModuleContext, name: str) -> list[str]:
 
 
 def reported_in_renderer(fact) -> bool:
-    """Whether the renderer's own module reports `fact` (the kinds and timing a built system prompt is judged on)."""
-    from cachelint.check.renderers import SYSTEM_KINDS
+    """Whether the renderer's own module reports `fact`: a value that changes per call (an unordered listing or dict
+    in a renderer is left to the callers' walks, where the request is in sight)."""
     from cachelint.check.values import COARSE_GRANULARITY
 
-    if fact.kind not in SYSTEM_KINDS or not fact.landing.prefix or fact.when == "per process":
+    if fact.kind not in SHARED_KINDS or not fact.landing.prefix or fact.when == "per process":
         return False
     return not (fact.kind == "volatile" and fact.granularity in COARSE_GRANULARITY)
