@@ -1062,8 +1062,14 @@ def _helpers_given(ctx, call: cst.Call, target: str):
                 continue
             params = [p for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params) if p.name.value not in ("self", "cls")]
             name = arg.keyword.value if arg.keyword is not None else next((p.name.value for p in params if positional_index(function, p.name.value) == position), None)
-            if name is not None:
+            if name is not None and not _rebound(ctx, function, name):
                 yield function, name
+
+
+def _rebound(ctx, function: cst.FunctionDef, name: str) -> bool:
+    """`history = copy.deepcopy(history)` (or any other value) in the helper: what it edits may be its own copy."""
+    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)
+               and ctx.enclosing_function(n) is function for n in descendants(function.body))
 
 
 def _same_for_every_message(ctx, statement, target: cst.Subscript, value, names: set[str]) -> bool:

@@ -490,7 +490,9 @@ def _configured_claude(analysis, site, tree_marks) -> str | None:
 
 
 # a class or function named for a provider other than Anthropic (Bedrock and Vertex also serve Claude)
-OTHER_PROVIDER = re.compile(r"openai|gpt|groq|ollama|gemini|mistral|cohere|deepseek|azure|together|fireworks|qwen|llama|grok|xai", re.I)
+# (a leading word of the name: `GroqModel`, `OpenAiModel`, `call_openai`, `openai_chat`; not `OpenAICompatibleAgent`)
+OTHER_PROVIDER = re.compile(r"^(?:OpenA[Ii]|Gpt|GPT|Groq|Ollama|Gemini|Mistral|Cohere|DeepSeek|Deepseek|Fireworks|Qwen|Grok|XAI|Xai)(?![a-z])(?!Compatible)"
+                            r"|(?:^|_)(?:openai|gpt|groq|ollama|gemini|mistral|cohere|deepseek|fireworks|qwen|grok|xai)(?:$|_)")
 
 
 def _when_claude(report, model: str):

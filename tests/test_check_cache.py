@@ -330,7 +330,8 @@ def test_a_module_that_is_only_syntax_checked_has_no_edges(support_app):
 
     run_check([Path(".")], Config(root=support_app), processes=1)
     entries = json.loads(next((support_app / CACHE_DIR_NAME).rglob("*.json")).read_text())["entries"]
-    assert set(entries["app/bot.py"]["deps"]) == {str(support_app / "app" / "prompts.py")}
+    # bot.py reads prompts.py; whether its prompt builder is shared (shared_prompts.py) rests on the whole tree's callers
+    assert str(support_app / "app" / "prompts.py") in entries["app/bot.py"]["deps"]
     assert "deps" not in entries["app/util.py"] and "deps" not in entries["app/prompts.py"]
 
 

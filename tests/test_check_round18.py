@@ -439,3 +439,86 @@ def test_system_messages_written_as_dict_calls_in_a_list_sent_elsewhere_are_anal
 def test_a_stream_read_in_a_for_loop_is_not_a_loop_around_the_request():
     found = lint(DISCORD_BOT, {"CL101"})
     assert "computed on every call" in found[0].message and "once per conversation" not in found[0].message, found
+
+
+def test_a_renderer_whose_callers_send_its_text_as_the_newest_turn_is_not_a_shared_system_prompt(tmp_path):
+    user_caller = CALLER.replace("system = load_and_render_prompt", "question = load_and_render_prompt").replace(
+        '[{{"role": "system", "content": system}}, *history]', '[*history, {{"role": "user", "content": question}}]')
+    files = {"prompts.py": SHARED_RENDERER, "chat.py": user_caller.format(name="chat"), "investigate.py": user_caller.format(name="investigate")}
+    assert lint_tree(tmp_path, files, "prompts.py", {"CL101"}) == []
+    assert lint_tree(tmp_path, files, "chat.py", {"CL101"}) == []  # the newest turn: not reused yet
+
+
+def test_calls_of_another_packages_function_of_the_same_name_are_not_callers(tmp_path):
+    renderer = SHARED_RENDERER.replace("load_and_render_prompt", "render_template")
+    view = 'from flask import render_template\n\n\ndef page():\n    system_prompt = render_template("index.html")\n    return system_prompt\n'
+    files = {"prompts.py": renderer, "chat.py": CALLER.replace("load_and_render_prompt", "render_template").format(name="chat"),
+             "admin.py": view, "views.py": view}
+    assert lint_tree(tmp_path, files, "prompts.py", {"CL101"}) == []
+    assert len(lint_tree(tmp_path, files, "chat.py", {"CL101"})) == 1  # its one real caller reports it, at the request
+
+
+def test_a_function_with_a_prompt_tokens_parameter_is_not_a_prompt_renderer(tmp_path):
+    chunk = '''
+    import time
+
+
+    def get_data_openai(content, model, prompt_tokens=0, completion_tokens=0):
+        return {"id": "x", "created": int(time.time()), "model": model, "usage": {"prompt_tokens": prompt_tokens}}
+    '''
+    caller = 'from api_utils import get_data_openai\n\n\ndef stream(x):\n    system_prompt = get_data_openai(x, "m")\n    return system_prompt\n'
+    files = {"api_utils.py": chunk, "a.py": caller, "b.py": caller}
+    assert lint_tree(tmp_path, files, "api_utils.py", {"CL101"}) == []
+
+
+def test_a_setting_that_mentions_a_limit_is_not_a_last_pass():
+    for test in ('user.plan == "limited"', 'sys.argv[1] == "--final-only"'):
+        source = f'''
+        class Agent:
+            def _build(self, user):
+                if {test}:
+                    tools = []
+                else:
+                    tools = ALL_TOOLS
+                return {{"tools": tools}}
+        '''
+        assert lint(source, {"CL203"}) == [], test
+
+
+def test_a_flag_named_for_the_final_answer_is_not_a_last_pass():
+    source = LAST_STEP.replace("tools = None if i == self.max_steps else tools", "tools = None if self.final_answer_only else tools")
+    assert lint(source, {"CL203"}) == []
+
+
+def test_helpers_that_clear_a_cache_or_tool_calls_are_not_tools_taken_off():
+    for helper in ("self.clear_tool_cache()", "self._remove_tool_calls_without_results(history)"):
+        source = AUTO_INVOKE.replace("self._reset_function_choice_settings(settings)", helper)
+        assert lint(source, {"CL203"}) == [], helper
+
+
+def test_a_helper_that_edits_its_own_deep_copy_is_quiet():
+    copied = TRUNCATED_TOOLS.replace("    for message in conversation_history:\n        if message.get",
+                                     "    conversation_history = copy.deepcopy(conversation_history)\n    for message in conversation_history:\n        if message.get")
+    assert lint("import copy\n" + copied, {"CL301"}) == []
+
+
+def test_claude_models_in_a_price_table_a_hint_list_or_a_comparison_are_not_settings(tmp_path):
+    for config in ('PRICES = {"gpt-4o": 2.5, "claude-3-5-sonnet-20241022": 3.0}\n',
+                   '_VISION_HINTS = ("gpt-4o", "claude-3-5-sonnet-20241022")\n',
+                   'def is_claude(model):\n    return model == "claude-3-5-sonnet-20241022"\n',
+                   '"""Run with DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-20241022"."""\n'):
+        files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls="Agent")}
+        assert lint_tree(tmp_path, files, "agent.py", {"CL501"}) == [], config
+
+
+def test_a_claude_model_set_without_spaces_or_in_a_config_dict_is_a_setting(tmp_path):
+    for config in ('DEFAULT_MODEL="anthropic/claude-3-5-sonnet-20241022"\n',
+                   'CONFIG = {\n    "model": "anthropic/claude-3-5-sonnet-20241022",\n    "temperature": 0,\n}\n'):
+        files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls="Agent")}
+        assert len(lint_tree(tmp_path, files, "agent.py", {"CL501"})) == 1, config
+
+
+def test_an_openai_compatible_adapter_is_not_another_providers(tmp_path):
+    config = 'DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-20241022"\n'
+    files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls="OpenAICompatibleAgent")}
+    assert len(lint_tree(tmp_path, files, "agent.py", {"CL501"})) == 1

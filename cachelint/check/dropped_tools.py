@@ -82,7 +82,6 @@ def _statements_after(ctx: ModuleContext, loop: cst.CSTNode) -> list[cst.CSTNode
     return []
 
 
-LAST_PASS = re.compile(r"max|limit|last|final|budget", re.I)
 
 
 def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedTools]:
@@ -153,18 +152,33 @@ def _kept_otherwise(ctx: ModuleContext, branch: cst.If, target: cst.BaseExpressi
     return False
 
 
+# a step counter and its limit, by name: `i == max_steps`, `current_turn == self.max_tool_call_times - 1`,
+# `self._tool_call_count >= self.tool_call_limit`
+COUNTER = re.compile(r"^_?(?:i|j|n|k|idx|index|step|steps|turn|turns|round|rounds|iter|iteration|iterations|attempt|attempts|trial|trials|try_count|"
+                     r"retries|loop|loops|count|\w*_(?:step|turn|round|iter|iteration|attempt|trial|count|counter|index|idx|num|number)s?)$", re.I)
+LIMIT = re.compile(r"(?:^|_)(?:max|limit|maximum|budget|last|final)(?:$|_)|^max[A-Z]", re.I)
+# a flag that the loop sets on its last pass: `is_last_step`, `final_iteration`
+LAST_FLAG = re.compile(r"^_?(?:is_)?(?:last|final)_(?:step|turn|round|iter|iteration|pass|attempt|trial)$", re.I)
+
+
 def _last_pass(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
-    """`i == max_steps`, `step >= self.max_iterations - 1`, `is_last_step`: a test true only on the loop's last pass."""
+    """`i == max_steps`, `step >= self.max_iterations - 1`, `count >= self.tool_call_limit`, `is_last_step`: a step
+    counter against its limit, or a flag named for the last step; a setting's value (`plan == "limited"`) is not."""
     if isinstance(test, cst.BooleanOperation):
         return _last_pass(ctx, test.left) or _last_pass(ctx, test.right)
     if isinstance(test, cst.Comparison):
-        return any(isinstance(c.operator, (cst.Equal, cst.GreaterThanEqual)) for c in test.comparisons) \
-            and LAST_PASS.search(ctx.code(test)) is not None
-    return isinstance(test, (cst.Name, cst.Attribute)) and re.search(r"last|final", last_name(test) or "", re.I) is not None
+        if not any(isinstance(c.operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan)) for c in test.comparisons):
+            return False
+        sides = [test.left, *(c.comparator for c in test.comparisons)]
+        names = [[last_name(n) or "" for n in (side, *descendants(side)) if isinstance(n, (cst.Name, cst.Attribute))] for side in sides]
+        counted = any(COUNTER.match(name) for side in names for name in side)
+        limited = any(LIMIT.search(name) for side in names for name in side)
+        return counted and limited
+    return isinstance(test, (cst.Name, cst.Attribute)) and LAST_FLAG.match(last_name(test) or "") is not None
 
 
 # a call named for taking the tools (function calling) off the request settings
-RESETS_TOOLS = re.compile(r"^_?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)(?:_\w+)?$", re.I)
+RESETS_TOOLS = re.compile(r"^_?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)(?:_settings)?$", re.I)
 
 
 def _tools_cleared(ctx: ModuleContext, statement: cst.CSTNode) -> cst.CSTNode | None:

@@ -47,7 +47,7 @@ _FOLDED_TO_ASCII = "\u0130\u0131\u017f\u212a"
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
-                        r"|(?i:llm|client|model)\w*\.a?(?:chat_)?completion\((?=[^)]*\bmessages\s*=)")
+                        r"|(?i:llm|client|model)\w*\.a?(?:chat_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\bdict\(\s*role\s*=\s*["'](?:system|developer)["']""")
 # a request posted to a provider's HTTP API without an SDK (callsites._http_site): its endpoint, or Anthropic's header
@@ -67,8 +67,7 @@ SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|develop
                             ("role", "SystemMessage(", "system", "sys_p", "sysp"))
 
 # a module-level function named for prompts or templates, or taking one: a renderer other modules may share
-SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(?:\w*(?:prompt|template|instruction)\w*[ \t]*\(|\w+[ \t]*\([^)]*(?:prompt|template|instruction))",
-                                 re.M | re.I)
+SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+\w*(?:prompt|template|instruction)\w*[ \t]*\(", re.M | re.I)
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
@@ -104,7 +103,7 @@ TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?
 
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
 TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)"
-                           r"|\._?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)\w*\(")
+                           r"|\._?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)(?:_settings)?\(")
 
 # the end of a function's signature: `def run(self, tools=None):`, `        tools=None) -> str:`
 SIGNATURE_END = re.compile(r"^\s*(?:async\s+)?def\b|\)\s*(?:->[^:\n]*)?:\s*(?:#.*)?$")
@@ -193,9 +192,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if codes & {"CL101", "CL102", "CL103"} and SYSTEM_PROMPT_BUILT.search(source):
         return True
-    if codes & {"CL101", "CL102", "CL103"} and SHARED_RENDERER_DEF.search(source) \
-            and (RENDERED_VOLATILE.search(source) or "json.dumps" in source or LISTING.search(source)):
-        return True  # a prompt renderer other modules call (shared_prompts.py), with a suspect value in it
+    if "CL101" in codes and SHARED_RENDERER_DEF.search(source) and RENDERED_VOLATILE.search(source):
+        return True  # a prompt renderer other modules call (shared_prompts.py), with a clock or a random value in it
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
     if "CL104" in codes and FRAMEWORK_RAG.search(source):

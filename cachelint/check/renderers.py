@@ -345,11 +345,13 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
             if len(found) >= MAX_SYSTEM:
                 return found
     for function in ctx.nodes(cst.FunctionDef):
-        if not SYSTEM_BUILDER.match(function.name.value) and not shared_renderer(ctx, function):
+        shared = not SYSTEM_BUILDER.match(function.name.value) and bool(shared_renderer(ctx, function))
+        if not SYSTEM_BUILDER.match(function.name.value) and not shared:
             continue
         for value in ctx.returns_of(function):
             inner = value.body if isinstance(value, cst.IfExp) else value
-            if value is not None and system_message_text(inner) is None and not _provably_short(value):  # a message: found above
+            # a message: found above; a shared renderer's text may be one part of its callers' longer prompt
+            if value is not None and system_message_text(inner) is None and (shared or not _provably_short(value)):
                 found.append(Rendered(value, "system", (value,)))
         if len(found) >= MAX_SYSTEM:
             break

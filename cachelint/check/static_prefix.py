@@ -66,11 +66,6 @@ def tree_sets_breakpoints(filename: str) -> bool:
 CLAUDE_MODEL = re.compile(r"""["']((?:[\w.-]+[/.])*claude-(?:[a-z]+-)*\d[\w.:-]*)["']""")
 
 
-# a line that sets a model: `DEFAULT_MODEL = "..."`, `model: str = "..."`, `MODELS = ["gpt-4o", "..."]` (spaces around
-# `=`, not a keyword argument or a dict entry), or an option's `default="..."`
-SETTING_LINE = re.compile(r"""^[ \t]*(?:[A-Za-z_][\w.]*(?:[ \t]*:[^=\n]+)?[ \t]+=[ \t]+|.*\bdefault[ \t]*=[ \t]*)(?P<value>[^\n]*)$""", re.M)
-
-
 def tree_claude_model(filename: str) -> str | None:
     """A Claude model that caches prompts, set as a default or a setting in some .py file of the tree that holds
     `filename` (the first found; tests left out), or None: an app whose model is a setting may be run with it. A
@@ -89,16 +84,56 @@ def tree_claude_model(filename: str) -> str | None:
 
 
 def _cached_claude(text: str) -> str | None:
+    """The first Claude model that caches prompts set in `text`: the whole value of an assignment (`DEFAULT_MODEL =
+    "..."`, `model: str = "..."`, `self.model = "..."`), an element of a list of defaults (`DEFAULT_MODELS = ["gpt-4o",
+    "..."]`), the value of a dict's "model" key, or an option's `default="..."`; never a dict's key, a comparison, a
+    call's other keywords, a comment or a docstring."""
     from cachelint.simulate.models import caches_prompts
 
-    for line in SETTING_LINE.finditer(text):
-        value = line.group("value")
-        if value.rstrip().endswith(",") and "default" not in line.group(0):
-            continue  # `model=LiteLlm(model="..."),`: a keyword argument of a call
-        for m in CLAUDE_MODEL.finditer(value):
-            if caches_prompts(m.group(1)) and not _in_comment(text, line.start("value") + m.start()):
-                return m.group(1)
+    if "claude-" not in text:
+        return None
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    for candidate in _set_strings(module):
+        match = CLAUDE_MODEL.fullmatch(f'"{candidate}"')
+        if match and caches_prompts(match.group(1)):
+            return match.group(1)
     return None
+
+
+def _set_strings(module: cst.Module) -> Iterator[str]:
+    def strings(value: cst.BaseExpression | None, listed: bool = True) -> Iterator[str]:
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(value.evaluated_value, str):
+            yield value.evaluated_value
+        elif listed and isinstance(value, (cst.List, cst.Tuple)):
+            for element in value.elements:
+                yield from strings(element.value, listed=False)
+
+    def defaults(targets: list[cst.BaseExpression]) -> bool:  # DEFAULT_MODELS = [...]: a list of hints or prices is not
+        return any("default" in (t.value if isinstance(t, cst.Name) else t.attr.value if isinstance(t, cst.Attribute) else "").lower()
+                   for t in targets)
+
+    for node in _walk(module):
+        if isinstance(node, cst.Assign):
+            yield from strings(node.value, listed=defaults([t.target for t in node.targets]))
+        elif isinstance(node, cst.AnnAssign):
+            yield from strings(node.value, listed=defaults([node.target]))
+        elif isinstance(node, cst.Dict):
+            for element in node.elements:
+                if isinstance(element, cst.DictElement) and string_value(element.key) in ("model", "default_model", "llm", "model_name"):
+                    yield from strings(element.value, listed=False)
+        elif isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "default":
+            yield from strings(node.value)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
 
 
 def mentions_caching(source: str) -> bool:
