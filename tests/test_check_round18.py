@@ -522,3 +522,21 @@ def test_an_openai_compatible_adapter_is_not_another_providers(tmp_path):
     config = 'DEFAULT_MODEL = "anthropic/claude-3-5-sonnet-20241022"\n'
     files = {"config.py": config, "agent.py": LITELLM_ADAPTER.format(cls="OpenAICompatibleAgent")}
     assert len(lint_tree(tmp_path, files, "agent.py", {"CL501"})) == 1
+
+
+def test_a_clock_read_by_a_helper_a_module_constant_calls_is_computed_once_per_process():
+    source = '''
+    from datetime import datetime
+    from openai import OpenAI
+
+    def get_time():
+        now = datetime.now().astimezone()
+        return f"Current time: {now.strftime('%H:%M')}"
+
+    SYSTEM_PROMPT = f"You are an agent.\\nTime: {get_time()}"
+
+    def ask(history):
+        return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": SYSTEM_PROMPT}, *history])
+    '''
+    found = lint(source, {"CL101"})
+    assert [f.row for f in found] == [6] and "computed once per process" in found[0].message, found

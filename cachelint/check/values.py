@@ -1169,6 +1169,11 @@ class ValueWalker:
         function = self.ctx.enclosing_function(node)
         if function is None:
             return "per call" if self.ctx.reruns_per_turn else "per process"  # a Streamlit script runs on every message
+        for call, called, _ in reversed(self._frames):
+            if called is function:  # PROMPT = f"Time: {get_time()}": a helper followed from a module-level value runs at import
+                if self.ctx.enclosing_function(call) is None and not self.ctx.reruns_per_turn:
+                    return "per process"
+                break
         if any(_is_cache_decorator(self.ctx, dec) for dec in function.decorators):
             return "per process"
         if function.name.value in ("__init__", "__post_init__") and function is not self._site_function:
