@@ -540,3 +540,16 @@ def test_a_clock_read_by_a_helper_a_module_constant_calls_is_computed_once_per_p
     '''
     found = lint(source, {"CL101"})
     assert [f.row for f in found] == [6] and "computed once per process" in found[0].message, found
+
+
+def test_a_module_admitted_only_as_a_prompt_renderer_is_judged_on_cl101_alone(monkeypatch):
+    from cachelint.check import engine
+
+    judged: list[frozenset] = []
+    real = engine._analyse
+    monkeypatch.setattr(engine, "_analyse", lambda source, filename, codes, options, llm: judged.append(codes) or real(source, filename, codes, options, llm))
+    source = "from datetime import datetime\n\n\ndef render_prompt(template):\n    return template.format(now=datetime.now())\n"
+    lint_source(source, "prompts.py")
+    assert judged == [frozenset({"CL101"})]
+    lint_source(source + "\nimport openai\n", "prompts.py")  # a module that sends requests: every rule
+    assert len(judged) == 2 and len(judged[1]) > 1

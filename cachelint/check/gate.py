@@ -114,6 +114,12 @@ LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\
                              re.M | re.I)
 
 
+def holds_shared_renderer(source: str) -> bool:
+    """A function named for prompts with a clock or a random value in the module: a prompt renderer other modules may
+    call (shared_prompts.py), judged on CL101 alone (the module is not otherwise one that builds requests)."""
+    return SHARED_RENDERER_DEF.search(source) is not None and RENDERED_VOLATILE.search(source) is not None
+
+
 def _drops_tools(source: str) -> bool:
     """TOOLS_DROPPED outside a function's signature, where `tools=None` is a parameter's default."""
     for match in TOOLS_DROPPED.finditer(source):
@@ -192,8 +198,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if codes & {"CL101", "CL102", "CL103"} and SYSTEM_PROMPT_BUILT.search(source):
         return True
-    if "CL101" in codes and SHARED_RENDERER_DEF.search(source) and RENDERED_VOLATILE.search(source):
-        return True  # a prompt renderer other modules call (shared_prompts.py), with a clock or a random value in it
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
     if "CL104" in codes and FRAMEWORK_RAG.search(source):
