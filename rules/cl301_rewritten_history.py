@@ -1037,7 +1037,10 @@ def _rewrites(ctx, region, target: str, followed: bool = False):
         elif isinstance(node, cst.Call) and not followed:
             for helper, param in _helpers_given(ctx, node, target):
                 for inner, what in _rewrites(ctx, helper, param, followed=True):
-                    if what == "edits an earlier message of":  # messages edited in place: the caller's list is the same list
+                    # messages edited in place in a loop over the list (the caller's list is the same list); a helper
+                    # that sets `messages[0]` again puts back what its inputs give, which the caller's walk judges
+                    if what == "edits an earlier message of" and isinstance(inner, cst.Assign) \
+                            and all(_root(ctx, t.target) != param for t in inner.targets) and _uses_outside_input(ctx, inner):
                         yield inner, what
 
 
@@ -1161,6 +1164,15 @@ def _slice_starts_late(sub: cst.Subscript) -> bool:
         if isinstance(index, cst.Slice) and index.lower is not None:
             return True
     return False
+
+
+def _uses_outside_input(ctx, assign: cst.Assign) -> bool:
+    """`message["content"] = message["content"][:tool_size]`: the value the helper writes depends on something besides
+    the message itself (a size, a turn's data), so an earlier message comes out otherwise on a later turn; a helper that
+    only normalizes each message from itself (`message["content"].rstrip()`, a role renamed) is left alone."""
+    edited = {_root(ctx, t.target) for t in assign.targets}
+    return any(isinstance(n, cst.Name) and n.value not in edited and n.value not in ("str", "len", "None", "True", "False")
+               and not isinstance(ctx.parent(n), cst.Attribute) for n in descendants(assign.value))
 
 
 def _root(ctx, node) -> str:

@@ -553,3 +553,15 @@ def test_a_module_admitted_only_as_a_prompt_renderer_is_judged_on_cl101_alone(mo
     assert judged == [frozenset({"CL101"})]
     lint_source(source + "\nimport openai\n", "prompts.py")  # a module that sends requests: every rule
     assert len(judged) == 2 and len(judged[1]) > 1
+
+
+def test_a_helper_that_normalizes_every_message_again_is_quiet():
+    source = TRUNCATED_TOOLS.replace('message["content"] = message["content"][:tool_size]', 'message["content"] = message["content"].rstrip()')
+    assert lint(source, {"CL301"}) == []
+
+
+def test_a_helper_that_puts_the_system_message_back_first_is_left_to_the_callers_walk():
+    source = TRUNCATED_TOOLS.replace('''    for message in conversation_history:
+        if message.get("role") == "tool":
+            message["content"] = message["content"][:tool_size]''', '''    conversation_history[0] = {"role": "system", "content": SYSTEM_PROMPTS[tool_size > 0]}''')
+    assert lint(source, {"CL301"}) == []
