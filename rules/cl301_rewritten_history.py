@@ -1170,9 +1170,13 @@ def _uses_outside_input(ctx, assign: cst.Assign) -> bool:
     """`message["content"] = message["content"][:tool_size]`: the value the helper writes depends on something besides
     the message itself (a size, a turn's data), so an earlier message comes out otherwise on a later turn; a helper that
     only normalizes each message from itself (`message["content"].rstrip()`, a role renamed) is left alone."""
+    import builtins
+
     edited = {_root(ctx, t.target) for t in assign.targets}
-    return any(isinstance(n, cst.Name) and n.value not in edited and n.value not in ("str", "len", "None", "True", "False")
-               and not isinstance(ctx.parent(n), cst.Attribute) for n in descendants(assign.value))
+    nodes = descendants(assign.value)
+    bound = {n.value for c in nodes if isinstance(c, cst.CompFor) for n in descendants(c.target) if isinstance(n, cst.Name)}
+    return any(isinstance(n, cst.Name) and n.value not in edited and n.value not in bound and not hasattr(builtins, n.value)
+               and not (isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr is n) for n in nodes)
 
 
 def _root(ctx, node) -> str:

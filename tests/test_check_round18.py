@@ -565,3 +565,9 @@ def test_a_helper_that_puts_the_system_message_back_first_is_left_to_the_callers
         if message.get("role") == "tool":
             message["content"] = message["content"][:tool_size]''', '''    conversation_history[0] = {"role": "system", "content": SYSTEM_PROMPTS[tool_size > 0]}''')
     assert lint(source, {"CL301"}) == []
+
+
+def test_a_helper_that_rewraps_each_messages_text_into_blocks_is_left_alone():
+    source = TRUNCATED_TOOLS.replace('message["content"] = message["content"][:tool_size]',
+                                     'message["content"] = [{"type": "text", "text": item} if isinstance(item, str) else item for item in message["content"]]')
+    assert lint(source, {"CL301"}) == []
