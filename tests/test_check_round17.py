@@ -12,20 +12,12 @@
 
 from __future__ import annotations
 
-import textwrap
+from functools import partial
 
-from cachelint.check.engine import ALL_CODES, lint_file, lint_source
+from _lint import lint as _lint_source
+from _lint import lint_tree
 
-
-def lint(source: str, codes: set[str]):
-    return [f for f in lint_source(textwrap.dedent(source).lstrip("\n"), "agent.py") if f.code in codes]
-
-
-def lint_tree(tmp_path, files: dict[str, str], target: str, codes: set[str]):
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"))
-    path = tmp_path / target
-    return [f for f in lint_file(path, str(path), ALL_CODES, None) if f.code in codes]
+lint = partial(_lint_source, filename="agent.py")
 
 
 # --- CL101: ids minted afresh for old turns ---------------------------------------------------------------------

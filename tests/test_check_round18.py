@@ -14,18 +14,9 @@ from __future__ import annotations
 
 import textwrap
 
-from cachelint.check.engine import ALL_CODES, lint_file, lint_source
+from _lint import lint, lint_tree
 
-
-def lint(source: str, codes: set[str]):
-    return [f for f in lint_source(textwrap.dedent(source).lstrip("\n"), "app.py") if f.code in codes]
-
-
-def lint_tree(tmp_path, files: dict[str, str], target: str, codes: set[str]):
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"))
-    path = tmp_path / target
-    return [f for f in lint_file(path, str(path), ALL_CODES, None) if f.code in codes]
+from cachelint.check.engine import lint_source
 
 
 DISCORD_BOT = '''
