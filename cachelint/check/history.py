@@ -405,6 +405,8 @@ def _role_message(value: cst.BaseExpression) -> bool:
 
 
 def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Subscript):
+        return _keyed_history(ctx, target)
     name = _last_name(target)
     if name is None:
         return False
@@ -417,6 +419,28 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
     if HISTORY_NAME.search(name):
         return not _holds_records(ctx, target)
     return _read_as_messages(ctx, scope, ctx.code(target))
+
+
+# the key of one conversation in a store of many: a chat, user, channel, thread or session id
+CONVERSATION_KEY = re.compile(r"(?:^|_|\.)(?:id|key)$|chat|user|channel|session|thread|conv|guild|room|author|sender|peer|sid$|uid$", re.I)
+# a store of many conversations, one list of messages per key
+PER_KEY_STORE = re.compile(r"^_?(?:conversations|sessions|histories|chats|dialogs|threads|chat_logs)$", re.I)
+
+
+def _keyed_history(ctx: ModuleContext, target: cst.Subscript) -> bool:
+    """`self.messages[chat_id]`, `histories[user.id]`: one conversation of a store that keeps one per chat, user or
+    channel (a bot's usual shape). Cutting it cuts that conversation as much as cutting a list of its own. A store
+    indexed by position (`messages[i]`, one message) is not one."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    key = target.slice[0].slice.value
+    if not isinstance(key, (cst.Name, cst.Attribute, cst.SimpleString, cst.FormattedString)) \
+            or (isinstance(key, (cst.Name, cst.Attribute)) and not CONVERSATION_KEY.search(ctx.code(key))):
+        return False
+    store = _last_name(target.value)
+    if store is None or LOG_NAME.search(store) or store.endswith(("_tokens", "_counts", "_ids", "_summaries", "_titles")):
+        return False
+    return bool(HISTORY_NAME.search(store) or PER_KEY_STORE.search(store)) and not _holds_records(ctx, target)
 
 
 # messages a program logs or shows (`log_messages`, `status_messages`, `ui_messages`), not a conversation with a model
@@ -559,8 +583,36 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.ExceptHandler) and ancestor.type is not None and PROVIDER_REFUSAL.search(ctx.code(ancestor.type)):
             return True
         if isinstance(ancestor, cst.FunctionDef):
-            return False
+            return _fit_to_the_context_window(ctx, ancestor, node)
     return False
+
+
+def _fit_to_the_context_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """`max_size = self.max_context_size - reserve`, then `while keep >= 0: prompt = history[-keep:]; if count(prompt)
+    <= max_size: break; keep -= 1`, and `return history[-keep:]`: the newest messages that fit the model's context
+    window, searched for in a loop whose test is a budget named for (or computed from) the context window. The cut
+    happens only once the whole history no longer fits, where the request would otherwise fail."""
+    budgets = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
+    for assign in descendants(function.body):
+        if isinstance(assign, cst.Assign) and CONTEXT_WINDOW.search(ctx.code(assign.value)):
+            budgets |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+    if not budgets:
+        return False
+    searches = [loop for loop in descendants(function.body) if isinstance(loop, (cst.While, cst.For))
+                and any(isinstance(c, cst.Comparison) and _uses(c, budgets) for c in (*descendants(loop),))]
+    if any(ctx.contains(loop, node) for loop in searches):
+        return True
+    if not isinstance(node, cst.Subscript):
+        return False
+    bounds = {n.value for n in descendants(node.slice[0]) if isinstance(n, cst.Name)}
+    return bool(bounds) and any(isinstance(a, (cst.Assign, cst.AugAssign)) and _uses(a, bounds) and any(
+        isinstance(t, cst.Name) and t.value in bounds for t in _bound_names(a)) for loop in searches for a in descendants(loop))
+
+
+def _bound_names(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(statement, cst.AugAssign):
+        return [statement.target]
+    return [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else []
 
 
 def _rebuilt_each_pass(ctx: ModuleContext, node: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
@@ -850,8 +902,8 @@ def _older_than_window_replaced(ctx: ModuleContext, function: cst.FunctionDef, l
     element = loop.target.value
     for branch in (n for n in body if isinstance(n, cst.If)):
         tests = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and _uses(c, counters)]
-        if not tests:
-            continue  # `if seen > keep:` or `if is_page(e) and seen >= self.window:`
+        if not tests or not any(_past_the_count(c, counters) for c in tests):
+            continue  # `if seen > keep:` or `if is_page(e) and seen >= self.window:`, not `if seen < 1:` (the newest)
         inside = descendants(branch.body)
         replaced = any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == element for t in n.targets)
                        and isinstance(n.value, cst.Call) for n in inside)
@@ -860,6 +912,19 @@ def _older_than_window_replaced(ctx: ModuleContext, function: cst.FunctionDef, l
         if replaced or stub:
             return Rewrite(branch, ctx.code(history), "replaces every entry older than the latest few, one more each turn, in")
     return None
+
+
+def _past_the_count(test: cst.Comparison, counters: set[str]) -> bool:
+    """`seen > keep`, `keep <= seen`: true once the walk from the end has passed the latest few (the older entries);
+    `seen < 1` holds for the newest only (a breakpoint put on the last user message)."""
+    if len(test.comparisons) != 1:
+        return False
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if _uses(test.left, counters) and not _uses(right, counters):
+        return isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual))
+    if _uses(right, counters) and not _uses(test.left, counters):
+        return isinstance(operator, (cst.LessThan, cst.LessThanEqual))
+    return False
 
 
 def _moved(ctx: ModuleContext, pop: cst.Call) -> bool:
@@ -1610,7 +1675,10 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
                 copied = True
             elif isinstance(value, cst.Call) and _last_name(value.func) in ("dict", "deepcopy") and value.args and ctx.code(value.args[0].value) in element:
                 copied = True
-    if not copied:
+    # `for i, msg in enumerate(messages_copy): if i not in keep: msg["content"] = "(omitted)"`: the loop's own
+    # message edited, judged like a message object below (only under a test of its place)
+    direct = not copied and isinstance(target, cst.Subscript) and copy_name in element
+    if not copied and not direct:
         return None
     conditions = []
     child: cst.CSTNode = node
@@ -1630,7 +1698,7 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
                                                for n in descendants(c))]
     if not positional:
         return None
-    if isinstance(target, cst.Attribute):  # a message object edited: only under a test of its place (`i < n - keep`)
+    if isinstance(target, cst.Attribute) or direct:  # a message object edited: only under a test of its place (`i < n - keep`)
         counters = {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
         place = _position_names(loop) | counters
         listed = ctx.code(history)
@@ -2336,7 +2404,17 @@ def _attribute_bound(ctx: ModuleContext, attr: str, depth: int) -> int | None:
 
 # --- a model chosen anew for each request of one conversation (CL401) --------------------------------------
 
-MODELS_NAME = re.compile(r"(?:^|_)(?:models|llms|model_list|model_pool|engines)$", re.I)
+MODELS_NAME = re.compile(r"(?:^|_)(?:models|llms|model_list|model_pool|engines)(?:$|_for_)", re.I)
+
+
+def _unwrapped_pool(pool: cst.BaseExpression) -> cst.BaseExpression:
+    """`list(self.llms_for_routing.keys())`, `tuple(models)`: the pool the choice is made from."""
+    for _ in range(3):
+        if isinstance(pool, cst.Call) and isinstance(pool.func, cst.Name) and pool.func.value in ("list", "tuple", "sorted") and pool.args:
+            pool = pool.args[0].value
+        elif isinstance(pool, cst.Call) and isinstance(pool.func, cst.Attribute) and pool.func.attr.value in ("keys", "values") and not pool.args:
+            pool = pool.func.value
+    return pool
 
 
 @dataclass(slots=True)
@@ -2364,7 +2442,7 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
         func = call.func
         name = ctx.code(func)
         if name in ("random.choice", "choice", "rng.choice", "self.rng.choice", "self._rng.choice") and call.args:
-            pool = call.args[0].value
+            pool = _unwrapped_pool(call.args[0].value)
             if (_last_name(pool) is not None and MODELS_NAME.search(_last_name(pool) or "")) or _model_names(pool):
                 yield Switch(call, ctx.code(pool) if len(ctx.code(pool)) <= 60 else "a list of models", "at random")
     for op in ctx.nodes(cst.BinaryOperation):
