@@ -102,6 +102,10 @@ class ClientResolver:
             return None
         if isinstance(expr, cst.Await):
             return self.provider(expr.expression, depth + 1)
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):  # client or AsyncAnthropic()
+            return self.provider(expr.right, depth + 1) or self.provider(expr.left, depth + 1)
+        if isinstance(expr, cst.IfExp):  # client if client is not None else Anthropic()
+            return self.provider(expr.orelse, depth + 1) or self.provider(expr.body, depth + 1)
         if isinstance(expr, cst.Call):
             name = self.ctx.qualified_name_in(expr.func, set(self.constructors))
             if name:
@@ -411,6 +415,8 @@ def _alias_names(ctx: ModuleContext) -> set[str]:
 
 _METHOD_TAILS = frozenset({"create", "stream", "parse", "acreate"})
 _SDK_SEGMENTS = frozenset({"messages", "completions", "responses", "ChatCompletion", "prompt_caching"})
+# an attribute or local that holds an SDK resource: `self._messages_api.create(...)`, `completions.create(...)`
+_RESOURCE_NAME = re.compile(r"messages|completions|responses", re.I)
 
 
 def _tails(ctx: ModuleContext, functions: dict[str, str], aliases: set[str]) -> set[str]:
@@ -433,7 +439,7 @@ def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, function
             return None
         if called in _METHOD_TAILS and called not in aliases and isinstance(func, cst.Attribute):
             _, path = _attribute_path(func)
-            if not _SDK_SEGMENTS.intersection(path[:-1]):
+            if not _SDK_SEGMENTS.intersection(path[:-1]) and not (len(path) == 2 and _RESOURCE_NAME.search(path[0])):
                 return None  # Model.objects.create(...), builder.parse(...): not a completion method
     found = _callee(ctx, resolver, call.func, functions, aliases, 0)
     if found is None:
@@ -538,6 +544,9 @@ def dict_entries(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> di
             for function in ctx.called_functions(expr):
                 for value in ctx.returns_of(function):
                     entries.update(dict_entries(ctx, value, depth + 1))
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):  # kwargs | self.hyperparams
+        entries.update(dict_entries(ctx, expr.left, depth + 1))
+        entries.update(dict_entries(ctx, expr.right, depth + 1))
     elif isinstance(expr, cst.DictComp) and isinstance(expr.for_in.iter, cst.Call) and isinstance(expr.for_in.iter.func, cst.Attribute) \
             and expr.for_in.iter.func.attr.value == "items":
         entries.update(dict_entries(ctx, expr.for_in.iter.func.value, depth + 1))  # {k: v for k, v in kwargs.items() if v is not None}
@@ -677,4 +686,41 @@ def _client_method(resolver: ClientResolver, func: cst.BaseExpression) -> tuple[
         provider = resolver.provider(head)
         if provider and method in CLIENT_METHODS[provider]:
             return CLIENT_METHODS[provider][method], ".".join(method)
+    if isinstance(func, cst.Attribute):  # api = client.messages; api.create(...), or a property returning it
+        found = _resource(resolver, func.value, 0)
+        if found is not None:
+            method = tuple(p for p in (*found[1], path[-1]) if p not in RESPONSE_WRAPPERS)
+            if method in CLIENT_METHODS[found[0]]:
+                return CLIENT_METHODS[found[0]][method], ".".join(method)
+    return None
+
+
+def _resource(resolver: ClientResolver, expr: cst.BaseExpression, depth: int) -> tuple[str, tuple[str, ...]] | None:
+    """(provider, path) when `expr` is a client or one of its resources: `client.messages`, a local bound to it
+    (`api = self.client.beta.messages`), or a property of the class that returns it (`@property def _messages_api(self):
+    return self.client.messages`, which a subclass may override to use the beta API)."""
+    if depth > 3:
+        return None
+    provider = resolver.provider(expr)
+    if provider:
+        return provider, ()
+    ctx = resolver.ctx
+    if isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls")):
+        inner = _resource(resolver, expr.value, depth + 1)
+        return (inner[0], (*inner[1], expr.attr.value)) if inner is not None else None
+    values: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Name):
+        values = [value for _, value in ctx.assigned_values(expr) if value is not None]
+    elif isinstance(expr, cst.Attribute):
+        cls = ctx.enclosing(expr, (cst.ClassDef,))
+        if isinstance(cls, cst.ClassDef):
+            values = _self_assignments(ctx, cls, expr.attr.value)
+            for method in ctx.functions.get(f"{cls.name.value}.{expr.attr.value}", []):
+                if _is_property(method):
+                    values += list(ctx.returns_of(method))
+    for value in values:
+        if isinstance(value, cst.Attribute):
+            found = _resource(resolver, value, depth + 1)
+            if found is not None and found[1]:
+                return found
     return None
