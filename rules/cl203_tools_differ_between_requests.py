@@ -225,6 +225,14 @@ class Runner:
                          "prefilled again (keep the same tools and forbid calls with tool_choice=\"none\")", confidence="likely")
         if not analysis.sites:
             return  # the pairs below are of requests in sight (or of the app's own client beside one)
+        from cachelint.check.settings_writes import TOOL_KEYS, settings_written_between_requests
+
+        for write in settings_written_between_requests(analysis.ctx, analysis.sites):
+            if write.key in TOOL_KEYS and (write.site is None or analysis.cacheable(write.site)):
+                yield Report(write.node, f"`{write.holder}[\"{write.key}\"]` is changed {write.how}, and `{write.holder}` is what "
+                             "the requests are sent with: tools open the cached prefix, so the next request shares no prefix with the "
+                             "ones before it and the whole history is prefilled again (keep the same tools and forbid calls with "
+                             "tool_choice=\"none\")", confidence="likely")
         delegated = delegated_requests(analysis.ctx, analysis.sites)  # `self._chat(history)`: a request sent through a helper
         handed = {id(site) for site in delegated}
         wrapped = wrapper_requests(analysis.ctx, analysis.sites)  # `self.llm.gen(messages=..., tools=None)`: the app's own client

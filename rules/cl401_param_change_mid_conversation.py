@@ -151,6 +151,15 @@ class Agent:
                          f"({found.shown}); on Anthropic it is part of the cached prefix, so each change prefills the conversation "
                          "again; keep one tool_choice per conversation", confidence="likely")
 
+        from cachelint.check.settings_writes import TOOL_KEYS, settings_written_between_requests
+
+        for write in settings_written_between_requests(analysis.ctx, analysis.sites):
+            if write.key not in TOOL_KEYS and (write.site is None or analysis.cacheable(write.site)):
+                yield Report(write.node, f"`{write.holder}[\"{write.key}\"]` is changed {write.how}, and `{write.holder}` is what the "
+                             f"requests are sent with: `{write.key}` is part of the cache key (Anthropic renders tool_choice into the "
+                             "prompt; a model's cache holds only its own prefixes), so the next request reads nothing the earlier ones "
+                             f"cached; keep one `{write.key}` per conversation", confidence="likely")
+
         for node in tool_choice_resets(analysis.ctx):
             yield Report(node, "tool_choice is reset once tools have been used: the requests after the first tool call go out "
                          "with another tool_choice than the run's first ones; on Anthropic tool_choice is part of the cached "

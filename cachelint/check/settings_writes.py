@@ -1,0 +1,130 @@
+"""A request's settings dict written between two requests of one conversation (CL401, CL203).
+
+Agents keep the keyword arguments of their requests in a dict (`params`, `kwargs`) and send it with `**params`. When
+the code writes a cache-key setting into that dict after one request and before the next one of the same run, the
+two requests differ:
+
+- `parameters["function_call"] = "none"` once a tool was called too often, then `return self.query(history,
+  **parameters)`: the recursive call is the next turn of the same tool loop;
+- `params["tool_choice"] = "none"`, a request, `del params["tool_choice"]`, a second request with the history grown by
+  the first reply;
+- `kwargs["functions"] = []` before the recursive call: the tools, which open the prefix, are gone.
+
+A sender is a request in sight, or a call of a function of the module that makes one (`self._create(params)`). Keys
+set while the dict is first built (before any request) are one request's settings, not a switch; so is a key set in
+an `except` handler (a recovery after the provider refused the request).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.callsites import CallSite
+from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.values import string_value
+
+TOOL_CHOICE_KEYS = frozenset({"tool_choice", "function_call"})
+TOOL_KEYS = frozenset({"tools", "functions"})
+MODEL_KEYS = frozenset({"model"})
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsWrite:
+    node: cst.CSTNode  # the first write of the key in the function
+    holder: str  # `parameters`
+    key: str  # `function_call`
+    how: str  # "between two requests" / "before the recursive call that continues the tool loop"
+    site: CallSite | None  # a request the dict is sent with, when one is in sight
+
+
+def settings_written_between_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[SettingsWrite]:
+    senders = _sending_functions(ctx, sites)
+    if not senders:
+        return
+    for function in ctx.nodes(cst.FunctionDef):
+        writes = [w for w in _writes(ctx, function) if ctx.enclosing(w[0], (cst.ExceptHandler,)) is None]
+        if not writes:
+            continue
+        sends = _sends(ctx, function, senders, sites)
+        if not sends:
+            continue
+        reported: set[tuple[str, str]] = set()
+        for node, holder, key in writes:
+            if (holder, key) in reported:
+                continue
+            passed = [(call, recursive) for call, recursive in sends if _passes(ctx, call, holder)]
+            row = ctx.span(node).row
+            before = [call for call, _ in sends if ctx.span(call).row < row]
+            after = [(call, recursive) for call, recursive in passed if ctx.span(call).row > row]
+            if not before or not after:
+                continue
+            first = next(n for n, h, k in writes if (h, k) == (holder, key))
+            how = ("before the recursive call that continues the same conversation" if any(r for _, r in after)
+                   else "between two requests of the same run")
+            site = next((s for s in sites if any(s.node is call for call, _ in passed)), None)
+            reported.add((holder, key))
+            yield SettingsWrite(first, holder, key, how, site)
+
+
+def _sending_functions(ctx: ModuleContext, sites: list[CallSite]) -> set[int]:
+    """ids of the module's functions that make a request."""
+    found = set()
+    for site in sites:
+        function = ctx.enclosing_function(site.node)
+        if function is not None:
+            found.add(id(function))
+    return found
+
+
+def _sends(ctx: ModuleContext, function: cst.FunctionDef, senders: set[int], sites: list[CallSite]) -> list[tuple[cst.Call, bool]]:
+    """(call, recursive) for each call in `function` that sends a request: a site, a call of a sending function of the
+    module, or a call of `function` itself (the next turn of a recursive tool loop)."""
+    site_nodes = {id(s.node) for s in sites}
+    found = []
+    for call in descendants(function.body):
+        if not isinstance(call, cst.Call) or ctx.enclosing_function(call) is not function:
+            continue
+        if id(call) in site_nodes:
+            found.append((call, False))
+            continue
+        called = ctx.called_functions(call)
+        if any(f is function for f in called):
+            found.append((call, True))
+        elif any(id(f) in senders for f in called):
+            found.append((call, False))
+    return found
+
+
+def _passes(ctx: ModuleContext, call: cst.Call, holder: str) -> bool:
+    """The call is given the settings dict: `**params`, or `params` itself."""
+    return any(ctx.code(a.value) == holder for a in call.args)
+
+
+def _writes(ctx: ModuleContext, function: cst.FunctionDef) -> list[tuple[cst.CSTNode, str, str]]:
+    """(statement, holder, key) for each cache-key setting written into a dict in the function: `p["tool_choice"] =
+    ...`, `del p["tool_choice"]`, `p.pop("tool_choice")`."""
+    keys = TOOL_CHOICE_KEYS | TOOL_KEYS | MODEL_KEYS
+    found = []
+    for node in descendants(function.body):
+        if ctx.enclosing_function(node) is not function:
+            continue
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, cst.Del):
+            targets = [node.target]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" and node.args:
+            key = string_value(node.args[0].value)
+            if key in keys:
+                found.append((node, ctx.code(node.func.value), key))
+            continue
+        for target in targets:
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1 \
+                    and isinstance(target.slice[0].slice, cst.Index):
+                key = string_value(target.slice[0].slice.value)
+                if key in keys:
+                    found.append((node, target.value.value, key))
+    return found
