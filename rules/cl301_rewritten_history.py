@@ -838,8 +838,22 @@ def turn(history):
             small_budget_summaries,
         )
 
+        from cachelint.check.age_window import age_windows
+        from cachelint.check.context_edits import clearing_without_a_minimum
         from cachelint.check.framework_memory import window_memories
         from cachelint.check.text_history import behind_this_turns_value
+
+        for window in age_windows(analysis.ctx):
+            yield Report(window.node, f"keeps only the messages of `{window.history}` younger than a span of time (in `{window.kept}`): "
+                         "as time passes the oldest falls out and the conversation's first message changes, so a request after "
+                         "that reads nothing the previous one cached; keep the conversation from a fixed start (or cut it "
+                         "rarely, in one large step)", confidence="likely")
+        for edit in clearing_without_a_minimum(analysis.ctx):
+            yield Report(edit, "server-side tool-result clearing with no `clear_at_least`: once the prompt passes the trigger, each "
+                         "request may clear the one or two results that just fell out of `keep`, and clearing invalidates the "
+                         "cached prefix from the first cleared result on, so every turn writes the history after it to the cache "
+                         "again; set `clear_at_least` so that each clearing removes a large step and the turns after it read the "
+                         "cache", confidence="likely")
 
         for found in window_memories(analysis.ctx):
             yield Report(found.node, f"`{found.cls}` {found.how} of the conversation: once it is longer, every turn drops the oldest "
