@@ -157,8 +157,18 @@ class Toolkit:
         from cachelint.check.history import tools_from_listings
         from cachelint.check.listings import tools_loaded_from_listings
 
+        from cachelint.check.concurrent_tools import tools_added_concurrently
+
         ctx = analysis.ctx
+        concurrent = list(tools_added_concurrently(ctx))
+        for found in concurrent:
+            yield Report(found.node, f"tools are added with `{found.holder}(...)` in `{found.function}()`, which runs concurrently for each server "
+                         "(scheduled together with asyncio): each server adds its tools when its own listing returns, so their order "
+                         "follows which server answers first and changes from run to run, and the tools open the prefix; sort them "
+                         "by name once every server has answered", confidence="likely")
         for merge in merged_provider_tools(ctx):
+            if any(ctx.contains(merge.node, found.node) or ctx.contains(found.node, merge.node) for found in concurrent):
+                continue
             yield Report(merge.node, f"tools listed by each of `{merge.providers}` are merged into `{merge.tools}` in connection and listing "
                          "order and never sorted: a server that fails, reconnects or lists in another order moves every tool after it, "
                          f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")

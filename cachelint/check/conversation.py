@@ -829,6 +829,10 @@ def _loop_variable(target: cst.BaseExpression) -> str | None:
     return None
 
 
+# a server's or client's name or id added to a list: a list of servers found, not of tools
+SERVER_NAME_VALUE = re.compile(r"^(?:server|client|provider|session|toolkit|workbench)_?(?:name|id|key)$", re.I)
+
+
 def _accumulator(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
     """The list or dict outside the loop that the loop adds tools to: `tools.extend(...)`, `self.functions[n] = f`,
     `all_tools += ...`."""
@@ -849,6 +853,9 @@ def _accumulator(ctx: ModuleContext, loop: cst.For, listing: cst.CSTNode) -> tup
         name = ctx.code(target)
         if BOOKKEEPING_NAME.search(name):
             continue  # `tool_names.update(...)`: the names seen so far (for duplicates), not the tools that are sent
+        if isinstance(node, cst.Call) and node.args and isinstance(node.args[-1].value, (cst.Name, cst.Attribute)) \
+                and SERVER_NAME_VALUE.search(_name_of(node.args[-1].value) or ""):
+            continue  # `servers_with_tool.append(server_name)`: which servers offer a tool, not the tools
         if name not in bound_inside and (ACCUMULATOR_NAME.search(_name_of(target) or "") or _reads_listing(ctx, loop, listing, node)
                                          or _returned_as_tools(ctx, loop, name)):
             return name, node

@@ -156,7 +156,8 @@ def _read_in_order(ctx: ModuleContext, table: str) -> bool:
     of it rendered (`json.dumps(table)`, `str(table)`); `table` may be the call of the function that returns it
     (`load_examples()`)."""
     for node in ctx.nodes(cst.Call):
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in WALKS and ctx.code(node.func.value) == table:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in WALKS and ctx.code(node.func.value) == table \
+                and not _inside_sorted(ctx, node):  # sorted(table.values(), key=...): read in a defined order
             return True
         if called_name(node) in WHOLE and any(ctx.code(a.value) == table for a in node.args):
             return True
