@@ -378,6 +378,29 @@ def test_a_setting_changed_in_an_except_handler_is_a_recovery():
     assert lint(recovery, {"CL401"}) == []
 
 
+def test_a_request_returned_on_another_path_is_not_before_the_settings_that_follow_it():
+    routed = '''
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI()
+
+
+    async def responses_raw(**kwargs):
+        return await client.responses.create(**kwargs)
+
+
+    async def chat_raw(model, messages, functions, tool_choice):
+        if model.startswith("gpt-5.5"):
+            return await responses_raw(model=model, input=messages, tools=functions)
+        kwargs = {"model": model, "messages": messages}
+        if functions:
+            kwargs["tools"] = functions
+            kwargs["tool_choice"] = tool_choice
+        return await client.chat.completions.create(**kwargs)
+    '''
+    assert lint(routed, {"CL401", "CL203"}) == []
+
+
 # --- CL401: a model router --------------------------------------------------------------------------------
 
 ROUTER = '''

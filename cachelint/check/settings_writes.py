@@ -57,7 +57,7 @@ def settings_written_between_requests(ctx: ModuleContext, sites: list[CallSite])
                 continue
             passed = [(call, recursive) for call, recursive in sends if _passes(ctx, call, holder)]
             row = ctx.span(node).row
-            before = [call for call, _ in sends if ctx.span(call).row < row]
+            before = [call for call, _ in sends if ctx.span(call).row < row and not _ends_the_run(ctx, call, function, node)]
             after = [(call, recursive) for call, recursive in passed if ctx.span(call).row > row]
             if not before or not after:
                 continue
@@ -96,6 +96,21 @@ def _sends(ctx: ModuleContext, function: cst.FunctionDef, senders: set[int], sit
         elif any(id(f) in senders for f in called):
             found.append((call, False))
     return found
+
+
+def _ends_the_run(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef, write: cst.CSTNode) -> bool:
+    """`return await self._responses(...)` (or a branch that returns after it): the run takes this request instead of
+    the later ones, so nothing written after it changes a request that follows it."""
+    for ancestor in ctx.ancestors(call):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, cst.Return):
+            return True
+        if isinstance(ancestor, cst.IndentedBlock) and ancestor.body and not ctx.contains(ancestor, write):
+            last = ancestor.body[-1]
+            if isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body):
+                return True
+    return False
 
 
 def _passes(ctx: ModuleContext, call: cst.Call, holder: str) -> bool:
