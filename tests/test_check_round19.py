@@ -565,3 +565,101 @@ def test_the_same_table_walked_unsorted_is_still_found():
     unsorted = SKILLS.replace("return sorted(skills_by_name.values())", "return list(skills_by_name.values())")
     found = lint(unsorted, {"CL103"})
     assert [f.row for f in found] == [6], found
+
+
+# --- CL301: the older part of the history edited, or cut at a start counted back --------------------------------
+
+PRUNE_OLD_RESULTS = '''
+from openai import OpenAI
+
+client = OpenAI()
+PROTECT_RECENT = 6
+
+
+def prune_old_tool_results(messages):
+    if len(messages) <= PROTECT_RECENT:
+        return
+    cutoff = len(messages) - PROTECT_RECENT
+    for msg in messages[:cutoff]:
+        if msg.get("role") != "tool":
+            continue
+        msg["content"] = "[old tool result cleared]"
+
+
+def loop(messages, tools):
+    while True:
+        prune_old_tool_results(messages)
+        reply = client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+        messages.append(reply.choices[0].message)
+'''
+
+
+def test_results_older_than_the_latest_few_cleared_before_every_request_are_found():
+    found = lint(PRUNE_OLD_RESULTS, {"CL301"})
+    assert [f.row for f in found] == [14], found
+    assert "older than the latest few" in found[0].message
+
+
+def test_the_same_edit_over_the_whole_history_is_a_conversion_made_alike_each_time():
+    whole = PRUNE_OLD_RESULTS.replace("for msg in messages[:cutoff]:", "for msg in messages:").replace(
+        '"[old tool result cleared]"', 'msg["content"].strip()')
+    assert lint(whole, {"CL301"}) == []
+
+
+TURN_RETENTION = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Conversation:
+    def __init__(self):
+        self.messages = []
+
+    def cleanup(self, retention):
+        turns = 0
+        keep_from = 0
+        for idx in range(len(self.messages) - 1, -1, -1):
+            if self.messages[idx]["role"] == "user":
+                turns += 1
+                if turns >= retention:
+                    keep_from = idx
+                    break
+        if keep_from > 0:
+            self.messages = self.messages[keep_from:]
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        self.cleanup(10)
+        reply = client.chat.completions.create(model="gpt-4.1", messages=self.messages)
+        self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+'''
+
+
+def test_a_history_cut_at_the_start_of_the_latest_turns_counted_back_is_found():
+    found = lint(TURN_RETENTION, {"CL301"})
+    assert [f.row for f in found] == [20], found
+
+
+# --- CL201: tool modules imported in the listing's order ---------------------------------------------------
+
+SKILL_MODULES = '''
+import importlib
+import os
+
+
+def load_additional_skills(skill_dir):
+    for filename in os.listdir(skill_dir):
+        if filename.endswith(".py"):
+            importlib.import_module(f"skills.{filename[:-3]}")
+'''
+
+
+def test_skill_modules_imported_in_the_listings_order_are_found():
+    found = lint(SKILL_MODULES, {"CL201"})
+    assert [f.row for f in found] == [6], found
+    assert "the registry its modules fill when imported" in found[0].message
+
+
+def test_the_same_modules_imported_sorted_are_not():
+    assert lint(SKILL_MODULES.replace("os.listdir(skill_dir)", "sorted(os.listdir(skill_dir))"), {"CL201"}) == []

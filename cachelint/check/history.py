@@ -1307,8 +1307,34 @@ def _computed_tail_start(ctx: ModuleContext, function: cst.FunctionDef, sub: cst
     if any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and isinstance(n.slice[0].slice, cst.Slice)
            and isinstance(n.slice[0].slice.upper, cst.Name) and n.slice[0].slice.upper.value == index.lower.value for n in descendants(function)):
         return False
-    return any(value is not None and ctx.enclosing_function(value) is function and _length_less(ctx, value, target)
+    return any(value is not None and ctx.enclosing_function(value) is function
+               and (_length_less(ctx, value, target) or _index_walked_back(ctx, function, value, target))
                for _, value in ctx.assigned_values(index.lower))
+
+
+def _index_walked_back(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, target: str) -> bool:
+    """`for idx in range(len(messages) - 1, -1, -1): ... if turns >= keep: keep_from = idx; break`: a start found by
+    walking the list's indices from its end (the latest few turns counted back)."""
+    if not isinstance(value, cst.Name):
+        return False
+    for loop in (n for n in descendants(function.body) if isinstance(n, cst.For)):
+        if not (isinstance(loop.target, cst.Name) and loop.target.value == value.value and ctx.contains(loop, value)):
+            continue
+        walked = loop.iter
+        backward = False
+        if isinstance(walked, cst.Call) and _last_name(walked.func) == "reversed" and walked.args:
+            walked, backward = walked.args[0].value, True
+        if not (isinstance(walked, cst.Call) and _last_name(walked.func) == "range" and walked.args):
+            continue
+        backward = backward or (len(walked.args) == 3 and ctx.code(walked.args[2].value).replace(" ", "") == "-1")
+        counters = {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+        if not any(isinstance(c, cst.Comparison) and _uses(c, counters) for c in descendants(loop.body)):
+            continue  # the first user message from the end (this turn's start), not the latest few turns counted
+        start = walked.args[0].value
+        if backward and any(isinstance(n, cst.Call) and _last_name(n.func) == "len" and n.args and ctx.code(n.args[0].value) == target
+                            for n in (start, *descendants(start))):
+            return True
+    return False
 
 
 def _length_less(ctx: ModuleContext, value: cst.BaseExpression, target: str) -> bool:
@@ -1655,6 +1681,11 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
         return None
     params = _params(function)
     history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter
+    older = _older_than_the_latest(ctx, function, history)
+    if older is not None and _is_history(ctx, function, older) and copy_name in {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}:
+        # for msg in messages[:len(messages) - keep]: msg["content"] = PLACEHOLDER: every entry older than the latest few,
+        # one more each turn as the cut moves
+        return Rewrite(node, ctx.code(older), "replaces the content of the entries older than the latest few, one more each turn, in")
     if not _is_history(ctx, function, history):
         return None
     element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
@@ -1707,6 +1738,24 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
                    for c in positional for n in descendants(c)):
             return None
     return Rewrite(node, ctx.code(history), "replaces the content of earlier messages of")
+
+
+def _older_than_the_latest(ctx: ModuleContext, function: cst.FunctionDef, walked: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The list whose older part `walked` is: `messages[:len(messages) - keep]`, or `messages[:cutoff]` after
+    `cutoff = len(messages) - keep` in the function."""
+    if not (isinstance(walked, cst.Subscript) and len(walked.slice) == 1 and isinstance(walked.slice[0].slice, cst.Slice)):
+        return None
+    index = walked.slice[0].slice
+    if index.lower is not None or index.upper is None or index.step is not None:
+        return None
+    target = ctx.code(walked.value)
+    upper = index.upper
+    if _length_less(ctx, upper, target):
+        return walked.value
+    if isinstance(upper, cst.Name) and any(value is not None and ctx.enclosing_function(value) is function and _length_less(ctx, value, target)
+                                           for _, value in ctx.assigned_values(upper)):
+        return walked.value
+    return None
 
 
 def _targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
