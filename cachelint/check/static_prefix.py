@@ -487,15 +487,7 @@ def caller_files(filename: str, name: str) -> list[str]:
     cached = tree.recalled(_CALLER_FILES, key)
     if cached is not None:
         return [p for p in cached if p != os.path.abspath(filename)]
-    pattern = re.compile(rf"(?:\.|\b){re.escape(name)}\s*\(|\.{re.escape(name)}\s*,")  # f(...) / obj.f(...) / to_thread(obj.f, ...)
-    found: list[str] = []
-    for path, text in tree.texts(root):
-        if re.search(rf"\bdef\s+{re.escape(name)}\b", text) and not pattern.search(text.replace(f"def {name}(", "")):
-            continue
-        if pattern.search(text.replace(f"def {name}(", "")):
-            found.append(path)
-            if len(found) >= MAX_CALLER_FILES:
-                break
+    found = tree.files_calling(root, name)[:MAX_CALLER_FILES]  # f(...) / obj.f(...) / to_thread(obj.f, ...)
     tree.remember(_CALLER_FILES, key, found)
     return [p for p in found if p != os.path.abspath(filename)]
 

@@ -121,6 +121,24 @@ def _search(root: str, test: Callable[[str, str], bool]) -> tuple[str | None, li
     return None, read
 
 
+_CALLED: dict[str, tuple[float, dict[str, list[str]]]] = {}
+# a call of a name (`f(`, `obj.f(`; not `def f(`) or a bound method handed on (`to_thread(obj.f, ...)`)
+_CALL = re.compile(r"(?<!def )\b([A-Za-z_]\w*)\s*\(|\.([A-Za-z_]\w*)\s*,")
+
+
+def files_calling(root: str, name: str) -> list[str]:
+    """The tree's files whose text calls `name`, in the tree's order: one pass over the tree builds an index of every
+    called name (kept MEMO_SECONDS, as the file list is), so asking for many names reads each file once."""
+    index = recalled(_CALLED, root)
+    if index is None:
+        index = {}
+        for path, text in texts(root):
+            for called in {a or b for a, b in _CALL.findall(text)}:
+                index.setdefault(called, []).append(path)
+        index = remember(_CALLED, root, index)
+    return index.get(name, [])
+
+
 _MENTIONS: dict[tuple[str, int], tuple[float, tuple[dict[str, int], list[str]]]] = {}
 _WORD = re.compile(r"(?<!def )\b[A-Za-z_]\w*\b")
 
