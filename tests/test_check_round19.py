@@ -663,3 +663,19 @@ def test_skill_modules_imported_in_the_listings_order_are_found():
 
 def test_the_same_modules_imported_sorted_are_not():
     assert lint(SKILL_MODULES.replace("os.listdir(skill_dir)", "sorted(os.listdir(skill_dir))"), {"CL201"}) == []
+
+
+# --- the tree's index of called names -------------------------------------------------------------------------
+
+def test_the_index_of_called_names_finds_calls_and_bound_methods_but_not_definitions(tmp_path, monkeypatch):
+    from cachelint.check import tree
+
+    (tmp_path / "defines.py").write_text("def build_prompt(x):\n    return x\n")
+    (tmp_path / "calls.py").write_text("from defines import build_prompt\nsystem = build_prompt('a')\n")
+    (tmp_path / "hands_on.py").write_text("import asyncio\nasyncio.to_thread(agent.build_prompt, 1)\n")
+    (tmp_path / "similar.py").write_text("x = my_build_prompt('a')\n")
+    monkeypatch.chdir(tmp_path)
+    tree._CALLED.clear()
+    tree._FILES.clear()
+    found = {p.rsplit("/", 1)[-1] for p in tree.files_calling(str(tmp_path), "build_prompt")}
+    assert found == {"calls.py", "hands_on.py"}
