@@ -85,57 +85,59 @@ def _statements_after(ctx: ModuleContext, loop: cst.CSTNode) -> list[cst.CSTNode
 
 
 def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedTools]:
-    """`tools = None if i == max_steps else tools` (or `if i == max_steps: tools = None`) in the loop that sends the
-    request with `tools=tools`: the last pass forces an answer with no tools, so that request shares no prefix with the
-    ones before it."""
-    seen: set[int] = set()
-    for site in sites:
-        call = site.node
-        loops = ctx.loops_around(call) if isinstance(call, cst.Call) else []
-        tools = site.arg("tools")
-        if not loops or not isinstance(tools, cst.Name):
+    """Tools emptied or narrowed to a few on the last pass of a step-limited loop: `tools = None if i == max_steps else
+    tools`, `if i == max_steps: tools = None`, `if current_turn == self.max_turns - 1: tools = [t for t in tools if
+    t["name"] == "submit"]`, `elif self._tool_call_count >= self.tool_call_limit: tool_definitions = []`. The last
+    request sends other tools than the ones before it, so it shares no prefix with them. One walk over the assignments
+    of names that hold tools; the request that sends the name inside the loop, when one is in sight, anchors it (the
+    other branch need not keep the tools: the value before the loop does), else the other branch of the test must
+    keep them all."""
+    anchors = _sent_in_loops(ctx, sites)
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or ctx.enclosing_function(assign) is None:
             continue
-        loop = loops[-1]
-        for binding, value in ctx.assigned_values(tools):
-            if value is None or not ctx.contains(loop, binding) or id(binding) in seen:
-                continue
-            statement = ctx.statement_of(binding)
-            what = ctx.code(statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement).strip()
-            if isinstance(value, cst.IfExp) and (_empty(value.body) or _empty(value.orelse)) and _last_pass(ctx, value.test):
-                seen.add(id(binding))
-                yield DroppedTools(statement, what, "on the last pass of the loop that sends it")
-            elif _empty(value):
-                guard = next((a for a in ctx.ancestors(binding) if isinstance(a, cst.If)), None)
-                if guard is not None and ctx.contains(loop, guard) and _last_pass(ctx, guard.test):
-                    seen.add(id(binding))
-                    yield DroppedTools(statement, what, "on the last pass of the loop that sends it")
+        target = assign.targets[0].target
+        name = last_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if name is None or not TOOLS_HOLDER.match(name):
+            continue
+        statement = ctx.statement_of(assign)
+        what = ctx.code(assign).strip()
+        loop = anchors.get(ctx.code(target)) if isinstance(target, cst.Name) else None
+        anchored = loop is not None and ctx.contains(loop, assign)
+        how = "on the last pass of the loop that sends it" if anchored else "once the steps reach their limit"
+        value = assign.value
+        if isinstance(value, cst.IfExp):
+            if (_dropped(ctx, value.body) or _dropped(ctx, value.orelse)) and _last_pass(ctx, value.test) and anchored:
+                yield DroppedTools(statement, what, how)
+            continue
+        if not _dropped(ctx, value):
+            continue
+        guard = next((a for a in ctx.ancestors(assign) if isinstance(a, cst.If)), None)
+        if guard is None or not _last_pass(ctx, guard.test) or not ctx.contains(guard.body, assign):
+            continue
+        if (anchored and ctx.contains(loop, guard)) or (statement in guard.body.body and _kept_otherwise(ctx, guard, target)):
+            yield DroppedTools(statement, what, how)
+
+
+def _sent_in_loops(ctx: ModuleContext, sites) -> dict[str, cst.CSTNode]:
+    """The names sent as a request's `tools=` inside a loop, with the innermost such loop."""
+    found: dict[str, cst.CSTNode] = {}
+    for site in sites:
+        tools = site.arg("tools")
+        loops = ctx.loops_around(site.node) if isinstance(site.node, cst.Call) else []
+        if loops and isinstance(tools, cst.Name):
+            found.setdefault(tools.value, loops[-1])
+    return found
+
+
+def _dropped(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
+    """Nothing (`None`, `[]`), or a few of the tools picked by a filter (`[t for t in tools if t.name == "submit"]`)."""
+    return _empty(value) or (isinstance(value, (cst.ListComp, cst.GeneratorExp)) and bool(value.for_in.ifs)
+                             and TOOL_WORD.search(ctx.code(value.for_in.iter)) is not None)
 
 
 # what holds the tools a request is sent with: tools, tool_definitions, functions, tool_list, tool
 TOOLS_HOLDER = re.compile(r"^_?(?:\w+_)?(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)$", re.I)
-
-
-def tools_cut_on_a_last_pass(ctx: ModuleContext) -> Iterator[DroppedTools]:
-    """`if current_turn == self.max_tool_call_times - 1: tool = [t for t in tools if t["name"] == "submit_task"]`, `elif
-    self._tool_call_count >= self.tool_call_limit: tool_definitions = []`: the tools emptied or narrowed to a few once a
-    step count reaches its limit, while the other branch (or the value before) keeps them all: the last request of
-    the loop sends other tools than the ones before it."""
-    for branch in ctx.nodes(cst.If):
-        if not _last_pass(ctx, branch.test) or ctx.enclosing_function(branch) is None:
-            continue
-        for statement in branch.body.body:
-            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
-            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
-                continue
-            target = assign.targets[0].target
-            name = last_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-            if name is None or not TOOLS_HOLDER.match(name):
-                continue
-            value = assign.value
-            narrowed = isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.ifs \
-                and TOOL_WORD.search(ctx.code(value.for_in.iter)) is not None
-            if (_empty(value) or narrowed) and _kept_otherwise(ctx, branch, target):
-                yield DroppedTools(statement, ctx.code(assign).strip(), "once the steps reach their limit")
 
 
 def _kept_otherwise(ctx: ModuleContext, branch: cst.If, target: cst.BaseExpression) -> bool:

@@ -207,7 +207,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
-        return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_cut_on_a_last_pass)
+        return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL201" in codes and LISTING.search(source) and TOOL_LOADING.search(source):
