@@ -380,20 +380,19 @@ def added_after_history(ctx: ModuleContext, listed: cst.List) -> bool:
 
 def message_content(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """The `content` of a message written as a dict literal or as `dict(role=..., content=...)`."""
-    from cachelint.check.values import dict_entries
+    from cachelint.check.values import message_fields
 
-    if isinstance(expr, cst.Call):
-        return next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "content"), None)
-    return next((value for key, value in dict_entries(expr) if key == "content"), None)
+    return (message_fields(expr) or {}).get("content")
 
 
 def is_system_message(expr: cst.BaseExpression) -> bool:
-    """A dict literal {"role": "system" | "developer", ...}: instructions, never the newest turn."""
-    from cachelint.check.values import dict_entries, string_value
+    """A dict literal {"role": "system" | "developer", ...} (or `dict(role="system", ...)`): instructions, never the
+    newest turn."""
+    from cachelint.check.values import message_fields, string_value
 
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":  # dict(role="system", ...)
-        return any(a.keyword is not None and a.keyword.value == "role" and string_value(a.value) in ("system", "developer") for a in expr.args)
-    return any(key == "role" and string_value(value) in ("system", "developer") for key, value in dict_entries(expr))
+    if isinstance(expr, cst.Call) and not (isinstance(expr.func, cst.Name) and expr.func.value == "dict"):
+        return False
+    return string_value((message_fields(expr) or {}).get("role")) in ("system", "developer")
 
 
 def _alias_names(ctx: ModuleContext) -> set[str]:

@@ -25,7 +25,7 @@ import libcst as cst
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
 from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants as descendants_of, names_in
 from cachelint.check.shared_prompts import SHARED_KINDS, shared_renderer
-from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, string_value
+from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, message_fields, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
 RENDERER_KINDS = frozenset({"unsorted_json", "dict_repr", "unordered", "volatile"})
@@ -45,25 +45,23 @@ class Rendered:
 
 
 def _keys(node: cst.Dict) -> dict[str, cst.BaseExpression]:
-    return {key: e.value for e in node.elements if isinstance(e, cst.DictElement) and (key := string_value(e.key)) is not None}
+    return message_fields(node) or {}
 
 
 def message_shape(node: cst.CSTNode) -> tuple[str | None, list[cst.BaseExpression]] | None:
     """(role, the expressions that become its text) when `node` is shaped like a message or a content block."""
-    if isinstance(node, cst.Dict):
-        keys = _keys(node)
-        if "role" in keys and ("content" in keys or "tool_calls" in keys):
-            values = [v for k, v in keys.items() if k not in ("role", "name", "tool_call_id", "id", "type") and k not in METADATA_KEYS]
-            return string_value(keys["role"]), values
-        if string_value(keys.get("type")) == "text" and "text" in keys:
-            return None, [keys["text"]]
-        if string_value(keys.get("type")) == "tool_result" and "content" in keys:
-            return "user", [keys["content"]]
+    keys = message_fields(node)
+    if keys is None:
         return None
     if isinstance(node, cst.Call):
-        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
-        if "role" in keywords and "content" in keywords:
-            return string_value(keywords["role"]), [keywords["content"]]
+        return (string_value(keys["role"]), [keys["content"]]) if "role" in keys and "content" in keys else None
+    if "role" in keys and ("content" in keys or "tool_calls" in keys):
+        values = [v for k, v in keys.items() if k not in ("role", "name", "tool_call_id", "id", "type") and k not in METADATA_KEYS]
+        return string_value(keys["role"]), values
+    if string_value(keys.get("type")) == "text" and "text" in keys:
+        return None, [keys["text"]]
+    if string_value(keys.get("type")) == "tool_result" and "content" in keys:
+        return "user", [keys["content"]]
     return None
 
 

@@ -163,6 +163,17 @@ def dict_entries(node: cst.CSTNode | None) -> list[tuple[str | None, cst.BaseExp
     return [(string_value(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement)]
 
 
+def message_fields(node: cst.CSTNode | None) -> dict[str, cst.BaseExpression] | None:
+    """The fields of a message (or content block) as the code writes it: a dict literal's string keys, or the keywords
+    of a call (`dict(role="system", content=...)`, `Message(role=..., content=...)`); None for anything else. The one
+    reader of a message's fields, so that a new way of writing one is read alike everywhere."""
+    if isinstance(node, cst.Dict):
+        return {key: value for key, value in dict_entries(node) if key is not None}
+    if isinstance(node, cst.Call):
+        return {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    return None
+
+
 def string_value(node: cst.BaseExpression | None) -> str | None:
     if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return None
