@@ -679,3 +679,44 @@ def test_the_index_of_called_names_finds_calls_and_bound_methods_but_not_definit
     tree._FILES.clear()
     found = {p.rsplit("/", 1)[-1] for p in tree.files_calling(str(tmp_path), "build_prompt")}
     assert found == {"calls.py", "hands_on.py"}
+
+
+# --- CL401: a retry loop left as soon as the request succeeds ---------------------------------------------------
+
+RETRYING_SAMPLER = '''
+import openai
+from openai import OpenAI
+
+
+class ResponsesSampler:
+    def __init__(self, model, reasoning_model, reasoning_effort=None):
+        self.client = OpenAI()
+        self.model = model
+        self.reasoning_model = reasoning_model
+        self.reasoning_effort = reasoning_effort
+
+    def __call__(self, message_list):
+        trial = 0
+        while True:
+            try:
+                if self.reasoning_model:
+                    reasoning = {"effort": self.reasoning_effort} if self.reasoning_effort else None
+                    response = self.client.responses.create(model=self.model, input=message_list, reasoning=reasoning)
+                else:
+                    response = self.client.responses.create(model=self.model, input=message_list)
+                return response.output_text
+            except openai.RateLimitError:
+                trial += 1
+'''
+
+
+def test_a_setting_bound_inside_a_retry_loop_left_on_success_is_not_a_per_turn_switch():
+    assert lint(RETRYING_SAMPLER, {"CL401"}) == []
+
+
+def test_the_same_binding_in_a_loop_that_goes_on_with_the_reply_is():
+    conversation = RETRYING_SAMPLER.replace("                return response.output_text\n",
+                                            "                message_list.append({'role': 'assistant', 'content': response.output_text})\n"
+                                            "                self.reasoning_effort = None\n")
+    found = lint(conversation, {"CL401"})
+    assert [f.row for f in found] == [17], found

@@ -687,21 +687,44 @@ def conversation_loops(ctx: ModuleContext, node: cst.CSTNode) -> list[cst.CSTNod
     """The loops around `node` that may send a conversation again, without retry loops (`for _ in
     range(self.max_retry):`, `while attempts < 3:`, `while True:` left by a `break` right after the request)
     that resend the same request until it succeeds."""
-    return [loop for loop in ctx.loops_around(node) if not _retry_loop(loop) and not _left_on_success(ctx, loop, node)]
+    return [loop for loop in ctx.loops_around(node) if not _retry_loop(loop) and not left_on_success(ctx, loop, node)]
 
 
-def _left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """`while True: try: response = post(...); break`: the loop ends as soon as the request succeeds."""
+def left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`while True: try: response = post(...); break` (or `return ...`): the loop ends as soon as the request succeeds.
+    The statement that follows the request is looked for past the end of the blocks it ends (`if reasoning: r =
+    create(...)` then `return r` after the `if` / `else`)."""
     statement = ctx.statement_of(node)
     if not isinstance(loop, cst.While) or not isinstance(statement, cst.SimpleStatementLine):
         return False
-    if any(isinstance(small, cst.Break) for small in statement.body):
+    if any(isinstance(small, (cst.Break, cst.Return)) for small in statement.body):
         return True
-    block = ctx.parent(statement)
-    body = list(getattr(block, "body", ()))
-    position = next((i for i, s in enumerate(body) if s is statement), None)
-    following = body[position + 1] if position is not None and position + 1 < len(body) else None
-    return isinstance(following, cst.SimpleStatementLine) and any(isinstance(small, cst.Break) for small in following.body)
+    current: cst.CSTNode = statement
+    while current is not loop:
+        block = ctx.parent(current)
+        body = list(getattr(block, "body", ()))
+        position = next((i for i, s in enumerate(body) if s is current), None)
+        if position is None:
+            return False
+        if position + 1 < len(body):
+            following = body[position + 1]
+            return isinstance(following, cst.SimpleStatementLine) and any(isinstance(small, (cst.Break, cst.Return)) for small in following.body)
+        holder = ctx.parent(block)  # the if / else / try whose block this statement ends
+        if isinstance(holder, (cst.Else, cst.Finally)) or (isinstance(holder, cst.If) and ctx.parent(holder) is not None
+                                                             and isinstance(ctx.parent(holder), cst.If)):
+            holder = _compound_of(ctx, holder)
+        if holder is None or holder is loop or not isinstance(holder, (cst.If, cst.Try, cst.With)):
+            return False
+        current = holder
+    return False
+
+
+def _compound_of(ctx: ModuleContext, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement an `else:` / `elif` / `finally:` belongs to (the outermost `if` of an `elif` chain)."""
+    current = ctx.parent(node)
+    while isinstance(current, (cst.If, cst.Else)) and isinstance(ctx.parent(current), cst.If) and ctx.parent(current).orelse is current:
+        current = ctx.parent(current)
+    return current
 
 
 def _retry_loop(loop: cst.CSTNode) -> bool:
