@@ -839,6 +839,7 @@ def turn(history):
         )
 
         from cachelint.check.age_window import age_windows
+        from cachelint.check.chain_walk import capped_chain_walks
         from cachelint.check.context_edits import clearing_without_a_minimum
         from cachelint.check.framework_memory import window_memories
         from cachelint.check.text_history import behind_this_turns_value
@@ -848,6 +849,11 @@ def turn(history):
                          "as time passes the oldest falls out and the conversation's first message changes, so a request after "
                          "that reads nothing the previous one cached; keep the conversation from a fixed start (or cut it "
                          "rarely, in one large step)", confidence="likely")
+        for walk in capped_chain_walks(analysis.ctx):
+            yield Report(walk.node, f"gathers the conversation into `{walk.messages}` from the newest message back and stops at "
+                         f"`{walk.cap}` messages: once the chain is longer, each new message pushes the oldest out, so the first "
+                         "message of the prompt changes on every turn and nothing the previous request cached is read; keep the "
+                         "conversation from a fixed start (or cut it rarely, in one large step)", confidence="likely")
         for edit in clearing_without_a_minimum(analysis.ctx):
             yield Report(edit, "server-side tool-result clearing with no `clear_at_least`: once the prompt passes the trigger, each "
                          "request may clear the one or two results that just fell out of `keep`, and clearing invalidates the "

@@ -720,3 +720,33 @@ def test_the_same_binding_in_a_loop_that_goes_on_with_the_reply_is():
                                             "                self.reasoning_effort = None\n")
     found = lint(conversation, {"CL401"})
     assert [f.row for f in found] == [17], found
+
+
+# --- CL301: a reply chain walked from the newest message back, capped at a count ------------------------------
+
+REPLY_CHAIN = '''
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+async def on_message(new_msg, nodes, max_messages=25):
+    messages = []
+    curr_msg = new_msg
+    while curr_msg is not None and len(messages) < max_messages:
+        node = nodes[curr_msg.id]
+        messages.append(dict(role=node.role, content=node.text))
+        curr_msg = node.parent_msg
+    return await client.chat.completions.create(model="gpt-4.1", messages=messages[::-1])
+'''
+
+
+def test_a_reply_chain_walked_back_and_capped_at_a_message_count_is_found():
+    found = lint(REPLY_CHAIN, {"CL301"})
+    assert [f.row for f in found] == [9], found
+    assert "from the newest message back and stops at `max_messages`" in found[0].message
+
+
+def test_a_chain_walked_back_with_no_cap_keeps_its_start():
+    uncapped = REPLY_CHAIN.replace(" and len(messages) < max_messages", "")
+    assert lint(uncapped, {"CL301"}) == []
