@@ -750,3 +750,72 @@ def test_a_reply_chain_walked_back_and_capped_at_a_message_count_is_found():
 def test_a_chain_walked_back_with_no_cap_keeps_its_start():
     uncapped = REPLY_CHAIN.replace(" and len(messages) < max_messages", "")
     assert lint(uncapped, {"CL301"}) == []
+
+
+# --- CL201: a list of tools handed to a discovery call per server ----------------------------------------------
+
+HANDED_TO_DISCOVERY = '''
+import contextlib
+
+
+class Agent:
+    def __init__(self, servers):
+        self.mcp_servers_config = servers
+        self.mcp_tools = []
+        self._tools = []
+
+    async def discover_mcp_tools(self):
+        for name, config in self.mcp_servers_config.items():
+            client = MCPClient()
+            try:
+                await client.connect_and_discover(name, config, self.mcp_tools)
+            except Exception:
+                with contextlib.suppress(Exception):
+                    await client.cleanup(name)
+                continue
+        self._tools.extend(self.mcp_tools)
+'''
+
+
+def test_tools_handed_to_a_discovery_call_per_server_are_merged_in_connection_order():
+    found = lint(HANDED_TO_DISCOVERY, {"CL201"})
+    assert [f.row for f in found] == [14], found
+    assert "merged into `self.mcp_tools`" in found[0].message
+
+
+def test_the_same_tools_sorted_once_discovered_are_not():
+    assert lint(HANDED_TO_DISCOVERY.replace("self._tools.extend(self.mcp_tools)",
+                                            "self.mcp_tools.sort(key=lambda t: t.name)\n        self._tools.extend(self.mcp_tools)"), {"CL201"}) == []
+
+
+# --- modules with no request in sight still hold these shapes -------------------------------------------------
+
+def test_a_history_module_with_no_request_is_read_for_an_age_window_and_a_capped_chain():
+    history = '''
+    import time
+
+
+    def recent_messages(past_messages):
+        kept = []
+        for message in past_messages:
+            if time.time() - message["ts"] < 86400:
+                kept.append(message)
+        return kept
+
+
+    async def chain(new_msg, max_messages):
+        messages = []
+        msg = new_msg
+        while msg is not None and len(messages) < max_messages:
+            messages.append({"role": "user", "content": msg.text})
+            msg = msg.reference
+        return messages[::-1]
+    '''
+    assert [f.row for f in lint(history, {"CL301"})] == [6, 15]
+
+
+def test_a_settings_module_with_tool_result_clearing_is_read():
+    settings = '''
+    CONTEXT_MANAGEMENT = {"edits": [{"type": "clear_tool_uses_20250919", "keep": {"type": "tool_uses", "value": 3}}]}
+    '''
+    assert [f.row for f in lint(settings, {"CL301"})] == [1]

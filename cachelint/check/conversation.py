@@ -816,6 +816,25 @@ def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str, paired: bool 
     return next((n.iter for n in descendants(root) if isinstance(n, cst.For) and ctx.code(n.iter) == provider), None)
 
 
+# a call that connects to a server and lists its tools into a list it is handed
+DISCOVERS = re.compile(r"discover|list_tools|load_tools|fetch_tools|register_tools|collect_tools", re.I)
+HANDED_TOOLS = re.compile(r"^_?(?:\w+_)?tools$", re.I)
+
+
+def _list_handed_to_discovery(ctx: ModuleContext, loop: cst.For) -> tuple[cst.Call, str] | None:
+    """`await client.connect_and_discover(name, config, self.mcp_tools)` in a loop over the servers: each server's tools
+    are added by the callee to the list it is handed, in connection order (a server that fails is skipped)."""
+    bound_inside = {ctx.code(t.target) for n in descendants(loop.body) if isinstance(n, cst.Assign) for t in n.targets}
+    for call in (n for n in descendants(loop.body) if isinstance(n, cst.Call)):
+        if not DISCOVERS.search(_name_of(call.func) or ""):
+            continue
+        for arg in call.args:
+            holder = ctx.code(arg.value)
+            if isinstance(arg.value, (cst.Name, cst.Attribute)) and HANDED_TOOLS.match(_name_of(arg.value) or "") and holder not in bound_inside:
+                return call, holder
+    return None
+
+
 def _awaited(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.expression if isinstance(node, cst.Await) else node
 
@@ -911,6 +930,10 @@ def merged_provider_tools(ctx: ModuleContext) -> Iterator[ToolMerge]:
         added = _accumulator(ctx, loop, listing) if listing is not None else None
         if listing is not None and added is not None and not sorted_in(ctx, function, added[0]):
             yield ToolMerge(_anchor(ctx, loop, listing, added[1]), added[0], ctx.code(loop.iter))
+        elif listing is None:
+            handed = _list_handed_to_discovery(ctx, loop)
+            if handed is not None and not sorted_in(ctx, function, handed[1]):
+                yield ToolMerge(handed[0], handed[1], ctx.code(loop.iter))
     for comp in ctx.nodes(cst.ListComp):
         outer = comp.for_in
         provider = _loop_variable(outer.target)

@@ -110,6 +110,14 @@ SIGNATURE_END = re.compile(r"^\s*(?:async\s+)?def\b|\)\s*(?:->[^:\n]*)?:\s*(?:#.
 
 
 # `if turn == max_turns - 1:` / `elif count >= self.tool_call_limit:` followed by a tool list set on the next line
+# round 19's shapes a module can hold with no request in sight: a list of tools handed to a discovery call in a loop
+# over servers (conversation._list_handed_to_discovery); a conversation cut by age (age_window.py) or gathered back
+# along a reply chain up to a count (chain_walk.py); tool-result clearing with no minimum (context_edits.py)
+HANDED_DISCOVERY = Needs(re.compile(r"discover\w*\([^)]{0,300}?\b\w*tools\b", re.I), ("discover",))
+AGE_WINDOW = Needs(re.compile(r"(?:time\(\)|now\(\)|utcnow\(\))\s*-"), ("time()", "now()"))
+CHAIN_CAP = Needs(re.compile(r"\bwhile\b[^\n]*\blen\(\w*(?:messages|msgs|history|turns|chain|conversation)\)\s*<"), ("while",))
+CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
+
 LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\w*[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)[ \t]*=[^=]",
                              re.M | re.I)
 
@@ -193,6 +201,10 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     if "CL301" in codes and WINDOW_MEMORY.search(source):
         return True  # a framework's sliding-window memory class (framework_memory.py)
     if "CL502" in codes and CACHE_FLAG.search(source):
+        return True
+    if "CL201" in codes and HANDED_DISCOVERY.search(source):
+        return True
+    if "CL301" in codes and (AGE_WINDOW.search(source) or CHAIN_CAP.search(source) or CONTEXT_EDIT.search(source)):
         return True
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):
         return True
