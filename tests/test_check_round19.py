@@ -819,3 +819,30 @@ def test_a_settings_module_with_tool_result_clearing_is_read():
     CONTEXT_MANAGEMENT = {"edits": [{"type": "clear_tool_uses_20250919", "keep": {"type": "tool_uses", "value": 3}}]}
     '''
     assert [f.row for f in lint(settings, {"CL301"})] == [1]
+
+
+# --- CL104: a default section, replaced only by a setting, after per-call data --------------------------------
+
+RULES = "Rule: report only concrete, exploitable vulnerabilities with a clear attack path. " * 60
+
+OVERRIDABLE_SECTION = f'''
+def finding_prompt(finding, custom_instructions=None):
+    if custom_instructions:
+        section = custom_instructions
+    else:
+        section = """{RULES}"""
+    return f"""Finding to analyze: {{finding}}
+
+{{section}}
+"""
+'''
+
+
+def test_a_long_default_section_after_the_per_call_value_is_found():
+    found = lint(OVERRIDABLE_SECTION, {"CL104"})
+    assert [f.row for f in found] == [6], found
+
+
+def test_a_section_that_is_always_a_setting_is_not_measured():
+    always = OVERRIDABLE_SECTION.replace(f'        section = """{RULES}"""', "        section = DEFAULT_SECTION_LOADED_AT_RUN_TIME")
+    assert lint(always, {"CL104"}) == []

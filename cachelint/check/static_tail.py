@@ -296,6 +296,9 @@ def _constant(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
             return _constant(ctx, bindings[0][1])
         if len(bindings) == 1 and isinstance(bindings[0][0], cst.ImportFrom):
             return _imported_constant(ctx, bindings[0][0], expr.value)
+        default = _default_text(ctx, bindings)
+        if default is not None:
+            return default
     if isinstance(expr, cst.Attribute):  # prompts.RESEARCH_INSTRUCTIONS, Prompts.SYSTEM
         from cachelint.check.static_prefix import attribute_definition
 
@@ -303,6 +306,20 @@ def _constant(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
         if found is not None and not isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
             return _constant(found[0], found[1])
     return None
+
+
+def _default_text(ctx: ModuleContext, bindings: list) -> str | None:
+    """`if custom_instructions: section = custom_instructions` / `else: section = \"\"\"<the default rules>\"\"\"` in a
+    function: a long literal, unless a setting or a parameter replaces it (a name or an attribute, under a test): the
+    text every call sends with the default configuration."""
+    literals = [value for binding, value in bindings if value is not None and string_value(value) is not None]
+    others = [value for binding, value in bindings if value is None or string_value(value) is None]
+    if len(literals) != 1 or not others or any(not isinstance(v, (cst.Name, cst.Attribute)) for v in others):
+        return None
+    if any(ctx.enclosing_function(binding) is None or ctx.enclosing(binding, (cst.If,)) is None for binding, _ in bindings):
+        return None  # both bound under one test in a function (the override and its default)
+    text = string_value(literals[0])
+    return text if text is not None and len(text) >= MIN_TAIL_CHARS // 4 else None
 
 
 def _imported_constant(ctx: ModuleContext, node: cst.ImportFrom, name: str) -> str | None:
