@@ -20,7 +20,9 @@ message built here and sent elsewhere (`Message(role="system", ...)`, `SystemMes
 or what a `get_system_message()` / `_build_system_prompt()` builder returns). Where the prompt is assembled out
 of sight, prompt material read from an unsorted listing is judged by its shape (`likely`): a loop over the
 listing that reads each file and collects the contents, in a function or list named for examples, docs,
-instructions, templates or prompts (`for p in glob.glob("examples/*.yaml"): pool.append(load(p))`).
+instructions, templates or prompts (`for p in glob.glob("examples/*.yaml"): pool.append(load(p))`). A table of
+the files read, keyed by name and returned or walked only through `sorted(table.values(), ...)`, is read in a
+defined order and is not reported.
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file

@@ -35,6 +35,9 @@ request.
 Also (`likely`) tools put into a request only under a test of the last message's role (`if messages[-1]["role"]
 == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`): the request that
 follows the tool results goes out without them.
+
+Also (`likely`) the tools written into the dict the requests are sent with before the next request of the run or the
+recursive call that continues the tool loop (`kwargs["functions"] = []` once a tool was called too often).
 """
     why = """
 Tools open the cached prefix. A request of the same history without them (or with another list) shares no

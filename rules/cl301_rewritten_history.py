@@ -96,6 +96,19 @@ A window of the stored turns counts wherever the request is made: in the functio
 the module or of another module of the tree that sends what it is handed (`self._complete(msgs)`, an imported
 `ask(msgs)`, a base class's `_chat_completion(history)` that raises `NotImplementedError` for subclasses). Earlier messages edited through their
 attributes (`msg.content = "(omitted)"`, on the stored message or on a copy) count like `m["content"] = ...`.
+
+Chat bots' shapes (confidence `likely`): one conversation of a store kept per chat, user or channel
+(`self.messages[chat_id] = self.messages[chat_id][-10:]`; not `messages[i]`, one message); a history kept to the
+messages younger than a span of time (`if time.time() - float(m["ts"]) < 86400: context.append(m)`); a conversation
+gathered from a reply chain, newest first, and stopped at a message count (`while msg is not None and len(messages) <
+max_messages: ...; msg = node.parent_msg`); a history cut at the start of its latest turns counted back
+(`for idx in range(len(h) - 1, -1, -1)` with a turn counter, then `h = h[keep_from:]`); entries older than the latest
+few edited in place before each request (`for msg in messages[:len(messages) - keep]: msg["content"] = PLACEHOLDER`,
+or `if i not in kept:` over the loop's own message); and Anthropic's server-side tool-result clearing with no
+`clear_at_least` (`{"type": "clear_tool_uses_20250919", ...}`): once past the trigger each request may clear the
+result that just fell out of `keep`, invalidating the cache from there. Not reported: the newest messages that fit a
+budget computed from the model's context window, searched for in a loop (`max_size = self.max_context_size - ...`),
+and a breakpoint put on the newest user turn while walking from the end (`if seen < 1:`).
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after

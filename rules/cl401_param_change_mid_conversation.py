@@ -35,6 +35,14 @@ A value bound inside the loop the same way on every turn is not reported: comput
 changes on every pass (`model = config.get("model")`), or, under a condition, from names, attributes and
 constants only, the condition too (`name = config.model`, then `if name is None: name = f"hosted/{model.name}"`);
 a condition on this turn's input or on a call (`if user.startswith("/fast")`, `if traj.num_turns() > 5`) is a switch.
+A loop left as soon as the request succeeds (`while True: try: r = create(...); return r`) is a retry, not turns.
+
+Also (`likely`) a cache-key setting written into the dict the requests are sent with, between two requests of one run
+or before the recursive call that continues the tool loop (`parameters["function_call"] = "none"` after three searches,
+then `return self.query(history, **parameters)`; `params["tool_choice"] = "none"`, a request, `del
+params["tool_choice"]`, a second request). Keys set while the dict is first built, in an `except` handler, or after a
+request returned on another path are not reported. A router's pool is read through `list(...)` and `.keys()`
+(`random.choice(list(self.llms_for_routing.keys()))`).
 """
     why = """
 Caches are per model, and these parameters are part of the cache key (Anthropic renders `tool_choice` and
