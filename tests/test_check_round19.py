@@ -846,3 +846,31 @@ def test_a_long_default_section_after_the_per_call_value_is_found():
 def test_a_section_that_is_always_a_setting_is_not_measured():
     always = OVERRIDABLE_SECTION.replace(f'        section = """{RULES}"""', "        section = DEFAULT_SECTION_LOADED_AT_RUN_TIME")
     assert lint(always, {"CL104"}) == []
+
+
+# --- CL401: tool_choice reset after the reply's tool calls were run -------------------------------------------
+
+EPHEMERAL_CHOICE = '''
+import asyncio
+
+
+class Pipeline:
+    async def _then_tools(self, chat, next_pipeline):
+        results = await asyncio.gather(*[self._run_tool(call) for call in chat.last.tool_calls])
+        if self.tool_mode == "api" and next_pipeline.params:
+            next_pipeline.params.tool_choice = None
+        return await next_pipeline.step()
+'''
+
+
+def test_tool_choice_reset_after_the_replys_tool_calls_were_run_is_found():
+    found = lint(EPHEMERAL_CHOICE, {"CL401"})
+    assert [f.row for f in found] == [8], found
+    assert "tool_choice is reset once tools have been used" in found[0].message
+
+
+def test_tool_choice_set_before_any_tool_call_ran_is_not_a_reset():
+    before = EPHEMERAL_CHOICE.replace(
+        "        results = await asyncio.gather(*[self._run_tool(call) for call in chat.last.tool_calls])\n", "").replace(
+        "        return await next_pipeline.step()", "        return await next_pipeline.step(chat.last.tool_calls)")
+    assert lint(before, {"CL401"}) == []

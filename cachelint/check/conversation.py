@@ -753,12 +753,21 @@ def _replaces(call: cst.Call) -> bool:
 
 
 def _after_tool_use(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Under a test of whether tools were used, or after the function ran the tool calls of the model's reply (`for
+    call in chat.last.tool_calls`, `gather(*[run(c) for c in reply.tool_calls])`): the requests that follow differ."""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.If):
-            return bool(USED.search(ctx.code(ancestor.test)))
+            if USED.search(ctx.code(ancestor.test)):
+                return True
+            break
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-            return False
-    return False
+            break
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    row = ctx.span(node).row
+    return any(isinstance(loop, (cst.For, cst.CompFor)) and "tool_calls" in ctx.code(loop.iter) and ctx.span(loop).row < row
+               and ctx.enclosing_function(loop) is function for loop in descendants(function.body))
 
 
 # --- tools merged from several servers, clients or workbenches in connection order (CL201) -------------------
