@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import TOOL_WORD, ModuleContext, descendants
+from cachelint.check.module import TOOL_WORD, ModuleContext, called_name, descendants
 
 CONCURRENT = frozenset({"asyncio.gather", "asyncio.create_task", "asyncio.ensure_future", "asyncio.as_completed"})
+SCHEDULERS = frozenset(name.rsplit(".", 1)[-1] for name in CONCURRENT)
 ADDERS = frozenset({"add", "append", "extend", "add_tool", "add_tools", "register", "register_tool"})
 
 
@@ -32,6 +33,8 @@ def tools_added_concurrently(ctx: ModuleContext) -> Iterator[ConcurrentTools]:
         return
     seen: set[int] = set()
     for call in ctx.nodes(cst.Call):
+        if called_name(call) not in SCHEDULERS:
+            continue  # a syntactic test first: qualified names cost the module's scope metadata
         if ctx.qualified_name_in(call.func, set(CONCURRENT)) is None and ctx.code(call.func) not in ("tg.create_task", "group.create_task"):
             continue
         for coroutine in _coroutines(ctx, call):

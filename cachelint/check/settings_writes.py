@@ -17,6 +17,7 @@ an `except` handler (a recovery after the provider refused the request).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -40,14 +41,23 @@ class SettingsWrite:
     site: CallSite | None  # a request the dict is sent with, when one is in sight
 
 
+# a written key of the settings, by text: the cheap test before the syntax tree is walked
+KEY_TEXT = re.compile(r"""(?:\[|pop\()\s*["'](?:tool_choice|function_call|tools|functions|model)["']""")
+
+
 def settings_written_between_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[SettingsWrite]:
     senders = _sending_functions(ctx, sites)
-    if not senders:
+    if not senders or not KEY_TEXT.search(ctx.source):
         return
-    for function in ctx.nodes(cst.FunctionDef):
-        writes = [w for w in _writes(ctx, function) if ctx.enclosing(w[0], (cst.ExceptHandler,)) is None]
-        if not writes:
-            continue
+    by_function: dict[int, list[tuple[cst.CSTNode, str, str]]] = {}
+    functions: dict[int, cst.FunctionDef] = {}
+    for write in _writes(ctx):
+        function = ctx.enclosing_function(write[0])
+        if function is not None and ctx.enclosing(write[0], (cst.ExceptHandler,)) is None:
+            by_function.setdefault(id(function), []).append(write)
+            functions[id(function)] = function
+    for key, writes in by_function.items():
+        function = functions[key]
         sends = _sends(ctx, function, senders, sites)
         if not sends:
             continue
@@ -118,28 +128,22 @@ def _passes(ctx: ModuleContext, call: cst.Call, holder: str) -> bool:
     return any(ctx.code(a.value) == holder for a in call.args)
 
 
-def _writes(ctx: ModuleContext, function: cst.FunctionDef) -> list[tuple[cst.CSTNode, str, str]]:
-    """(statement, holder, key) for each cache-key setting written into a dict in the function: `p["tool_choice"] =
-    ...`, `del p["tool_choice"]`, `p.pop("tool_choice")`."""
+def _writes(ctx: ModuleContext) -> list[tuple[cst.CSTNode, str, str]]:
+    """(statement, holder, key) for each cache-key setting written into a dict of the module: `p["tool_choice"] =
+    ...`, `del p["tool_choice"]`, `p.pop("tool_choice")`, in source order."""
     keys = TOOL_CHOICE_KEYS | TOOL_KEYS | MODEL_KEYS
     found = []
-    for node in descendants(function.body):
-        if ctx.enclosing_function(node) is not function:
-            continue
-        targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, cst.Del):
-            targets = [node.target]
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" and node.args:
+    for node in ctx.nodes(cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" and node.args:
             key = string_value(node.args[0].value)
             if key in keys:
                 found.append((node, ctx.code(node.func.value), key))
-            continue
+    for node in (*ctx.nodes(cst.Assign), *ctx.nodes(cst.Del)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         for target in targets:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1 \
                     and isinstance(target.slice[0].slice, cst.Index):
                 key = string_value(target.slice[0].slice.value)
                 if key in keys:
                     found.append((node, target.value.value, key))
-    return found
+    return sorted(found, key=lambda w: (ctx.span(w[0]).row, ctx.span(w[0]).column))
