@@ -401,6 +401,29 @@ def test_a_request_returned_on_another_path_is_not_before_the_settings_that_foll
     assert lint(routed, {"CL401", "CL203"}) == []
 
 
+def test_a_side_request_before_the_settings_dict_is_made_is_not_a_request_sent_with_it():
+    summary_first = '''
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI()
+
+
+    class Helper:
+        async def _summarise(self, history):
+            return await client.chat.completions.create(model="gpt-4.1-mini", messages=history)
+
+        async def ask(self, history, functions):
+            if len(history) > 40:
+                await self._summarise(history[:-1])
+            common_args = {"model": "gpt-4.1", "messages": history}
+            if functions:
+                common_args["functions"] = functions
+                common_args["function_call"] = "auto"
+            return await client.chat.completions.create(**common_args)
+    '''
+    assert lint(summary_first, {"CL401", "CL203"}) == []
+
+
 # --- CL401: a model router --------------------------------------------------------------------------------
 
 ROUTER = '''
@@ -874,3 +897,21 @@ def test_tool_choice_set_before_any_tool_call_ran_is_not_a_reset():
         "        results = await asyncio.gather(*[self._run_tool(call) for call in chat.last.tool_calls])\n", "").replace(
         "        return await next_pipeline.step()", "        return await next_pipeline.step(chat.last.tool_calls)")
     assert lint(before, {"CL401"}) == []
+
+
+def test_an_object_made_with_the_context_length_is_no_context_window_budget():
+    condense = '''
+    class Chain:
+        def answer(self, model, api_context_length, chat_history, query):
+            custom_llm = OpenAILLM(model, api_context_length)
+            formatted_chat_history = []
+            for msg in chat_history:
+                formatted_chat_history += [HumanMessage(content=msg[0]), AIMessage(content=msg[1])]
+            full_prompt = PROMPT.format(chat_history=formatted_chat_history, question=query)
+            while custom_llm.num_tokens_from_messages([full_prompt]) >= 4096 - 256:
+                formatted_chat_history = formatted_chat_history[2:]
+                full_prompt = PROMPT.format(chat_history=formatted_chat_history, question=query)
+            return custom_llm.generate(full_prompt)
+    '''
+    found = lint(condense, {"CL301"})
+    assert [f.row for f in found] == [9], found

@@ -594,12 +594,18 @@ def _fit_to_the_context_window(ctx: ModuleContext, function: cst.FunctionDef, no
     happens only once the whole history no longer fits, where the request would otherwise fail."""
     budgets = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
     for assign in descendants(function.body):
-        if isinstance(assign, cst.Assign) and CONTEXT_WINDOW.search(ctx.code(assign.value)):
+        if isinstance(assign, cst.Assign) and not isinstance(assign.value, (cst.Call, cst.Await)) \
+                and CONTEXT_WINDOW.search(ctx.code(assign.value)):
             budgets |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
     if not budgets:
-        return False
+        return False  # (an object made with the context length, `llm = LLM(..., context_length)`, is no budget)
+
+    def against_budget(c: cst.CSTNode) -> bool:
+        return isinstance(c, cst.Comparison) and any(isinstance(side, cst.Name) and side.value in budgets
+                                                     for side in (c.left, *(t.comparator for t in c.comparisons)))
+
     searches = [loop for loop in descendants(function.body) if isinstance(loop, (cst.While, cst.For))
-                and any(isinstance(c, cst.Comparison) and _uses(c, budgets) for c in (*descendants(loop),))]
+                and any(against_budget(c) for c in descendants(loop))]
     if any(ctx.contains(loop, node) for loop in searches):
         return True
     if not isinstance(node, cst.Subscript):

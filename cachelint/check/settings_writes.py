@@ -67,7 +67,8 @@ def settings_written_between_requests(ctx: ModuleContext, sites: list[CallSite])
                 continue
             passed = [(call, recursive) for call, recursive in sends if _passes(ctx, call, holder)]
             row = ctx.span(node).row
-            before = [call for call, _ in sends if ctx.span(call).row < row and not _ends_the_run(ctx, call, function, node)]
+            made = _made_at(ctx, function, holder)
+            before = [call for call, _ in sends if made < ctx.span(call).row < row and not _ends_the_run(ctx, call, function, node)]
             after = [(call, recursive) for call, recursive in passed if ctx.span(call).row > row]
             if not before or not after:
                 continue
@@ -106,6 +107,19 @@ def _sends(ctx: ModuleContext, function: cst.FunctionDef, senders: set[int], sit
         elif any(id(f) in senders for f in called):
             found.append((call, False))
     return found
+
+
+def _made_at(ctx: ModuleContext, function: cst.FunctionDef, holder: str) -> int:
+    """The line where the function first binds the settings dict (its own line for a parameter): a request made before
+    it (a summary of the history, then `common_args = {...}`) is not sent with the dict, so the keys written after it
+    build the dict's first request rather than change a second one."""
+    if holder in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)} or \
+            (function.params.star_kwarg is not None and isinstance(function.params.star_kwarg, cst.Param)
+             and function.params.star_kwarg.name.value == holder):
+        return ctx.span(function).row
+    rows = [ctx.span(n).row for n in descendants(function.body) if isinstance(n, cst.Assign) and ctx.enclosing_function(n) is function
+            and any(isinstance(t.target, cst.Name) and t.target.value == holder for t in n.targets)]
+    return min(rows) if rows else ctx.span(function).row
 
 
 def _ends_the_run(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef, write: cst.CSTNode) -> bool:
