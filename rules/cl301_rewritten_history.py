@@ -12,6 +12,10 @@ from cachelint.check.history import at_the_context_window, bound_anew_in, cut_wi
 from cachelint.check.module import descendants
 
 
+# what a window that slides (with time, or with a capped walk back) should be instead
+FIXED_START = "keep the conversation from a fixed start (or cut it rarely, in one large step)"
+
+
 class RewrittenHistory(Rule):
     code = "CL301"
     what = """
@@ -860,13 +864,12 @@ def turn(history):
         for window in age_windows(analysis.ctx):
             yield Report(window.node, f"keeps only the messages of `{window.history}` younger than a span of time (in `{window.kept}`): "
                          "as time passes the oldest falls out and the conversation's first message changes, so a request after "
-                         "that reads nothing the previous one cached; keep the conversation from a fixed start (or cut it "
-                         "rarely, in one large step)", confidence="likely")
+                         f"that reads nothing the previous one cached; {FIXED_START}", confidence="likely")
         for walk in capped_chain_walks(analysis.ctx):
             yield Report(walk.node, f"gathers the conversation into `{walk.messages}` from the newest message back and stops at "
                          f"`{walk.cap}` messages: once the chain is longer, each new message pushes the oldest out, so the first "
-                         "message of the prompt changes on every turn and nothing the previous request cached is read; keep the "
-                         "conversation from a fixed start (or cut it rarely, in one large step)", confidence="likely")
+                         f"message of the prompt changes on every turn and nothing the previous request cached is read; {FIXED_START}",
+                         confidence="likely")
         for edit in clearing_without_a_minimum(analysis.ctx):
             yield Report(edit, "server-side tool-result clearing with no `clear_at_least`: once the prompt passes the trigger, each "
                          "request may clear the one or two results that just fell out of `keep`, and clearing invalidates the "
