@@ -849,6 +849,9 @@ def test_a_settings_module_with_tool_result_clearing_is_read():
 RULES = "Rule: report only concrete, exploitable vulnerabilities with a clear attack path. " * 60
 
 OVERRIDABLE_SECTION = f'''
+import anthropic
+
+
 def finding_prompt(finding, custom_instructions=None):
     if custom_instructions:
         section = custom_instructions
@@ -863,7 +866,7 @@ def finding_prompt(finding, custom_instructions=None):
 
 def test_a_long_default_section_after_the_per_call_value_is_found():
     found = lint(OVERRIDABLE_SECTION, {"CL104"})
-    assert [f.row for f in found] == [6], found
+    assert [f.row for f in found] == [9], found
 
 
 def test_a_section_that_is_always_a_setting_is_not_measured():
@@ -915,3 +918,30 @@ def test_an_object_made_with_the_context_length_is_no_context_window_budget():
     '''
     found = lint(condense, {"CL301"})
     assert [f.row for f in found] == [9], found
+
+
+# --- CL203: the last pass of two loops that send the same name ------------------------------------------------
+
+TWO_LOOPS = '''
+class ToolCallingLLM:
+    def call(self, messages, tools):
+        i = 0
+        while i < self.max_steps:
+            i += 1
+            tools = None if i == self.max_steps else tools
+            reply = self.llm.completion(messages=messages, tools=tools)
+            messages.append(reply)
+
+    def call_stream(self, messages, tools):
+        i = 0
+        while i < self.max_steps:
+            i += 1
+            tools = None if i == self.max_steps else tools
+            reply = self.llm.completion(messages=messages, tools=tools, stream=True)
+            messages.append(reply)
+'''
+
+
+def test_the_last_pass_of_each_of_two_loops_sending_the_same_name_is_found():
+    found = lint(TWO_LOOPS, {"CL203"})
+    assert [f.row for f in found] == [6, 14], found

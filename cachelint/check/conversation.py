@@ -767,7 +767,21 @@ def _after_tool_use(ctx: ModuleContext, node: cst.CSTNode) -> bool:
         return False
     row = ctx.span(node).row
     return any(isinstance(loop, (cst.For, cst.CompFor)) and "tool_calls" in ctx.code(loop.iter) and ctx.span(loop).row < row
-               and ctx.enclosing_function(loop) is function for loop in descendants(function.body))
+               and ctx.enclosing_function(loop) is function and _runs_each(ctx, loop) for loop in descendants(function.body))
+
+
+# a call that runs a tool call: `self._process_tool_call(call)`, `execute_tool(call)`, `run(call)`
+RUNS_TOOL = re.compile(r"process|run|execute|exec|call_tool|invoke|handle|dispatch|perform", re.I)
+
+
+def _runs_each(ctx: ModuleContext, loop: cst.For | cst.CompFor) -> bool:
+    """The loop runs each tool call (hands it to a call named for running it), rather than converting the calls of a
+    stored message to text."""
+    element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    body = loop.body if isinstance(loop, cst.For) else ctx.parent(loop)
+    return any(isinstance(n, cst.Call) and RUNS_TOOL.search(_name_of(n.func) or "")
+               and any(isinstance(a.value, cst.Name) and a.value.value in element for a in n.args)
+               for n in (body, *descendants(body)))
 
 
 # --- tools merged from several servers, clients or workbenches in connection order (CL201) -------------------

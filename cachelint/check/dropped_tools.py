@@ -102,8 +102,9 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
             continue
         statement = ctx.statement_of(assign)
         what = ctx.code(assign).strip()
-        loop = anchors.get(ctx.code(target)) if isinstance(target, cst.Name) else None
-        anchored = loop is not None and ctx.contains(loop, assign)
+        loop = next((loop for loop in anchors.get(ctx.code(target), []) if ctx.contains(loop, assign)), None) \
+            if isinstance(target, cst.Name) else None
+        anchored = loop is not None
         how = "on the last pass of the loop that sends it" if anchored else "once the steps reach their limit"
         value = assign.value
         if isinstance(value, cst.IfExp):
@@ -119,14 +120,14 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
             yield DroppedTools(statement, what, how)
 
 
-def _sent_in_loops(ctx: ModuleContext, sites) -> dict[str, cst.CSTNode]:
-    """The names sent as a request's `tools=` inside a loop, with the innermost such loop."""
-    found: dict[str, cst.CSTNode] = {}
+def _sent_in_loops(ctx: ModuleContext, sites) -> dict[str, list[cst.CSTNode]]:
+    """The names sent as a request's `tools=` inside a loop, with the innermost such loop of each request."""
+    found: dict[str, list[cst.CSTNode]] = {}
     for site in sites:
         tools = site.arg("tools")
         loops = ctx.loops_around(site.node) if isinstance(site.node, cst.Call) else []
         if loops and isinstance(tools, cst.Name):
-            found.setdefault(tools.value, loops[-1])
+            found.setdefault(tools.value, []).append(loops[-1])
     return found
 
 

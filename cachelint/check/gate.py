@@ -118,9 +118,6 @@ AGE_WINDOW = Needs(re.compile(r"(?:time\(\)|now\(\)|utcnow\(\))\s*-"), ("time()"
 CHAIN_CAP = Needs(re.compile(r"\bwhile\b[^\n]*\blen\(\w*(?:messages|msgs|history|turns|chain|conversation)\)\s*<"), ("while",))
 CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
 
-# a function named for the prompt it returns (static_tail.builder_return_tails)
-PROMPT_FUNCTION = Needs(re.compile(r"\bdef\s+\w*(?:prompt|template|instructions)\w*\s*\(", re.I), ("def ",))
-
 LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\w*[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)[ \t]*=[^=]",
                              re.M | re.I)
 
@@ -219,8 +216,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if "CL104" in codes and TEXT_HISTORY.search(source):
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
-    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)
-                                                       or PROMPT_FUNCTION.search(source)):
+    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
