@@ -664,30 +664,6 @@ def test_a_history_cut_at_the_start_of_the_latest_turns_counted_back_is_found():
     assert [f.row for f in found] == [20], found
 
 
-# --- CL201: tool modules imported in the listing's order ---------------------------------------------------
-
-SKILL_MODULES = '''
-import importlib
-import os
-
-
-def load_additional_skills(skill_dir):
-    for filename in os.listdir(skill_dir):
-        if filename.endswith(".py"):
-            importlib.import_module(f"skills.{filename[:-3]}")
-'''
-
-
-def test_skill_modules_imported_in_the_listings_order_are_found():
-    found = lint(SKILL_MODULES, {"CL201"})
-    assert [f.row for f in found] == [6], found
-    assert "the registry its modules fill when imported" in found[0].message
-
-
-def test_the_same_modules_imported_sorted_are_not():
-    assert lint(SKILL_MODULES.replace("os.listdir(skill_dir)", "sorted(os.listdir(skill_dir))"), {"CL201"}) == []
-
-
 # --- the tree's index of called names -------------------------------------------------------------------------
 
 def test_the_index_of_called_names_finds_calls_and_bound_methods_but_not_definitions(tmp_path, monkeypatch):

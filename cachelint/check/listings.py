@@ -239,13 +239,5 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
             if isinstance(node.func, cst.Attribute) and name in ("append", "extend", "add", "insert", "register") \
                     and TOOL_HOLDER.search(last_name(node.func.value) or ""):
                 return ctx.code(node.func.value)
-            if ctx.code(node.func) in IMPORTERS and (TOOL_MODULES.search(function.name.value) or TOOL_MODULES.search(ctx.code(call))):
-                return "the registry its modules fill when imported"  # each skill / tool module registers itself on import
     return None
-
-
-# a module imported by name from a listing (its decorators register what it defines)
-IMPORTERS = frozenset({"importlib.import_module", "import_module", "__import__"})
-# what a folder of modules that register tools is named for
-TOOL_MODULES = re.compile(r"tool|skill|plugin|function|action|command", re.I)
 
