@@ -40,7 +40,7 @@ def age_windows(ctx: ModuleContext) -> Iterator[AgeWindow]:
             if not _age_test(ctx, branch.test, loop):
                 continue
             kept = _appended(branch.body, element)
-            if kept is not None:
+            if kept is not None and _passed_on(ctx, loop, kept):
                 yield AgeWindow(loop, ctx.code(loop.iter), kept)
                 break
     for comp in ctx.nodes(cst.ListComp):
@@ -87,6 +87,20 @@ def _clock(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Name):
         return any(value is not None and isinstance(value, cst.Call) and ctx.qualified_name_in(value.func, set(CLOCKS)) is not None
                    for _, value in ctx.assigned_values(expr))
+    return False
+
+
+def _passed_on(ctx: ModuleContext, loop: cst.For, kept: str) -> bool:
+    """The kept messages go on after the loop (turned into messages, returned, handed to a call), not only counted
+    (`if len(recent) > 5:` in a rate limiter)."""
+    function = ctx.enclosing_function(loop)
+    row = ctx.span(loop).row
+    for node in descendants(function.body) if function is not None else ():
+        if isinstance(node, cst.Name) and node.value == kept and ctx.span(node).row > row and not ctx.contains(loop, node):
+            holder = ctx.parent(node)
+            if isinstance(holder, cst.Arg) and isinstance(ctx.parent(holder), cst.Call) and last_name(ctx.parent(holder).func) == "len":
+                continue
+            return True
     return False
 
 

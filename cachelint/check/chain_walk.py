@@ -59,8 +59,8 @@ def _count_cap(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, str] 
                 and isinstance(part.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)) \
                 and isinstance(part.left, cst.Call) and last_name(part.left.func) == "len" and part.left.args:
             limit = part.comparisons[0].comparator
-            if isinstance(limit, cst.Integer) and int(limit.value) <= 2:
-                continue
+            if isinstance(limit, cst.Integer) and int(limit.value.replace("_", ""), 0) <= 2:
+                continue  # (0x10, 1_000: Python's own integer syntax)
             return ctx.code(part.left.args[0].value), ctx.code(limit)
     return None
 

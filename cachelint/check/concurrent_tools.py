@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import TOOL_WORD, ModuleContext, called_name, descendants
+from cachelint.check.module import TOOL_WORD, ModuleContext, called_name, descendants, sorted_in
 
 CONCURRENT = frozenset({"asyncio.gather", "asyncio.create_task", "asyncio.ensure_future", "asyncio.as_completed"})
 SCHEDULERS = frozenset(name.rsplit(".", 1)[-1] for name in CONCURRENT)
@@ -42,8 +42,9 @@ def tools_added_concurrently(ctx: ModuleContext) -> Iterator[ConcurrentTools]:
                 continue
             seen.add(id(coroutine))
             found = _adds_listed_tools(ctx, coroutine)
-            if found is not None:
-                yield ConcurrentTools(found[0], coroutine.name.value, found[1])
+            scheduler = ctx.enclosing_function(call)
+            if found is not None and not sorted_in(ctx, scheduler, found[2]) and not sorted_in(ctx, coroutine, found[2]):
+                yield ConcurrentTools(found[0], coroutine.name.value, found[1])  # (sorted once all have answered: fine)
 
 
 def _coroutines(ctx: ModuleContext, call: cst.Call) -> list[cst.FunctionDef]:
@@ -87,7 +88,7 @@ def _repeated(ctx: ModuleContext, inner: cst.Call, scheduling: cst.Call) -> bool
     return bool(ctx.loops_around(scheduling))
 
 
-def _adds_listed_tools(ctx: ModuleContext, coroutine: cst.FunctionDef) -> tuple[cst.CSTNode, str] | None:
+def _adds_listed_tools(ctx: ModuleContext, coroutine: cst.FunctionDef) -> tuple[cst.CSTNode, str, str] | None:
     """`for tool in await client.list_tools(): self.add(tool)` (or the tools wrapped first): each listed tool added
     to a holder the coroutine does not make itself."""
     local = {t.value for n in descendants(coroutine.body) if isinstance(n, cst.Assign)
@@ -111,5 +112,7 @@ def _adds_listed_tools(ctx: ModuleContext, coroutine: cst.FunctionDef) -> tuple[
                 continue  # a list of its own, returned to the caller (which decides the order)
             if isinstance(root, cst.Name) and root.value in params:
                 continue  # server_info.tools.append(...): kept on the object of this one server; the merge is elsewhere
-            return node, ctx.code(node.func)
+            if any(isinstance(n, cst.Subscript) for n in (receiver, *descendants(receiver))):
+                continue  # self.server_tools[name].append(tool): one list per server, merged elsewhere
+            return node, ctx.code(node.func), ctx.code(receiver)
     return None

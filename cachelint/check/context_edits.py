@@ -21,8 +21,8 @@ TOOL_RESULT_CLEARING = "clear_tool_uses_"
 
 def clearing_without_a_minimum(ctx: ModuleContext) -> Iterator[cst.Dict]:
     """Each edit of tool-result clearing (a dict literal whose `type` names it) that sets no `clear_at_least`."""
-    if TOOL_RESULT_CLEARING not in ctx.source:
-        return
+    if TOOL_RESULT_CLEARING not in ctx.source or "clear_at_least" in ctx.source:
+        return  # a module that sets a minimum anywhere (a key added later, a dict merged in) is not judged by its literals
     for node in ctx.nodes(cst.Dict):
         entries = dict(dict_entries(node))
         kind = string_value(entries.get("type"))

@@ -590,29 +590,62 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 def _fit_to_the_context_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
     """`max_size = self.max_context_size - reserve`, then `while keep >= 0: prompt = history[-keep:]; if count(prompt)
     <= max_size: break; keep -= 1`, and `return history[-keep:]`: the newest messages that fit the model's context
-    window, searched for in a loop whose test is a budget named for (or computed from) the context window. The cut
-    happens only once the whole history no longer fits, where the request would otherwise fail."""
-    budgets = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
-    for assign in descendants(function.body):
-        if isinstance(assign, cst.Assign) and not isinstance(assign.value, (cst.Call, cst.Await)) \
-                and CONTEXT_WINDOW.search(ctx.code(assign.value)):
-            budgets |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
-    if not budgets:
-        return False  # (an object made with the context length, `llm = LLM(..., context_length)`, is no budget)
-
-    def against_budget(c: cst.CSTNode) -> bool:
-        return isinstance(c, cst.Comparison) and any(isinstance(side, cst.Name) and side.value in budgets
-                                                     for side in (c.left, *(t.comparator for t in c.comparisons)))
-
-    searches = [loop for loop in descendants(function.body) if isinstance(loop, (cst.While, cst.For))
-                and any(against_budget(c) for c in descendants(loop))]
+    window, searched for in a loop that stops once the prompt fits a budget named for (or computed from) the context
+    window. The cut happens only once the whole history no longer fits, where the request would otherwise fail."""
+    searches, counts = _fit_searches(ctx, function)
+    if not searches:
+        return False
     if any(ctx.contains(loop, node) for loop in searches):
         return True
     if not isinstance(node, cst.Subscript):
         return False
     bounds = {n.value for n in descendants(node.slice[0]) if isinstance(n, cst.Name)}
-    return bool(bounds) and any(isinstance(a, (cst.Assign, cst.AugAssign)) and _uses(a, bounds) and any(
-        isinstance(t, cst.Name) and t.value in bounds for t in _bound_names(a)) for loop in searches for a in descendants(loop))
+    return bool(bounds & counts)
+
+
+_FIT_SEARCHES: WeakKeyDictionary[ModuleContext, dict[int, tuple[list[cst.CSTNode], set[str]]]] = WeakKeyDictionary()
+# a budget computed from the context window through a plain function of numbers: `int(window * 0.9)`, `min(a, b)`
+NUMERIC_CALLS = frozenset({"int", "float", "round", "min", "max", "floor", "ceil"})
+
+
+def _fit_searches(ctx: ModuleContext, function: cst.FunctionDef) -> tuple[list[cst.CSTNode], set[str]]:
+    """(the loops of `function` that search for what fits a context-window budget, the names those loops count the
+    kept messages with), computed once per function: a loop whose test compares with the budget, or that breaks under a
+    test that does (a loop that only logs the budget is no search)."""
+    memo = _FIT_SEARCHES.setdefault(ctx, {})
+    found = memo.get(id(function))
+    if found is not None:
+        return found
+    budgets = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
+    for assign in descendants(function.body):
+        if isinstance(assign, cst.Assign) and _numeric(assign.value) and CONTEXT_WINDOW.search(ctx.code(assign.value)):
+            budgets |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+
+    def against_budget(test: cst.BaseExpression) -> bool:
+        return any(isinstance(c, cst.Comparison) and any(isinstance(side, cst.Name) and side.value in budgets
+                                                         for side in (c.left, *(t.comparator for t in c.comparisons)))
+                   for c in (test, *descendants(test)))
+
+    searches: list[cst.CSTNode] = []
+    if budgets:
+        for loop in descendants(function.body):
+            if isinstance(loop, cst.While) and against_budget(loop.test):
+                searches.append(loop)
+            elif isinstance(loop, (cst.While, cst.For)) and any(
+                    isinstance(branch, cst.If) and against_budget(branch.test) and any(isinstance(b, cst.Break) for b in descendants(branch.body))
+                    for branch in descendants(loop.body)):
+                searches.append(loop)
+    counts = {t.value for loop in searches for a in descendants(loop) if isinstance(a, (cst.Assign, cst.AugAssign))
+              for t in _bound_names(a) if isinstance(t, cst.Name)}
+    memo[id(function)] = (searches, counts)
+    return searches, counts
+
+
+def _numeric(value: cst.BaseExpression) -> bool:
+    """A number computed from names and attributes: arithmetic, or a plain numeric function of them (not an object
+    made with the window, `llm = LLM(..., context_length)`)."""
+    return all(not isinstance(n, (cst.Await, cst.Lambda)) and not (isinstance(n, cst.Call) and _last_name(n.func) not in NUMERIC_CALLS)
+               for n in (value, *descendants(value)))
 
 
 def _bound_names(statement: cst.CSTNode) -> list[cst.CSTNode]:

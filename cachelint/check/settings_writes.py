@@ -68,10 +68,13 @@ def settings_written_between_requests(ctx: ModuleContext, sites: list[CallSite])
             passed = [(call, recursive) for call, recursive in sends if _passes(ctx, call, holder)]
             row = ctx.span(node).row
             made = _made_at(ctx, function, holder)
-            before = [call for call, _ in sends if made < ctx.span(call).row < row and not _ends_the_run(ctx, call, function, node)]
             after = [(call, recursive) for call, recursive in passed if ctx.span(call).row > row]
+            recursion = [call for call, recursive in after if recursive]
+            before = [call for call, _ in sends if made < ctx.span(call).row < row and not _ends_the_run(ctx, call, function, node)
+                      and not _exclusive(ctx, call, node)
+                      and (_passes(ctx, call, holder) or any(_shares_a_name(ctx, call, later, holder) for later in recursion))]
             if not before or not after:
-                continue
+                continue  # (a side request made apart from the dict, a classifier say, is not one of the run's turns)
             first = next(n for n, h, k in writes if (h, k) == (holder, key))
             how = ("before the recursive call that continues the same conversation" if any(r for _, r in after)
                    else "between two requests of the same run")
@@ -109,6 +112,25 @@ def _sends(ctx: ModuleContext, function: cst.FunctionDef, senders: set[int], sit
     return found
 
 
+def _exclusive(ctx: ModuleContext, call: cst.CSTNode, write: cst.CSTNode) -> bool:
+    """The request and the write sit in two branches of one `if` (`if fast: create(**p)` / `else: p["tool_choice"] =
+    ...; create(**p)`): one run takes one of them, so the request is not before the write."""
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, cst.If) and ancestor.orelse is not None and ctx.contains(ancestor, write):
+            return ctx.contains(ancestor.body, call) != ctx.contains(ancestor.body, write)
+        if isinstance(ancestor, cst.FunctionDef):
+            return False
+    return False
+
+
+def _shares_a_name(ctx: ModuleContext, call: cst.Call, later: cst.Call, holder: str) -> bool:
+    """The request and the recursive call hand on the same history (`messages=[m for m in chat_history ...]`, then
+    `self.query(chat_history, **kwargs)`)."""
+    def names(c: cst.Call) -> set[str]:
+        return {n.value for a in c.args for n in (a.value, *descendants(a.value)) if isinstance(n, cst.Name)} - {"self", "cls", holder}
+    return bool(names(call) & names(later))
+
+
 def _made_at(ctx: ModuleContext, function: cst.FunctionDef, holder: str) -> int:
     """The line where the function first binds the settings dict (its own line for a parameter): a request made before
     it (a summary of the history, then `common_args = {...}`) is not sent with the dict, so the keys written after it
@@ -117,8 +139,9 @@ def _made_at(ctx: ModuleContext, function: cst.FunctionDef, holder: str) -> int:
             (function.params.star_kwarg is not None and isinstance(function.params.star_kwarg, cst.Param)
              and function.params.star_kwarg.name.value == holder):
         return ctx.span(function).row
-    rows = [ctx.span(n).row for n in descendants(function.body) if isinstance(n, cst.Assign) and ctx.enclosing_function(n) is function
-            and any(isinstance(t.target, cst.Name) and t.target.value == holder for t in n.targets)]
+    rows = [ctx.span(n).row for n in descendants(function.body) if ctx.enclosing_function(n) is function and (
+        (isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == holder for t in n.targets))
+        or (isinstance(n, cst.AnnAssign) and isinstance(n.target, cst.Name) and n.target.value == holder))]
     return min(rows) if rows else ctx.span(function).row
 
 
