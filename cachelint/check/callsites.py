@@ -431,6 +431,9 @@ def _tails(ctx: ModuleContext, functions: dict[str, str], aliases: set[str]) -> 
 
 def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, functions: dict[str, str], aliases: set[str],
           tails: set[str] | None = None) -> CallSite | None:
+    handed = _handed_method(ctx, resolver, call, functions, aliases, tails)
+    if handed is not None:
+        return handed
     if tails is not None:
         func = call.func
         called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
@@ -445,6 +448,40 @@ def _site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, function
         return _shaped_site(ctx, call)
     api, callee, bound = found
     return CallSite(call, api, callee, {**bound, **call_arguments(ctx, call)})
+
+
+# run a function given as the first argument with the arguments after it, in a thread or an executor
+THREAD_RUNNERS = frozenset({"to_thread", "run_in_executor", "run_sync", "submit"})
+
+
+def _handed_method(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call, functions: dict[str, str], aliases: set[str],
+                   tails: set[str] | None) -> CallSite | None:
+    """An SDK method handed to a helper that calls it: a retry wrapper whose result is called with the request's
+    arguments (`retry_on_exception(self.client.messages.create, should_retry)(**params)`), or a runner that calls
+    it in a thread with the arguments after it (`await asyncio.to_thread(client.messages.create, **params)`)."""
+    if isinstance(call.func, cst.Call):
+        handed, passed = [a.value for a in call.func.args if a.keyword is None and not a.star], call
+    elif _last_name(call.func) in THREAD_RUNNERS:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        skip = 1 if _last_name(call.func) == "run_in_executor" else 0  # loop.run_in_executor(None, fn, ...)
+        handed, passed = [a.value for a in positional[skip:skip + 1]], call
+    else:
+        return None
+    for value in handed:
+        if not isinstance(value, (cst.Attribute, cst.Name)):
+            continue
+        last = value.attr.value if isinstance(value, cst.Attribute) else value.value
+        if tails is not None and last not in tails:
+            continue
+        found = _callee(ctx, resolver, value, functions, aliases, 0)
+        if found is not None:
+            api, callee, bound = found
+            return CallSite(call, api, callee, {**bound, **call_arguments(ctx, passed)})
+    return None
+
+
+def _last_name(func: cst.BaseExpression) -> str | None:
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
 
 
 def _callee(ctx: ModuleContext, resolver: ClientResolver, func: cst.BaseExpression, functions: dict[str, str], aliases: set[str], depth: int) -> tuple[str, str, dict[str, cst.BaseExpression]] | None:
