@@ -518,8 +518,9 @@ def _adapter(analysis, site, callers: list):
         carries = ["tools"] if _passes_on_parameter(ctx, site, "tools") else []
     if not carries and SYSTEM_ROLE.search(ctx.code(site.arg("messages"))) is None:
         return None  # a bare forwarder of messages: the instructions that make a prefix long are out of sight
-    if "system" in carries and callers:
-        return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers)
+    if "system" in carries and callers and "tools" not in carries:
+        return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers); with the
+        # tools of a tool loop as well, the prefix each turn resends is the tools and the growing history, not the prompt alone
     if one_shot_callers(ctx, ctx.enclosing_function(site.node), found.param):
         return None  # every caller in sight asks one question with a list made for it: no request resends another
     what = " and ".join(carries) if carries else "system message"
@@ -546,11 +547,13 @@ def _unmarked_adapter(analysis, site, tree_marks):
     it and none can ever be read from cache. Its module alone cannot say how long the prompts are; the tree can
     say that nothing anywhere adds a breakpoint (`tree_marks()`: whether it does, searched once per module)."""
     ctx = analysis.ctx
-    if not site.http:
-        return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
     function = ctx.enclosing_function(site.node)
+    if function is None:
+        return None
+    if not site.http and not _request_passed_whole(ctx, site, function):
+        return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
     sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
-    if function is None or not sent or not any(from_callers(ctx, expr, function) for expr in sent):
+    if not _request_passed_whole(ctx, site, function) and (not sent or not any(from_callers(ctx, expr, function) for expr in sent)):
         return None
     if tree_marks():
         return None
@@ -561,6 +564,20 @@ def _unmarked_adapter(analysis, site, tree_marks):
                   "again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
                   "(or a top-level cache_control)", confidence="likely")
 
+
+
+def _request_passed_whole(ctx, site, function) -> bool:
+    """`async def request(self, request_data: dict): return await client.beta.messages.create(**request_data)` in a
+    class named for Anthropic / Claude: a provider client that sends whatever request its callers build, so every
+    request of the app to Anthropic goes through it."""
+    if site.api != "anthropic" or function is None:
+        return False
+    params = parameters_of(function)
+    if function.params.star_kwarg is not None and isinstance(function.params.star_kwarg, cst.Param):
+        params = params | {function.params.star_kwarg.name.value}
+    passed = any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value in params for a in site.node.args)
+    cls = ctx.enclosing(site.node, (cst.ClassDef,))
+    return passed and isinstance(cls, cst.ClassDef) and bool(CLAUDE.search(cls.name.value))
 
 
 def _one_question_each(ctx, function, messages) -> bool:
@@ -686,10 +703,34 @@ def _framework_models(analysis):
             continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
         places.add(place)
         short = name.rsplit(".", 1)[-1]
-        yield Report(call, f"`{short}(...)` ({name.split('.')[0]}) is a Claude model of this code, and no file of this project sets "
+        asked = _framework_request(ctx, call)
+        made = f", made on line {ctx.span(call).row}," if asked is not None else ""
+        yield Report(asked or call, f"`{short}(...)` ({name.split('.')[0]}){made} is a Claude model of this code, and no file of this project sets "
                      "a cache_control breakpoint: the framework sends every prompt through it without one, so nothing is read "
                      "from cache and each request prefills its whole prompt again; mark the static prefix (the system prompt, "
                      "or the last message) with cache_control", confidence="likely")
+
+
+# what a framework's chat model is asked with (langchain's runnables, llama_index's LLMs)
+FRAMEWORK_ASKS = frozenset({"invoke", "ainvoke", "generate", "agenerate", "stream", "astream", "batch", "abatch", "predict",
+                            "apredict", "predict_messages", "chat", "achat", "complete", "acomplete", "stream_chat", "astream_chat"})
+
+
+def _framework_request(ctx, call):
+    """Where the model made by `call` and kept on the object (`self.llm = ChatAnthropic(...)`) is asked in its class
+    (`await self.llm.agenerate(prompts)`): the request a breakpoint belongs to."""
+    parent = ctx.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return None
+    target = parent.targets[0].target
+    cls = ctx.enclosing(call, (cst.ClassDef,))
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self") or cls is None:
+        return None
+    for node in descendants(cls):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in FRAMEWORK_ASKS \
+                and ctx.code(node.func.value) == ctx.code(target):
+            return node
+    return None
 
 
 def from_callers(ctx, expr, function) -> bool:
@@ -725,6 +766,8 @@ def _fix_place(ctx, site, report) -> int:
     call (`**kwargs` posted by a create and a stream path, `**self._kwargs(messages, stream)`, a payload a caller
     builds), else the request itself."""
     messages = site.arg("messages")
+    if messages is None and _request_passed_whole(ctx, site, ctx.enclosing_function(site.node)):
+        return id(ctx.enclosing(site.node, (cst.ClassDef,)))  # the callers build every request the client's methods send
     return id(messages) if messages is not None and not ctx.contains(site.node, messages) else id(report.node)
 
 

@@ -636,9 +636,30 @@ def _own_conversation(ctx: ModuleContext, site: CallSite, exprs: list[cst.BaseEx
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
             target = node.func.value
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
-                    and target.attr.value in attrs and ctx.enclosing_function(node) is not None:
+                    and target.attr.value in attrs and ctx.enclosing_function(node) is not None \
+                    and not _restarted(ctx.enclosing_function(node), target.attr.value):
                 return ConversationObject("self." + target.attr.value, cls.name.value, f"line {ctx.span(node).row}")
     return None
+
+
+def _restarted(function: cst.FunctionDef, attribute: str) -> bool:
+    """The method that appends to `self.<attribute>` empties it first (`self.messages.clear()`, `self.messages = []`):
+    it builds the messages of one request anew each time it runs, not a conversation that grows turn by turn. Only a
+    statement of the method's own body counts (`if new_chat: self.messages = []` starts a conversation now and then)."""
+    statements = [line for statement in function.body.body if isinstance(statement, cst.SimpleStatementLine) for line in statement.body]
+    for node in statements:
+        node = node.value if isinstance(node, cst.Expr) else node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "clear" \
+                and _self_attribute(node.func.value) == attribute:
+            return True
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.List) and not node.value.elements \
+                and any(_self_attribute(t.target) == attribute for t in node.targets):
+            return True
+    return False
+
+
+def _self_attribute(expr: cst.BaseExpression) -> str | None:
+    return expr.attr.value if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" else None
 
 
 def _growing_class(ctx: ModuleContext, annotation: cst.BaseExpression) -> tuple[str, str] | None:
@@ -663,7 +684,8 @@ def _growing_class(ctx: ModuleContext, annotation: cst.BaseExpression) -> tuple[
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
                 target = node.func.value
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
-                        and HISTORY_ATTRIBUTE.match(target.attr.value) and other.enclosing_function(node) is not None:
+                        and HISTORY_ATTRIBUTE.match(target.attr.value) and other.enclosing_function(node) is not None \
+                        and not _restarted(other.enclosing_function(node), target.attr.value):
                     where = os.path.relpath(other.filename, tree.root_of(other.filename))
                     return cls.name.value, f"{where}:{other.span(node).row}"
     return None
