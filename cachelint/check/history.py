@@ -96,6 +96,8 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
                 yield found
     for call in ctx.nodes(cst.Call):
         found = _trimming_call(ctx, call)
+        if found is not None and (at_the_context_window(ctx, call) or cut_with_headroom(ctx, call)):
+            continue  # trimmed only once the prompt no longer fits the context window (or the provider refused it)
         if found is not None and id(ctx.statement_of(call)) not in seen:
             seen.add(id(ctx.statement_of(call)))
             yield found
@@ -577,9 +579,12 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     model's context window (the loop's or test's budget is named for it), or in an `except` handler for the provider's
     refusal: a recovery once it refused a request (`except openai.BadRequestError: history = history[-5:]`), not a cut
     on every turn. (`except Exception:` after a summary failed is a fallback that runs whenever the summary does not.)"""
+    function = ctx.enclosing_function(node)
+    budgets = context_budgets(ctx, function) if function is not None else set()
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.While, cst.If)) and CONTEXT_WINDOW.search(ctx.code(ancestor.test)):
-            return True
+        if isinstance(ancestor, (cst.While, cst.If)) and (CONTEXT_WINDOW.search(ctx.code(ancestor.test)) or budgets & {
+                n.value for n in descendants(ancestor.test) if isinstance(n, cst.Name)}):
+            return True  # `if count(messages) > limit:` after `limit = self.context_length`
         if isinstance(ancestor, cst.ExceptHandler) and ancestor.type is not None and PROVIDER_REFUSAL.search(ctx.code(ancestor.type)):
             return True
         if isinstance(ancestor, cst.FunctionDef):
@@ -616,10 +621,7 @@ def _fit_searches(ctx: ModuleContext, function: cst.FunctionDef) -> tuple[list[c
     found = memo.get(id(function))
     if found is not None:
         return found
-    budgets = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
-    for assign in descendants(function.body):
-        if isinstance(assign, cst.Assign) and _numeric(assign.value) and CONTEXT_WINDOW.search(ctx.code(assign.value)):
-            budgets |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+    budgets = context_budgets(ctx, function)
 
     def against_budget(test: cst.BaseExpression) -> bool:
         return any(isinstance(c, cst.Comparison) and any(isinstance(side, cst.Name) and side.value in budgets
@@ -641,10 +643,28 @@ def _fit_searches(ctx: ModuleContext, function: cst.FunctionDef) -> tuple[list[c
     return searches, counts
 
 
+_BUDGETS: WeakKeyDictionary[ModuleContext, dict[int, frozenset[str]]] = WeakKeyDictionary()
+
+
+def context_budgets(ctx: ModuleContext, function: cst.FunctionDef) -> frozenset[str]:
+    """The names of `function` that hold a budget of the model's context window: a parameter named for it, or a
+    number computed from it (`limit = self.context_length`, `max_size = int(self.max_context * 0.9) - reserve`)."""
+    memo = _BUDGETS.setdefault(ctx, {})
+    found = memo.get(id(function))
+    if found is None:
+        names = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
+        for assign in descendants(function.body):
+            if isinstance(assign, cst.Assign) and _numeric(assign.value) and CONTEXT_WINDOW.search(ctx.code(assign.value)):
+                names |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+        found = memo[id(function)] = frozenset(names)
+    return found
+
+
 def _numeric(value: cst.BaseExpression) -> bool:
     """A number computed from names and attributes: arithmetic, or a plain numeric function of them (not an object
     made with the window, `llm = LLM(..., context_length)`)."""
-    return all(not isinstance(n, (cst.Await, cst.Lambda)) and not (isinstance(n, cst.Call) and _last_name(n.func) not in NUMERIC_CALLS)
+    return all(not isinstance(n, (cst.Await, cst.Lambda, cst.Slice, cst.List, cst.ListComp, cst.SimpleString, cst.FormattedString))
+               and not (isinstance(n, cst.Call) and _last_name(n.func) not in NUMERIC_CALLS)
                for n in (value, *descendants(value)))
 
 

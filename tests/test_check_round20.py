@@ -1,0 +1,278 @@
+"""Round 20: classes read from a spent set's misses and false findings (holdout24: coding agents, chat bots, memory
+assistants, batch and game harnesses).
+
+- Call sites: an SDK method handed to a retry helper whose result is called with the request
+  (`retry_on_exception(self.client.messages.create, should_retry)(**params)`), or run in a thread
+  (`asyncio.to_thread(client.messages.create, **params)`).
+- CL501: an adapter that sends the history, system prompt and tools its callers pass, even when the caller's system
+  prompt alone is short (the tools and the growing history are the prefix); a client class named for Anthropic
+  whose methods send a whole request dict their callers build (`create(**request_data)`), once per class; a
+  framework's Claude model kept on the object is reported where the object asks it (`self.llm.agenerate(...)`).
+  Not: a class whose only append to `self.messages` follows `self.messages.clear()` in the same method (the
+  messages of one request built anew, not a conversation).
+- CL301: a trimming helper called only once the messages exceed a budget of the context window
+  (`limit = self.context_length`, `if count(messages) > limit: messages = trim_prompt_messages(...)`) is no
+  window; a slice of the history is no budget (`kept = kept[-int(cfg.max_context_size * 0.6):]` is still a window).
+"""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- call sites: an SDK method handed to a helper that calls it ----------------------------------------------
+
+RETRY_WRAPPED = '''
+import anthropic
+
+
+class Agent:
+    def __init__(self):
+        self.client = anthropic.Anthropic()
+
+    def run(self, history, tools):
+        for _ in range(30):
+            params = {"model": "claude-sonnet-4-5", "max_tokens": 1000, "messages": history, "tools": tools,
+                      "system": SYSTEM}
+            reply = retry_on_exception(self.client.messages.create, lambda e: True)(**params)
+            history.append({"role": "assistant", "content": reply.content})
+            history.append({"role": "user", "content": run_tools(reply)})
+'''
+
+
+def test_an_sdk_method_handed_to_a_retry_helper_is_a_request():
+    found = lint(RETRY_WRAPPED, {"CL501"})
+    assert [f.row for f in found] == [12], found
+    assert "agent loop" in found[0].message
+
+
+def test_a_retry_wrapped_request_with_a_breakpoint_is_quiet():
+    marked = RETRY_WRAPPED.replace('"system": SYSTEM}', '"system": SYSTEM, "cache_control": {"type": "ephemeral"}}')
+    assert lint(marked, {"CL501"}) == []
+
+
+IN_A_THREAD = '''
+import asyncio
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+async def run(history, tools):
+    while True:
+        reply = await asyncio.to_thread(client.messages.create, model="claude-sonnet-4-5", max_tokens=1000,
+                                        messages=history, tools=tools, system=SYSTEM)
+        history.append({"role": "assistant", "content": reply.content})
+        if reply.stop_reason != "tool_use":
+            return reply
+        history.append({"role": "user", "content": run_tools(reply)})
+'''
+
+
+def test_an_sdk_method_run_in_a_thread_is_a_request():
+    found = lint(IN_A_THREAD, {"CL501"})
+    assert [f.row for f in found] == [9], found
+
+
+def test_a_thread_runner_handed_something_else_is_no_request():
+    other = IN_A_THREAD.replace("client.messages.create", "render_page")
+    assert lint(other, {"CL501"}) == []
+
+
+# --- CL501: an adapter that forwards the history, the system prompt and the tools ------------------------------
+
+ADAPTER_FILES = {
+    "agent.py": '''
+        from llm_anthropic import AnthropicLLM
+
+        SYSTEM = "You are a debugging agent."
+
+
+        def solve(llm, task, tools):
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
+            for _ in range(50):
+                reply = llm.generate(messages, tools)
+                messages.append({"role": "assistant", "content": reply.text})
+                messages.append({"role": "user", "content": reply.observation})
+    ''',
+    "llm_anthropic.py": '''
+        import anthropic
+
+
+        class AnthropicLLM:
+            def __init__(self):
+                self.client = anthropic.Anthropic()
+
+            def generate(self, messages, tools):
+                system_prompt = None
+                rest = []
+                for message in messages:
+                    if message["role"] == "system":
+                        system_prompt = message["content"]
+                    else:
+                        rest.append({"role": message["role"], "content": message["content"]})
+                return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=1000, messages=rest,
+                                                   system=system_prompt, tools=self.define_tools(tools))
+
+            def define_tools(self, tools):
+                return [{"name": t.name, "description": t.doc, "input_schema": t.schema} for t in tools]
+    ''',
+}
+
+
+def test_an_adapter_forwarding_history_system_and_tools_is_found_with_a_short_caller_prompt(tmp_path):
+    found = lint_tree(tmp_path, ADAPTER_FILES, "llm_anthropic.py", {"CL501"})
+    assert [f.row for f in found] == [16], found
+    assert "with their tools and system" in found[0].message
+
+
+def test_an_adapter_forwarding_history_and_a_short_system_prompt_alone_is_quiet(tmp_path):
+    files = dict(ADAPTER_FILES)
+    files["llm_anthropic.py"] = files["llm_anthropic.py"].replace(", tools=self.define_tools(tools))", ")")
+    assert lint_tree(tmp_path, files, "llm_anthropic.py", {"CL501"}) == []
+
+
+WHOLE_REQUEST = '''
+import anthropic
+
+
+class AnthropicClient:
+    async def request(self, request_data: dict) -> dict:
+        client = anthropic.AsyncAnthropic()
+        response = await client.beta.messages.create(**request_data, betas=["tools-2024-04-04"])
+        return response.model_dump()
+
+    async def stream_async(self, request_data: dict):
+        client = anthropic.AsyncAnthropic()
+        request_data["stream"] = True
+        return await client.beta.messages.create(**request_data, betas=["tools-2024-04-04"])
+'''
+
+
+def test_a_claude_client_sending_the_request_its_callers_build_is_found_once(tmp_path):
+    found = lint_tree(tmp_path, {"anthropic_client.py": WHOLE_REQUEST}, "anthropic_client.py", {"CL501"})
+    assert [f.row for f in found] == [7], found
+    assert "`request` sends what its callers pass" in found[0].message
+
+
+def test_a_whole_request_client_in_a_tree_that_sets_breakpoints_is_quiet(tmp_path):
+    files = {"anthropic_client.py": WHOLE_REQUEST,
+             "build.py": 'def build(system):\n    return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]\n'}
+    assert lint_tree(tmp_path, files, "anthropic_client.py", {"CL501"}) == []
+
+
+def test_a_client_not_named_for_claude_sending_a_whole_dict_is_quiet(tmp_path):
+    other = WHOLE_REQUEST.replace("class AnthropicClient", "class Transport")
+    assert lint_tree(tmp_path, {"transport.py": other}, "transport.py", {"CL501"}) == []
+
+
+FRAMEWORK_MODEL = '''
+from langchain_anthropic import ChatAnthropic
+from langchain_core.messages import HumanMessage
+
+
+class AnthropicLabeler:
+    def __init__(self, config):
+        self.llm = ChatAnthropic(model="claude-sonnet-4-5", max_tokens=1000)
+
+    async def label(self, prompts):
+        batch = [[HumanMessage(content=prompt)] for prompt in prompts]
+        return await self.llm.agenerate(batch)
+'''
+
+
+def test_a_framework_claude_model_is_reported_where_the_object_asks_it(tmp_path):
+    found = lint_tree(tmp_path, {"labeler.py": FRAMEWORK_MODEL}, "labeler.py", {"CL501"})
+    assert [f.row for f in found] == [11], found
+    assert "made on line 7" in found[0].message
+
+
+def test_a_framework_claude_model_never_asked_in_its_class_is_reported_where_it_is_made(tmp_path):
+    made_only = FRAMEWORK_MODEL.replace("return await self.llm.agenerate(batch)", "return batch")
+    found = lint_tree(tmp_path, {"labeler.py": made_only}, "labeler.py", {"CL501"})
+    assert [f.row for f in found] == [7], found
+
+
+REBUILT_PER_REQUEST = '''
+import anthropic
+
+
+class TranslationPrompt:
+    def __init__(self):
+        self.messages = []
+
+    def generate_messages(self, instructions, batch):
+        self.messages.clear()
+        self.messages.append({"role": "user", "content": f"{instructions}\\n{batch}"})
+
+
+class AnthropicTranslator:
+    def __init__(self):
+        self.client = anthropic.Anthropic()
+
+    def translate(self, prompt: TranslationPrompt):
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=4000, messages=prompt.messages)
+'''
+
+
+def test_a_message_list_emptied_before_each_build_is_no_growing_conversation():
+    assert lint(REBUILT_PER_REQUEST, {"CL501"}) == []
+
+
+def test_a_message_list_appended_to_without_emptying_is_a_conversation():
+    growing = REBUILT_PER_REQUEST.replace("        self.messages.clear()\n", "")
+    found = lint(growing, {"CL501"})
+    assert [f.row for f in found] == [17], found
+    assert "grows turn by turn" in found[0].message
+
+
+def test_a_list_emptied_only_under_a_test_still_grows():
+    sometimes = REBUILT_PER_REQUEST.replace("        self.messages.clear()\n", "        if not batch:\n            self.messages.clear()\n")
+    assert [f.row for f in lint(sometimes, {"CL501"})] == [19]
+
+
+# --- CL301: trimming at the context window, and a slice is no budget ------------------------------------------
+
+TRIM_AT_THE_WINDOW = '''
+from openai import OpenAI
+from tokentrim import trim_prompt_messages
+
+client = OpenAI()
+
+
+class LLM:
+    def __call__(self, messages, tools):
+        limit = self.context_length
+        if self.count_tokens(messages) > limit:
+            messages = trim_prompt_messages(messages, limit, self.count_tokens)
+        return client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+'''
+
+
+def test_a_trimming_helper_called_only_past_the_context_window_is_quiet():
+    assert lint(TRIM_AT_THE_WINDOW, {"CL301"}) == []
+
+
+def test_a_trimming_helper_called_past_a_chosen_budget_is_found():
+    chosen = TRIM_AT_THE_WINDOW.replace("limit = self.context_length", "limit = self.history_budget")
+    found = lint(chosen, {"CL301"})
+    assert [f.row for f in found] == [11], found
+    assert "cuts (with trim_prompt_messages())" in found[0].message
+
+
+SLICE_NAMED_FOR_THE_WINDOW = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def reply(history, config):
+    messages = list(history)
+    if messages:
+        messages = messages[-int(config.max_context_size * 0.6):]
+    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": SYSTEM}, *messages])
+'''
+
+
+def test_a_slice_of_the_history_is_no_context_window_budget():
+    found = lint(SLICE_NAMED_FOR_THE_WINDOW, {"CL301"})
+    assert [f.row for f in found] == [9], found
