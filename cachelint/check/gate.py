@@ -99,7 +99,8 @@ TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:
                      ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set(", "et["))
 
 # a tool added to an agent or a list of tools: add_tool(agent, t), self.tools.append(t), tools_to_add.append(t)
-TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\(", re.I)
+TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\("
+                          r"|def\s+\w*(?:tools?|tool_?class|plugins?)\w*\((?=[\s\S]*\byield\b)", re.I)
 
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
 TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)"

@@ -136,8 +136,9 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
                     and ctx.code(node.func.value) not in ("os.path", "posixpath", "ntpath") \
                     and _holds_text(ctx, node, reads, contents, handles):
                 return ctx.code(node.func.value)  # (a path joined, or names and paths collected while the text goes elsewhere, are not)
-            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)):
-                return ctx.code(node.target)  # `text += content`; `idx += 1` counts, it collects nothing
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)) \
+                    and not COUNTED.search(last_name(node.target) or ""):
+                return ctx.code(node.target)  # `text += content`; `idx += 1`, `total_tokens += usage[...]` count, they collect nothing
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
                 table = ctx.code(node.targets[0].target.value)
                 if _read_in_order(ctx, table) or (table in {ctx.code(r) for r in ctx.returns_of(function)}
@@ -146,6 +147,8 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
     return None
 
 
+# a name for a number summed up: total_prompt_tokens, n_steps, cost
+COUNTED = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|n|len|length|size|cost|score|sum|steps)(?:_|$)", re.I)
 WALKS = frozenset({"values", "items", "keys"})
 WHOLE = frozenset({"dumps", "str", "repr", "list", "tuple", "join"})  # the whole table rendered, in its order
 
@@ -210,7 +213,7 @@ LISTS_FOR_DISPLAY = re.compile(r"available|metadata|catalog|^_?(?:list|show|prin
 class ListedTools:
     node: cst.Call  # the listing
     listing: str  # its code: `folder_path.iterdir()`
-    tools: str  # where the tools go: `tools_to_add`, `add_tool()`
+    tools: str  # where the tools go: `tools_to_add`, `add_tool()`, `the tools _iter_tool_classes() yields`
 
 
 def tools_loaded_from_listings(ctx: ModuleContext) -> Iterator[ListedTools]:
@@ -239,5 +242,12 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
             if isinstance(node.func, cst.Attribute) and name in ("append", "extend", "add", "insert", "register") \
                     and TOOL_HOLDER.search(last_name(node.func.value) or ""):
                 return ctx.code(node.func.value)
+        if TOOL_YIELDER.search(function.name.value) and any(isinstance(n, cst.Yield) and ctx.enclosing_function(n) is function
+                                                            for n in descendants(loop.body)):
+            return f"the tools {function.name.value}() yields"  # def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...
     return None
+
+
+# a generator named for the tools it yields: _iter_tool_classes, discover_tools, load_plugins
+TOOL_YIELDER = re.compile(r"tools?(?:_|$)|tool_?class|plugins?(?:_|$)", re.I)
 
