@@ -286,6 +286,10 @@ def _system_texts(ctx: ModuleContext, function: cst.FunctionDef | cst.Module,
             text = system_message_text(node)
             if text is not None:
                 yield node, _resolved(ctx, text), _joined_history(ctx, node)
+        elif isinstance(node, (cst.Assign, cst.AugAssign)):
+            history = _request_key_history(ctx, function, node)
+            if history is not None:
+                yield node, (node.value,), history
     for site in sites:
         if not isinstance(site.node, cst.Call) or not ctx.contains(function, site.node) \
                 or (isinstance(function, cst.Module) and ctx.enclosing_function(site.node) is not None):
@@ -294,6 +298,40 @@ def _system_texts(ctx: ModuleContext, function: cst.FunctionDef | cst.Module,
         messages = site.arg("messages")
         if system is not None and messages is not None and not _fresh(ctx, messages):
             yield system, _resolved(ctx, system), ctx.code(messages)
+
+
+# the key of a request's arguments that holds its instructions -> the key of the conversation sent after them
+INSTRUCTION_KEYS = {"system": "messages", "instructions": "input"}
+
+
+def _request_key_history(ctx: ModuleContext, scope: cst.FunctionDef | cst.Module, node: cst.Assign | cst.AugAssign) -> str | None:
+    """`kwargs["system"] = kwargs.get("system", "") + context` (or `instructions` of the Responses API), in a function
+    that reads the same dict's conversation (`kwargs["messages"]`, `kwargs.get("input")`): the request's arguments,
+    whose system prompt is sent ahead of that conversation. The conversation's code, or None."""
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    if len(targets) != 1 or not isinstance(targets[0], cst.Subscript) or len(targets[0].slice) != 1 \
+            or not isinstance(targets[0].slice[0].slice, cst.Index):
+        return None
+    key = _string_key(targets[0].slice[0].slice.value)
+    conversation = INSTRUCTION_KEYS.get(key or "")
+    if conversation is None:
+        return None
+    holder = ctx.code(targets[0].value)
+    for read in descendants(scope):
+        if isinstance(read, cst.Subscript) and ctx.code(read.value) == holder and len(read.slice) == 1 \
+                and isinstance(read.slice[0].slice, cst.Index) and _string_key(read.slice[0].slice.value) == conversation:
+            return f'{holder}["{conversation}"]'
+        if isinstance(read, cst.Call) and isinstance(read.func, cst.Attribute) and read.func.attr.value == "get" \
+                and ctx.code(read.func.value) == holder and read.args and _string_key(read.args[0].value) == conversation:
+            return f'{holder}["{conversation}"]'
+        if isinstance(read, cst.Comparison) and _string_key(read.left) == conversation and any(
+                isinstance(c.operator, cst.In) and ctx.code(c.comparator) == holder for c in read.comparisons):
+            return f'{holder}["{conversation}"]'  # `if "input" in kwargs:`
+    return None
+
+
+def _string_key(node: cst.BaseExpression) -> str | None:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
 
 
 def _own_nodes(ctx: ModuleContext, scope: cst.FunctionDef | cst.Module) -> list[cst.CSTNode]:
