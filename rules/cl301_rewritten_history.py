@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
-from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom, declared_outside
+from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom, declared_outside, up_to_the_newest_turn
 from cachelint.check.module import descendants
 
 
@@ -1058,7 +1058,8 @@ def _rewrites(ctx, region, target: str, followed: bool = False):
         elif isinstance(node, cst.Del):
             for t in _targets(node.target):
                 if isinstance(t, cst.Subscript) and _root(ctx, t) in names and not _is_marker_or_newest(ctx, t, target) \
-                        and not _same_for_every_message(ctx, node, t, None, names):
+                        and not _same_for_every_message(ctx, node, t, None, names) \
+                        and not up_to_the_newest_turn(ctx, ctx.enclosing_function(node), t):
                     yield node, "deletes messages from"
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target \
                 and not (isinstance(region, (cst.For, cst.While)) and bound_anew_in(ctx, region, target)):

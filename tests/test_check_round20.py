@@ -276,3 +276,168 @@ def reply(history, config):
 def test_a_slice_of_the_history_is_no_context_window_budget():
     found = lint(SLICE_NAMED_FOR_THE_WINDOW, {"CL301"})
     assert [f.row for f in found] == [9], found
+
+
+# --- CL201: tools yielded from a loop over a directory listing ------------------------------------------------
+
+YIELDED_TOOLS = '''
+from pathlib import Path
+
+
+class ToolManager:
+    @staticmethod
+    def _iter_tool_classes(search_paths):
+        for base in search_paths:
+            for path in base.rglob("*.py"):
+                for tool in load_tools_from_file(path):
+                    yield tool
+
+    def tools(self, search_paths):
+        return [tool.schema() for tool in self._iter_tool_classes(search_paths)]
+'''
+
+
+def test_tools_yielded_from_an_unsorted_listing_are_found():
+    found = lint(YIELDED_TOOLS, {"CL201"})
+    assert [f.row for f in found] == [8], found
+    assert "the tools _iter_tool_classes() yields are loaded in a loop over `base.rglob(\"*.py\")`" in found[0].message
+
+
+def test_tools_yielded_from_a_sorted_listing_are_quiet():
+    assert lint(YIELDED_TOOLS.replace('base.rglob("*.py")', 'sorted(base.rglob("*.py"))'), {"CL201"}) == []
+
+
+def test_a_generator_not_named_for_tools_yielding_files_is_quiet():
+    assert lint(YIELDED_TOOLS.replace("_iter_tool_classes", "_iter_documents"), {"CL201"}) == []
+
+
+# --- CL104: retrieved text added to the request's own system / instructions key -------------------------------
+
+REQUEST_KEYS = '''
+def inject_recall(kwargs, query, provider):
+    facts = Recall().search(query)
+    recall_context = "<memory>" + "\\n".join(facts) + "</memory>"
+    if provider == "anthropic":
+        existing = kwargs.get("system", "")
+        kwargs["system"] = existing + recall_context
+    elif "input" in kwargs:
+        kwargs["instructions"] = (kwargs.get("instructions") or "") + recall_context
+    else:
+        messages = kwargs.get("messages", [])
+        messages.append({"role": "user", "content": recall_context})
+    return kwargs
+'''
+
+
+def test_recalled_text_added_to_the_request_system_key_is_found():
+    found = lint(REQUEST_KEYS, {"CL104"})
+    assert [f.row for f in found] == [6, 8], found
+    assert 'ahead of the conversation `kwargs["messages"]`' in found[0].message
+    assert 'ahead of the conversation `kwargs["input"]`' in found[1].message
+
+
+def test_recalled_text_under_a_key_of_a_dict_with_no_conversation_is_quiet():
+    alone = REQUEST_KEYS.replace('    elif "input" in kwargs:', '    elif query:').replace(
+        '        messages = kwargs.get("messages", [])\n        messages.append', '        log.append')
+    assert lint(alone, {"CL104"}) == []
+
+
+# --- CL301: two queues merged until both are empty; a reset to the newest turn ----------------------------------
+
+MERGED_QUEUES = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(messages, screenshots):
+    merged = []
+    while len(messages) > 0 or len(screenshots) > 0:
+        if not screenshots or (messages and messages[0].at < screenshots[0].at):
+            merged.append(messages.pop(0))
+        else:
+            shot = screenshots.pop(0)
+            shot.text = "Screenshot: " + shot.text
+            merged.append(shot)
+    return client.chat.completions.create(model="gpt-4.1", messages=[m.to_dict() for m in merged])
+'''
+
+
+def test_two_queues_merged_until_both_are_empty_is_no_cut():
+    assert lint(MERGED_QUEUES.replace("screenshots", "extra_messages"), {"CL301"}) == []
+
+
+def test_a_queue_popped_while_it_is_over_a_size_is_still_a_cut():
+    sized = MERGED_QUEUES.replace("screenshots", "extra_messages").replace(
+        "while len(messages) > 0 or len(extra_messages) > 0:", "while len(messages) > 20 or len(extra_messages) > 0:").replace(
+        "            merged.append(messages.pop(0))", "            messages.pop(0)")
+    assert [f.row for f in lint(sized, {"CL301"})] == [10]
+
+
+RESET_TO_THE_NEWEST_TURN = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Agent:
+    def __init__(self):
+        self.messages = [{"role": "system", "content": SYSTEM}]
+
+    def truncate(self):
+        last_user = None
+        for i in reversed(range(len(self.messages))):
+            if self.messages[i]["role"] == "user":
+                last_user = i
+                break
+        if last_user is not None:
+            del self.messages[1:last_user]
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        if count_tokens(self.messages) > self.threshold:
+            self.truncate()
+        reply = client.chat.completions.create(model="gpt-4.1", messages=self.messages)
+        self.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+'''
+
+
+def test_a_history_cleared_up_to_the_newest_user_turn_is_a_reset_not_a_window():
+    assert lint(RESET_TO_THE_NEWEST_TURN, {"CL301"}) == []
+    assert lint(RESET_TO_THE_NEWEST_TURN.replace("del self.messages[1:last_user]", "del self.messages[1:-1]"), {"CL301"}) == []
+
+
+def test_the_oldest_exchange_deleted_is_still_a_window():
+    sliding = RESET_TO_THE_NEWEST_TURN.replace("del self.messages[1:last_user]", "del self.messages[1:3]")
+    assert [f.row for f in lint(sliding, {"CL301"})] == [17]
+
+
+# --- CL103: a count summed over listed files is no prompt material ----------------------------------------------
+
+SUMMED_OVER_LISTING = '''
+import glob
+import json
+
+
+def usage(model_dir):
+    rows = []
+    for path in glob.glob(f"{model_dir}/**/run.jsonl", recursive=True):
+        with open(path) as f:
+            data = json.load(f)
+        total_prompt_tokens = 0
+        for step in data["log"]:
+            total_prompt_tokens += step["usage"]["prompt_tokens"]
+        rows.append(total_prompt_tokens)
+    return rows
+'''
+
+
+def test_tokens_summed_over_listed_files_are_no_prompt_material():
+    assert lint(SUMMED_OVER_LISTING, {"CL103"}) == []
+
+
+def test_text_collected_over_listed_files_is_prompt_material():
+    collected = SUMMED_OVER_LISTING.replace("total_prompt_tokens = 0", 'prompt_examples = ""').replace(
+        'total_prompt_tokens += step["usage"]["prompt_tokens"]', 'prompt_examples += step["prompt"]').replace(
+        "rows.append(total_prompt_tokens)", "rows.append(prompt_examples)")
+    assert [f.row for f in lint(collected, {"CL103"})] == [7]

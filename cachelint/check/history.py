@@ -768,7 +768,7 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     elif isinstance(node, cst.Del):
         for target in _targets(node.target):
             if isinstance(target, cst.Subscript) and _front_subscript(target) and _is_history(ctx, function, target.value) \
-                    and not _uses(target.slice[0].slice, params):
+                    and not _uses(target.slice[0].slice, params) and not up_to_the_newest_turn(ctx, function, target):
                 return Rewrite(node, ctx.code(target.value), "deletes the oldest messages from")
             root = _subscript_root(target)
             if isinstance(target, cst.Subscript) and root is not None and _is_history(ctx, function, root) and _beyond_a_cap(ctx, function, node):
@@ -1164,18 +1164,49 @@ def _pops_until_it_fits(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExp
 
 
 def _drains_a_queue(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
-    """`while queue: item = queue.pop(0)`: work items taken one by one until none is left, not a history cut."""
+    """`while queue: item = queue.pop(0)`: work items taken one by one until none is left, not a history cut. Also
+    two queues merged until both are empty (`while len(messages) > 0 or len(extra) > 0:` ... `extra.pop(0)`)."""
     loop = ctx.enclosing(pop, (cst.While,))
     if not isinstance(loop, cst.While):
         return False
-    test = loop.test
+    tests, alternatives = [loop.test], []
+    while tests:
+        test = tests.pop()
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            tests += [test.left, test.right]
+        else:
+            alternatives.append(test)
+    return any(ctx.code(_drained(test)) == ctx.code(receiver) for test in alternatives)
+
+
+def _drained(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The list a loop test says is not empty yet: `queue`, `len(queue)`, `len(queue) > 0`."""
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "len" and test.args:
-        test = test.args[0].value
-    elif isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and isinstance(test.left.func, cst.Name) \
+        return test.args[0].value
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and isinstance(test.left.func, cst.Name) \
             and test.left.func.value == "len" and test.left.args and _int(test.comparisons[0].comparator) == 0:
-        # `while len(queue) > 0`: until none is left (`while len(messages) > limit` is a cut to a size)
-        test = test.left.args[0].value
-    return ctx.code(test) == ctx.code(receiver)
+        return test.left.args[0].value  # `while len(queue) > 0`: until none is left (`len(messages) > limit` cuts to a size)
+    return test
+
+
+def up_to_the_newest_turn(ctx: ModuleContext, function: cst.FunctionDef | None, target: cst.Subscript) -> bool:
+    """`del messages[1:last_user_index]` (the index of the newest user message, found walking back), `del
+    messages[1:-1]`: everything but the system message and the newest turn deleted at once, a reset of the
+    conversation that then grows again (one miss, as with compaction), not a window that slides every turn."""
+    index = target.slice[0].slice
+    if not isinstance(index, cst.Slice) or index.upper is None or index.step is not None:
+        return False
+    upper = index.upper
+    if isinstance(upper, cst.UnaryOperation) and isinstance(upper.operator, cst.Minus) and _int(upper.expression) == 1:
+        return True
+    if not isinstance(upper, cst.Name) or function is None:
+        return False
+    for loop in ctx.nodes_in(cst.For, function):
+        walks_back = isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "reversed"
+        if walks_back and any(isinstance(a, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == upper.value for t in a.targets)
+                              for a in descendants(loop.body)) and any(isinstance(b, cst.Break) for b in descendants(loop.body)):
+            return True  # for i in reversed(range(len(messages))): if messages[i]["role"] == "user": last = i; break
+    return False
 
 
 def _history_of(receiver: cst.BaseExpression) -> cst.BaseExpression:
