@@ -93,15 +93,10 @@ def _clock(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
 def _passed_on(ctx: ModuleContext, loop: cst.For, kept: str) -> bool:
     """The kept messages go on after the loop (turned into messages, returned, handed to a call), not only counted
     (`if len(recent) > 5:` in a rate limiter)."""
+    from cachelint.check.history import handed_on
+
     function = ctx.enclosing_function(loop)
-    row = ctx.span(loop).row
-    for node in descendants(function.body) if function is not None else ():
-        if isinstance(node, cst.Name) and node.value == kept and ctx.span(node).row > row and not ctx.contains(loop, node):
-            holder = ctx.parent(node)
-            if isinstance(holder, cst.Arg) and isinstance(ctx.parent(holder), cst.Call) and last_name(ctx.parent(holder).func) == "len":
-                continue
-            return True
-    return False
+    return function is not None and handed_on(ctx, descendants(function.body), {kept}, ctx.span(loop).row, outside=loop, comprehended=True)
 
 
 def _appended(body: cst.CSTNode, element: str) -> str | None:

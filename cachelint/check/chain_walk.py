@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants, last_name
+from cachelint.check.module import ModuleContext, descendants
 
 # what a list of a conversation's messages is called
 MESSAGES = re.compile(r"(?:^|_)(?:messages|msgs|history|turns|chain|conversation)$", re.I)
@@ -54,14 +54,15 @@ def _count_cap(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, str] 
         if not isinstance(operation.operator, cst.And):
             return None
         parts += [operation.left, operation.right]
+    from cachelint.check.history import count_bound
+
     for part in parts:
-        if isinstance(part, cst.Comparison) and len(part.comparisons) == 1 \
-                and isinstance(part.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)) \
-                and isinstance(part.left, cst.Call) and last_name(part.left.func) == "len" and part.left.args:
-            limit = part.comparisons[0].comparator
+        found = count_bound(ctx, part, above=False)
+        if found is not None:
+            listed, limit = found
             if isinstance(limit, cst.Integer) and int(limit.value.replace("_", ""), 0) <= 2:
                 continue  # (0x10, 1_000: Python's own integer syntax)
-            return ctx.code(part.left.args[0].value), ctx.code(limit)
+            return listed, ctx.code(limit)
     return None
 
 

@@ -61,18 +61,7 @@ def _coroutines(ctx: ModuleContext, call: cst.Call) -> list[cst.FunctionDef]:
     for expr in exprs:
         for inner in (expr, *descendants(expr)):
             if isinstance(inner, cst.Call) and _repeated(ctx, inner, call):
-                found += [f for f in ctx.called_functions(inner) if isinstance(f, cst.FunctionDef)] or _nested(ctx, inner)
-    return found
-
-
-def _nested(ctx: ModuleContext, call: cst.Call) -> list[cst.FunctionDef]:
-    """`_connect_server(...)` where `_connect_server` is a function defined inside the calling function."""
-    if not isinstance(call.func, cst.Name):
-        return []
-    found = []
-    for scope in ctx.ancestors(call):
-        if isinstance(scope, cst.FunctionDef):
-            found += [n for n in descendants(scope.body) if isinstance(n, cst.FunctionDef) and n.name.value == call.func.value]
+                found += ctx.called_functions(inner)
     return found
 
 

@@ -814,7 +814,6 @@ def _message_count_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.
 
 
 # `len(self.history) > self.max_messages`: a count of messages against a bound
-COUNT_CAP = re.compile(r"^\s*len\([^()]+\)\s*>=?\s*[^<>=]+$")
 TOKEN_WORD = re.compile(r"token|char|byte", re.I)
 
 
@@ -1320,10 +1319,22 @@ def _a_history_handed_on(ctx: ModuleContext, target: cst.BaseExpression) -> bool
 def _count_of(ctx: ModuleContext, test: cst.BaseExpression) -> str | None:
     """`len(self.history) > self.max_turns` -> "self.history": a list's count of items held against a bound (not a
     budget of tokens or characters, nor the context window)."""
-    code = ctx.code(test)
-    if not COUNT_CAP.search(code) or CONTEXT_WINDOW.search(code) or TOKEN_WORD.search(code):
+    found = count_bound(ctx, test, above=True)
+    return found[0] if found is not None else None
+
+
+def count_bound(ctx: ModuleContext, test: cst.BaseExpression, above: bool) -> tuple[str, cst.BaseExpression] | None:
+    """(the list, the bound) of a count of a list's items tested against a bound: `len(history) > max_turns` (above)
+    or `len(messages) < max_messages` (below); not a budget of tokens or characters, nor the context window."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Call)
+            and _last_name(test.left.func) == "len" and len(test.left.args) == 1):
         return None
-    return ctx.code(test.left.args[0].value) if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and test.left.args else None
+    operator = test.comparisons[0].operator
+    wanted = (cst.GreaterThan, cst.GreaterThanEqual) if above else (cst.LessThan, cst.LessThanEqual)
+    code = ctx.code(test)
+    if not isinstance(operator, wanted) or CONTEXT_WINDOW.search(code) or TOKEN_WORD.search(code):
+        return None
+    return ctx.code(test.left.args[0].value), test.comparisons[0].comparator
 
 
 def _length_of_other(expr: cst.BaseExpression, listed: cst.BaseExpression) -> bool:
@@ -1410,10 +1421,8 @@ def _index_walked_back(ctx: ModuleContext, function: cst.FunctionDef, value: cst
     for loop in (n for n in descendants(function.body) if isinstance(n, cst.For)):
         if not (isinstance(loop.target, cst.Name) and loop.target.value == value.value and ctx.contains(loop, value)):
             continue
-        walked = loop.iter
-        backward = False
-        if isinstance(walked, cst.Call) and _last_name(walked.func) == "reversed" and walked.args:
-            walked, backward = walked.args[0].value, True
+        walked = _backward_source(loop)  # reversed(range(len(messages)))
+        backward, walked = walked is not None, walked or loop.iter
         if not (isinstance(walked, cst.Call) and _last_name(walked.func) == "range" and walked.args):
             continue
         backward = backward or (len(walked.args) == 3 and ctx.code(walked.args[2].value).replace(" ", "") == "-1")
@@ -1462,21 +1471,39 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
         return True  # self.messages = ..., state["messages"] = ...
     if names & declared_outside(function):
         return True  # global history; history = history[-20:]: the module's history, kept for the next call
-    for node in _own_nodes(function):
-        if isinstance(node, cst.Name) and node.value in names and ctx.span(node).row > ctx.span(assign).row:
-            holder = ctx.parent(node)
-            if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in ("len", "print", "enumerate", "reversed", "any", "all") \
-                    and not _looked_up_with(ctx, node):  # type: ignore[union-attr]
-                return True
-            if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
-                return True
-            if isinstance(holder, cst.AugAssign) and holder.value is node:
-                return True  # messages += window
-            if isinstance(holder, cst.For) and holder.iter is node and _collects(holder):
-                return True  # for run in runs: history.extend(run.messages): the window becomes the history
-            if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
-                return True
+    return handed_on(ctx, _own_nodes(function), names, ctx.span(assign).row)
+
+
+def handed_on(ctx: ModuleContext, nodes: list[cst.CSTNode], names: set[str], after: int, outside: cst.CSTNode | None = None,
+              comprehended: bool = False) -> bool:
+    """A use of one of `names` below line `after` (and not inside `outside`) that keeps or sends what it holds: passed
+    to a call that is no measure or look-up (`len`, `print`, a retrieval query), returned, put in a container or a
+    text, added to another list, iterated to be collected, or stored on an object or in a table; with `comprehended`,
+    also a comprehension made of it (`[{"role": "user", "content": m["text"]} for m in kept]`)."""
+    for node in nodes:
+        if not (isinstance(node, cst.Name) and node.value in names and ctx.span(node).row > after):
+            continue
+        if outside is not None and ctx.contains(outside, node):
+            continue
+        holder = ctx.parent(node)
+        if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in MEASURES \
+                and not _looked_up_with(ctx, node):  # type: ignore[union-attr]
+            return True
+        if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
+            return True
+        if isinstance(holder, cst.AugAssign) and holder.value is node:
+            return True  # messages += window
+        if isinstance(holder, cst.For) and holder.iter is node and _collects(holder):
+            return True  # for run in runs: history.extend(run.messages): the window becomes the history
+        if comprehended and isinstance(holder, cst.CompFor) and holder.iter is node:
+            return True
+        if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
+            return True
     return False
+
+
+# calls that only look at a list: its size, a log line, a walk
+MEASURES = frozenset({"len", "print", "enumerate", "reversed", "any", "all"})
 
 
 # a look-up made with the latest turns (a retrieval query, an embedding, a token count), not a request that sends them

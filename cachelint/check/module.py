@@ -226,11 +226,18 @@ class ModuleContext:
         return found
 
     def called_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
-        """The functions of this module a call runs: `f(...)`, or `self.m(...)` inside the class of `m`."""
+        """The functions of this module a call runs: `f(...)` (a function nested in one around the call first, then the
+        module's), or `self.m(...)` inside the class of `m`."""
         func = call.func
         key = None
         if isinstance(func, cst.Name):
             key = func.value
+            cls = self.enclosing(call, (cst.ClassDef,))
+            if isinstance(cls, cst.ClassDef):  # a def nested in a method is filed under the class: `Cls.inner`
+                nested = [f for f in self.functions.get(f"{cls.name.value}.{key}", [])
+                          if (outer := self.enclosing_function(f)) is not None and self.contains(outer, call)]
+                if nested:
+                    return nested
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
             cls = self.enclosing(call, (cst.ClassDef,))
             key = f"{cls.name.value}.{func.attr.value}" if isinstance(cls, cst.ClassDef) else None
