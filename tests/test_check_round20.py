@@ -441,3 +441,42 @@ def test_text_collected_over_listed_files_is_prompt_material():
         'total_prompt_tokens += step["usage"]["prompt_tokens"]', 'prompt_examples += step["prompt"]').replace(
         "rows.append(total_prompt_tokens)", "rows.append(prompt_examples)")
     assert [f.row for f in lint(collected, {"CL103"})] == [7]
+
+
+# --- one retry test: a loop left as soon as the request succeeds, or one that resends the same request ----------
+
+ADAPTER_IN_LOOPS = """
+import anthropic
+
+
+class ClaudeService:
+    def __init__(self, config):
+        self.client = anthropic.Anthropic(api_key=config["KEY"])
+
+    def chat_completion(self, messages, system, n=1):
+        replies = []
+        for _ in range(n):
+            for i in range(3):
+                try:
+                    response = self.client.messages.create(max_tokens=2000, model="claude-sonnet-4-5", system=system,
+                                                           messages=messages)
+                    break
+                except anthropic.APIError:
+                    continue
+            replies.append(response.content[0].text)
+        return replies
+"""
+
+
+def test_a_for_loop_left_once_the_request_succeeds_is_a_retry_whatever_its_variable():
+    found = lint(ADAPTER_IN_LOOPS, {"CL501"})
+    assert [f.row for f in found] == [13], found
+    assert "`chat_completion` sends the history its callers pass" in found[0].message
+
+
+def test_a_loop_over_a_bare_name_that_grows_the_request_is_a_run_of_steps():
+    steps = ADAPTER_IN_LOOPS.replace("            replies.append(response.content[0].text)",
+                                     '            messages.append({"role": "assistant", "content": response.content})')
+    found = lint(steps, {"CL501"})
+    assert [f.row for f in found] == [13], found
+    assert "agent loop" in found[0].message or "grows" in found[0].message, found[0].message

@@ -702,14 +702,30 @@ class Forwarded:
     function: str  # the adapter: `chat_completion`
 
 
-RETRY_NAME = re.compile(r"retr|attempt|tries|^_+$", re.I)
+RETRY_NAME = re.compile(r"retr|attempt|tries", re.I)
 
 
 def conversation_loops(ctx: ModuleContext, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The loops around `node` that may send a conversation again, without retry loops (`for _ in
     range(self.max_retry):`, `while attempts < 3:`, `while True:` left by a `break` right after the request)
     that resend the same request until it succeeds."""
-    return [loop for loop in ctx.loops_around(node) if not _retry_loop(loop) and not left_on_success(ctx, loop, node)]
+    return [loop for loop in ctx.loops_around(node) if not retry_loop(ctx, loop, node)]
+
+
+def retry_loop(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """The loop around the request `node` resends it until it succeeds: it is left as soon as the request succeeds
+    (`for _ in range(3): try: r = create(...); break`), or it counts attempts by name (`for attempt in range(n)`,
+    `while retries < 3`). A loop over a bare `_` that goes on after a success is a run of steps
+    (`for _ in range(max_steps):`), not a retry."""
+    if left_on_success(ctx, loop, node):
+        return True
+    if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and not loop.target.value.strip("_"):
+        return not _changes_the_request(ctx, loop, node)  # `for _ in range(n)`: n samples of one request, or n steps
+    if isinstance(loop, cst.For):
+        return isinstance(loop.target, cst.Name) and RETRY_NAME.search(loop.target.value) is not None
+    if isinstance(loop, cst.While):
+        return any(isinstance(n, cst.Name) and RETRY_NAME.search(n.value) and n.value.strip("_") for n in descendants(loop.test))
+    return False
 
 
 def left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
@@ -717,9 +733,11 @@ def left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) ->
     The statement that follows the request is looked for past the end of the blocks it ends (`if reasoning: r =
     create(...)` then `return r` after the `if` / `else`)."""
     statement = ctx.statement_of(node)
-    if not isinstance(loop, cst.While) or not isinstance(statement, cst.SimpleStatementLine):
+    if not isinstance(loop, (cst.While, cst.For)) or not isinstance(statement, cst.SimpleStatementLine):
         return False
-    if any(isinstance(small, (cst.Break, cst.Return)) for small in statement.body):
+    # a `break` leaves only the innermost loop around the request; a `return` leaves them all
+    leaves = (cst.Break, cst.Return) if ctx.enclosing(node, (cst.For, cst.While)) is loop else (cst.Return,)
+    if any(isinstance(small, leaves) for small in statement.body):
         return True
     current: cst.CSTNode = statement
     while current is not loop:
@@ -730,7 +748,7 @@ def left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) ->
             return False
         if position + 1 < len(body):
             following = body[position + 1]
-            return isinstance(following, cst.SimpleStatementLine) and any(isinstance(small, (cst.Break, cst.Return)) for small in following.body)
+            return isinstance(following, cst.SimpleStatementLine) and any(isinstance(small, leaves) for small in following.body)
         holder = ctx.parent(block)  # the if / else / try whose block this statement ends
         if isinstance(holder, (cst.Else, cst.Finally)) or (isinstance(holder, cst.If) and ctx.parent(holder) is not None
                                                              and isinstance(ctx.parent(holder), cst.If)):
@@ -741,20 +759,28 @@ def left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) ->
     return False
 
 
+def _changes_the_request(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """A name the request reads is bound, grown or edited in the loop's body (`messages.append(...)`, `history =
+    ...`): the loop sends a different request each pass."""
+    read = {n.value for n in descendants(node) if isinstance(n, cst.Name)} - {"self", "cls"}
+    for changed in descendants(loop.body):
+        if isinstance(changed, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in changed.targets] if isinstance(changed, cst.Assign) else [changed.target]
+            if any(isinstance(n, cst.Name) and n.value in read for t in targets for n in (t, *descendants(t))):
+                if not (isinstance(changed, (cst.Assign, cst.AnnAssign)) and ctx.contains(changed, node)):
+                    return True  # (the request's own `response = create(...)` changes nothing it reads)
+        elif isinstance(changed, cst.Call) and isinstance(changed.func, cst.Attribute) and changed.func.attr.value in LIST_GROWERS \
+                and isinstance(changed.func.value, cst.Name) and changed.func.value.value in read:
+            return True
+    return False
+
+
 def _compound_of(ctx: ModuleContext, node: cst.CSTNode) -> cst.CSTNode | None:
     """The statement an `else:` / `elif` / `finally:` belongs to (the outermost `if` of an `elif` chain)."""
     current = ctx.parent(node)
     while isinstance(current, (cst.If, cst.Else)) and isinstance(ctx.parent(current), cst.If) and ctx.parent(current).orelse is current:
         current = ctx.parent(current)
     return current
-
-
-def _retry_loop(loop: cst.CSTNode) -> bool:
-    if isinstance(loop, cst.For):
-        return isinstance(loop.target, cst.Name) and RETRY_NAME.search(loop.target.value) is not None
-    if isinstance(loop, cst.While):
-        return any(isinstance(n, cst.Name) and RETRY_NAME.search(n.value) and n.value.strip("_") for n in descendants(loop.test))
-    return False
 
 
 def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
