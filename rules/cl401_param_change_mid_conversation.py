@@ -153,7 +153,7 @@ class Agent:
     def check(self, analysis):
         from cachelint.check.conversation import handoffs, per_cycle_arguments, tool_choice_resets
         from cachelint.check.history import format_switches, model_switches
-        from cachelint.check.static_prefix import left_on_success
+        from cachelint.check.static_prefix import conversation_loops
 
         for found in per_cycle_arguments(analysis.ctx, analysis.sites, "tool_choice"):
             yield Report(found.node, f"the tool_choice handed to the sender changes inside the loop that continues the conversation "
@@ -195,7 +195,7 @@ class Agent:
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
-            loops = [loop for loop in ctx.loops_around(site.node) if not left_on_success(ctx, loop, site.node)]  # not a retry loop
+            loops = conversation_loops(ctx, site.node)  # not a retry loop
             if not loops:
                 continue
             loop = loops[-1]
