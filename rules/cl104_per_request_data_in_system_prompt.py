@@ -21,7 +21,9 @@ Finds per-user or per-request data (a parameter of the function that makes the r
 system prompt or instructions *ahead of* the static instructions; and text retrieved for the newest turn
 (`knowledge = retriever.search(query)`, memories, RAG context) added to a system message that has the
 conversation after it (`messages[0]["content"] += knowledge`, `[system] + history`, `msgs = [system]` then
-`msgs.extend(history)`, or the request's history), found by the names the code uses (`likely`), in a function or a
+`msgs.extend(history)`, the request's history, or the request's own arguments: `kwargs["system"] = existing +
+recalled` where the function reads `kwargs["messages"]`, `instructions` with `input`), found by the names the code
+uses (`likely`), in a function or a
 script's own statements (a Streamlit app), whether or not the request is sent in the same module; framework set-ups
 that do the same on every turn (`likely`): LangChain's conversational RAG prompt (`("system", "...{context}")`
 followed by a `MessagesPlaceholder` for the history, in a module that retrieves) and LlamaIndex's context chat

@@ -22,7 +22,8 @@ of functions keyed by tool name) and merged in connection and listing order with
 failing servers skipped; and a tools list built by iterating a set of tool names kept on the object
 (`[spec(n) for n in self.enabled_tools]`, or a set the function is handed) and handed to a framework's own LLM call;
 and tools (tool files, OpenAPI schemas, plug-ins) loaded in a loop over an unsorted directory listing
-(`for file in tools_folder.iterdir(): add_tool(agent, load(file))`). Also
+(`for file in tools_folder.iterdir(): add_tool(agent, load(file))`, or a generator named for tools that yields
+them: `def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...`). Also
 tools added by coroutines that connect several servers at once (`asyncio.gather(*[connect(s) for s in servers])`, where
 `connect` adds each listed tool to the toolset: their order follows which server answers first), and a list of tools
 handed to a discovery call in a loop over servers (`client.connect_and_discover(name, config, self.mcp_tools)`). A

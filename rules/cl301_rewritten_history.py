@@ -111,8 +111,12 @@ few edited in place before each request (`for msg in messages[:len(messages) - k
 or `if i not in kept:` over the loop's own message); and Anthropic's server-side tool-result clearing with no
 `clear_at_least` (`{"type": "clear_tool_uses_20250919", ...}`): once past the trigger each request may clear the
 result that just fell out of `keep`, invalidating the cache from there. Not reported: the newest messages that fit a
-budget computed from the model's context window, searched for in a loop (`max_size = self.max_context_size - ...`),
-and a breakpoint put on the newest user turn while walking from the end (`if seen < 1:`).
+budget computed from the model's context window, searched for in a loop (`max_size = self.max_context_size - ...`);
+a trimming helper called only once the prompt passes such a budget (`limit = self.context_length`, `if count(msgs) >
+limit: msgs = trim_prompt_messages(...)`) or after the provider refused the request; a history cleared up to its
+newest user turn in one step (`del messages[1:last_user]`, `del messages[1:-1]`), a reset that then grows again; two
+queues merged until both are empty (`while len(a) > 0 or len(b) > 0: ... b.pop(0)`); and a breakpoint put on the
+newest user turn while walking from the end (`if seen < 1:`).
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after

@@ -59,11 +59,13 @@ speaks of breakpoints, which a helper could set):
   a constant prompt of at least the minimum through it (`llm.generate(messages=[{"role": "system", "content":
   EXTRACTION_PROMPT}, ...])`);
 - it is a provider client that sends a conversation object of the tree (a parameter annotated with a class
-  whose methods append each turn to its `self.messages`): every request of a conversation resends all earlier
-  turns;
+  whose methods append each turn to its `self.messages`; not one whose appending method empties the list first,
+  `self.messages.clear()`, which builds one request's messages anew): every request of a conversation resends all
+  earlier turns;
 - it is a provider adapter (`likely`): outside any loop, it sends the history its callers pass (the parameter,
   a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
-  that also come from outside (not written in the tree, and no caller in the tree passes them); every
+  that also come from outside (not written in the tree, and no caller in the tree passes them; or the tools as well
+  as a system prompt its callers pass, however short: the tools and the growing history are the prefix); every
   conversation of the app goes through it. Not where every caller in sight (by name, through the registry a
   decorator puts it in, `registry[kind](**kwargs)`, or through a builder of the tree; tests and a module's top-level
   statements not counted) passes a list made afresh for one question: an evaluation harness, where no request
@@ -76,9 +78,15 @@ speaks of breakpoints, which a helper could set):
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
-  code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, or a framework's
-  Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported once per function that makes it.
-  An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
+  code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, a client class named
+  for Anthropic / Claude whose methods send a whole request dict their callers build (`create(**request_data)`,
+  once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported
+  once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
+  in sight. An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
+An SDK method handed to a helper that calls it is a request too: a retry wrapper whose result is called with the
+request's arguments (`retry(self.client.messages.create, should_retry)(**params)`), or a thread runner
+(`asyncio.to_thread(client.messages.create, **params)`). A loop left as soon as the request succeeds, or one over a
+bare `_` that changes nothing the request reads (n samples of one request), is a retry, not a conversation.
 - (`likely`) a chat model class that sends the conversation it keeps on the object (`self.history`, or what a method
   of the class makes of it), grown by the class or a base class and not bound anew in the sending method, in a
   project where no file sets a breakpoint.
