@@ -480,3 +480,11 @@ def test_a_loop_over_a_bare_name_that_grows_the_request_is_a_run_of_steps():
     found = lint(steps, {"CL501"})
     assert [f.row for f in found] == [13], found
     assert "agent loop" in found[0].message or "grows" in found[0].message, found[0].message
+
+
+def test_a_trimming_helper_under_a_test_that_the_window_is_set_is_found():
+    every_request = TRIM_AT_THE_WINDOW.replace("        limit = self.context_length\n        if self.count_tokens(messages) > limit:",
+                                               "        if self.context_window and self.max_tokens:").replace(
+        "trim_prompt_messages(messages, limit, self.count_tokens)", "trim_prompt_messages(messages, self.context_window - self.max_tokens)")
+    found = lint(every_request, {"CL301"})
+    assert [f.row for f in found] == [10], found

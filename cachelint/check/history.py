@@ -580,15 +580,26 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     refusal: a recovery once it refused a request (`except openai.BadRequestError: history = history[-5:]`), not a cut
     on every turn. (`except Exception:` after a summary failed is a fallback that runs whenever the summary does not.)"""
     function = ctx.enclosing_function(node)
-    budgets = context_budgets(ctx, function) if function is not None else set()
+    budgets = context_budgets(ctx, function) if function is not None else frozenset()
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.While, cst.If)) and (CONTEXT_WINDOW.search(ctx.code(ancestor.test)) or budgets & {
-                n.value for n in descendants(ancestor.test) if isinstance(n, cst.Name)}):
+        if isinstance(ancestor, (cst.While, cst.If)) and _compared_with_the_window(ctx, ancestor.test, budgets):
             return True  # `if count(messages) > limit:` after `limit = self.context_length`
         if isinstance(ancestor, cst.ExceptHandler) and ancestor.type is not None and PROVIDER_REFUSAL.search(ctx.code(ancestor.type)):
             return True
         if isinstance(ancestor, cst.FunctionDef):
             return _fit_to_the_context_window(ctx, ancestor, node)
+    return False
+
+
+def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budgets: frozenset[str]) -> bool:
+    """The test compares a size with the context window or a budget computed from it (`total >= self.context_length`,
+    `count(msgs) > limit`); a test of whether the window is set at all (`if self.context_window and self.max_tokens:`)
+    is not one: the cut under it runs on every request."""
+    for comparison in (test, *descendants(test)):
+        if isinstance(comparison, cst.Comparison) and any(
+                CONTEXT_WINDOW.search(ctx.code(side)) or (isinstance(side, cst.Name) and side.value in budgets)
+                for side in (comparison.left, *(c.comparator for c in comparison.comparisons))):
+            return True
     return False
 
 
