@@ -99,8 +99,9 @@ TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:
                      ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set(", "et["))
 
 # a tool added to an agent or a list of tools: add_tool(agent, t), self.tools.append(t), tools_to_add.append(t)
-TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\("
-                          r"|def\s+\w*(?:tools?|tool_?class|plugins?)\w*\((?=[\s\S]*\byield\b)", re.I)
+TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\(", re.I)
+# a generator named for the tools it yields (listings.TOOL_YIELDER), in a module that yields
+TOOL_GENERATOR = re.compile(r"def\s+\w*(?:tools?|tool_?class|plugins?)\w*\(", re.I)
 
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
 TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)"
@@ -223,7 +224,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
-    if "CL201" in codes and LISTING.search(source) and TOOL_LOADING.search(source):
+    if "CL201" in codes and LISTING.search(source) and (TOOL_LOADING.search(source) or ("yield" in source and TOOL_GENERATOR.search(source))):
         return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
