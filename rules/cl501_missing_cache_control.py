@@ -578,8 +578,8 @@ def _request_passed_whole(ctx, site, function) -> bool:
     """`async def request(self, request_data: dict): return await client.beta.messages.create(**request_data)` in a
     class named for Anthropic / Claude: a provider client that sends whatever request its callers build, so every
     request of the app to Anthropic goes through it."""
-    if site.api != "anthropic" or function is None:
-        return False
+    if site.api != "anthropic" or function is None or any(site.arg(key) is not None for key in ("messages", "system")):
+        return False  # the messages or the system prompt in sight (`messages=messages`, `kwargs["messages"] = [...]`): judged by them
     params = parameters_of(function)
     if function.params.star_kwarg is not None and isinstance(function.params.star_kwarg, cst.Param):
         params = params | {function.params.star_kwarg.name.value}

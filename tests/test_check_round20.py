@@ -488,3 +488,24 @@ def test_a_trimming_helper_under_a_test_that_the_window_is_set_is_found():
         "trim_prompt_messages(messages, limit, self.count_tokens)", "trim_prompt_messages(messages, self.context_window - self.max_tokens)")
     found = lint(every_request, {"CL301"})
     assert [f.row for f in found] == [10], found
+
+
+def test_an_age_window_walked_with_enumerate_into_another_list_is_found():
+    from test_check_round19 import SLACK_DM
+
+    walked = SLACK_DM.replace('''    messages += [{"role": "user", "content": m["text"]} for m in messages_in_context]''',
+                              '''    kept_messages = []
+    for idx, m in enumerate(messages_in_context):
+        if m.get("text"):
+            kept_messages.append(m)
+    messages += [{"role": "user", "content": m["text"]} for m in kept_messages]''')
+    found = lint(walked, {"CL301"})
+    assert [f.row for f in found] == [11], found
+
+
+def test_a_claude_client_that_sets_the_messages_of_the_dict_it_sends_is_judged_by_them(tmp_path):
+    one_question = WHOLE_REQUEST.replace("    async def request(self, request_data: dict) -> dict:\n",
+                                         "    async def request(self, prompt, **request_data) -> dict:\n"
+                                         "        request_data[\"messages\"] = [{\"role\": \"user\", \"content\": prompt}]\n")
+    found = lint_tree(tmp_path, {"anthropic_client.py": one_question}, "anthropic_client.py", {"CL501"})
+    assert [f.row for f in found] == [14], found  # the stream path still sends a whole dict

@@ -1497,6 +1497,9 @@ def handed_on(ctx: ModuleContext, nodes: list[cst.CSTNode], names: set[str], aft
         if outside is not None and ctx.contains(outside, node):
             continue
         holder = ctx.parent(node)
+        if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) in ("enumerate", "reversed"):
+            walk = ctx.parent(holder)  # for i, m in enumerate(kept): out.append(m): walked as the name itself
+            node, holder = walk, ctx.parent(walk)
         if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in MEASURES \
                 and not _looked_up_with(ctx, node):  # type: ignore[union-attr]
             return True
