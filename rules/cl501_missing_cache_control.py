@@ -580,6 +580,8 @@ def _request_passed_whole(ctx, site, function) -> bool:
     request of the app to Anthropic goes through it."""
     if site.api != "anthropic" or function is None or any(site.arg(key) is not None for key in ("messages", "system")):
         return False  # the messages or the system prompt in sight (`messages=messages`, `kwargs["messages"] = [...]`): judged by them
+    if " (" in site.callee:
+        return False  # a call of the module's own forwarding wrapper (`self.basic_request(prompt, **kwargs)`): judged where it sends
     params = parameters_of(function)
     if function.params.star_kwarg is not None and isinstance(function.params.star_kwarg, cst.Param):
         params = params | {function.params.star_kwarg.name.value}

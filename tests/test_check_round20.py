@@ -509,3 +509,22 @@ def test_a_claude_client_that_sets_the_messages_of_the_dict_it_sends_is_judged_b
                                          "        request_data[\"messages\"] = [{\"role\": \"user\", \"content\": prompt}]\n")
     found = lint_tree(tmp_path, {"anthropic_client.py": one_question}, "anthropic_client.py", {"CL501"})
     assert [f.row for f in found] == [14], found  # the stream path still sends a whole dict
+
+
+def test_a_call_of_the_modules_own_forwarding_wrapper_is_not_a_whole_request_client(tmp_path):
+    forwarding = """
+import anthropic
+
+
+class ClaudeModel:
+    def __init__(self):
+        self.client = anthropic.Anthropic()
+
+    def basic_request(self, prompt, **kwargs):
+        kwargs["messages"] = [{"role": "user", "content": prompt}]
+        return self.client.messages.create(**kwargs)
+
+    def request(self, prompt, **kwargs):
+        return self.basic_request(prompt, **kwargs)
+"""
+    assert lint_tree(tmp_path, {"lm.py": forwarding}, "lm.py", {"CL501"}) == []
