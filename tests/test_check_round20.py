@@ -528,3 +528,152 @@ class ClaudeModel:
         return self.basic_request(prompt, **kwargs)
 """
     assert lint_tree(tmp_path, {"lm.py": forwarding}, "lm.py", {"CL501"}) == []
+
+
+# --- mends of a review of the round's change: each shape reproduced on the change first ------------------------
+
+REVIEWED = {
+    "age_classbase": ('''
+import time
+
+
+def recent(messages):
+    kept = []
+    for m in messages:
+        if time.time() - m["ts"] < 86400:
+            kept.append(m)
+
+    class Holder(kept):
+        pass
+
+    return Holder
+''', set(), {"CL999"}),
+    "del_budget_walk": ('''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+class Chat:
+    def __init__(self):
+        self.messages = [{"role": "system", "content": "be brief"}]
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        total, cut = 0, 1
+        for i in reversed(range(1, len(self.messages))):
+            total += len(self.messages[i]["content"])
+            if total > 8000:
+                cut = i
+                break
+        del self.messages[1:cut]
+        r = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system="S" * 5000, messages=self.messages[1:])
+        self.messages.append({"role": "assistant", "content": r.content[0].text})
+        return r
+''', {"CL301"}, set()),
+    "trim_or": ('''
+import anthropic
+from tiktoken_trim import trim_messages
+
+client = anthropic.Anthropic()
+MAX_TURNS = 10
+
+
+def chat(history, question, context_window=200000):
+    history.append({"role": "user", "content": question})
+    if len(history) > MAX_TURNS or len(str(history)) > context_window:
+        history = trim_messages(history, MAX_TURNS)
+    r = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system="S" * 5000, messages=history)
+    history.append({"role": "assistant", "content": r.content[0].text})
+    return r
+''', {"CL301"}, set()),
+    "chain_ctx": ('''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+class Bot:
+    max_context_messages = 20
+
+    def reply(self, msg):
+        messages = []
+        node = msg
+        while node is not None and len(messages) < self.max_context_messages:
+            messages.append({"role": node.role, "content": node.text})
+            node = node.parent_msg
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system="S" * 5000, messages=messages[::-1])
+''', {"CL301"}, set()),
+    "total_text": ('''
+import os
+
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def build_prompt(folder):
+    total_context = ""
+    for name in os.listdir(folder):
+        with open(os.path.join(folder, name)) as f:
+            total_context += f.read()
+    return total_context
+
+
+def ask(question):
+    system = "You answer from these documents:\\n" + build_prompt("docs")
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system=system,
+                                  messages=[{"role": "user", "content": question}])
+''', {"CL103"}, set()),
+    "tool_logs": ('''
+import os
+
+
+def iter_tool_logs(log_dir):
+    """Lines of the tool-call logs, for a dashboard."""
+    for name in os.listdir(log_dir):
+        with open(os.path.join(log_dir, name)) as handle:
+            yield handle.read()
+''', set(), {"CL201"}),
+    "steps_state": ('''
+import anthropic
+
+client = anthropic.Anthropic()
+SYSTEM = "You are an agent. " * 400
+
+
+def run(state, task, max_steps=10):
+    state.messages = [{"role": "user", "content": task}]
+    for _ in range(max_steps):
+        r = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system=SYSTEM, messages=state.messages)
+        state.messages.append({"role": "assistant", "content": r.content})
+        if r.stop_reason != "tool_use":
+            return r
+        state.messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}]})
+''', {"CL501"}, set()),
+    "window_isnone": ('''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+class Bot:
+    def __init__(self):
+        self.max_context_length = None
+        self.messages = []
+
+    def ask(self, text):
+        self.messages.append({"role": "user", "content": text})
+        if self.max_context_length is not None:
+            self.messages = self.messages[-10:]
+        r = client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system="S" * 5000, messages=self.messages)
+        self.messages.append({"role": "assistant", "content": r.content[0].text})
+        return r
+''', {"CL301"}, set()),
+}
+
+
+def test_the_reviewed_shapes_give_what_they_should():
+    for name, (source, wanted, unwanted) in REVIEWED.items():
+        codes = {f.code for f in lint(source, wanted | unwanted | {"CL999"})}
+        assert wanted <= codes and not (unwanted & codes) and "CL999" not in codes, (name, codes)

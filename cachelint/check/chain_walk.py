@@ -57,7 +57,7 @@ def _count_cap(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, str] 
     from cachelint.check.history import count_bound
 
     for part in parts:
-        found = count_bound(ctx, part, above=False)
+        found = count_bound(ctx, part, above=False, budgets_too=True)
         if found is not None:
             listed, limit = found
             if isinstance(limit, cst.Integer) and int(limit.value.replace("_", ""), 0) <= 2:

@@ -595,10 +595,16 @@ def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budg
     """The test compares a size with the context window or a budget computed from it (`total >= self.context_length`,
     `count(msgs) > limit`); a test of whether the window is set at all (`if self.context_window and self.max_tokens:`)
     is not one: the cut under it runs on every request."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        # `len(h) > MAX_TURNS or size > context_window`: the count cap alone fires every turn
+        return _compared_with_the_window(ctx, test.left, budgets) and _compared_with_the_window(ctx, test.right, budgets)
     for comparison in (test, *descendants(test)):
-        if isinstance(comparison, cst.Comparison) and any(
-                CONTEXT_WINDOW.search(ctx.code(side)) or (isinstance(side, cst.Name) and side.value in budgets)
-                for side in (comparison.left, *(c.comparator for c in comparison.comparisons))):
+        if not isinstance(comparison, cst.Comparison):
+            continue
+        sides = (comparison.left, *(c.comparator for c in comparison.comparisons))
+        if any(isinstance(side, cst.Name) and side.value == "None" or (isinstance(side, cst.Integer) and _int(side) == 0) for side in sides):
+            continue  # `if self.max_context_length is not None:`: whether the window is set
+        if any(CONTEXT_WINDOW.search(ctx.code(side)) or (isinstance(side, cst.Name) and side.value in budgets) for side in sides):
             return True
     return False
 
@@ -1213,8 +1219,10 @@ def up_to_the_newest_turn(ctx: ModuleContext, function: cst.FunctionDef | None, 
         return False
     for loop in ctx.nodes_in(cst.For, function):
         walks_back = isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "reversed"
-        if walks_back and any(isinstance(a, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == upper.value for t in a.targets)
-                              for a in descendants(loop.body)) and any(isinstance(b, cst.Break) for b in descendants(loop.body)):
+        looks_for_user = any(isinstance(c, cst.Comparison) and any(string_value(side) == "user" for side in (c.left, *(x.comparator for x in c.comparisons)))
+                             for c in descendants(loop.body))
+        if walks_back and looks_for_user and any(isinstance(a, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == upper.value for t in a.targets)
+                                                 for a in descendants(loop.body)) and any(isinstance(b, cst.Break) for b in descendants(loop.body)):
             return True  # for i in reversed(range(len(messages))): if messages[i]["role"] == "user": last = i; break
     return False
 
@@ -1334,16 +1342,17 @@ def _count_of(ctx: ModuleContext, test: cst.BaseExpression) -> str | None:
     return found[0] if found is not None else None
 
 
-def count_bound(ctx: ModuleContext, test: cst.BaseExpression, above: bool) -> tuple[str, cst.BaseExpression] | None:
+def count_bound(ctx: ModuleContext, test: cst.BaseExpression, above: bool, budgets_too: bool = False) -> tuple[str, cst.BaseExpression] | None:
     """(the list, the bound) of a count of a list's items tested against a bound: `len(history) > max_turns` (above)
-    or `len(messages) < max_messages` (below); not a budget of tokens or characters, nor the context window."""
+    or `len(messages) < max_messages` (below); not a budget of tokens or characters, nor the context window, unless
+    `budgets_too` (a chain walk's `len(messages) < self.max_context_messages` is a count all the same)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Call)
             and _last_name(test.left.func) == "len" and len(test.left.args) == 1):
         return None
     operator = test.comparisons[0].operator
     wanted = (cst.GreaterThan, cst.GreaterThanEqual) if above else (cst.LessThan, cst.LessThanEqual)
     code = ctx.code(test)
-    if not isinstance(operator, wanted) or CONTEXT_WINDOW.search(code) or TOKEN_WORD.search(code):
+    if not isinstance(operator, wanted) or (not budgets_too and (CONTEXT_WINDOW.search(code) or TOKEN_WORD.search(code))):
         return None
     return ctx.code(test.left.args[0].value), test.comparisons[0].comparator
 
@@ -1497,12 +1506,14 @@ def handed_on(ctx: ModuleContext, nodes: list[cst.CSTNode], names: set[str], aft
         if outside is not None and ctx.contains(outside, node):
             continue
         holder = ctx.parent(node)
-        if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) in ("enumerate", "reversed"):
-            walk = ctx.parent(holder)  # for i, m in enumerate(kept): out.append(m): walked as the name itself
-            node, holder = walk, ctx.parent(walk)
-        if isinstance(holder, cst.Arg) and _last_name(ctx.parent(holder).func) not in MEASURES \
-                and not _looked_up_with(ctx, node):  # type: ignore[union-attr]
+        call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+        if isinstance(call, cst.Call) and _last_name(call.func) in ("enumerate", "reversed"):
+            node, holder = call, ctx.parent(call)  # for i, m in enumerate(kept): out.append(m): walked as the name itself
+            call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+        if isinstance(call, cst.Call) and _last_name(call.func) not in MEASURES and not _looked_up_with(ctx, node):
             return True
+        if comprehended and (isinstance(holder, cst.From) or (isinstance(holder, cst.Assign) and holder.value is node)):
+            return True  # yield from kept; history = kept
         if isinstance(holder, (cst.Return, cst.Yield, cst.Element, cst.StarredElement, cst.DictElement, cst.BinaryOperation)):
             return True
         if isinstance(holder, cst.AugAssign) and holder.value is node:

@@ -148,7 +148,7 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
 
 
 # a name for a number summed up: total_prompt_tokens, n_steps, cost
-COUNTED = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|n|len|length|size|cost|score|sum|steps)(?:_|$)", re.I)
+COUNTED = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|len|length|cost|sum)$|^(?:n|num)_", re.I)
 WALKS = frozenset({"values", "items", "keys"})
 WHOLE = frozenset({"dumps", "str", "repr", "list", "tuple", "join"})  # the whole table rendered, in its order
 
@@ -249,5 +249,5 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
 
 
 # a generator named for the tools it yields: _iter_tool_classes, discover_tools, load_plugins
-TOOL_YIELDER = re.compile(r"tools?(?:_|$)|tool_?class|plugins?(?:_|$)", re.I)
+TOOL_YIELDER = re.compile(r"(?:^|_)(?:tools|tool_?class(?:es)?|plugins)$", re.I)
 

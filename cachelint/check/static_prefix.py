@@ -29,6 +29,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -760,17 +761,30 @@ def left_on_success(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) ->
 
 
 def _changes_the_request(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """A name the request reads is bound, grown or edited in the loop's body (`messages.append(...)`, `history =
-    ...`): the loop sends a different request each pass."""
-    read = {n.value for n in descendants(node) if isinstance(n, cst.Name)} - {"self", "cls"}
+    """A value the request reads is bound, grown or edited in the loop's body (`messages.append(...)`,
+    `self.messages.append(...)`, `history = ...`): the loop sends a different request each pass. What it reads are the
+    names and attribute chains of its argument values (not the keywords, nor the method called)."""
+    memo = _CHANGES.setdefault(ctx, {})
+    key = (id(loop), id(node))
+    if key not in memo:
+        memo[key] = _changed_in(ctx, loop, node)
+    return memo[key]
+
+
+_CHANGES: WeakKeyDictionary[ModuleContext, dict[tuple[int, int], bool]] = WeakKeyDictionary()
+
+
+def _changed_in(ctx: ModuleContext, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    values = [a.value for a in node.args] if isinstance(node, cst.Call) else [node]
+    read = {ctx.code(n) for v in values for n in (v, *descendants(v)) if isinstance(n, (cst.Name, cst.Attribute))} - {"self", "cls"}
     for changed in descendants(loop.body):
         if isinstance(changed, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in changed.targets] if isinstance(changed, cst.Assign) else [changed.target]
-            if any(isinstance(n, cst.Name) and n.value in read for t in targets for n in (t, *descendants(t))):
+            if any(ctx.code(n) in read for t in targets for n in (t, *descendants(t)) if isinstance(n, (cst.Name, cst.Attribute))):
                 if not (isinstance(changed, (cst.Assign, cst.AnnAssign)) and ctx.contains(changed, node)):
                     return True  # (the request's own `response = create(...)` changes nothing it reads)
         elif isinstance(changed, cst.Call) and isinstance(changed.func, cst.Attribute) and changed.func.attr.value in LIST_GROWERS \
-                and isinstance(changed.func.value, cst.Name) and changed.func.value.value in read:
+                and ctx.code(changed.func.value) in read:
             return True
     return False
 
