@@ -916,6 +916,7 @@ def turn(history):
                             "a dict updated while the conversation runs: an entry overwritten in place changes text inside the cached "
                             "prefix, and everything after it is prefilled again; append new entries (or new turns) instead")
         ctx = analysis.ctx
+        found_in: dict[tuple[int, str], list] = {}  # (region, target) -> its rewrites: many requests share one loop
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
@@ -926,7 +927,10 @@ def turn(history):
             if not isinstance(history, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # messages, self.messages, state["messages"]
             for region, target in _conversation_regions(ctx, site, history):
-                for node, what in _rewrites(ctx, region, target):
+                key = (id(region), target)
+                if key not in found_in:
+                    found_in[key] = list(_rewrites(ctx, region, target))
+                for node, what in found_in[key]:
                     if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) or id(ctx.statement_of(node)) in exempt:
                         continue  # compaction where it must happen, or down to well under the bound that set it off
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "

@@ -65,6 +65,11 @@ class Difference:
     confidence: str
 
 
+# each request is compared with this many requests before it: a difference with one further back shows between
+# two nearer ones too, and a generated file with hundreds of requests on one history stays linear
+NEAREST = 32
+
+
 def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Difference]:
     """Pairs of requests that send the same history (the same name with the same binding, in one function;
     or the same `self` attribute in one class) with different tools or cache-keying parameters. The later
@@ -92,7 +97,7 @@ def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Di
         group.sort(key=lambda s: (ctx.span(s.node).row, ctx.span(s.node).column))
         reported: set[int] = set()
         for index, second in enumerate(group):
-            for first in group[:index]:
+            for first in group[max(0, index - NEAREST):index]:
                 if id(second) in reported or first.api != second.api or _exclusive(ctx, first.node, second.node) \
                         or _leaves_after(ctx, first.node, second.node):
                     continue

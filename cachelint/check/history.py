@@ -700,7 +700,16 @@ def _rebuilt_each_pass(ctx: ModuleContext, node: cst.CSTNode, receiver: cst.Base
 
 def bound_anew_in(ctx: ModuleContext, loop: cst.CSTNode, target: str) -> bool:
     """An assignment inside `loop` binds `target` (alone, or in a tuple: `msgs, err = fit(...)`) to a value that
-    does not read it (`msgs = [system, *history]`, not `msgs = msgs[1:]`): the list is made anew in each pass."""
+    does not read it (`msgs = [system, *history]`, not `msgs = msgs[1:]`): the list is made anew in each pass.
+    Memoized per loop and target: every call on the list in the loop asks it again."""
+    memo = ctx.__dict__.setdefault("_bound_anew_in", {})
+    key = (id(loop), target)
+    if key not in memo:
+        memo[key] = _bound_anew_in(ctx, loop, target)
+    return memo[key]
+
+
+def _bound_anew_in(ctx: ModuleContext, loop: cst.CSTNode, target: str) -> bool:
     for node in descendants(loop):
         if isinstance(node, cst.Assign):
             bounds, value = [t.target for t in node.targets], node.value

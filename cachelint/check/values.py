@@ -940,7 +940,7 @@ class ValueWalker:
                 continue
             appended = call.args[-1].value if call.args else None
             if landing.arg in ("messages", "input") and not (landing.item and landing.role in ("system", "developer")) \
-                    and not (appended is not None and is_system_message(appended)):
+                    and not (appended is not None and self._system_message(appended)):
                 continue  # appended turns are rendered once and then kept: stable history (a system text's lines are not turns;
                 # an appended system message is instructions, rendered again whenever the list is built)
             if landing.arg == "tools" and not landing.item and self._conditional(call) and self._inside_site_function(call) \
@@ -952,6 +952,13 @@ class ValueWalker:
                     self._iterable(arg.value, landing, d, ordered)
                 else:
                     self.walk(arg.value, landing, d)
+
+    def _system_message(self, appended: cst.BaseExpression) -> bool:
+        """is_system_message, memoized on the module: every request on one history asks it of every append."""
+        memo = self.ctx.__dict__.setdefault("_system_message", {})
+        if id(appended) not in memo:
+            memo[id(appended)] = is_system_message(appended)
+        return memo[id(appended)]
 
     def _conditional(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs only on some paths: under an `if` whose other branches do not all raise
