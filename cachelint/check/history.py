@@ -571,7 +571,9 @@ def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Rewr
 PROVIDER_REFUSAL = re.compile(r"openai|anthropic|litellm|BadRequest|InvalidRequest|RateLimit|ContextWindow|ContextLength|TokenLimit"
                               r"|Overflow|TooLong|APIError|APIStatusError|ContextTooLong|PromptTooLong", re.I)
 # a budget that is the model's context window: trimming there is what must happen, not a window that slides early
-CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_ctx|max_model_len|model_max_length|max_position", re.I)
+# (or the model's input limit, litellm's `max_input_tokens`)
+CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_ctx|max_model_len|model_max_length|max_position"
+                            r"|max_input_tokens|max_prompt_tokens|input_token_limit", re.I)
 
 
 def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -587,8 +589,29 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.ExceptHandler) and ancestor.type is not None and PROVIDER_REFUSAL.search(ctx.code(ancestor.type)):
             return True
         if isinstance(ancestor, cst.FunctionDef):
-            return _fit_to_the_context_window(ctx, ancestor, node)
+            return _fit_to_the_context_window(ctx, ancestor, node) or _returned_early_while_it_fits(ctx, ancestor, node)
     return False
+
+
+def _returned_early_while_it_fits(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode | None = None) -> bool:
+    """`if total_tokens <= max_tokens: return messages` before the cut (`node`; anywhere in `function` when None):
+    the function returns the history untouched while it fits the context window, so the cut below runs only once
+    it no longer does."""
+    budgets = context_budgets(ctx, function)
+    row = ctx.span(node).row if node is not None else None
+    for guard in _own_nodes(function):
+        if isinstance(guard, cst.If) and (row is None or ctx.span(guard).row < row) \
+                and not (node is not None and ctx.contains(guard, node)) and _ends_in_return(guard.body) \
+                and _compared_with_the_window(ctx, guard.test, budgets):
+            return True
+    return False
+
+
+def _ends_in_return(block: cst.BaseSuite) -> bool:
+    body = getattr(block, "body", ())
+    last = body[-1] if isinstance(body, (list, tuple)) and body else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in last.body) \
+        or isinstance(block, cst.SimpleStatementSuite) and any(isinstance(small, cst.Return) for small in block.body)
 
 
 def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budgets: frozenset[str]) -> bool:
@@ -617,7 +640,7 @@ def _fit_to_the_context_window(ctx: ModuleContext, function: cst.FunctionDef, no
     searches, counts = _fit_searches(ctx, function)
     if not searches:
         return False
-    if any(ctx.contains(loop, node) for loop in searches):
+    if any(loop is node or ctx.contains(loop, node) for loop in searches):  # the search itself: keeps the newest that fit
         return True
     if not isinstance(node, cst.Subscript):
         return False
@@ -669,12 +692,59 @@ def context_budgets(ctx: ModuleContext, function: cst.FunctionDef) -> frozenset[
     memo = _BUDGETS.setdefault(ctx, {})
     found = memo.get(id(function))
     if found is None:
-        names = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONTEXT_WINDOW.search(p.name.value)}
-        for assign in descendants(function.body):
-            if isinstance(assign, cst.Assign) and _numeric(assign.value) and CONTEXT_WINDOW.search(ctx.code(assign.value)):
-                names |= {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)}
+        params = [p for p in (*function.params.params, *function.params.kwonly_params)]
+        names = {p.name.value for p in params if CONTEXT_WINDOW.search(p.name.value)}
+        names |= _window_passed_by_callers(ctx, function, [p.name.value for p in params])
+        assigns = [a for a in descendants(function.body) if isinstance(a, cst.Assign) and _numeric(a.value)]
+        grew = True
+        while grew:  # `budget = max_tokens`, `available = budget - reserve`: a number computed from a budget is one too
+            grew = False
+            for assign in assigns:
+                if CONTEXT_WINDOW.search(ctx.code(assign.value)) or any(
+                        isinstance(n, cst.Name) and n.value in names for n in (assign.value, *descendants(assign.value))):
+                    new = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)} - names
+                    if new:
+                        names |= new
+                        grew = True
         found = memo[id(function)] = frozenset(names)
     return found
+
+
+def _window_passed_by_callers(ctx: ModuleContext, function: cst.FunctionDef, params: list[str]) -> set[str]:
+    """The parameters of `function` that every call of it in the module passes the context window to
+    (`truncate_message_content(self.message_history, self.context_window - 2000)`, `trim_messages(messages,
+    self.max_tokens)` after `self.max_tokens = max_tokens or settings.max_input_tokens`)."""
+    from cachelint.check.depends import positional_index
+    from cachelint.check.module import argument_for
+
+    name = function.name.value
+    method = ctx.enclosing(function, (cst.ClassDef,)) is not None
+    calls = [c for c in ctx.nodes(cst.Call) if (isinstance(c.func, cst.Name) and c.func.value == name and not method)
+             or (method and isinstance(c.func, cst.Attribute) and c.func.attr.value == name and ctx.code(c.func.value) in ("self", "cls"))]
+    return {param for param in params if param not in ("self", "cls") and calls and all(
+        (arg := argument_for(call, param, positional_index(function, param))) is not None and _a_window_value(ctx, arg)
+        for call in calls)}
+
+
+def _a_window_value(ctx: ModuleContext, value: cst.BaseExpression, depth: int = 0) -> bool:
+    """The context window or a number computed from it (less a reserve), written out, kept on `self` (`self.max_tokens
+    = max_tokens or settings.max_input_tokens`) or in a local name every assignment of which is one."""
+    if depth > 3:
+        return False
+    if CONTEXT_WINDOW.search(ctx.code(value)):
+        return _numeric(value) or isinstance(value, cst.BooleanOperation)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Subtract, cst.Multiply, cst.FloorDivide)):
+        return _a_window_value(ctx, value.left, depth + 1)  # `self.max_tokens - count_tokens(system)`
+    if isinstance(value, cst.Attribute) and ctx.code(value.value) == "self":
+        cls = ctx.enclosing(value, (cst.ClassDef,))
+        assigned = ctx.self_assignments(cls).get(value.attr.value, []) if cls is not None else []
+        return bool(assigned) and all(isinstance(a, cst.Assign) and CONTEXT_WINDOW.search(ctx.code(a.value)) for a in assigned)
+    if isinstance(value, cst.Name):
+        function = ctx.enclosing_function(value)
+        values = [v for b, v in ctx.assigned_values(value)]
+        return bool(values) and function is not None and all(
+            v is not None and ctx.enclosing_function(v) is function and _a_window_value(ctx, v, depth + 1) for v in values)
+    return False
 
 
 def _numeric(value: cst.BaseExpression) -> bool:
@@ -1930,7 +2000,8 @@ def _trimming_call(ctx: ModuleContext, call: cst.Call) -> Rewrite | None:
         first = call.args[0].value
         keeps_start = any(string_value(a.value) in KEEP_START for a in call.args[1:])  # trim_to_tokens(text, n, direction="start")
         if any(ctx.code(t.target) == ctx.code(first) for t in parent.targets) and _is_history(ctx, ctx.module, first) \
-                and not _defined_here(ctx, name) and _is_external(ctx, call) and not keeps_start:
+                and not _defined_here(ctx, name) and _is_external(ctx, call) and not keeps_start \
+                and not _defined_in_the_tree(ctx, call):
             return Rewrite(call, ctx.code(first), f"cuts (with {ctx.code(call.func)}())")
     if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and HISTORY_NAME.search(call.func.value.value) \
             and name not in _LIST_METHODS and any(isinstance(a.value, cst.Integer) for a in call.args) and ctx.loops_around(call):
@@ -1947,6 +2018,23 @@ KEEP_START = frozenset({"start", "first", "head", "beginning", "left"})  # a cut
 
 def _defined_here(ctx: ModuleContext, name: str) -> bool:
     return any(key == name or key.endswith(f".{name}") for key in ctx.functions)
+
+
+def _defined_in_the_tree(ctx: ModuleContext, call: cst.Call) -> bool:
+    """`from docetl.operations.utils import truncate_messages`: a trimming function imported from a module of the
+    linted tree. Its body is in sight, so what it cuts is judged where it cuts (a helper that returns the history
+    untouched while it fits the context window, or edits only the newest messages, cuts nothing a cache holds);
+    only a package out of sight is judged by its name."""
+    from cachelint.check.project import imported_definition
+
+    if not isinstance(call.func, cst.Name):
+        return False
+    for binding, _ in ctx.assigned_values(call.func):
+        if isinstance(binding, cst.ImportFrom):
+            found = imported_definition(ctx, binding, call.func.value)
+            if found is not None and isinstance(found[1], cst.FunctionDef):
+                return True
+    return False
 
 
 def _is_external(ctx: ModuleContext, call: cst.Call) -> bool:
