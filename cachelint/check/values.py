@@ -24,7 +24,7 @@ MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
 MAX_CALLERS = 8  # callers of one function whose arguments are followed
 MAX_CALLER_LEVELS = 2  # from a parameter out to its callers, and from theirs to their callers, no further
-MAX_HOPS = 1  # modules of the linted tree followed from the linted one (a re-export counts as the same hop)
+MAX_HOPS = 2  # modules of the linted tree followed from the linted one (a re-export counts as the same hop)
 
 # qualified name -> (how the value changes, label)
 VOLATILE_CALLS: dict[str, str] = {
@@ -405,7 +405,11 @@ class ValueWalker:
         func = call.func
         name = self.ctx.qualified_name_in(func, self._volatile_names)
         if name:
-            self._fact("volatile", call, landing, f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()", self.volatile[name])
+            granularity = self.volatile[name]
+            fmt = string_value(call.args[0].value) if name == "time.strftime" and call.args else None
+            if fmt is not None:  # time.strftime("%H:%M %Y-%m-%d"): as fine as its format
+                granularity = strftime_granularity(fmt)
+            self._fact("volatile", call, landing, f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()", granularity)
             return
         if landing.arg == "tools" and not landing.item and self._selects_per_turn(call):
             self._fact("filtered", call, landing, f"{_short_code(self.ctx, call.func)}() called with this turn's values")
@@ -828,9 +832,14 @@ class ValueWalker:
                     continue  # a prompt renderer many modules call: reported once, in its own module
             row = other.span(fact.node).row
             made_in = other.enclosing_function(fact.node)  # the function of the other module the value is made in
+            origin = {"origin": f"{where}:{row}", "made_in": made_in.name.value if made_in else None}
+            if fact.extra.get("origin"):  # found two modules away: the module it is made in, not the one between
+                path, _, line = fact.extra["origin"].rpartition(":")
+                if not os.path.isabs(self.ctx.filename) and os.path.isabs(path):
+                    path = os.path.relpath(path)
+                origin = {"origin": f"{path}:{line}", "made_in": fact.extra.get("made_in")}
             self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
-                                   fact.granularity, fact.when, {"origin": f"{where}:{row}",
-                                                                 "made_in": made_in.name.value if made_in else None}))
+                                   fact.granularity, fact.when, origin))
         return True
 
     def _argument_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
