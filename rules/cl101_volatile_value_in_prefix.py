@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cachelint.check import minted_ids
-from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
+from cachelint.check.renderers import describe, describe_system, filled_placeholder, is_rendered, is_system_built, rendered_facts, system_facts
 from cachelint.check.values import GRANULARITY_WORDS
 from cachelint.rules.base import Invalid, Report, Rule
 
@@ -241,7 +241,12 @@ def get_system_message(agent):
                            "keep the id the turn was stored with")
                 yield Report.at(site, fact.node, message, severity="error")
                 continue
-            message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
+            if is_system_built(site) and (placeholder := filled_placeholder(analysis.ctx, site.node)) is not None:
+                message = (f"`{fact.label}`{fact.origin} fills the prompt template's placeholder `{placeholder}` (line "
+                           f"{analysis.ctx.span(site.node).row}; a prompt by its shape, sent elsewhere): {detail}; every "
+                           "prompt filled from it differs from there on, so put the value in the newest message instead")
+            else:
+                message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")
 
 

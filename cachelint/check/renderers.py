@@ -342,6 +342,10 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
             found.append(Rendered(text, "system", (text,)))
             if len(found) >= MAX_SYSTEM:
                 return found
+    for value, _ in placeholder_fills(ctx):
+        found.append(Rendered(value, "system", (value,)))
+        if len(found) >= MAX_SYSTEM:
+            return found
     for function in ctx.nodes(cst.FunctionDef):
         shared = not SYSTEM_BUILDER.match(function.name.value) and bool(shared_renderer(ctx, function))
         if not SYSTEM_BUILDER.match(function.name.value) and not shared:
@@ -354,6 +358,60 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
         if len(found) >= MAX_SYSTEM:
             break
     return found
+
+
+# a template placeholder: `{DATE}`, `{{current_time}}`, `[DATE]`, `$DATE`, `${DATE}`, `<DATE>`, `%DATE%`
+PLACEHOLDER = re.compile(r"^(?:\{\{?\s*[A-Za-z_][\w.]*\s*\}\}?|\[[A-Z][A-Z0-9_]*\]|\$\{?[A-Z][A-Z0-9_]*\}?|<[A-Z][A-Z0-9_]+>|%[A-Z][A-Z0-9_]*%)$")
+PROMPT_WORD = re.compile(r"prompt", re.I)
+
+
+def placeholder_fills(ctx: ModuleContext) -> Iterator[tuple[cst.BaseExpression, str]]:
+    """(value, placeholder) for each value a function puts into a prompt template's placeholder, in a module that
+    speaks of prompts: `text.replace("{DATE}", time.strftime("%H:%M %Y-%m-%d"))`, or a table of them,
+    `{"{DATE}": ..., "{USER}": ...}` (Newelle's `replace_variables_dict`). The filled template is the system prompt of
+    every request that uses it, built fresh each time it is filled."""
+    if not PROMPT_WORD.search(ctx.source):
+        return
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(call.args) == 2 \
+                and ctx.enclosing_function(call) is not None and not _into_a_user_message(ctx, call):
+            key = string_value(call.args[0].value)
+            if key is not None and PLACEHOLDER.match(key):
+                yield call.args[1].value, key
+    for table in ctx.nodes(cst.Dict):
+        if ctx.enclosing_function(table) is None or _into_a_user_message(ctx, table):
+            continue
+        for element in table.elements:
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if key is not None and PLACEHOLDER.match(key):
+                yield element.value, key
+
+
+USER_MESSAGE = re.compile(r"""["']role["']\s*:\s*["']user["']|\brole\s*=\s*["']user["']|HumanMessage\(|UserMessage\(""")
+SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\brole\s*=\s*["'](?:system|developer)["']|SystemMessage\(""")
+
+
+def _into_a_user_message(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The function that fills the template puts the text into a user message and builds no system message
+    (`return [{"role": "user", "content": prompt}]`): the filled text is the newest turn, or a one-off question."""
+    function = ctx.enclosing_function(node)
+    code = ctx.code(function) if function is not None else ""
+    return USER_MESSAGE.search(code) is not None and SYSTEM_MESSAGE.search(code) is None
+
+
+def filled_placeholder(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    """The placeholder a value of placeholder_fills fills (`{DATE}`), or None for any other node."""
+    parent = ctx.parent(node)
+    key = None
+    if isinstance(parent, cst.DictElement) and parent.value is node:
+        key = string_value(parent.key)
+    elif isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "replace" \
+                and len(call.args) == 2 and call.args[1] is parent:
+            key = string_value(call.args[0].value)
+    return key if key is not None and PLACEHOLDER.match(key) else None
 
 
 def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
@@ -438,6 +496,10 @@ def describe_system(analysis, site: CallSite) -> str:
         more = f" and {len(callers) - 3} more" if len(callers) > 3 else ""
         return (f"what `{function.name.value}()` renders, a prompt renderer called from {len(callers)} places of the project "
                 f"({', '.join(callers[:3])}{more}; a prompt by its shape)")
+    placeholder = filled_placeholder(analysis.ctx, site.node)
+    if placeholder is not None:
+        return (f"the prompt template's placeholder `{placeholder}` filled on line {analysis.ctx.span(site.node).row} (a prompt "
+                "by its shape; the filled template is sent elsewhere)")
     return (f"the system prompt built on line {analysis.ctx.span(site.node).row} (a prompt by its shape; "
             "its request is sent elsewhere)")
 
