@@ -815,8 +815,11 @@ def forwarded_history(ctx: ModuleContext, site: CallSite) -> Forwarded | None:
             for name in _list_sources(ctx, expr):
                 bindings = list(ctx.assigned_values(name))
                 param = next((b for b, _ in bindings if isinstance(b, cst.Param)), None)
-                if param is not None:
-                    return Forwarded(name.value, function.name.value)  # the sender, whichever of its helpers takes the parameter
+                if param is not None:  # the sender, whichever of its helpers takes the parameter (or the function a
+                    # closure that sends is nested in: `async def anext_token(): ... messages=messages` in `_async_generate`)
+                    owner = ctx.enclosing_function(param)
+                    outer = owner if owner is not None and ctx.contains(owner, function) else function
+                    return Forwarded(name.value, outer.name.value)
                 if id(name) in seen:
                     continue
                 seen.add(id(name))
@@ -859,12 +862,22 @@ def from_parameter(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
     return False
 
 
+# a function named for converting what it is given into a provider's format: `_convert_to_anthropic_messages`,
+# `convert_tools_to_openai`, `to_anthropic_format`, `format_messages` (it carries its argument's text, not its own)
+CONVERTER = re.compile(r"^_*(?:convert|transform|translate|adapt)_|_to_(?:anthropic|openai|claude|provider|api|llm)(?:_|$)"
+                       r"|^_*to_(?:anthropic|openai|claude|provider|api)(?:_|$)|^_*format_(?:messages|tools|history|conversation)$", re.I)
+
+
 def _text_names(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.Name]:
     """The names whose text a value carries: not the arguments of a function called by name (`render(user)`
     builds its own text from them, a builder of the tree or a library's), but those of methods
     (`self._format_tools(tools)`, `"\\n".join(parts)`) and of `str()` / `list()`."""
     if isinstance(node, cst.Name):
         yield node
+        return
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and CONVERTER.search(node.func.value):
+        for arg in node.args:  # `_convert_to_anthropic_messages(conversation)`: the callers' text, in the provider's format
+            yield from _text_names(ctx, arg.value)
         return
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value not in FORWARDING_CALLS | {"str"}:
         return
