@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from _lint import lint
+from _lint import lint, lint_tree
 
 
 def many_requests(count: int, last_model: str = "gpt-4o", cut: bool = False) -> str:
@@ -39,3 +39,206 @@ def test_many_requests_on_one_model_are_quiet():
 def test_a_cut_of_a_history_many_requests_send_is_reported_once():
     found = lint(many_requests(120, cut=True), {"CL301"})
     assert [f.row for f in found] == [9 + 2 * 120], found
+
+
+# --- CL301: a trim at the context window, wherever the window is named ----------------------------------------
+
+NEWEST_THAT_FIT = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def trim_messages(messages, max_tokens):
+    if not messages or max_tokens is None:
+        return messages
+    kept = []
+    budget = max_tokens
+    for message in reversed(messages):
+        if count_tokens(message) > budget:
+            break
+        kept.append(message)
+        budget -= count_tokens(message)
+    return list(reversed(kept))
+
+
+class Compiler:
+    def __init__(self, max_tokens=None):
+        self.max_tokens = max_tokens or settings.LIMIT
+
+    def run(self, messages):
+        while True:
+            max_tokens = self.max_tokens - count_tokens(SYSTEM)
+            sent = trim_messages(messages, max_tokens=max_tokens)
+            reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM, messages=sent)
+            messages.append({"role": "assistant", "content": reply.content})
+'''
+
+
+def test_newest_messages_that_fit_the_models_input_limit_are_no_window():
+    at_the_window = NEWEST_THAT_FIT.replace("settings.LIMIT", "settings.max_input_tokens")
+    assert lint(at_the_window, {"CL301"}) == []
+
+
+def test_newest_messages_that_fit_a_small_budget_are_still_a_window():
+    found = lint(NEWEST_THAT_FIT.replace("settings.LIMIT", "settings.history_tokens"), {"CL301"})
+    assert [f.row for f in found] == [11], found
+
+
+EARLY_RETURN = '''
+import openai
+
+client = openai.OpenAI()
+
+
+def truncate_message_content(messages, max_tokens):
+    total = sum(count(m["content"]) for m in messages)
+    if total <= max_tokens:
+        return messages
+    kept = [messages[0]]
+    budget = max_tokens - count(messages[0]["content"]) - count(messages[-1]["content"])
+    used = 0
+    for message in reversed(messages[1:-1]):
+        if used + count(message["content"]) <= budget:
+            used += count(message["content"])
+            kept.insert(1, message)
+        else:
+            break
+    kept.append(messages[-1])
+    return kept
+
+
+class Agent:
+    def __init__(self, model):
+        self.context_window = window_of(model)
+        self.history = []
+
+    def step(self, text):
+        self.history.append({"role": "user", "content": text})
+        self.history = truncate_message_content(self.history, BUDGET)
+        reply = client.chat.completions.create(model="gpt-4.1", messages=self.history)
+        self.history.append({"role": "assistant", "content": reply.choices[0].message.content})
+'''
+
+
+def test_a_helper_that_returns_the_history_untouched_while_it_fits_the_window_cuts_nothing():
+    assert lint(EARLY_RETURN.replace("BUDGET", "self.context_window - 2000"), {"CL301"}) == []
+
+
+def test_a_helper_handed_a_small_budget_still_cuts_every_turn():
+    found = lint(EARLY_RETURN.replace("BUDGET", "4000"), {"CL301"})
+    assert [f.row for f in found] == [13], found
+
+
+TREE_HELPER = {
+    "pkg/__init__.py": "",
+    "pkg/utils.py": '''
+        def truncate_messages(messages, model):
+            limit = MODELS.get(model, {}).get("max_input_tokens", 32768)
+            total = sum(len(m["content"]) // 4 for m in messages)
+            if total <= limit - 100:
+                return messages
+            longest = max(messages, key=lambda m: len(m["content"]))
+            longest["content"] = longest["content"][: limit * 2]
+            return messages
+        ''',
+    "pkg/agent.py": '''
+        from litellm import completion
+        IMPORT
+
+
+        def run(messages, model):
+            for _ in range(20):
+                messages = truncate_messages(messages, model)
+                reply = completion(model=model, messages=messages)
+                messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        ''',
+}
+
+
+def test_a_trimming_function_of_the_tree_is_judged_by_its_body_not_its_name(tmp_path):
+    files = dict(TREE_HELPER, **{"pkg/agent.py": TREE_HELPER["pkg/agent.py"].replace("IMPORT", "from pkg.utils import truncate_messages")})
+    assert lint_tree(tmp_path, files, "pkg/agent.py", {"CL301"}) == []
+
+
+def test_a_trimming_function_of_a_package_out_of_sight_is_judged_by_its_name(tmp_path):
+    files = dict(TREE_HELPER, **{"pkg/agent.py": TREE_HELPER["pkg/agent.py"].replace("IMPORT", "from tokentrim import truncate_messages")})
+    found = lint_tree(tmp_path, files, "pkg/agent.py", {"CL301"})
+    assert [f.row for f in found] == [7], found
+
+
+# --- CL101: a prompt template's placeholder filled with a clock ----------------------------------------------
+
+PLACEHOLDERS = '''
+import os
+import time
+
+
+def replace_variables(text: str) -> str:
+    """Fill the variables of a system prompt."""
+    text = text.replace("{DIR}", os.getcwd())
+    if "{DATE}" in text:
+        text = text.replace("{DATE}", str(time.strftime("FORMAT")))
+    return text
+
+
+def replace_variables_dict() -> dict:
+    return {
+        "{DIR}": os.getcwd(),
+        "{DATE}": str(time.strftime("FORMAT")),
+    }
+'''
+
+
+def test_a_placeholder_filled_with_the_time_of_day_is_reported_in_both_shapes():
+    found = lint(PLACEHOLDERS.replace("FORMAT", "%H:%M %Y-%m-%d"), {"CL101"})
+    assert [f.row for f in found] == [9, 16], found
+    assert "placeholder `{DATE}`" in found[0].message and "every minute" in found[0].message
+    assert all(f.confidence == "likely" for f in found)
+
+
+def test_a_placeholder_filled_with_the_date_is_quiet():
+    assert lint(PLACEHOLDERS.replace("FORMAT", "%Y-%m-%d"), {"CL101"}) == []
+
+
+def test_a_placeholder_in_a_module_that_never_speaks_of_prompts_is_quiet():
+    no_prompt = PLACEHOLDERS.replace("FORMAT", "%H:%M").replace("Fill the variables of a system prompt.", "Fill a log file name.")
+    assert lint(no_prompt, {"CL101"}) == []
+
+
+# --- CL501: an adapter that converts its callers' conversation and streams it from a closure ------------------
+
+CONVERTING_ADAPTER = '''
+from anthropic import AsyncAnthropic
+
+
+class AnthropicBackend:
+    async def _generate_stream(self, conversation, llm_api, model_name):
+        system_prompt, messages = CONVERT(conversation)
+        tools = _convert_tools_to_anthropic_format(llm_api) if llm_api else None
+
+        async def next_token():
+            client = AsyncAnthropic()
+            params = {"model": model_name, "max_tokens": 1024, "messages": messages}
+            if system_prompt:
+                params["system"] = system_prompt
+            if tools:
+                params["tools"] = tools
+            async with client.messages.stream(**params) as stream:
+                async for event in stream:
+                    yield event
+
+        return next_token()
+'''
+
+
+def test_an_adapter_that_converts_its_callers_conversation_and_sends_it_from_a_closure_is_found():
+    found = lint(CONVERTING_ADAPTER.replace("CONVERT", "_convert_to_anthropic_messages"), {"CL501"})
+    assert [f.row for f in found] == [16], found
+    assert "`_generate_stream` sends the history its callers pass (`conversation`)" in found[0].message
+
+
+def test_a_builder_of_its_own_prompt_from_the_conversation_is_not_a_converter():
+    # `summarize(conversation)` writes its own text: the callers' instructions do not reach the request
+    assert lint(CONVERTING_ADAPTER.replace("CONVERT", "summarize").replace(
+        "_convert_tools_to_anthropic_format(llm_api) if llm_api else None", "None"), {"CL501"}) == []
