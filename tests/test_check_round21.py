@@ -242,3 +242,58 @@ def test_a_builder_of_its_own_prompt_from_the_conversation_is_not_a_converter():
     # `summarize(conversation)` writes its own text: the callers' instructions do not reach the request
     assert lint(CONVERTING_ADAPTER.replace("CONVERT", "summarize").replace(
         "_convert_tools_to_anthropic_format(llm_api) if llm_api else None", "None"), {"CL501"}) == []
+
+
+# --- quiet: a local dict filled in order, a system note appended in a loop ------------------------------------
+
+SCHEMA_TOOLS = '''
+import litellm
+
+
+def convert_val(value):
+    if value.startswith("{"):
+        properties = {}
+        for item in value[1:-1].split(","):
+            key, val = item.split(":")
+            properties[key.strip()] = {"type": val.strip()}
+        return {"type": "object", "properties": properties, "required": list(properties.keys())}
+    return {"type": value}
+
+
+REGISTRY = {}
+
+
+def register(name, fn):
+    REGISTRY[name] = fn
+
+
+def ask(messages, schema):
+    tools = [{"type": "function", "function": {"name": "send_output", "parameters": convert_val(schema)}}]
+    REGISTERED = [{"type": "function", "function": {"name": n}} for n in REGISTRY.keys()]
+    return litellm.completion(model="gpt-4.1", messages=messages, tools=tools + REGISTERED)
+'''
+
+
+def test_a_local_dict_filled_from_an_ordered_walk_is_in_order_and_a_registry_is_not():
+    found = lint(SCHEMA_TOOLS, {"CL201"})
+    assert [f.row for f in found] == [23], found
+    assert "REGISTRY.keys()" in found[0].message
+
+
+APPENDED_NOTE = '''
+import time
+
+
+def instantiate(messages, directive, count):
+    history = list(messages)
+    for i in range(count):
+        note = f"This is instantiation {i + 1} of {count} for {directive}. " + "Vary the approach. " * 200
+        variation_msg = {"role": "system", "content": note}
+        history.append(variation_msg)
+        history = directive.instantiate(history)
+    return history
+'''
+
+
+def test_a_system_note_appended_to_the_history_on_each_pass_is_the_newest_message():
+    assert lint(APPENDED_NOTE, {"CL101"}) == []

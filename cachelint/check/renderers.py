@@ -419,6 +419,12 @@ def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
     `messages.append({"role": "system", ...})` in a loop): the newest message, kept as it was sent, not the prompt
     that opens the conversation."""
     parent = ctx.parent(message)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        # `variation_msg = {"role": "system", ...}`, then `messages.append(variation_msg)` in the loop
+        name, function = parent.targets[0].target.value, ctx.enclosing_function(parent)
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "append" and len(c.args) == 1
+                   and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == name
+                   and ctx.enclosing_function(c) is function and bool(ctx.loops_around(c)) for c in ctx.nodes(cst.Call))
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" \

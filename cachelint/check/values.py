@@ -18,7 +18,7 @@ import libcst as cst
 
 from cachelint.check.callsites import CallSite, is_system_message
 from cachelint.check.depends import positional_index
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, declared_outside, descendants
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, declared_outside, descendants
 
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
@@ -399,7 +399,25 @@ class ValueWalker:
         """A dict whose insertion order depends on run-time registration (decorators, imports, plugins)."""
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
-        return any(self.ctx.enclosing_function(node) is not None for node in self.ctx.subscript_assignments.get(self.ctx.code(expr), []))
+        filled = [node for node in self.ctx.subscript_assignments.get(self.ctx.code(expr), []) if self.ctx.enclosing_function(node) is not None]
+        if not filled:
+            return False
+        return not (isinstance(expr, cst.Name) and self._filled_in_order_here(expr, filled))
+
+    def _filled_in_order_here(self, name: cst.Name, filled: list[cst.CSTNode]) -> bool:
+        """`properties = {}`, then `for item in text.split(","): properties[key] = ...` in the same function: a local
+        dict filled from an ordered walk has the walk's order, the same on every call (a dict filled by other
+        functions, registration by decorators or plugins, has the order they happen to run in)."""
+        function = self.ctx.enclosing_function(name)
+        bindings = list(self.ctx.assigned_values(name))
+        if function is None or not bindings or not all(
+                value is not None and self.ctx.enclosing_function(value) is function and (
+                    isinstance(value, cst.Dict) and not value.elements or isinstance(value, cst.Call) and called_name(value) == "dict" and not value.args)
+                for _, value in bindings):
+            return False
+        mine = [node for node in filled if self.ctx.enclosing_function(node) is function]
+        return all(self._unordered_source(loop.iter) is None for node in mine for loop in self.ctx.loops_around(node)
+                   if isinstance(loop, cst.For) and self.ctx.contains(function, loop))
 
     def _call(self, call: cst.Call, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         func = call.func
