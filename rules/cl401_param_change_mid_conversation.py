@@ -5,15 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from cachelint.check.module import descendants
+from cachelint.simulate.models import CACHE_KEY_PARAMS
 
 from cachelint.rules.base import Invalid, Report, Rule
 
 # the cache-key parameters of each API (tool_choice is not part of OpenAI's prefix)
-PARAMS = {
-    "anthropic": ("model", "tool_choice", "thinking", "extra_headers", "betas"),
-    "openai-chat": ("model", "reasoning_effort", "prompt_cache_key", "extra_headers"),
-    "openai-responses": ("model", "reasoning", "prompt_cache_key", "extra_headers"),
-}
+PARAMS = CACHE_KEY_PARAMS
 
 
 class ParamChangeMidConversation(Rule):

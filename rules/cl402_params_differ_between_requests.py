@@ -10,15 +10,17 @@ class ParamsDifferBetweenRequests(Rule):
     what = """
 Finds two requests of one conversation sent with different cache-keying parameters: two call sites that send
 the same history (the same name, with the same binding, in one function; or the same `self` attribute in one
-class) with another `model`, or (Anthropic) another `tool_choice` or `thinking`, or (OpenAI) another reasoning
-effort. Also, wherever the request is sent from (confidence `likely`): an LLM chosen per call from a factory
+class) with another `model`, or (Anthropic) another `tool_choice`, `thinking` or beta header set, or (OpenAI)
+another reasoning effort, `prompt_cache_key`, or output schema: `response_format` (Chat Completions) or `text`
+(Responses), where a class named in CapWords counts as a fixed schema (`response_format=AgentDecision` in a loop,
+then `response_format=response_schema` on the same history: `likely`). Also, wherever the request is sent from (confidence `likely`): an LLM chosen per call from a factory
 (`llm = self.get_llm(AGENT_NAME)`) while the same conversation object is passed to each (`await llm(convo)`),
 in one function, or in a method that continues a conversation its caller sent with another LLM. A fallback to
 another model inside an `except` block is not reported, nor call sites in exclusive branches of one `if`.
 """
     why = """
-A model's cache holds only the prefixes sent to that model, and Anthropic renders `tool_choice` and thinking
-into the prompt. The request that sends the history with another model or setting prefills the whole
+A model's cache holds only the prefixes sent to that model, Anthropic renders `tool_choice` and thinking
+into the prompt, and OpenAI puts the structured output schema before the system message. The request that sends the history with another model or setting prefills the whole
 history again, and so does every later turn on that other model.
 """
     example = """

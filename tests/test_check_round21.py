@@ -297,3 +297,30 @@ def instantiate(messages, directive, count):
 
 def test_a_system_note_appended_to_the_history_on_each_pass_is_the_newest_message():
     assert lint(APPENDED_NOTE, {"CL101"}) == []
+
+
+# --- CL402: two requests of one conversation with different output schemas -----------------------------------
+
+TWO_SCHEMAS = '''
+from litellm import completion
+
+
+class Explorer:
+    def run(self, response_schema, steps):
+        for _ in range(steps):
+            decision = completion(model="gpt-4.1", messages=self.message_history, response_format=AgentDecision)
+            self.message_history.append({"role": "assistant", "content": decision.choices[0].message.content})
+            self.message_history.append({"role": "user", "content": read_more()})
+        final = completion(model="gpt-4.1", messages=self.message_history, response_format=LAST)
+        return final
+'''
+
+
+def test_a_final_request_with_another_output_schema_on_the_same_history_is_reported():
+    found = lint(TWO_SCHEMAS.replace("LAST", "response_schema"), {"CL402"})
+    assert [f.row for f in found] == [10], found
+    assert "response_format=response_schema" in found[0].message and "AgentDecision" in found[0].message
+
+
+def test_the_same_output_schema_on_every_request_is_quiet():
+    assert lint(TWO_SCHEMAS.replace("LAST", "AgentDecision"), {"CL402"}) == []

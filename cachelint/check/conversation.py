@@ -29,6 +29,7 @@ import libcst as cst
 from cachelint.check.callsites import LIKELY, CallSite, tuple_assignment
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
 from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, read_names, sorted_in
+from cachelint.simulate.models import CACHE_KEY_PARAMS
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
 FACTORY = re.compile(r"^_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)"
@@ -43,11 +44,7 @@ CONVERSATION_NAME = re.compile(r"convo|conversation|messages|history|transcript|
 GROWS = frozenset({"append", "extend", "insert", "user", "assistant", "add", "add_message", "add_messages", "add_user_message",
                    "add_assistant_message"})
 # parameters that key the cache besides the tools, per API (tool_choice keys Anthropic's prefix, not OpenAI's)
-PARAMS = {
-    "anthropic": ("model", "tool_choice", "thinking"),
-    "openai-chat": ("model", "reasoning_effort"),
-    "openai-responses": ("model", "reasoning"),
-}
+PARAMS = CACHE_KEY_PARAMS
 MAX_DEPTH = 4
 MAX_REBINDINGS = 32  # builder rebindings followed back to the object they continue (`convo = convo.template(...)`)
 
@@ -365,12 +362,18 @@ def _differences(ctx: ModuleContext, first: CallSite, second: CallSite, history:
                 yield Difference(first, second, name, b, f"to `{vb}` (the request on line {ctx.span(first.node).row} "
                                  f"goes to `{va}`)", history, confidence)
             continue
+        static = _static_format if name in OUTPUT_FORMATS else _static
         if a is None or b is None:
             present = b if b is not None else a
-            if not _static(present):
+            if not static(present):
                 continue
             how = f"with `{name}={ctx.code(b)}`" if b is not None else f"without the `{name}` of the request on line {ctx.span(first.node).row}"
             yield Difference(first, second, name, b if b is not None else second.node, how, history, confidence)
+        elif name in OUTPUT_FORMATS and (static(a) or static(b)) and all(isinstance(x, (cst.Name, cst.Attribute)) or static(x) for x in (a, b)) \
+                and _normal(ctx, a) != _normal(ctx, b):
+            # `response_format=AgentDecision` while exploring, then `response_format=response_schema`: two schemas
+            yield Difference(first, second, name, b, f"with `{name}={ctx.code(b)}` (the request on line "
+                             f"{ctx.span(first.node).row} sends `{ctx.code(a)}`, another output schema)", history, "likely")
         elif _static(a) and _static(b) and _normal(ctx, a) != _normal(ctx, b):
             yield Difference(first, second, name, b, f"with `{name}={ctx.code(b)}` (the request on line "
                              f"{ctx.span(first.node).row} sends `{ctx.code(a)}`)", history, confidence)
@@ -392,6 +395,16 @@ def _static(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Dict, cst.List, cst.Tuple)):
         return not any(isinstance(n, (cst.Call, cst.FormattedString)) for n in descendants(expr))
     return isinstance(expr, cst.Name) and expr.value.isupper()
+
+
+# the output schema of a request: a class (`response_format=AgentDecision`, a pydantic model) is as fixed as a literal
+OUTPUT_FORMATS = frozenset({"response_format", "text"})
+
+
+def _static_format(expr: cst.BaseExpression) -> bool:
+    """A literal, a module constant, or a class named in CapWords (`AgentDecision`, `schemas.Plan`)."""
+    leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return _static(expr) or (leaf[:1].isupper() and not leaf.isupper() and "_" not in leaf)
 
 
 def _normal(ctx: ModuleContext, expr: cst.BaseExpression) -> str:
