@@ -324,3 +324,52 @@ def test_a_final_request_with_another_output_schema_on_the_same_history_is_repor
 
 def test_the_same_output_schema_on_every_request_is_quiet():
     assert lint(TWO_SCHEMAS.replace("LAST", "AgentDecision"), {"CL402"}) == []
+
+
+# --- a value followed two modules away -------------------------------------------------------------------------
+
+RULES_TREE = {
+    "app/__init__.py": "",
+    "app/rules.py": '''
+        import os
+
+        RULES = os.path.expanduser("~/.app/rules")
+
+
+        def get_all_rules():
+            return [f for f in os.listdir(RULES) if f.endswith(".md")]
+
+
+        def get_default_rules_content():
+            parts = []
+            for name in get_all_rules():
+                parts.append(f"{name}:\\n\\n{open(os.path.join(RULES, name)).read()}")
+            return "\\n\\n".join(parts)
+        ''',
+    "app/prompts.py": '''
+        from app.rules import get_default_rules_content
+
+
+        def create_system_prompt():
+            return "You are a notebook agent.\\n\\n" + get_default_rules_content()
+        ''',
+    "app/agent.py": '''
+        import anthropic
+        from app.prompts import create_system_prompt
+
+        client = anthropic.Anthropic()
+
+
+        def run(messages):
+            while True:
+                system = [{"type": "text", "text": create_system_prompt(), "cache_control": {"type": "ephemeral"}}]
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system, messages=messages)
+                messages.append({"role": "assistant", "content": reply.content})
+        ''',
+}
+
+
+def test_a_listing_two_modules_away_from_the_request_is_found_and_named_where_it_is_made(tmp_path):
+    found = lint_tree(tmp_path, RULES_TREE, "app/agent.py", {"CL103"})
+    assert [f.row for f in found] == [9], found
+    assert "app/rules.py:7" in found[0].message
