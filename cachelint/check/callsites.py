@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, argument_for, called_name
+from cachelint.check.module import ModuleContext, argument_for, called_name, last_name
 
 CLIENT_CONSTRUCTORS: dict[str, str] = {
     **{f"anthropic.{n}": "anthropic" for n in (
@@ -461,9 +461,9 @@ def _handed_method(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call,
     it in a thread with the arguments after it (`await asyncio.to_thread(client.messages.create, **params)`)."""
     if isinstance(call.func, cst.Call):
         handed, passed = [a.value for a in call.func.args if a.keyword is None and not a.star], call
-    elif _last_name(call.func) in THREAD_RUNNERS:
+    elif last_name(call.func) in THREAD_RUNNERS:
         positional = [a for a in call.args if a.keyword is None and not a.star]
-        skip = 1 if _last_name(call.func) == "run_in_executor" else 0  # loop.run_in_executor(None, fn, ...)
+        skip = 1 if last_name(call.func) == "run_in_executor" else 0  # loop.run_in_executor(None, fn, ...)
         handed, passed = [a.value for a in positional[skip:skip + 1]], call
     else:
         return None
@@ -478,10 +478,6 @@ def _handed_method(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call,
             api, callee, bound = found
             return CallSite(call, api, callee, {**bound, **call_arguments(ctx, passed)})
     return None
-
-
-def _last_name(func: cst.BaseExpression) -> str | None:
-    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
 
 
 def _callee(ctx: ModuleContext, resolver: ClientResolver, func: cst.BaseExpression, functions: dict[str, str], aliases: set[str], depth: int) -> tuple[str, str, dict[str, cst.BaseExpression]] | None:

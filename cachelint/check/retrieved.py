@@ -29,7 +29,7 @@ import libcst as cst
 
 from cachelint.check.module import LITERAL_ARGS, ModuleContext, called_name, descendants
 from cachelint.check.renderers import SYSTEM_NAME, system_message_text
-from cachelint.check.values import assigned_once
+from cachelint.check.values import assigned_once, string_value
 
 # a name that holds text looked up for this turn
 RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:context|prompt|text|hits|results)|rag_?(?:context|text|results)"
@@ -312,26 +312,22 @@ def _request_key_history(ctx: ModuleContext, scope: cst.FunctionDef | cst.Module
     if len(targets) != 1 or not isinstance(targets[0], cst.Subscript) or len(targets[0].slice) != 1 \
             or not isinstance(targets[0].slice[0].slice, cst.Index):
         return None
-    key = _string_key(targets[0].slice[0].slice.value)
+    key = string_value(targets[0].slice[0].slice.value)
     conversation = INSTRUCTION_KEYS.get(key or "")
     if conversation is None:
         return None
     holder = ctx.code(targets[0].value)
     for read in descendants(scope):
         if isinstance(read, cst.Subscript) and ctx.code(read.value) == holder and len(read.slice) == 1 \
-                and isinstance(read.slice[0].slice, cst.Index) and _string_key(read.slice[0].slice.value) == conversation:
+                and isinstance(read.slice[0].slice, cst.Index) and string_value(read.slice[0].slice.value) == conversation:
             return f'{holder}["{conversation}"]'
         if isinstance(read, cst.Call) and isinstance(read.func, cst.Attribute) and read.func.attr.value == "get" \
-                and ctx.code(read.func.value) == holder and read.args and _string_key(read.args[0].value) == conversation:
+                and ctx.code(read.func.value) == holder and read.args and string_value(read.args[0].value) == conversation:
             return f'{holder}["{conversation}"]'
-        if isinstance(read, cst.Comparison) and _string_key(read.left) == conversation and any(
+        if isinstance(read, cst.Comparison) and string_value(read.left) == conversation and any(
                 isinstance(c.operator, cst.In) and ctx.code(c.comparator) == holder for c in read.comparisons):
             return f'{holder}["{conversation}"]'  # `if "input" in kwargs:`
     return None
-
-
-def _string_key(node: cst.BaseExpression) -> str | None:
-    return node.evaluated_value if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) else None
 
 
 def _own_nodes(ctx: ModuleContext, scope: cst.FunctionDef | cst.Module) -> list[cst.CSTNode]:
