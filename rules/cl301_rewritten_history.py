@@ -113,7 +113,12 @@ or `if i not in kept:` over the loop's own message); and Anthropic's server-side
 result that just fell out of `keep`, invalidating the cache from there. Not reported: the newest messages that fit a
 budget computed from the model's context window, searched for in a loop (`max_size = self.max_context_size - ...`);
 a trimming helper called only once the prompt passes such a budget (`limit = self.context_length`, `if count(msgs) >
-limit: msgs = trim_prompt_messages(...)`) or after the provider refused the request; a history cleared up to its
+limit: msgs = trim_prompt_messages(...)`) or after the provider refused the request; a window however it reaches the
+trim: litellm's `max_input_tokens`, a budget parameter every caller in the module passes the window to
+(`truncate(history, self.context_window - 2000)`, `trim_messages(msgs, self.max_tokens)` after `self.max_tokens =
+settings.max_input_tokens`), or a function that returns the history untouched while it fits (`if total <= limit:
+return messages`); a trimming function imported from a module of the tree, judged by its own body where it cuts
+(only a package out of sight, `tokentrim.trim`, is judged by its name); a history cleared up to its
 newest user turn in one step (`del messages[1:last_user]`, `del messages[1:-1]`), a reset that then grows again; two
 queues merged until both are empty (`while len(a) > 0 or len(b) > 0: ... b.pop(0)`); and a breakpoint put on the
 newest user turn while walking from the end (`if seen < 1:`).

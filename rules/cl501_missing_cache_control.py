@@ -63,7 +63,9 @@ speaks of breakpoints, which a helper could set):
   `self.messages.clear()`, which builds one request's messages anew): every request of a conversation resends all
   earlier turns;
 - it is a provider adapter (`likely`): outside any loop, it sends the history its callers pass (the parameter,
-  a copy, `[system] + messages`, or a list converted from it message by message) with a system prompt or tools
+  a copy, `[system] + messages`, a list converted from it message by message, or what a function named for
+  converting makes of it: `system, messages = _convert_to_anthropic_messages(conversation)`, also from a closure
+  nested in the adapter that streams the request) with a system prompt or tools
   that also come from outside (not written in the tree, and no caller in the tree passes them; or the tools as well
   as a system prompt its callers pass, however short: the tools and the growing history are the prefix); every
   conversation of the app goes through it. Not where every caller in sight (by name, through the registry a
