@@ -190,7 +190,7 @@ class Toolkit:
                              f"sorted, and tools open the prefix; sort the listing: sorted({found.servers})", confidence="likely")
             for loaded in tools_loaded_from_listings(analysis.ctx):
                 if id(loaded.node) not in listed:
-                    yield Report(loaded.node, (f"{loaded.tools} are loaded" if loaded.tools.startswith("the tools ") else f"tools are loaded into {loaded.tools}") + f" in a loop over `{loaded.listing}`, in the file system's "
+                    yield Report(loaded.node, (f"the tools {loaded.tools} yields are loaded" if loaded.yielded else f"tools are loaded into {loaded.tools}") + f" in a loop over `{loaded.listing}`, in the file system's "
                                  "order (it differs between machines, file systems and checkouts), never sorted, and tools open the "
                                  f"prefix; iterate sorted({loaded.listing})", confidence="likely")
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):

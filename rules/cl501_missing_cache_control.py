@@ -560,10 +560,11 @@ def _unmarked_adapter(analysis, site, tree_marks):
     function = ctx.enclosing_function(site.node)
     if function is None:
         return None
-    if not site.http and not _request_passed_whole(ctx, site, function):
+    whole = _request_passed_whole(ctx, site, function)
+    if not site.http and not whole:
         return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
     sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
-    if not _request_passed_whole(ctx, site, function) and (not sent or not any(from_callers(ctx, expr, function) for expr in sent)):
+    if not whole and (not sent or not any(from_callers(ctx, expr, function) for expr in sent)):
         return None
     if tree_marks():
         return None
@@ -582,7 +583,7 @@ def _request_passed_whole(ctx, site, function) -> bool:
     request of the app to Anthropic goes through it."""
     if site.api != "anthropic" or function is None or any(site.arg(key) is not None for key in ("messages", "system")):
         return False  # the messages or the system prompt in sight (`messages=messages`, `kwargs["messages"] = [...]`): judged by them
-    if " (" in site.callee:
+    if site.forwarded:
         return False  # a call of the module's own forwarding wrapper (`self.basic_request(prompt, **kwargs)`): judged where it sends
     params = parameters_of(function)
     if function.params.star_kwarg is not None and isinstance(function.params.star_kwarg, cst.Param):

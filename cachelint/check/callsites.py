@@ -77,6 +77,7 @@ class CallSite:
     args: dict[str, cst.BaseExpression] = field(default_factory=dict)
     confidence: str = CERTAIN  # certain: a resolved SDK call; likely: only the call's shape says so
     http: bool = False  # posted by hand to the provider's HTTP API (`requests.post(url, json=payload)`)
+    forwarded: bool = False  # a call of the module's own wrapper around the request (`self.basic_request(prompt, **kw)`)
 
     def arg(self, name: str) -> cst.BaseExpression | None:
         return self.args.get(name)
@@ -280,7 +281,8 @@ def _forwarding_wrappers(ctx: ModuleContext, resolver: ClientResolver, functions
             wrapped = wrappers.get(id(function))
             if wrapped is not None and ctx.enclosing_function(call) is not function:
                 api, callee, confidence = wrapped
-                found_sites.append(CallSite(call, api, f"{function.name.value} ({callee})", call_arguments(ctx, call), confidence))
+                found_sites.append(CallSite(call, api, f"{function.name.value} ({callee})", call_arguments(ctx, call), confidence,
+                                            forwarded=True))
     return found_sites
 
 

@@ -213,7 +213,8 @@ LISTS_FOR_DISPLAY = re.compile(r"available|metadata|catalog|^_?(?:list|show|prin
 class ListedTools:
     node: cst.Call  # the listing
     listing: str  # its code: `folder_path.iterdir()`
-    tools: str  # where the tools go: `tools_to_add`, `add_tool()`, `the tools _iter_tool_classes() yields`
+    tools: str  # where the tools go: `tools_to_add`, `add_tool()`, or the generator that yields them: `_iter_tool_classes()`
+    yielded: bool = False  # the tools are yielded by a generator named for them, not put into a list or a registry
 
 
 def tools_loaded_from_listings(ctx: ModuleContext) -> Iterator[ListedTools]:
@@ -225,11 +226,12 @@ def tools_loaded_from_listings(ctx: ModuleContext) -> Iterator[ListedTools]:
             continue
         added = _tools_added(ctx, function, call, holders)
         if added is not None:
-            yield ListedTools(call, " ".join(ctx.code(call).split()), added)
+            yield ListedTools(call, " ".join(ctx.code(call).split()), *added)
 
 
-def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> str | None:
-    """Where a loop over the listing puts tools: a list or registry named for tools, or a function that adds one."""
+def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> tuple[str, bool] | None:
+    """Where a loop over the listing puts tools (a list or registry named for tools, or a function that adds one), and
+    whether it yields them instead (a generator named for tools)."""
     for loop in (n for n in descendants(function) if isinstance(n, cst.For)):
         if not (loop.iter is call or ctx.contains(loop.iter, call) or ctx.code(loop.iter) in holders):
             continue
@@ -238,13 +240,13 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
                 continue
             name = called_name(node)
             if TOOL_ADDERS.match(name):
-                return f"{name}()"
+                return f"{name}()", False
             if isinstance(node.func, cst.Attribute) and name in ("append", "extend", "add", "insert", "register") \
                     and TOOL_HOLDER.search(last_name(node.func.value) or ""):
-                return ctx.code(node.func.value)
+                return ctx.code(node.func.value), False
         if TOOL_YIELDER.search(function.name.value) and any(isinstance(n, cst.Yield) and ctx.enclosing_function(n) is function
                                                             for n in descendants(loop.body)):
-            return f"the tools {function.name.value}() yields"  # def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...
+            return f"{function.name.value}()", True  # def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...
     return None
 
 
