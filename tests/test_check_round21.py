@@ -373,3 +373,45 @@ def test_a_listing_two_modules_away_from_the_request_is_found_and_named_where_it
     found = lint_tree(tmp_path, RULES_TREE, "app/agent.py", {"CL103"})
     assert [f.row for f in found] == [9], found
     assert "app/rules.py:7" in found[0].message
+
+
+# --- a parameter's default filled from a listing, when the caller passes the parameter -----------------------
+
+DEFAULT_LISTING = {
+    "pkg/__init__.py": "",
+    "pkg/primitives.py": '''
+        import os
+
+
+        def load_primitives(names=None):
+            if names is None:
+                names = [p[:-3] for p in os.listdir("primitives") if p.endswith(".js")]
+            return [open(f"primitives/{n}.js").read() for n in names]
+        ''',
+    "pkg/agent.py": '''
+        import anthropic
+        from pkg.primitives import load_primitives
+
+        client = anthropic.Anthropic()
+        BASE = ["mine_block", "craft_item", "place_item"]
+
+
+        def run(messages):
+            while True:
+                system = "You write Minecraft code.\\n\\n" + "\\n\\n".join(load_primitives(ARGS))
+                block = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=block, messages=messages)
+                messages.append({"role": "assistant", "content": reply.content})
+        ''',
+}
+
+
+def test_a_listing_that_only_fills_a_default_the_caller_passes_is_quiet(tmp_path):
+    files = dict(DEFAULT_LISTING, **{"pkg/agent.py": DEFAULT_LISTING["pkg/agent.py"].replace("ARGS", "BASE")})
+    assert lint_tree(tmp_path, files, "pkg/agent.py", {"CL103"}) == []
+
+
+def test_a_listing_that_fills_a_default_the_caller_leaves_out_is_reported(tmp_path):
+    files = dict(DEFAULT_LISTING, **{"pkg/agent.py": DEFAULT_LISTING["pkg/agent.py"].replace("ARGS", "")})
+    found = lint_tree(tmp_path, files, "pkg/agent.py", {"CL103"})
+    assert [f.row for f in found] == [10], found

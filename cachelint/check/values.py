@@ -764,12 +764,32 @@ class ValueWalker:
             if loop is not None:
                 self._loop_variable(name, loop, landing, d, ordered)
                 continue
+            if value is not None and self._default_not_taken(name, binding):
+                continue  # `if names is None: names = os.listdir(...)` in a function followed from a call that passes names
             if value is not None:
                 # messages = [system]; messages.append(turn): the literal's last element is not the newest turn
                 grows = newest_last and isinstance(value, cst.List) and self._appended(name)
                 self.walk(value, landing, d, newest_last and not grows, ordered)
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
+
+    def _default_not_taken(self, name: cst.Name, binding: cst.CSTNode) -> bool:
+        """The assignment is a parameter's default, made under `if <param> is None:` (or `if not <param>:`), in a
+        function followed from a call that passes the parameter a value: that branch does not run for this call."""
+        guard = next((a for a in self.ctx.ancestors(binding) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+        if not isinstance(guard, cst.If) or not self.ctx.contains(guard.body, binding):
+            return False
+        test = guard.test
+        tested = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
+        if tested is None and isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.comparisons[0].comparator, cst.Name) \
+                and test.comparisons[0].comparator.value == "None":
+            tested = test.left
+        if not (isinstance(tested, cst.Name) and tested.value == name.value):
+            return False
+        param = next((b for b, _ in self.ctx.assigned_values(name) if isinstance(b, cst.Param)), None)
+        argument = self._passed_argument(param) if param is not None else None
+        return argument is not None and not (isinstance(argument, cst.Name) and argument.value == "None")
 
     def _dict_stores(self, name: cst.Name, landing: Landing, d: int) -> None:
         """`kwargs["date"] = now` then `TEMPLATE.format(**kwargs)`: the values a dict spread into a template is
@@ -875,6 +895,15 @@ class ValueWalker:
             if called is function:
                 return bound.get(id(param))
         return None
+
+    def _passed_argument(self, param: cst.Param) -> cst.BaseExpression | None:
+        """The argument the call being followed passes `param`: a call of this module, or the call in another module
+        that led here (`_outer`); None when it passes none or nothing is followed."""
+        found = self._bound_argument(param)
+        function = self.ctx.enclosing_function(param)
+        if found is None and self._outer is not None and self._outer[1] is function:
+            found = self._outer[2].get(id(param))
+        return found
 
     def _flag_value(self, test: cst.BaseExpression) -> bool | None:
         """The truth of a test that is a flag parameter of the function being followed (`flag` / `not flag`): the
