@@ -415,3 +415,46 @@ def test_a_listing_that_fills_a_default_the_caller_leaves_out_is_reported(tmp_pa
     files = dict(DEFAULT_LISTING, **{"pkg/agent.py": DEFAULT_LISTING["pkg/agent.py"].replace("ARGS", "")})
     found = lint_tree(tmp_path, files, "pkg/agent.py", {"CL103"})
     assert [f.row for f in found] == [10], found
+
+
+# --- call sites: a partial of an SDK method run in an executor ------------------------------------------------
+
+EXECUTOR_PARTIAL = '''
+import asyncio
+import functools
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+async def run(history):
+    loop = asyncio.get_running_loop()
+    while True:
+        call = functools.partial(client.messages.create, model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM,
+                                 messages=history)
+        reply = await loop.run_in_executor(None, call)
+        history.append({"role": "assistant", "content": reply.content})
+'''
+
+
+def test_a_partial_of_an_sdk_method_run_in_an_executor_is_a_request():
+    inline = EXECUTOR_PARTIAL.replace("""        call = functools.partial(client.messages.create, model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM,
+                                 messages=history)
+        reply = await loop.run_in_executor(None, call)""", """        reply = await loop.run_in_executor(None, functools.partial(
+            client.messages.create, model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM, messages=history))""")
+    found = lint(inline, {"CL501"})
+    assert [f.row for f in found] == [11], found
+    assert "history that grows every turn" in found[0].message
+
+
+def test_a_partial_of_something_else_run_in_an_executor_is_no_request():
+    other = EXECUTOR_PARTIAL.replace("""        call = functools.partial(client.messages.create, model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM,
+                                 messages=history)
+        reply = await loop.run_in_executor(None, call)""", """        reply = await loop.run_in_executor(None, functools.partial(
+            render_page, model="claude-sonnet-4-5", system=SYSTEM, messages=history))""")
+    assert lint(other, {"CL501"}) == []
+
+
+def test_a_partial_kept_in_a_name_and_run_in_an_executor_is_a_request():
+    found = lint(EXECUTOR_PARTIAL, {"CL501"})
+    assert [f.row for f in found] == [13], found

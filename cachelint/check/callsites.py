@@ -470,6 +470,10 @@ def _handed_method(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call,
     else:
         return None
     for value in handed:
+        given: dict[str, cst.BaseExpression] = {}
+        if isinstance(value, cst.Call) and last_name(value.func) == "partial" and value.args and value.args[0].keyword is None:
+            given = call_arguments(ctx, value)  # run_in_executor(None, functools.partial(client.messages.create, **request))
+            value = value.args[0].value
         if not isinstance(value, (cst.Attribute, cst.Name)):
             continue
         last = value.attr.value if isinstance(value, cst.Attribute) else value.value
@@ -478,7 +482,7 @@ def _handed_method(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call,
         found = _callee(ctx, resolver, value, functions, aliases, 0)
         if found is not None:
             api, callee, bound = found
-            return CallSite(call, api, callee, {**bound, **call_arguments(ctx, passed)})
+            return CallSite(call, api, callee, {**bound, **given, **call_arguments(ctx, passed)})
     return None
 
 
