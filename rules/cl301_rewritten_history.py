@@ -922,6 +922,7 @@ def turn(history):
                             "prefix, and everything after it is prefilled again; append new entries (or new turns) instead")
         ctx = analysis.ctx
         found_in: dict[tuple[int, str], list] = {}  # (region, target) -> its rewrites: many requests share one loop
+        cut_reported: set[int] = set()
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
@@ -936,6 +937,9 @@ def turn(history):
                 if key not in found_in:
                     found_in[key] = list(_rewrites(ctx, region, target))
                 for node, what in found_in[key]:
+                    if id(node) in cut_reported:
+                        continue  # one report a cut, from the first request that sends the history (many share one loop)
+                    cut_reported.add(id(node))
                     if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) or id(ctx.statement_of(node)) in exempt:
                         continue  # compaction where it must happen, or down to well under the bound that set it off
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "

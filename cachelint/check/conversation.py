@@ -370,7 +370,7 @@ def _differences(ctx: ModuleContext, first: CallSite, second: CallSite, history:
             how = f"with `{name}={ctx.code(b)}`" if b is not None else f"without the `{name}` of the request on line {ctx.span(first.node).row}"
             yield Difference(first, second, name, b if b is not None else second.node, how, history, confidence)
         elif name in OUTPUT_FORMATS and (static(a) or static(b)) and all(isinstance(x, (cst.Name, cst.Attribute)) or static(x) for x in (a, b)) \
-                and _normal(ctx, a) != _normal(ctx, b):
+                and _normal(ctx, _schema_named(ctx, a)) != _normal(ctx, _schema_named(ctx, b)):
             # `response_format=AgentDecision` while exploring, then `response_format=response_schema`: two schemas
             yield Difference(first, second, name, b, f"with `{name}={ctx.code(b)}` (the request on line "
                              f"{ctx.span(first.node).row} sends `{ctx.code(a)}`, another output schema)", history, "likely")
@@ -405,6 +405,17 @@ def _static_format(expr: cst.BaseExpression) -> bool:
     """A literal, a module constant, or a class named in CapWords (`AgentDecision`, `schemas.Plan`)."""
     leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return _static(expr) or (leaf[:1].isupper() and not leaf.isupper() and "_" not in leaf)
+
+
+def _schema_named(ctx: ModuleContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`output_model = Invoice`, then `response_format=output_model`: the class a name is bound to, when every binding
+    of it in sight names the same one (a parameter, or two different classes, leave the name as it is)."""
+    if not isinstance(expr, cst.Name):
+        return expr
+    values = [v for _, v in ctx.assigned_values(expr)]
+    if values and all(isinstance(v, (cst.Name, cst.Attribute)) for v in values) and len({ctx.code(v) for v in values}) == 1:
+        return values[0]
+    return expr
 
 
 def _normal(ctx: ModuleContext, expr: cst.BaseExpression) -> str:

@@ -573,7 +573,7 @@ PROVIDER_REFUSAL = re.compile(r"openai|anthropic|litellm|BadRequest|InvalidReque
 # a budget that is the model's context window: trimming there is what must happen, not a window that slides early
 # (or the model's input limit, litellm's `max_input_tokens`)
 CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_ctx|max_model_len|model_max_length|max_position"
-                            r"|max_input_tokens|max_prompt_tokens|input_token_limit", re.I)
+                            r"|max_input_tokens", re.I)
 
 
 def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -593,25 +593,36 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     return False
 
 
-def _returned_early_while_it_fits(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode | None = None) -> bool:
-    """`if total_tokens <= max_tokens: return messages` before the cut (`node`; anywhere in `function` when None):
-    the function returns the history untouched while it fits the context window, so the cut below runs only once
-    it no longer does."""
+def _returned_early_while_it_fits(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """`if total_tokens <= max_tokens: return messages` before the cut: the function hands back the history it was
+    given, untouched, while it fits the context window, so the cut below runs only once it no longer does. (A guard
+    that leaves when the text is over the window, `if n > self.context_length: return "too long"`, says nothing of
+    the cut after it.)"""
     budgets = context_budgets(ctx, function)
-    row = ctx.span(node).row if node is not None else None
-    for guard in _own_nodes(function):
-        if isinstance(guard, cst.If) and (row is None or ctx.span(guard).row < row) \
-                and not (node is not None and ctx.contains(guard, node)) and _ends_in_return(guard.body) \
-                and _compared_with_the_window(ctx, guard.test, budgets):
+    params = _params(function)
+    for guard in _guards_before(ctx, node):
+        last = guard.body.body[-1].body  # type: ignore[attr-defined]
+        returned = next((small.value for small in last if isinstance(small, cst.Return)), None)
+        if isinstance(returned, cst.Name) and returned.value in params and _fits_under(ctx, guard.test, budgets):
             return True
     return False
 
 
-def _ends_in_return(block: cst.BaseSuite) -> bool:
-    body = getattr(block, "body", ())
-    last = body[-1] if isinstance(body, (list, tuple)) and body else None
-    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in last.body) \
-        or isinstance(block, cst.SimpleStatementSuite) and any(isinstance(small, cst.Return) for small in block.body)
+def _fits_under(ctx: ModuleContext, test: cst.BaseExpression, budgets: frozenset[str]) -> bool:
+    """`size <= window` (or `window >= size`, `size < window - reserve`): the test holds while the size fits."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+
+    def window(side: cst.BaseExpression) -> bool:
+        return bool(CONTEXT_WINDOW.search(ctx.code(side))) or any(
+            isinstance(n, cst.Name) and n.value in budgets for n in (side, *descendants(side)))
+
+    if isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        return window(right) and not window(test.left)
+    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return window(test.left) and not window(right)
+    return False
 
 
 def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budgets: frozenset[str]) -> bool:
@@ -720,10 +731,26 @@ def _window_passed_by_callers(ctx: ModuleContext, function: cst.FunctionDef, par
     name = function.name.value
     method = ctx.enclosing(function, (cst.ClassDef,)) is not None
     calls = [c for c in ctx.nodes(cst.Call) if (isinstance(c.func, cst.Name) and c.func.value == name and not method)
-             or (method and isinstance(c.func, cst.Attribute) and c.func.attr.value == name and ctx.code(c.func.value) in ("self", "cls"))]
+             or (method and isinstance(c.func, cst.Attribute) and c.func.attr.value == name)]  # `agent.trim(3000)` too
     return {param for param in params if param not in ("self", "cls") and calls and all(
         (arg := argument_for(call, param, positional_index(function, param))) is not None and _a_window_value(ctx, arg)
         for call in calls)}
+
+
+def _shrunk(value: cst.BaseExpression) -> bool:
+    """`min(self.context_window, 4000)`, `max(window - 120000, 2000)`, `window // 10`, `window * 0.2`: a budget the
+    app cut far below the window (a bound of its own), not the window."""
+    for node in (value, *descendants(value)):
+        if isinstance(node, cst.Call) and _last_name(node.func) in ("min", "max") and any(
+                isinstance(a.value, cst.Integer) and _int(a.value) is not None and _int(a.value) < 32_000 for a in node.args):
+            return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.FloorDivide, cst.Divide)) \
+                and isinstance(node.right, cst.Integer) and (_int(node.right) or 0) >= 2:
+            return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply) and isinstance(node.right, cst.Float) \
+                and float(node.right.value) < 0.5:
+            return True
+    return False
 
 
 def _a_window_value(ctx: ModuleContext, value: cst.BaseExpression, depth: int = 0) -> bool:
@@ -732,7 +759,7 @@ def _a_window_value(ctx: ModuleContext, value: cst.BaseExpression, depth: int = 
     if depth > 3:
         return False
     if CONTEXT_WINDOW.search(ctx.code(value)):
-        return _numeric(value) or isinstance(value, cst.BooleanOperation)
+        return (_numeric(value) or isinstance(value, cst.BooleanOperation)) and not _shrunk(value)
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Subtract, cst.Multiply, cst.FloorDivide)):
         return _a_window_value(ctx, value.left, depth + 1)  # `self.max_tokens - count_tokens(system)`
     if isinstance(value, cst.Attribute) and ctx.code(value.value) == "self":
@@ -2033,8 +2060,29 @@ def _defined_in_the_tree(ctx: ModuleContext, call: cst.Call) -> bool:
         if isinstance(binding, cst.ImportFrom):
             found = imported_definition(ctx, binding, call.func.value)
             if found is not None and isinstance(found[1], cst.FunctionDef):
-                return True
+                other, function = found
+                body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+                return bool(body) and (_removes_nothing(other, function) or _returned_early_while_it_fits(other, function, body[-1]))
     return False
+
+
+def _removes_nothing(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The function never drops an item of the list it is given: no slice of it, no pop / remove / del, no list
+    made anew and returned (mito's trim_old_messages edits the metadata of old messages in place and returns the
+    list)."""
+    params = [p.name.value for p in function.params.params if p.name.value not in ("self", "cls")]
+    if not params:
+        return False
+    first = params[0]
+    for node in _own_nodes(function):
+        if isinstance(node, cst.Subscript) and ctx.code(node.value) == first and isinstance(node.slice[0].slice, cst.Slice):
+            return False
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == first \
+                and node.func.attr.value in ("pop", "remove", "clear", "insert"):
+            return False
+        if isinstance(node, cst.Del) or (isinstance(node, cst.Return) and node.value is not None and ctx.code(node.value) != first):
+            return False
+    return True
 
 
 def _is_external(ctx: ModuleContext, call: cst.Call) -> bool:

@@ -342,10 +342,6 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
             found.append(Rendered(text, "system", (text,)))
             if len(found) >= MAX_SYSTEM:
                 return found
-    for value, _ in placeholder_fills(ctx):
-        found.append(Rendered(value, "system", (value,)))
-        if len(found) >= MAX_SYSTEM:
-            return found
     for function in ctx.nodes(cst.FunctionDef):
         shared = not SYSTEM_BUILDER.match(function.name.value) and bool(shared_renderer(ctx, function))
         if not SYSTEM_BUILDER.match(function.name.value) and not shared:
@@ -357,6 +353,10 @@ def system_prompts(ctx: ModuleContext) -> list[Rendered]:
                 found.append(Rendered(value, "system", (value,)))
         if len(found) >= MAX_SYSTEM:
             break
+    for value, _ in placeholder_fills(ctx):  # last: a fill takes a place only when a clock or a random value may fill it
+        if len(found) >= MAX_SYSTEM:
+            break
+        found.append(Rendered(value, "system", (value,)))
     return found
 
 
@@ -366,38 +366,56 @@ PROMPT_WORD = re.compile(r"prompt", re.I)
 
 
 def placeholder_fills(ctx: ModuleContext) -> Iterator[tuple[cst.BaseExpression, str]]:
-    """(value, placeholder) for each value a function puts into a prompt template's placeholder, in a module that
-    speaks of prompts: `text.replace("{DATE}", time.strftime("%H:%M %Y-%m-%d"))`, or a table of them,
+    """(value, placeholder) for each clock or random value a function puts into a prompt template's placeholder, in a
+    module that speaks of prompts: `text.replace("{DATE}", time.strftime("%H:%M %Y-%m-%d"))`, or a table of them,
     `{"{DATE}": ..., "{USER}": ...}` (Newelle's `replace_variables_dict`). The filled template is the system prompt of
-    every request that uses it, built fresh each time it is filled."""
+    every request that uses it, built fresh each time it is filled. Only in a function named for filling prompt
+    variables or templates (or one that fills a text named so), that sends no request itself (its own request is
+    judged where it is sent) and puts the text into no user message."""
     if not PROMPT_WORD.search(ctx.source):
         return
+    verdicts: dict[tuple[int, bool], bool] = {}
+
+    def filling(node: cst.CSTNode, text: cst.BaseExpression | None) -> bool:
+        function = ctx.enclosing_function(node)
+        if function is None:
+            return False
+        named = text is None or FILLED_TEXT.search(ctx.code(text)) is None
+        key = (id(function), named)
+        if key not in verdicts:
+            verdicts[key] = _fills_prompts(ctx, function, named)
+        return verdicts[key]
+
     for call in ctx.nodes(cst.Call):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(call.args) == 2 \
-                and ctx.enclosing_function(call) is not None and not _into_a_user_message(ctx, call):
+        if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(call.args) == 2:
             key = string_value(call.args[0].value)
-            if key is not None and PLACEHOLDER.match(key):
+            if key is not None and PLACEHOLDER.match(key) and FILL_VOLATILE.search(ctx.code(call.args[1].value)) \
+                    and filling(call, func.value):
                 yield call.args[1].value, key
     for table in ctx.nodes(cst.Dict):
-        if ctx.enclosing_function(table) is None or _into_a_user_message(ctx, table):
-            continue
         for element in table.elements:
             key = string_value(element.key) if isinstance(element, cst.DictElement) else None
-            if key is not None and PLACEHOLDER.match(key):
+            if key is not None and PLACEHOLDER.match(key) and FILL_VOLATILE.search(ctx.code(element.value)) and filling(table, None):
                 yield element.value, key
 
 
+# what may fill a placeholder and vary: a clock or a random value (the walk then says how often it changes)
+FILL_VOLATILE = re.compile(r"strftime|\bnow\(|\btime\(|\btoday\(|\buuid\d?\(|\brandom\.|\btoken_hex\(|\burandom\(|isoformat\(")
+# a function named for filling the variables of prompt templates, or the text it fills
+FILLER = re.compile(r"variables?|placeholders?|prompts?|templates?|instructions?|system", re.I)
+FILLED_TEXT = re.compile(r"prompt|template|instruction|system", re.I)
 USER_MESSAGE = re.compile(r"""["']role["']\s*:\s*["']user["']|\brole\s*=\s*["']user["']|HumanMessage\(|UserMessage\(""")
-SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\brole\s*=\s*["'](?:system|developer)["']|SystemMessage\(""")
+SENDS = re.compile(r"\.(?:create|completion|acompletion|stream|invoke|ainvoke|generate|chat)\(")
 
 
-def _into_a_user_message(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """The function that fills the template puts the text into a user message and builds no system message
-    (`return [{"role": "user", "content": prompt}]`): the filled text is the newest turn, or a one-off question."""
-    function = ctx.enclosing_function(node)
-    code = ctx.code(function) if function is not None else ""
-    return USER_MESSAGE.search(code) is not None and SYSTEM_MESSAGE.search(code) is None
+def _fills_prompts(ctx: ModuleContext, function: cst.FunctionDef, named: bool) -> bool:
+    """The function is named for filling prompt variables (when `named`; else the text it fills is named for a prompt),
+    sends no request and builds no user message: `replace_variables(text)`, `prompt_variables()`."""
+    if named and not FILLER.search(function.name.value):
+        return False
+    code = ctx.code(function)
+    return USER_MESSAGE.search(code) is None and SENDS.search(code) is None
 
 
 def filled_placeholder(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
@@ -414,6 +432,14 @@ def filled_placeholder(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     return key if key is not None and PLACEHOLDER.match(key) else None
 
 
+def _made_in_the_pass(ctx: ModuleContext, loop: cst.CSTNode, listed: str) -> bool:
+    """`messages = []` inside the loop (a binding that does not read the list): the list is made anew on each pass, so
+    what is appended to it opens the request, not a kept history (`history = step(history)` continues it)."""
+    from cachelint.check.history import bound_anew_in
+
+    return bound_anew_in(ctx, loop, listed)
+
+
 def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
     """A system-role message added after the history (`history + [Message(role="system", ...)]`, or
     `messages.append({"role": "system", ...})` in a loop): the newest message, kept as it was sent, not the prompt
@@ -424,7 +450,8 @@ def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
         name, function = parent.targets[0].target.value, ctx.enclosing_function(parent)
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "append" and len(c.args) == 1
                    and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == name
-                   and ctx.enclosing_function(c) is function and bool(ctx.loops_around(c)) for c in ctx.nodes(cst.Call))
+                   and ctx.enclosing_function(c) is function and bool(ctx.loops_around(c))
+                   and not _made_in_the_pass(ctx, ctx.loops_around(c)[0], ctx.code(c.func.value)) for c in ctx.nodes(cst.Call))
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" \

@@ -18,7 +18,7 @@ import libcst as cst
 
 from cachelint.check.callsites import CallSite, is_system_message
 from cachelint.check.depends import positional_index
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, declared_outside, descendants
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, declared_outside, descendants, last_name
 
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
@@ -416,8 +416,14 @@ class ValueWalker:
                 for _, value in bindings):
             return False
         mine = [node for node in filled if self.ctx.enclosing_function(node) is function]
-        return all(self._unordered_source(loop.iter) is None for node in mine for loop in self.ctx.loops_around(node)
-                   if isinstance(loop, cst.For) and self.ctx.contains(function, loop))
+        return all(self._unordered_source(loop.iter) is None and not self._runtime_registry(loop.iter)
+                   for node in mine for loop in self.ctx.loops_around(node) if isinstance(loop, cst.For) and self.ctx.contains(function, loop))
+
+    def _runtime_registry(self, expr: cst.BaseExpression) -> bool:
+        """`for name in REGISTRY:` over a dict that other functions fill (a registry): its keys come in registration order."""
+        return isinstance(expr, (cst.Name, cst.Attribute)) and any(
+            self.ctx.enclosing_function(node) is not None and self.ctx.enclosing_function(node) is not self.ctx.enclosing_function(expr)
+            for node in self.ctx.subscript_assignments.get(self.ctx.code(expr), []))
 
     def _call(self, call: cst.Call, landing: Landing, d: int, newest_last: bool, ordered: bool) -> None:
         func = call.func
@@ -789,7 +795,13 @@ class ValueWalker:
             return False
         param = next((b for b, _ in self.ctx.assigned_values(name) if isinstance(b, cst.Param)), None)
         argument = self._passed_argument(param) if param is not None else None
-        return argument is not None and not (isinstance(argument, cst.Name) and argument.value == "None")
+        if argument is None:
+            return False
+        if isinstance(test, cst.UnaryOperation):  # `if not names:`: skipped only for a value known to be true
+            return isinstance(argument, (cst.List, cst.Tuple, cst.Set, cst.Dict)) and bool(argument.elements) or (
+                isinstance(argument, cst.Name) and argument.value.isupper()) or bool(string_value(argument))
+        return not (isinstance(argument, cst.Name) and argument.value == "None") and not (
+            isinstance(argument, cst.Call) and last_name(argument.func) == "get")  # settings.get("names") may be None
 
     def _dict_stores(self, name: cst.Name, landing: Landing, d: int) -> None:
         """`kwargs["date"] = now` then `TEMPLATE.format(**kwargs)`: the values a dict spread into a template is

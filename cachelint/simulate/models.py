@@ -81,13 +81,13 @@ OPENAI_BREAKPOINT_MODEL_PREFIXES = ("gpt-5.6", "gpt-5.7", "gpt-5.8", "gpt-5.9", 
 
 # request parameters besides the messages and the tools that are part of what a cache matches, per API: Anthropic
 # renders tool_choice and the thinking settings into the prompt, and a beta header set changes it (providers.md
-# §1); OpenAI's reasoning effort changes the rendered prompt, and "the structured output schema serves as a prefix
+# §1; OpenAI's headers key nothing); OpenAI's reasoning effort changes the rendered prompt, and "the structured output schema serves as a prefix
 # to the system message" (OpenAI's prompt caching guide), so response_format (Chat Completions) and text.format
 # (Responses) do too; prompt_cache_key routes the request to a cache.
 CACHE_KEY_PARAMS: dict[str, tuple[str, ...]] = {
     "anthropic": ("model", "tool_choice", "thinking", "extra_headers", "betas"),
-    "openai-chat": ("model", "reasoning_effort", "response_format", "prompt_cache_key", "extra_headers"),
-    "openai-responses": ("model", "reasoning", "text", "prompt_cache_key", "extra_headers"),
+    "openai-chat": ("model", "reasoning_effort", "response_format", "prompt_cache_key"),
+    "openai-responses": ("model", "reasoning", "text", "prompt_cache_key"),
 }
 
 _PROVIDER_PREFIX = re.compile(r"^(?:[a-z0-9_-]+/)+")  # anthropic/, openai/, azure/, vertex_ai/ ...
