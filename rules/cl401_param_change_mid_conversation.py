@@ -9,8 +9,10 @@ from cachelint.simulate.models import CACHE_KEY_PARAMS
 
 from cachelint.rules.base import Invalid, Report, Rule
 
-# the cache-key parameters of each API (tool_choice is not part of OpenAI's prefix)
-PARAMS = CACHE_KEY_PARAMS
+# the cache-key parameters of each API (tool_choice is not part of OpenAI's prefix); an output schema set inside the
+# loop is most often structured output turned off after a model failed it, once (a side request with another output
+# format is judged below)
+PARAMS = {api: tuple(p for p in params if p not in ("response_format", "text")) for api, params in CACHE_KEY_PARAMS.items()}
 
 
 class ParamChangeMidConversation(Rule):

@@ -458,3 +458,53 @@ def test_a_partial_of_something_else_run_in_an_executor_is_no_request():
 def test_a_partial_kept_in_a_name_and_run_in_an_executor_is_a_request():
     found = lint(EXECUTOR_PARTIAL, {"CL501"})
     assert [f.row for f in found] == [13], found
+
+
+# --- quiet: structured output turned off once; tool results of this reply built with a timestamp ----------------
+
+STRUCTURED_OFF = '''
+import litellm
+
+
+def call(messages, tools, response_format):
+    for _ in range(20):
+        reply = litellm.completion(model="gpt-4.1", messages=messages, tools=tools, response_format=response_format)
+        if reply.choices[0].message.tool_calls is None and response_format and looks_wrong(reply):
+            response_format = None  # the model failed structured output: turn it off and retry
+            continue
+        messages.append(reply.choices[0].message)
+        messages.extend(run_tools(reply))
+'''
+
+
+def test_structured_output_turned_off_after_a_failure_is_no_switch_per_turn():
+    assert lint(STRUCTURED_OFF, {"CL401"}) == []
+
+
+NEW_TOOL_RESULTS = '''
+from datetime import datetime
+
+
+def package_response(ok, text):
+    return f"Status: {'OK' if ok else 'Failed'}, time: {datetime.now().strftime('%H:%M:%S')}\\n{text}"
+
+
+def tool_messages(response_message):
+    out = []
+    for tool_call in response_message.tool_calls:
+        out.append({"role": "tool", "tool_call_id": tool_call.id, "content": package_response(True, run(tool_call))})
+    return out
+
+
+def replay(history):
+    out = []
+    for record in history:
+        out.append({"role": "tool", "tool_call_id": record.id, "content": package_response(True, record.text)})
+    return out
+'''
+
+
+def test_tool_results_of_this_reply_are_new_turns_and_stored_ones_rendered_again_are_not():
+    found = lint(NEW_TOOL_RESULTS, {"CL101"})
+    assert [f.row for f in found] == [5], found  # the clock, read for the stored turns replay() renders again
+    assert lint(NEW_TOOL_RESULTS[:NEW_TOOL_RESULTS.index("def replay")], {"CL101"}) == []

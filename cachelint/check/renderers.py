@@ -260,7 +260,15 @@ def _over_stored_turns(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The outermost loop around the message, in its function, goes over a stored conversation (`for r in records`,
     `for query in recent_queries`): old turns are rendered again, so a fresh id or time there changes them."""
     outer = outer_loop(ctx, node)
-    return outer is not None and STORED_TURNS.search(ctx.code(outer.iter)) is not None
+    if outer is None:
+        return False
+    walked = ctx.code(outer.iter)
+    return STORED_TURNS.search(walked) is not None and NEW_OUTPUTS.search(walked) is None
+
+
+# what a loop over this call's outputs goes over: the tool calls or choices of the reply (`for call in
+# response_message.tool_calls`, `enumerate(completion.choices)`): new turns, made once
+NEW_OUTPUTS = re.compile(r"\.(?:tool_calls|function_calls|choices)\b\)?\s*$")
 
 
 def outer_loop(ctx: ModuleContext, node: cst.CSTNode) -> cst.For | cst.CompFor | None:
@@ -433,11 +441,12 @@ def filled_placeholder(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
 
 
 def _made_in_the_pass(ctx: ModuleContext, loop: cst.CSTNode, listed: str) -> bool:
-    """`messages = []` inside the loop (a binding that does not read the list): the list is made anew on each pass, so
-    what is appended to it opens the request, not a kept history (`history = step(history)` continues it)."""
-    from cachelint.check.history import bound_anew_in
-
-    return bound_anew_in(ctx, loop, listed)
+    """`messages = []` inside the loop: the list is made empty on each pass, so what is appended to it opens the
+    request, not a kept history (`history = step(history)` continues it, and what is appended to a copy of a
+    history, `msgs = list(node.history)`, comes after it)."""
+    return any(isinstance(n, cst.Assign) and any(ctx.code(t.target) == listed for t in n.targets) and (
+        isinstance(n.value, cst.List) and not n.value.elements
+        or isinstance(n.value, cst.Call) and called_name(n.value) == "list" and not n.value.args) for n in descendants_of(loop))
 
 
 def _appended(ctx: ModuleContext, message: cst.CSTNode) -> bool:
