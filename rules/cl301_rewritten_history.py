@@ -909,7 +909,8 @@ def turn(history):
                          "prefix is read from cache for many turns", confidence="likely")
         exempt: set[int] = set()  # cuts left alone here: not reported again below as rewrites of a request's history
         for found in rewrites(analysis.ctx):
-            if _manual_trim(analysis.ctx, found.node) or _never_called(analysis.ctx, found.node) or (
+            if _manual_trim(analysis.ctx, found.node) or _never_called(analysis.ctx, found.node) or _recovery_only(analysis.ctx, found.node) \
+                    or _yielded_as_windows(analysis.ctx, found.node, found.target) or (
                     isinstance(found.node, cst.Subscript) and behind_this_turns_value(analysis.ctx, found.node)):
                 exempt.add(id(analysis.ctx.statement_of(found.node)))  # behind this turn's value: nothing after it was ever cached
                 continue
@@ -926,10 +927,7 @@ def turn(history):
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
-            history = site.arg("messages") or site.arg("input")
-            behind = _behind_new_messages(history)
-            if behind is not history and isinstance(behind, (cst.Attribute, cst.Subscript)):
-                history = behind  # state kept beyond the call (self.history, st.session_state.messages); a local list is judged as a cut
+            history = _wrapped_history(ctx, site.arg("messages") or site.arg("input"), bool(ctx.loops_around(site.node)))
             if not isinstance(history, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # messages, self.messages, state["messages"]
             for region, target in _conversation_regions(ctx, site, history):
@@ -985,6 +983,69 @@ def _never_called(ctx, node) -> bool:
         return False
     counts = mentions_outside_tests(ctx.filename)
     return counts is not None and counts.get(name, 0) == 0
+
+
+def _wrapped_history(ctx, sent, in_a_loop: bool):
+    """The history a request sends, seen through the messages written around it: `[system, *history, user]` or
+    `[system] + history` in the call or bound once to the name it sends (`current = [system, *messages, question]`
+    and `messages=current`): the list that outlives the request is `history` when it is kept on `self` or in state,
+    or is a local list of the chat loop the request is sent in (`in_a_loop`; a function's own list, sliced once past
+    its system message, is no conversation kept from one request to the next)."""
+    kinds = (cst.Name, cst.Attribute, cst.Subscript) if in_a_loop else (cst.Attribute, cst.Subscript)
+    if isinstance(sent, cst.Name):
+        values = [value for _, value in ctx.assigned_values(sent)]
+        if len(values) == 1 and isinstance(values[0], (cst.List, cst.BinaryOperation)):
+            behind = _behind_new_messages(values[0])
+            if behind is not values[0] and isinstance(behind, kinds):
+                return behind
+        return sent
+    behind = _behind_new_messages(sent)
+    return behind if isinstance(behind, kinds) else sent
+
+
+# a call that runs what it is handed only once the provider refused a request: a retry with the input made smaller
+RECOVERY = re.compile(r"retry|too_long|overflow|fallback|on_error|recover|refus|shrink_on", re.IGNORECASE)
+
+
+def _recovery_only(ctx, node) -> bool:
+    """The cut is in a private method that the module only hands to a retry once the provider refused the input
+    (`retry_once_with_modified_input(in_input_bad=..., modify_input_func=lambda m: self._omit_biggest(m, 3))`): it
+    runs on a copy for one retry after a refusal, not on every turn."""
+    function = ctx.enclosing_function(node)
+    if function is None or ctx.enclosing(function, (cst.ClassDef,)) is None or not function.name.value.startswith("_"):
+        return False
+    name = function.name.value
+    uses = [n for n in ctx.nodes(cst.Attribute) if n.attr.value == name and ctx.code(n.value) == "self"]
+    if not uses:
+        return False
+    for use in uses:
+        handed = False
+        for ancestor in ctx.ancestors(use):
+            if isinstance(ancestor, cst.Arg) and ancestor.keyword is not None and RECOVERY.search(ancestor.keyword.value):
+                handed = True
+            if isinstance(ancestor, cst.Call) and ancestor.func is not use and RECOVERY.search(ctx.code(ancestor.func)):
+                handed = True
+            if handed or isinstance(ancestor, (cst.FunctionDef, cst.SimpleStatementLine)):
+                break
+        if not handed:
+            return False
+    return True
+
+
+def _yielded_as_windows(ctx, node, target: str) -> bool:
+    """The cut list is the buffer of a generator that yields it (or a copy, or its text) once per window:
+    `yield {"text": "".join(buf), "sources": sources.copy()}` then `sources.pop(0)` until the overlap fits. Each
+    window is a request of its own (chunks of a document or a stored chat), not a conversation sent turn after turn."""
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    root = target.split(".")[0].split("[")[0]
+    for found in descendants(function.body):
+        if isinstance(found, cst.Yield) and found.value is not None \
+                and ctx.enclosing_function(found) is function \
+                and any(isinstance(n, cst.Name) and n.value == root for n in (found.value, *descendants(found.value))):
+            return True
+    return False
 
 
 def _behind_new_messages(sent):

@@ -593,12 +593,13 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     return False
 
 
-def _returned_early_while_it_fits(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+def _returned_early_while_it_fits(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode,
+                                  passed: frozenset[str] = frozenset()) -> bool:
     """`if total_tokens <= max_tokens: return messages` before the cut: the function hands back the history it was
     given, untouched, while it fits the context window, so the cut below runs only once it no longer does. (A guard
     that leaves when the text is over the window, `if n > self.context_length: return "too long"`, says nothing of
-    the cut after it.)"""
-    budgets = context_budgets(ctx, function)
+    the cut after it.) `passed`: parameters the call being judged passes the window to."""
+    budgets = context_budgets(ctx, function) | passed
     params = _params(function)
     for guard in _guards_before(ctx, node):
         last = guard.body.body[-1].body  # type: ignore[attr-defined]
@@ -2062,8 +2063,20 @@ def _defined_in_the_tree(ctx: ModuleContext, call: cst.Call) -> bool:
             if found is not None and isinstance(found[1], cst.FunctionDef):
                 other, function = found
                 body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
-                return bool(body) and (_removes_nothing(other, function) or _returned_early_while_it_fits(other, function, body[-1]))
+                return bool(body) and (_removes_nothing(other, function) or _returned_early_while_it_fits(
+                    other, function, body[-1], _window_arguments(ctx, call, function)))
     return False
+
+
+def _window_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of `function` (of another module) that this call passes the context window to:
+    `truncate_messages_to_fit(conversation, max_input_tokens)` makes the callee's `max_tokens` the window here."""
+    from cachelint.check.depends import positional_index
+    from cachelint.check.module import argument_for
+
+    names = [p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.name.value not in ("self", "cls")]
+    return frozenset(name for name in names if (arg := argument_for(call, name, positional_index(function, name))) is not None
+                     and _a_window_value(ctx, arg))
 
 
 def _removes_nothing(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
