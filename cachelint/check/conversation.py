@@ -862,10 +862,14 @@ def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str, paired: bool 
                 and not isinstance(ctx.parent(node), cst.Call):
             return node
     connect = next((c for c in calls if ctx.code(c.func.value).split(".")[0] == provider), None)
-    if connect is not None or not paired:
+    if connect is not None or not paired or not LISTED_NAME.search(provider):
         return connect
-    # `for connection, listed in zip(self.connections, results): for tool in listed:` (listings gathered first)
+    # `for connection, listed in zip(self.connections, results): for tool in listed:` (listings gathered first; not
+    # `for session, matches in by_session.items(): for match in matches:`, search hits grouped by session)
     return next((n.iter for n in descendants(root) if isinstance(n, cst.For) and ctx.code(n.iter) == provider), None)
+
+
+LISTED_NAME = re.compile(r"tool|function|list|result", re.IGNORECASE)  # what a provider's gathered listing is called
 
 
 # a call that connects to a server and lists its tools into a list it is handed

@@ -219,22 +219,27 @@ def tools_none_beside_tools(ctx: ModuleContext) -> Iterator[DroppedTools]:
             continue
         for call in calls:
             if _empty(tools[id(call)]) and _sends_handed_conversation(ctx, call):
-                yield DroppedTools(call, ctx.code(call), f"beside {len(with_tools)} call(s) of `{callee}` with tools")
+                # reported at the empty tools argument: the request is the call, the cause is what it leaves out
+                yield DroppedTools(tools[id(call)], f"{callee}(..., tools={ctx.code(tools[id(call)])})",
+                                   f"beside {len(with_tools)} call(s) of `{callee}` with tools")
 
 
 def _sends_handed_conversation(ctx: ModuleContext, call: cst.Call) -> bool:
-    """A positional or `messages=` argument of the call is the conversation its function is handed, or a list made
-    from it (`retry = list(messages)`; `retry.append(...)`)."""
-    function = ctx.enclosing_function(call)
-    if function is None:
-        return False
-    handed = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if CONVERSATION_PARAM.search(p.name.value)}
+    """A positional or `messages=` argument of the call is the conversation its function (or a function around it:
+    a closure handed to a retry) is handed, or a list made from it (`retry = list(messages)`; `retry.append(...)`)."""
+    functions = [f for f in ctx.ancestors(call) if isinstance(f, cst.FunctionDef)]
+    if not functions:
+        return False  # (a closure, `async def _final_call():`, sends what the functions around it were handed)
+    handed = {p.name.value for f in functions for p in (*f.params.params, *f.params.kwonly_params) if CONVERSATION_PARAM.search(p.name.value)}
     if not handed:
         return False
     made = set(handed)
-    for node in descendants(function.body):
+    for node in descendants(functions[-1].body):
         if isinstance(node, cst.Assign) and any(isinstance(n, cst.Name) and n.value in made for n in descendants(node.value)):
             made |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        elif isinstance(node, cst.AnnAssign) and node.value is not None and isinstance(node.target, cst.Name) \
+                and any(isinstance(n, cst.Name) and n.value in made for n in descendants(node.value)):
+            made.add(node.target.value)  # `conversation: list[dict] = messages.copy() if messages else [...]`
     return any(isinstance(a.value, cst.Name) and a.value.value in made and (a.keyword is None or CONVERSATION_PARAM.search(a.keyword.value))
                for a in call.args)
 

@@ -14,7 +14,8 @@ Found where all of these hold:
 - what it serializes is read from data handed to the function (a parameter or the item of a loop over one),
   not computed there: a turn that was stored, not a tool run just now;
 - the message is handed back by a function that sends no request itself: a converter run for every request,
-  not an agent loop appending its newest turn once.
+  not an agent loop appending its newest turn once (nor a function every caller of which appends what it returns
+  to a list: `history.extend(adapter.format_tool_results(results))` converts the newest turn once).
 Without `jsonb` in the tree nothing is reported: the same code builds the same key order every time.
 """
 
@@ -104,6 +105,8 @@ def reserialized_turns(ctx: ModuleContext, senders: set[int]) -> list[Reserializ
             continue
         if _added_to_parameter(ctx, message, function):
             continue  # the caller's history grown by its newest turn (an agent loop's helper): built once, kept
+        if tree.grown_by_every_caller(ctx.filename, function.name.value):
+            continue  # `history.extend(adapter.format_tool_results(results))`: the newest turn, converted once
         found.append(Reserialized(call, slot, message, helper or None))
         if len(found) >= MAX_FOUND:
             break

@@ -181,3 +181,78 @@ def first_match(filename: str, pattern: re.Pattern[str], test: Callable[[str, st
     match = pattern.search(text)
     line = text.count("\n", 0, match.start()) + 1 if match else 1
     return os.path.relpath(found, root_of(filename)), line
+
+
+_GROWN: dict[tuple[str, str], tuple[float, tuple[bool, list[str]]]] = {}
+MAX_CALLERS = 12  # calls of one function read before its callers are taken to do anything
+
+
+def grown_by_every_caller(filename: str, name: str, hops: int = 1) -> bool:
+    """Whether every call of `name` in the tree's modules outside the tests adds what it returns to a list, as one new
+    turn: `history.extend(adapter.format_tool_results(results))`, `msg = to_message(result)` then
+    `messages.append(msg)`, or `return format_tool_message(result)` in a function whose own callers do (`hops` such
+    wrappers). A function that converts the newest turn once, when the loop appends it, not a converter of stored
+    turns run for every request. False when nothing outside the tests calls it, or a call does anything else."""
+    from cachelint.check.config import test_path_below
+    from cachelint.check.project import note_read
+
+    if not os.path.isfile(filename):
+        return False
+    root = root_of(filename)
+    key = (root, name, hops)
+    cached = recalled(_GROWN, key)
+    if cached is None:
+        cached = remember(_GROWN, key, _grown(root, name, hops, test_path_below))
+    found, read = cached
+    for path in read:
+        note_read(path)
+    return found
+
+
+def _grown(root: str, name: str, hops: int, test_path_below) -> tuple[bool, list[str]]:
+    call = re.compile(rf"(?<!def )(?<![\w.])(?:[A-Za-z_][\w.]*\.)?{re.escape(name)}\s*\(")
+    read: list[str] = []
+    calls = 0
+    for path in files_calling(root, name):
+        if test_path_below(path, root):
+            continue
+        read.append(path)
+        try:
+            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return False, read
+        for number, line in enumerate(lines):
+            match = call.search(line)
+            if match is None:
+                continue
+            calls += 1
+            if calls > MAX_CALLERS:
+                return False, read
+            head = line[:match.start()]
+            if re.search(r"\.(?:append|extend)\(\s*(?:await\s+)?$", head):
+                continue  # history.extend(adapter.format_tool_results(results))
+            bound = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*(?:await\s+)?$", head)
+            if bound and re.search(rf"\.(?:append|extend)\(\s*{bound.group(1)}\s*\)|\+=\s*\[?\s*{bound.group(1)}\b",
+                                   "\n".join(lines[number + 1:number + 60])):
+                continue  # msg = to_message(result) ... messages.append(msg)
+            if re.match(r"\s*return\s+(?:await\s+)?$", head) and hops > 0:
+                outer = _enclosing_def(lines, number)
+                if outer == name:
+                    continue  # a module function wrapping the method of its name: its own calls are judged here
+                if outer is not None:
+                    found, more = _grown(root, outer, hops - 1, test_path_below)
+                    read.extend(more)
+                    if found:
+                        continue
+            return False, read
+    return calls > 0, read
+
+
+def _enclosing_def(lines: list[str], number: int) -> str | None:
+    """The name of the function whose body holds line `number` (the nearest `def` above it, indented less)."""
+    indent = len(lines[number]) - len(lines[number].lstrip())
+    for line in reversed(lines[:number]):
+        match = re.match(r"(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)", line)
+        if match and len(match.group(1)) < indent:
+            return match.group(2)
+    return None
