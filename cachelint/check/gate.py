@@ -15,6 +15,7 @@ from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.framework_models import CLAUDE_MODULES
 from cachelint.check.framework_rag import FRAMEWORK_RAG
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
+from cachelint.check.renderers import FILL_VOLATILE, PLACEHOLDER_FILL
 from cachelint.check.text_history import HISTORY_WORDS
 
 
@@ -66,10 +67,6 @@ LOOP_OVER_TURNS = re.compile(r"\bfor\b[^\n]*\bin\b[^\n]*(?:histor|messages|msgs|
 SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|developer)["']|[\w.]*system\w*role)|SystemMessage\(|\(\s*["']system["']\s*,|def\s+\w*(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?\(|\b(?:system_?(?:prompt|message|msg)|sys_?prompt)s?\s*=(?!=)"""),
                             ("role", "SystemMessage(", "system", "sys_p", "sysp"))
 
-# a prompt template's placeholder filled with a clock or a random value (CL101: renderers.placeholder_fills):
-# `text.replace("{DATE}", time.strftime(...))`, `{"{DATE}": ...}`
-PLACEHOLDER_FILL = re.compile(r"""(?:\.replace\(\s*|[{,]\s*)["'](?:\{\{?\s*[A-Za-z_][\w.]*\s*\}\}?|\[[A-Z][A-Z0-9_]*\]|\$\{?[A-Z][A-Z0-9_]*\}?|<[A-Z][A-Z0-9_]+>|%[A-Z][A-Z0-9_]*%)["']\s*[,:]""")
-PLACEHOLDER_VOLATILE = re.compile(r"strftime\(|\.now\(|\btime\(\)|\buuid\d?\(|\brandom\.|\btoken_hex\(")
 
 # a module-level function named for prompts or templates, or taking one: a renderer other modules may share
 SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+\w*(?:prompt|template|instruction)\w*[ \t]*\(", re.M | re.I)
@@ -109,7 +106,7 @@ TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?
 TOOL_GENERATOR = re.compile(r"def\s+\w*(?:tools?|tool_?class|plugins?)\w*\(", re.I)
 
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
-TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*\)"
+TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*[,)]"
                            r"|\._?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)(?:_settings)?\(")
 
 # the end of a function's signature: `def run(self, tools=None):`, `        tools=None) -> str:`
@@ -233,7 +230,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
-    if "CL101" in codes and PLACEHOLDER_VOLATILE.search(source) and PLACEHOLDER_FILL.search(source) and re.search("prompt", source, re.I):
+    if "CL101" in codes and FILL_VOLATILE.search(source) and PLACEHOLDER_FILL.search(source) and re.search("prompt", source, re.I):
         return True  # a prompt template's placeholder filled with a clock (renderers.placeholder_fills)
     if "CL101" in codes and RENDERED_MESSAGE.search(source) is not None and RENDERED_VOLATILE.search(source) is not None \
             and LOOP_OVER_TURNS.search(source) is not None:

@@ -60,9 +60,13 @@ def module_file(importer: str, module: str, level: int) -> Path | None:
         roots = [base]
     else:
         top = here
+        levels = [here]
         while (top / "__init__.py").is_file() and top.parent != top:
             top = top.parent
-        roots = list(dict.fromkeys([top, here, Path.cwd()]))
+            levels.append(top)
+        # the top of the package first, then each package level below it: a `src/__init__.py` puts the top above the
+        # folder `memos.` is imported from (`src/memos/...`)
+        roots = list(dict.fromkeys([top, *reversed(levels), Path.cwd()]))
     for root in roots:
         if not parts:
             candidates = [root / "__init__.py"]

@@ -294,6 +294,7 @@ SYSTEM_KINDS = frozenset({"volatile", "counter", "dict_repr", "unordered"})
 SYSTEM_BUILT = "system prompt built here"  # the callee of a built system prompt's stand-in call site
 # a function whose name says it builds the system prompt: get_system_message, _build_system_prompt, system_prompt
 SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?"
+                            r"(?!(?:non|not|no|without|other)_)(?:[a-z0-9]+_)?"  # `_build_enhance_system_prompt`: one word of its kind
                             r"(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?$")
 # a name or keyword that carries the system prompt to a sender out of sight: system_prompt = ..., llm.aask(system_msgs=[...])
 SYSTEM_NAME = re.compile(r"^_*(?!(?:non|not|no|without|other)_)(?:[a-z0-9]+_)?(?:system_?(?:prompt|message|msg)|sys_?prompt)s?$")
@@ -406,10 +407,31 @@ def placeholder_fills(ctx: ModuleContext) -> Iterator[tuple[cst.BaseExpression, 
             key = string_value(element.key) if isinstance(element, cst.DictElement) else None
             if key is not None and PLACEHOLDER.match(key) and FILL_VOLATILE.search(ctx.code(element.value)) and filling(table, None):
                 yield element.value, key
+    for assign in ctx.nodes(cst.Assign):
+        key = _template_context_key(ctx, assign)
+        if key is not None and FILL_VOLATILE.search(ctx.code(assign.value)) and filling(assign, None):
+            yield assign.value, key
+
+
+def _template_context_key(ctx: ModuleContext, assign: cst.Assign) -> str | None:
+    """`{{current_datetime}}` for `prompt_context["current_datetime"] = ...`: a variable of the dict a template is
+    rendered with (a Jinja template names its variables bare), or None."""
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and TEMPLATE_CONTEXT.search(target.value.value)
+            and isinstance(target.slice[0].slice, cst.Index)):
+        return None
+    key = string_value(target.slice[0].slice.value)
+    return f"{{{{{key}}}}}" if key is not None and key.isidentifier() else None
 
 
 # what may fill a placeholder and vary: a clock or a random value (the walk then says how often it changes)
 FILL_VOLATILE = re.compile(r"strftime|\bnow\(|\btime\(|\btoday\(|\buuid\d?\(|\brandom\.|\btoken_hex\(|\burandom\(|isoformat\(")
+# the dict a prompt template is rendered with: `prompt_context`, `template_vars`, `render_kwargs`
+TEMPLATE_CONTEXT = re.compile(r"(?:prompt|template|render)\w*?_?(?:context|vars|variables|values|kwargs|params)$", re.I)
+# the module's text fills a placeholder (gate.py asks before parsing): `.replace("{DATE}", ...`, `{"{DATE}": ...`,
+# `prompt_context["now"] = ...`
+PLACEHOLDER_FILL = re.compile(r"""(?:\.replace\(\s*|[{,]\s*)["'](?:""" + PLACEHOLDER.pattern[4:-2] + r""")["']\s*[,:]"""
+                              r"""|(?i:prompt|template|render)\w*?_?(?i:context|vars|variables|values|kwargs|params)\[["']\w+["']\]\s*=(?!=)""")
 # a function named for filling the variables of prompt templates, or the text it fills
 FILLER = re.compile(r"variables?|placeholders?|prompts?|templates?|instructions?|system", re.I)
 FILLED_TEXT = re.compile(r"prompt|template|instruction|system", re.I)
@@ -437,6 +459,8 @@ def filled_placeholder(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "replace" \
                 and len(call.args) == 2 and call.args[1] is parent:
             key = string_value(call.args[0].value)
+    elif isinstance(parent, cst.Assign) and parent.value is node:
+        return _template_context_key(ctx, parent)
     return key if key is not None and PLACEHOLDER.match(key) else None
 
 

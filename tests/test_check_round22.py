@@ -1,0 +1,347 @@
+"""Round 22: what a spent set (holdout26) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL301: a chat loop's history sent behind a system message it is wrapped in --------------------------------
+
+WRAPPED_LOOP = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def chat(max_turns_window):
+    messages = []
+    while True:
+        question = input()
+        current = [
+            {"role": "system", "content": "You are helpful."},
+            *messages,
+            {"role": "user", "content": question},
+        ]
+        reply = client.chat.completions.create(model="gpt-4o", messages=current)
+        messages.append({"role": "user", "content": question})
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        messages = messages[-max_turns_window:]
+'''
+
+
+def test_a_window_of_a_chat_loops_history_sent_inside_a_wrapper_list_is_a_cut():
+    found = lint(WRAPPED_LOOP, {"CL301"})
+    assert [f.row for f in found] == [18], found
+
+
+def test_the_same_loop_that_keeps_its_history_whole_is_quiet():
+    assert lint(WRAPPED_LOOP.replace("        messages = messages[-max_turns_window:]\n", ""), {"CL301"}) == []
+
+
+# --- CL301: a trimming function of the tree handed the context window by this call -------------------------------
+
+TRUNCATE_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/conversation.py": '''
+        def truncate_messages_to_fit(messages, max_tokens):
+            current = count_message_tokens(messages)
+            if current <= max_tokens:
+                return messages
+            units = list(messages)
+            while len(units) > 1 and count_message_tokens(units) > max_tokens:
+                units.pop(0)
+            return units
+    ''',
+    "pkg/loop.py": '''
+        from openai import OpenAI
+
+        from pkg.conversation import truncate_messages_to_fit
+
+        client = OpenAI()
+
+
+        def run(messages, max_input_tokens=None, limit=BUDGET):
+            conversation = list(messages)
+            for _ in range(10):
+                if max_input_tokens is not None:
+                    conversation = truncate_messages_to_fit(conversation, LIMIT)
+                reply = client.chat.completions.create(model="gpt-4o", messages=conversation)
+                conversation.append({"role": "assistant", "content": reply.choices[0].message.content})
+    ''',
+}
+
+
+def test_a_tree_trim_that_returns_early_while_it_fits_the_window_this_call_passes_is_quiet(tmp_path):
+    files = dict(TRUNCATE_TREE, **{"pkg/loop.py": TRUNCATE_TREE["pkg/loop.py"].replace("LIMIT", "max_input_tokens")})
+    assert lint_tree(tmp_path, files, "pkg/loop.py", {"CL301"}) == []
+
+
+def test_the_same_trim_to_a_budget_of_the_apps_own_is_a_cut(tmp_path):
+    files = dict(TRUNCATE_TREE, **{"pkg/loop.py": TRUNCATE_TREE["pkg/loop.py"].replace("LIMIT", "limit")})
+    found = lint_tree(tmp_path, files, "pkg/loop.py", {"CL301"})
+    assert [f.row for f in found] == [12], found
+
+
+# --- CL301: a copy edited only for one retry after the provider refused the input ---------------------------------
+
+RETRY_COPY = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Agent:
+    def __init__(self):
+        self.memory = []
+
+    def _omit_biggest_tool_messages(self, messages, n):
+        sizes = sorted(((i, len(m["content"])) for i, m in enumerate(messages) if m["role"] == "tool"), key=lambda x: -x[1])
+        drop = {i for i, _ in sizes[:n]}
+        out = []
+        for i, m in enumerate(messages):
+            if i in drop:
+                m = dict(m)
+                m["content"] = "[omitted]"
+            out.append(m)
+        return out
+
+    def complete(self):
+        decorator = retry_once_with_modified_input(
+            in_input_bad=is_input_too_long,
+            modify_input_func=lambda msgs: self._omit_biggest_tool_messages(msgs, 3),
+        )
+        send = decorator(lambda messages: client.chat.completions.create(model="gpt-4o", messages=messages))
+        return send(messages=self.memory)
+
+    def step(self):
+        while True:
+            reply = self.complete()
+            self.memory.append({"role": "assistant", "content": reply.choices[0].message.content})
+'''
+
+
+def test_an_edit_handed_only_to_a_retry_after_a_refusal_is_quiet():
+    assert lint(RETRY_COPY, {"CL301"}) == []
+
+
+def test_the_same_edit_run_before_every_request_is_a_rewrite():
+    source = RETRY_COPY.replace("        return send(messages=self.memory)",
+                                "        return send(messages=self._omit_biggest_tool_messages(self.memory, 3))")
+    assert lint(source, {"CL301"}) != []
+
+
+# --- CL301: the buffer of a generator that yields overlapping windows of a document --------------------------------
+
+CHUNKER = '''
+def iter_chat_windows(turns, max_tokens, overlap=200):
+    buf, sources = [], []
+    for turn in turns:
+        line = f"{turn['role']}: {turn['content']}\\n"
+        if count_tokens("".join(buf) + line) > max_tokens and buf:
+            yield {"text": "".join(buf), "sources": sources.copy()}
+            while buf and count_tokens("".join(buf)) > overlap:
+                buf.pop(0)
+                sources.pop(0)
+        buf.append(line)
+        sources.append({"role": turn["role"], "content": turn["content"]})
+    if buf:
+        yield {"text": "".join(buf), "sources": sources.copy()}
+'''
+
+
+def test_a_chunkers_buffer_popped_between_the_windows_it_yields_is_quiet():
+    assert lint(CHUNKER, {"CL301"}) == []
+
+
+def test_the_same_pops_in_a_function_that_returns_the_history_are_a_cut():
+    source = '''
+    def keep_recent(messages, max_messages):
+        while len(messages) > max_messages:
+            messages.pop(0)
+        return messages
+    '''
+    assert lint(source, {"CL301"}) != []
+
+
+# --- CL102: a converter of the newest turn, every caller of which appends what it returns ------------------------
+
+ADAPTER_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/models.py": '''
+        from sqlalchemy.dialects.postgresql import JSONB
+
+
+        class Message(Base):
+            __tablename__ = "messages"
+            data = Column(JSONB)
+    ''',
+    "pkg/adapters.py": '''
+        import json
+
+
+        class OpenAIHistoryAdapter:
+            def format_assistant_tool_message(self, result):
+                return {
+                    "role": "assistant",
+                    "content": result.content,
+                    "tool_calls": [
+                        {"id": call.id, "type": "function",
+                         "function": {"name": call.name, "arguments": json.dumps(call.input)}}
+                        for call in result.tool_calls
+                    ],
+                }
+
+            def format_tool_results(self, tool_results):
+                return [
+                    {"role": "tool", "tool_call_id": tr["tool_id"], "content": str(tr["result"])}
+                    for tr in tool_results
+                ]
+    ''',
+    "pkg/loop.py": '''
+        def run(adapter, conversation, result, tool_results):
+            message = adapter.format_assistant_tool_message(result)
+            conversation.append(message)
+            conversation.extend(adapter.format_tool_results(tool_results))
+    ''',
+}
+
+
+def test_a_converter_every_caller_of_which_appends_its_result_is_the_newest_turn(tmp_path):
+    assert lint_tree(tmp_path, ADAPTER_TREE, "pkg/adapters.py", {"CL102"}) == []
+
+
+def test_the_same_converter_run_over_the_stored_turns_for_each_request_is_reported(tmp_path):
+    files = dict(ADAPTER_TREE, **{"pkg/loop.py": '''
+        def run(adapter, stored):
+            messages = [adapter.format_assistant_tool_message(turn) for turn in stored]
+            conversation = [m for turn in stored for m in adapter.format_tool_results(turn.results)]
+            return messages + conversation
+    '''})
+    found = lint_tree(tmp_path, files, "pkg/adapters.py", {"CL102"})
+    assert [f.row for f in found] == [11, 18], found
+
+
+# --- CL201: search hits grouped by session are not tools ---------------------------------------------------------
+
+def test_matches_grouped_by_session_are_no_tools_of_many_servers():
+    source = '''
+    def snippets(session_matches):
+        merged_ranges = []
+        for sess_name, matches in session_matches.items():
+            for match in matches:
+                merged_ranges.append((match.start, match.end))
+        return merged_ranges
+    '''
+    assert lint(source, {"CL201"}) == []
+
+
+def test_tools_listed_per_server_and_merged_unsorted_are_still_reported():
+    source = '''
+    async def all_tools(self):
+        tools = []
+        for connection, listed in zip(self.connections, self.results):
+            for tool in listed:
+                tools.append(tool)
+        return tools
+    '''
+    assert [f.code for f in lint(source, {"CL201"})] == ["CL201"]
+
+
+# --- CL203: a closure handed to a retry sends the conversation without its tools ---------------------------------
+
+CLOSURE_FINAL = '''
+async def execute_tool_loop(messages, tools, max_iterations):
+    conversation: list[dict] = messages.copy() if messages else []
+    for _ in range(max_iterations):
+        async def _call():
+            return await llm_call_inner(model, tools=tools, tool_choice="auto", messages=conversation)
+        response = await _call()
+        conversation.append(response.message)
+
+    async def _final_call():
+        return await llm_call_inner(model, tools=None, tool_choice=None, messages=conversation)
+
+    return await retry(_final_call)
+'''
+
+
+def test_a_final_closure_that_drops_the_tools_of_the_handed_conversation_is_reported_at_the_empty_tools():
+    found = lint(CLOSURE_FINAL, {"CL203"})
+    assert [f.row for f in found] == [10], found
+    assert "llm_call_inner(..., tools=None)" in found[0].message
+
+
+def test_the_same_closure_with_the_tools_kept_is_quiet():
+    assert lint(CLOSURE_FINAL.replace("tools=None, tool_choice=None", "tools=tools, tool_choice=\"none\""), {"CL203"}) == []
+
+
+# --- CL101: a clock put into the variables a prompt template is rendered with ------------------------------------
+
+TEMPLATE_CONTEXT = '''
+import datetime
+
+
+class Actor:
+    async def _gather_prompt_context(self, prompt_name, messages, context, **kwargs):
+        prompt_context = dict(kwargs)
+        prompt_context["memory"] = context
+        prompt_context["current_datetime"] = datetime.datetime.now()
+        return prompt_context
+
+    async def _render_prompt(self, prompt_name, messages, context, **kwargs):
+        prompt_context = await self._gather_prompt_context(prompt_name, messages, context, **kwargs)
+        return self.template.render(**prompt_context)
+'''
+
+
+def test_a_clock_among_a_prompt_templates_variables_is_reported():
+    found = lint(TEMPLATE_CONTEXT, {"CL101"})
+    assert [f.row for f in found] == [8], found
+    assert "{{current_datetime}}" in found[0].message
+
+
+def test_a_clock_in_a_dict_of_another_kind_is_quiet():
+    source = TEMPLATE_CONTEXT.replace("prompt_context", "log_record").replace("_gather_prompt_context", "_gather_log_record")
+    assert lint(source, {"CL101"}) == []
+
+
+# --- CL101: a system prompt builder named with a word of its kind, filled from another module -------------------
+
+PROMPTS_TREE = {
+    "src/__init__.py": "",
+    "src/memos/__init__.py": "",
+    "src/memos/templates/__init__.py": "",
+    "src/memos/templates/prompts.py": '''
+        BASE = "You are Little M. " * 400 + "Current date: {date}. Tone: {tone}."
+
+
+        def get_prompt(date, tone):
+            return BASE.format(date=date, tone=tone)
+    ''',
+    "src/memos/api/__init__.py": "",
+    "src/memos/api/handler.py": '''
+        from datetime import datetime
+
+        from memos.templates.prompts import get_prompt
+
+
+        class ChatHandler:
+            def _build_enhance_system_prompt(self, memories, tone):
+                formatted_date = datetime.now().strftime("%Y-%m-%d %H:%M")
+                sys_body = get_prompt(date=formatted_date, tone=tone)
+                return sys_body + "\\n\\n# Memories\\n" + memories
+    ''',
+}
+
+
+def test_a_clock_reaches_a_builders_prompt_through_a_package_under_src_with_its_own_init(tmp_path):
+    found = lint_tree(tmp_path, PROMPTS_TREE, "src/memos/api/handler.py", {"CL101"})
+    assert [f.row for f in found] == [8], found
+    assert "every minute" in found[0].message
+
+
+def test_the_same_builder_given_the_day_is_quiet(tmp_path):
+    files = dict(PROMPTS_TREE, **{"src/memos/api/handler.py": PROMPTS_TREE["src/memos/api/handler.py"].replace(
+        '"%Y-%m-%d %H:%M"', '"%Y-%m-%d"').replace("datetime.now()", "datetime.now()")})
+    found = lint_tree(tmp_path, files, "src/memos/api/handler.py", {"CL101"})
+    assert all("every minute" not in f.message for f in found), found
