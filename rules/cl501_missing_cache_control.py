@@ -47,7 +47,9 @@ speaks of breakpoints, which a helper could set):
   `SystemPrompts.DEFAULT`, `prompts.HANDBOOK`) is at least the model's minimum cacheable length; where the
   system prompt is a constant followed by per-request parts (`HANDBOOK + files`), the constant start counts
   ("at least N tokens");
-- it is an agent loop: it sends tools, and between two of its requests (a loop around it, or the function
+- it is an agent loop: it sends tools, and between two of its requests (a loop around it, also around a closure the
+  loop's pass runs, `async def make_api_call(): ... lambda: client.messages.create(...)` then
+  `await retry_with_backoff(make_api_call)`; or the function
   calling itself after a tool turn) the model's turn and the tool results are appended to the history it sends;
 - it is a chat loop: no tools, but the loop around it (not a retry loop, nor one left by the first answer)
   appends each turn to the history it sends; a Streamlit app's script is such a loop (it runs again on every

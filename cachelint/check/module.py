@@ -48,6 +48,7 @@ class ModuleContext:
         self.module = self.wrapper.module
         # keyed by id(node): the module keeps its nodes alive, and libcst's __hash__ (id, in Python) costs a call
         self._parents: dict[int, cst.CSTNode] = {}  # id(node) -> its parent
+        self._closure_runs: dict[int, bool] = {}  # id(closure) -> whether it runs in the pass of the loop it is made in
         self._qname_cache: dict[cst.CSTNode, set[str]] = {}
         self._returns: dict[int, list[cst.BaseExpression]] = {}
         self._self_assigned: dict[int, dict[str, list[cst.CSTNode]]] = {}  # id(class) -> attr -> its assignments
@@ -165,10 +166,28 @@ class ModuleContext:
         child = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, SCOPES):
-                break
-            if isinstance(ancestor, LOOPS) and not (isinstance(ancestor, cst.For) and child is ancestor.iter):
+                if not self._runs_in_its_loop(ancestor):
+                    break
+            elif isinstance(ancestor, LOOPS) and not (isinstance(ancestor, cst.For) and child is ancestor.iter):
                 found.append(ancestor)
             child = ancestor
+        return found
+
+    def _runs_in_its_loop(self, scope: cst.CSTNode) -> bool:
+        """A closure made in a loop's body and run in that pass: a lambda handed on there (`run_in_executor(None, lambda:
+        client.messages.create(...))`), or a nested function the loop's body then calls or hands to a retry
+        (`async def make_api_call(): ...` then `await retry_with_backoff(make_api_call)`). Its body runs once per pass,
+        so the loops around it are loops around what it does."""
+        memo = self._closure_runs
+        found = memo.get(id(scope))
+        if found is None:
+            found = isinstance(scope, cst.Lambda)  # run where it is handed on: the scope around it decides
+            if isinstance(scope, cst.FunctionDef):
+                loop = next((a for a in self.ancestors(scope) if isinstance(a, (*LOOPS, *SCOPES))), None)
+                if isinstance(loop, LOOPS):
+                    name = scope.name.value
+                    found = any(n.value == name and n is not scope.name for n in self.nodes_in(cst.Name, loop.body))
+            memo[id(scope)] = found
         return found
 
     def contains(self, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
