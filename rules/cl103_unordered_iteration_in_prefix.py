@@ -23,6 +23,11 @@ listing that reads each file and collects the contents, in a function or list na
 instructions, templates or prompts (`for p in glob.glob("examples/*.yaml"): pool.append(load(p))`). A table of
 the files read, keyed by name and returned or walked only through `sorted(table.values(), ...)`, is read in a
 defined order and is not reported.
+
+The choices of a schema made from a set are judged by their shape too (`likely`): `Literal[tuple(set(...))]`,
+`Enum("Table", list(set(names)))`, `{"enum": list(set(kinds))}`, directly or through a local name bound once to one.
+A response model or a tool's parameters go out with the request and open the prefix; `sorted(set(...))` is one
+order everywhere and is not reported.
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file
@@ -111,6 +116,15 @@ def ask(q, skills: set[str]):
             reported.add(id(fact.node))
             yield Report.at(site, fact.node, message, fix=fix)
         from cachelint.check.listings import listed_prompt_material
+        from cachelint.check.schema_sets import choices_from_sets
+
+        for choices in choices_from_sets(analysis.ctx):
+            if id(choices.node) not in reported:
+                reported.add(id(choices.node))
+                yield Report(choices.node, f"the choices of {choices.schema} are made from a set, listed in no defined order: the "
+                             "schema goes out with the request (a tool, or the output format) and opens the cached prefix, and each "
+                             "process lists the same choices in another order, so no two share that prefix; sort them",
+                             fix=wrap(analysis.ctx, choices.node, "sorted"), confidence="likely")
 
         for listed in listed_prompt_material(analysis.ctx):
             if id(listed.node) not in reported:

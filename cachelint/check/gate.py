@@ -16,6 +16,7 @@ from cachelint.check.framework_models import CLAUDE_MODULES
 from cachelint.check.framework_rag import FRAMEWORK_RAG
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 from cachelint.check.renderers import FILL_VOLATILE, PLACEHOLDER_FILL
+from cachelint.check.schema_sets import SCHEMA_CHOICES
 from cachelint.check.text_history import HISTORY_WORDS
 
 
@@ -208,6 +209,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL201" in codes and HANDED_DISCOVERY.search(source):
         return True
+    if "CL103" in codes and "set" in source and SCHEMA_CHOICES.search(source):
+        return True  # a schema's choices made from a set (schema_sets.py)
     if "CL301" in codes and (AGE_WINDOW.search(source) or CHAIN_CAP.search(source) or CONTEXT_EDIT.search(source)):
         return True
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):

@@ -1,0 +1,88 @@
+"""The choices of a schema made from a set (CL103): an enum whose order follows string hashing.
+
+A response model or a tool's parameters often limit a field to the values the app knows at run time:
+`Literal[tuple(set(t for _, t in sources))]`, `Enum("Table", list(set(names)))`, `{"enum": list(set(kinds))}`. The
+schema is sent with the request (as a tool, or the structured output format) and opens the cached prefix; a set's
+order changes with `PYTHONHASHSEED`, so each process sends the same choices in another order and shares no cache
+with the others. `sorted(set(...))` gives one order everywhere.
+
+Found by the data's shape (confidence `likely`): what the schema is sent with is usually out of sight (a framework
+turns the model into a tool).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, last_name
+from cachelint.check.values import string_value
+
+# the module's text may make a schema's choices from a set (gate.py asks before parsing)
+SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"']enum[\"']\s*:")
+MAX_HOPS = 2  # local names followed back to the set
+
+
+@dataclass(frozen=True, slots=True)
+class SetChoices:
+    node: cst.CSTNode  # the set the choices are made from
+    schema: str  # what the choices are: "a `Literal`", "an `Enum`", "a JSON schema's `enum`"
+
+
+def choices_from_sets(ctx: ModuleContext) -> Iterator[SetChoices]:
+    """Every schema choice list of the module made from a set, in an order no two processes share."""
+    if SCHEMA_CHOICES.search(ctx.source) is None:
+        return
+    seen: set[int] = set()
+    for found in [*_literals(ctx), *_enums(ctx), *_json_enums(ctx)]:
+        if id(found.node) not in seen:
+            seen.add(id(found.node))
+            yield found
+
+
+def _literals(ctx: ModuleContext) -> Iterator[SetChoices]:
+    for sub in ctx.nodes(cst.Subscript):
+        if last_name(sub.value) != "Literal" or len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+            continue
+        source = unordered_source(ctx, sub.slice[0].slice.value)
+        if source is not None:
+            yield SetChoices(source, "a `Literal`")
+
+
+def _enums(ctx: ModuleContext) -> Iterator[SetChoices]:
+    for call in ctx.nodes(cst.Call):
+        if last_name(call.func) in ("Enum", "StrEnum") and len(call.args) >= 2 and string_value(call.args[0].value) is not None:
+            source = unordered_source(ctx, call.args[1].value)
+            if source is not None:
+                yield SetChoices(source, "an `Enum`")
+
+
+def _json_enums(ctx: ModuleContext) -> Iterator[SetChoices]:
+    for element in ctx.nodes(cst.DictElement):
+        if string_value(element.key) == "enum":
+            source = unordered_source(ctx, element.value)
+            if source is not None:
+                yield SetChoices(source, "a JSON schema's `enum`")
+
+
+def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0) -> cst.CSTNode | None:
+    """The set that `expr` lists in its own order: `set(...)`, a set literal or comprehension, `tuple(...)` / `list(...)`
+    of one, or a local name bound once to one (`available = list(set(...))`); None when a `sorted()` or anything else
+    decides the order."""
+    if isinstance(expr, (cst.Set, cst.SetComp)):
+        return expr
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and len(expr.args) == 1 and expr.args[0].keyword is None:
+        name = expr.func.value
+        if name in ("set", "frozenset"):
+            return expr
+        if name in ("tuple", "list"):
+            return unordered_source(ctx, expr.args[0].value, hops)
+        return None
+    if isinstance(expr, cst.Name) and hops < MAX_HOPS and ctx.enclosing_function(expr) is not None:
+        values = [value for _, value in ctx.assigned_values(expr)]
+        if len(values) == 1 and values[0] is not None:
+            return unordered_source(ctx, values[0], hops + 1)
+    return None
