@@ -23,10 +23,11 @@ it is computed: the prefix changes once a day, which costs one cache write a day
 A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence
 `likely`): a message object with the system role (`Message(role="system", content=...)`, a role setting such as
 `agent.system_message_role`, `SystemMessage(...)`, `("system", text)`), or what a function named for building
-it returns (`get_system_message`, `_build_system_prompt`), or a prompt template's placeholder filled with a value, in
+it returns (`get_system_message`, `_build_system_prompt`, `_build_enhance_system_prompt`), or a prompt template's placeholder filled with a value, in
 a module that speaks of prompts (`text.replace("{DATE}", time.strftime("%H:%M %Y-%m-%d"))`, or a table of them,
-`{"{DATE}": ..., "{USER}": ...}`; not where the function puts the filled text into a user message and builds no
-system message). There only values that change within a day are
+`{"{DATE}": ..., "{USER}": ...}`, or a variable of the dict a template is rendered with,
+`prompt_context["current_datetime"] = datetime.now()`; not where the function puts the filled text into a user
+message and builds no system message). There only values that change within a day are
 reported, and a lone short f-string (below every minimum cacheable length) is not judged. So are the earlier turns
 of a conversation that a function renders into messages again for every request (one message per stored turn, in a
 loop, returned): a fresh id or time written there (`call_id = r.call_id or f"call_{uuid.uuid4().hex}"`) makes an

@@ -32,8 +32,9 @@ to while its conversation runs (`self.notes.append(...)` in the method that send
 the system prompt of a request whose history is another attribute of the same object (`likely`); and a prompt
 template whose per-call data comes before at least about 1,024 tokens of static instructions (an f-string or a
 constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`; a section the
-function binds to a long default literal, replaced only by a setting, counts as that literal), where none of
-the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of
+function binds to a long default literal, replaced only by a setting, counts as that literal; in a function named
+for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data), where
+none of the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of
 the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`,
 `TEMPLATE.format(summary=..., chat_history=..., query=...)` with the template written here or in a module of the
 tree), found by the names of the placeholders (`likely`): the history grows by appending, but behind a value

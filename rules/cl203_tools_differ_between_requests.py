@@ -22,8 +22,10 @@ conversation. Call sites in exclusive branches of one `if` (a configuration swit
 
 Also (`likely`), where the request is sent by the app's own agent code: tools taken off the request object after a
 step-limited loop before one more step (`self.req.func_tool = None`, then `await self.step()` to force an answer),
-and a retry or finalization request built with `tools=None` from the conversation a function is handed, beside
-calls of the same builder with tools.
+an agent's tools emptied between two runs of the same agent object, which keeps its memory (`agent.run(...)`, then
+`agent.tools = []` and `agent.run(...)`; not when the agent is made anew in between), and a retry or finalization
+request built with `tools=None` from the conversation a function (or the function around a closure handed to a
+retry) is handed, beside calls of the same builder with tools.
 
 Also (`likely`) tools taken off the last pass of the loop that sends them (`tools = None if i == max_steps else
 tools`, `if i == max_steps: tools = None`), a final step after a step-limited `for` loop's `else:` that resets them on
@@ -218,10 +220,12 @@ class Runner:
 
     def check(self, analysis):
         from cachelint.check.conversation import delegated_requests, differing_requests, tools_by_last_role, wrapper_requests
-        from cachelint.check.dropped_tools import tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass, tools_none_beside_tools
+        from cachelint.check.dropped_tools import (
+            tools_cleared_between_runs, tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass, tools_none_beside_tools)
 
         last_pass = tools_dropped_on_a_last_pass(analysis.ctx, [s for s in analysis.sites if analysis.cacheable(s)])
-        for dropped in [*tools_cleared_for_a_last_step(analysis.ctx), *tools_none_beside_tools(analysis.ctx), *last_pass]:
+        for dropped in [*tools_cleared_for_a_last_step(analysis.ctx), *tools_cleared_between_runs(analysis.ctx),
+                        *tools_none_beside_tools(analysis.ctx), *last_pass]:
             yield Report(dropped.node, f"`{dropped.what}` takes the tools off a request of the conversation {dropped.how}: tools open the "
                          "cached prefix, so that request shares no prefix with the ones sent with them and the whole history is "
                          "prefilled again (keep the same tools and forbid calls with tool_choice=\"none\")", confidence="likely")

@@ -34,7 +34,8 @@ a literal budget of 32k tokens or more is the context window's and is left alone
 the end and written back as the history (`for m in reversed(conv.messages): if rounds >= max_rounds: break` then
 `conv.messages = kept[::-1]`, or returned by a trim function), a
 `deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database
-(`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`) and turned into messages, earlier messages' content replaced by position (all but the last
+(`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`, or a store's method asked for them,
+`repo.get_by_conversation(session, cid, n=10)`, walked `reversed(...)`) and turned into messages, earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
 a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). Framework context and
 memory classes too: messages popped from the middle until a token budget fits
@@ -63,7 +64,10 @@ window whatever it is called (`_manage_overflow`), when the class calls it on th
 cut from the front over a count cap (`self.buffer = self.buffer[2:]`) is a history whatever its name, when it is
 handed on as one (returned by `def messages(self)`, or sent as `messages=`); a list kept for display is not. Not
 reported either: a cut in an `except` handler for the provider's refusal (`except openai.BadRequestError:`, a recovery
-once it refused a request; `except Exception:` is not one), a getter that returns
+once it refused a request; `except Exception:` is not one), a private method the class hands only to a retry after the
+provider refused the input (`retry_once_with_modified_input(modify_input_func=lambda m: self._omit_biggest(m, 3))`),
+the buffer of a generator that yields overlapping windows of a document or a stored chat (`yield {"text":
+"".join(buf), "sources": sources.copy()}` then `sources.pop(0)`), a getter that returns
 the latest `n` messages its caller asks for (`get_recent_messages(count)`), a trim that keeps the start
 (`trim_to_tokens(text, n, "start")`).
 
@@ -96,7 +100,8 @@ The prefix re-rendered from current state is a rewrite too (confidence `likely`)
   message's own (a screenshot) and a `cache_control` breakpoint on it are not reported, nor a conversion whose
   result is neither returned nor sent (a display).
 
-A window of the stored turns counts wherever the request is made: in the function, or in a function or method of
+A chat loop's own list counts when the request sends it inside a list that wraps it (`current = [system, *messages,
+question]`, `messages=current`). A window of the stored turns counts wherever the request is made: in the function, or in a function or method of
 the module or of another module of the tree that sends what it is handed (`self._complete(msgs)`, an imported
 `ask(msgs)`, a base class's `_chat_completion(history)` that raises `NotImplementedError` for subclasses). Earlier messages edited through their
 attributes (`msg.content = "(omitted)"`, on the stored message or on a copy) count like `m["content"] = ...`.
@@ -117,7 +122,8 @@ limit: msgs = trim_prompt_messages(...)`) or after the provider refused the requ
 trim: litellm's `max_input_tokens`, a budget parameter every caller in the module passes the window to
 (`truncate(history, self.context_window - 2000)`, `trim_messages(msgs, self.max_tokens)` after `self.max_tokens =
 settings.max_input_tokens`), or a function that returns the history untouched while it fits (`if total <= limit:
-return messages`); a trimming function imported from a module of the tree, judged by its own body where it cuts
+return messages`; also one of another module handed the window by this call, `truncate_messages_to_fit(conversation,
+max_input_tokens)`); a trimming function imported from a module of the tree, judged by its own body where it cuts
 (only a package out of sight, `tokentrim.trim`, is judged by its name); a history cleared up to its
 newest user turn in one step (`del messages[1:last_user]`, `del messages[1:-1]`), a reset that then grows again; two
 queues merged until both are empty (`while len(a) > 0 or len(b) > 0: ... b.pop(0)`); and a breakpoint put on the

@@ -345,3 +345,148 @@ def test_the_same_builder_given_the_day_is_quiet(tmp_path):
         '"%Y-%m-%d %H:%M"', '"%Y-%m-%d"').replace("datetime.now()", "datetime.now()")})
     found = lint_tree(tmp_path, files, "src/memos/api/handler.py", {"CL101"})
     assert all("every minute" not in f.message for f in found), found
+
+
+# --- a request made in a closure that the loop's pass runs --------------------------------------------------------
+
+CLOSURE_IN_LOOP = '''
+import anthropic
+
+
+class Reviewer:
+    async def review(self, prompt):
+        client = anthropic.Anthropic()
+        messages = [{"role": "user", "content": prompt}]
+        for turn in range(15):
+            async def make_api_call():
+                loop = asyncio.get_event_loop()
+                return await loop.run_in_executor(
+                    None,
+                    lambda: client.messages.create(model="claude-sonnet-4-5", max_tokens=4096, tools=TOOLS, messages=messages),
+                )
+
+            response = await retry_with_backoff(make_api_call)
+            messages.append({"role": "assistant", "content": response.content})
+            messages.append({"role": "user", "content": run_tools(response)})
+'''
+
+
+def test_an_agent_loop_whose_request_is_made_in_a_closure_run_each_pass_is_a_loop():
+    found = lint(CLOSURE_IN_LOOP, {"CL501"})
+    assert [f.row for f in found] == [13], found
+
+
+def test_a_closure_the_loop_never_runs_is_no_request_of_the_loop():
+    source = CLOSURE_IN_LOOP.replace("response = await retry_with_backoff(make_api_call)", "response = await other_call()")
+    assert lint(source, {"CL501"}) == []
+
+
+# --- CL203: an agent's tools emptied between two runs of the same agent ------------------------------------------
+
+TWO_RUNS = '''
+def root_cause(context, request):
+    agent = AutofixAgent(tools=TOOLS, memory=request.initial_memory)
+    response = agent.run(run_config=RunConfig(prompt=DISCOVERY, system_prompt=SYSTEM, max_iterations=64))
+    if not response:
+        return None
+    agent.tools = []
+    response = agent.run(run_config=RunConfig(prompt=PROPOSAL, system_prompt=SYSTEM))
+    return response
+'''
+
+
+def test_tools_emptied_between_two_runs_of_one_agent_are_reported():
+    found = lint(TWO_RUNS, {"CL203"})
+    assert [f.row for f in found] == [6], found
+    assert "agent.run()" in found[0].message
+
+
+def test_a_new_agent_made_between_the_runs_is_another_conversation():
+    source = TWO_RUNS.replace("    agent.tools = []\n", "    agent = AutofixAgent(tools=TOOLS)\n    agent.tools = []\n")
+    assert lint(source, {"CL203"}) == []
+
+
+# --- CL104: a builder's section made from its parameters before its long static part -----------------------------
+
+TOOLS_TEXT = "- a tool description that is the same on every call\n" * 120
+SECTION_FIRST = (
+    "def agent_system_prompt(observer, observed, observer_card):\n"
+    "    if observer != observed:\n"
+    "        perspective = f\"You answer from {observer}'s view of {observed}: {observer_card}\"\n"
+    "    else:\n"
+    "        perspective = f\"You answer questions about {observed}.\"\n"
+    "    return f\"\"\"\nYou are a context synthesis agent.\nPERSPECTIVE\n## AVAILABLE TOOLS\n" + TOOLS_TEXT + "LAST\"\"\"\n"
+)
+
+
+def test_a_section_made_from_the_builders_parameters_before_its_static_tools_text_is_reported():
+    found = lint(SECTION_FIRST.replace("PERSPECTIVE", "{perspective}").replace("LAST", ""), {"CL104"})
+    assert [f.row for f in found] == [8], found
+    assert "perspective" in found[0].message
+
+
+def test_the_same_builder_with_its_section_last_is_quiet():
+    assert lint(SECTION_FIRST.replace("PERSPECTIVE", "").replace("LAST", "{perspective}"), {"CL104"}) == []
+
+
+# --- CL103: a schema's choices made from a set ---------------------------------------------------------------------
+
+SCHEMA_CHOICES = '''
+import typing as t
+
+from pydantic import BaseModel
+
+
+def make_source_table_model(sources):
+    class LiteralSourceTable(BaseModel):
+        source: t.Literal[tuple(set(src for src, _ in sources))]
+        table: t.Literal[tuple(sorted(set(table for _, table in sources)))]
+    return LiteralSourceTable
+
+
+def make_table_model(sources):
+    available_tables = list(set(table for _, table in sources))
+    return t.Literal[tuple(available_tables)]
+
+
+def tool_schema(kinds):
+    return {"type": "object", "properties": {"kind": {"type": "string", "enum": list(kinds)}}}
+
+
+def enum_tool(names):
+    return {"type": "string", "enum": list({n.lower() for n in names})}
+'''
+
+
+def test_a_literal_an_enum_or_a_json_enum_made_from_a_set_is_reported_and_a_sorted_one_is_not():
+    found = lint(SCHEMA_CHOICES, {"CL103"})
+    assert [f.row for f in found] == [8, 14, 23], found
+    assert all(f.confidence == "likely" and f.fix is not None for f in found)
+
+
+# --- CL301: the latest n stored messages asked of a repository, walked newest first ------------------------------
+
+LATEST_ROWS = '''
+from langchain_core.messages import AIMessage, HumanMessage
+
+
+class ConversationService:
+    async def get_conversation_history(self, session, conversation_id):
+        messages = await self.message_repo.get_by_conversation(session, conversation_id, n=10)
+        base_messages = []
+        for message in reversed(messages):
+            if message.role == "human":
+                base_messages.append(HumanMessage(content=message.content))
+            else:
+                base_messages.append(AIMessage(content=message.content))
+        return base_messages
+'''
+
+
+def test_the_latest_ten_rows_of_a_conversation_walked_newest_first_into_messages_are_a_window():
+    found = lint(LATEST_ROWS, {"CL301"})
+    assert [f.row for f in found] == [6], found
+
+
+def test_rows_asked_for_in_their_own_order_are_no_window():
+    assert lint(LATEST_ROWS.replace("reversed(messages)", "messages"), {"CL301"}) == []

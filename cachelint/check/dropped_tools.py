@@ -60,6 +60,41 @@ def tools_cleared_for_a_last_step(ctx: ModuleContext) -> Iterator[DroppedTools]:
                 break
 
 
+def tools_cleared_between_runs(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """`agent.run(...)`, then `agent.tools = []` and `agent.run(...)` again: the same agent object, which keeps its
+    memory (the conversation) between runs, sends its next run without the tools of the first (a proposal step after
+    a discovery run). An object made anew between the two runs is another conversation."""
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or not _empty(assign.value):
+            continue
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Attribute) or not TOOLS_HOLDER.match(target.attr.value) or ctx.code(target.value) == "self":
+            continue
+        function = ctx.enclosing_function(assign)
+        if function is None or function.name.value == "__init__":
+            continue
+        holder = ctx.code(target.value)
+        row = ctx.span(assign).row
+        remade = max((ctx.span(a).row for a in ctx.nodes_in(cst.Assign, function)
+                      if ctx.span(a).row < row and any(ctx.code(t.target) == holder for t in a.targets)), default=0)
+        before: set[str] = set()
+        after: set[str] = set()
+        for call in ctx.nodes_in(cst.Call, function):
+            if isinstance(call.func, cst.Attribute) and ctx.code(call.func.value) == holder and RUNS.match(call.func.attr.value):
+                at = ctx.span(call).row
+                if remade < at < row:
+                    before.add(call.func.attr.value)  # a run of the object the tools are taken from (not of one made since)
+                elif at > row:
+                    after.add(call.func.attr.value)
+        runs = before & after
+        if runs:
+            yield DroppedTools(assign, ctx.code(assign).strip(), f"between two `{holder}.{sorted(runs)[0]}()` runs of the same agent")
+
+
+# a method that runs an agent's conversation on: `agent.run(...)`, `agent.step()`, `agent.chat(...)`
+RUNS = re.compile(r"^a?(?:run|step|chat|invoke|execute|respond|continue|generate|ask)(?:_\w+)?$", re.I)
+
+
 def _bounded_by_a_count(loop: cst.CSTNode) -> bool:
     """`while not done and steps < max_steps:` or `for _ in range(max_steps):`: a loop with a step limit."""
     if isinstance(loop, cst.While):

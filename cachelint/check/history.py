@@ -151,8 +151,29 @@ def stored_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
         function = ctx.enclosing_function(cut)
         if names and function is not None and _rows_become_messages(ctx, function, names[0]):
             yield Rewrite(cut, names[0], "keeps only the latest stored messages of")
+    yield from _latest_rows_asked_for(ctx)
 
 
+def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """`messages = await repo.get_by_conversation(session, conversation_id, n=10)` walked `reversed(...)` into chat
+    messages: a store's method asked for the latest n rows of a conversation (newest first, hence the reversal) whose
+    query is in another module; the window slides as the conversation passes n messages."""
+    for assign in ctx.nodes(cst.Assign):
+        call = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
+        if not isinstance(call, cst.Call) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            continue
+        count = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in LATEST_COUNT), None)
+        if not isinstance(count, cst.Integer) or int(count.value.replace("_", ""), 0) > LARGE_WINDOW \
+                or not STORED_CONVERSATION.search(ctx.code(call.func)):
+            continue
+        rows = assign.targets[0].target.value
+        function = ctx.enclosing_function(assign)
+        if function is not None and _rows_become_messages(ctx, function, rows, newest_first=True):
+            yield Rewrite(count, rows, "keeps only the latest stored messages of")
+
+
+LATEST_COUNT = frozenset({"n", "limit", "last_n", "num_messages", "max_messages", "message_limit", "count", "k"})
+STORED_CONVERSATION = re.compile(r"messag|histor|conversation|chat|turns", re.I)
 LARGE_WINDOW = 50  # messages: a window this long slides only in chats longer than most ever get
 
 
@@ -199,10 +220,13 @@ def _first_n(ctx: ModuleContext, order_by: cst.Call) -> cst.CSTNode | None:
     return None
 
 
-def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: str) -> bool:
+def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: str, newest_first: bool = False) -> bool:
     """The rows are walked (`for r in reversed(rows)`, a comprehension) into dicts with a `role`, or into
-    message objects of a chat framework."""
+    message objects of a chat framework (`newest_first`: only walked through `reversed(rows)`)."""
     for node in descendants(function):
+        if newest_first and not (isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.iter, cst.Call)
+                                 and _last_name(node.iter.func) == "reversed"):
+            continue
         if isinstance(node, (cst.For, cst.CompFor)) and rows in {n.value for n in descendants(node.iter) if isinstance(n, cst.Name)}:
             body = node.body if isinstance(node, cst.For) else ctx.parent(node)
             if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))

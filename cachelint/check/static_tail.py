@@ -23,7 +23,7 @@ import libcst as cst
 
 from cachelint.check.module import LITERAL_ARGS, ModuleContext, argument_for, descendants, is_template
 from cachelint.check.renderers import message_shape
-from cachelint.check.depends import parameters_of, positional_index
+from cachelint.check.depends import parameter_sources, parameters_of, positional_index
 from cachelint.check.values import VOLATILE_NAMES, assigned_once, string_value
 
 MIN_TAIL_CHARS = 4 * 1024  # about 1,024 tokens of English: the smallest minimum cacheable prefix (OpenAI, Claude Sonnet)
@@ -171,6 +171,8 @@ def _reads_parameter(ctx: ModuleContext, node: cst.CSTNode, function: cst.Functi
     expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
     defaults = set() if with_defaults else {p.name.value for p in function.params.params if p.default is not None}
     read = {n.value for n in [expression, *descendants(expression)] if isinstance(n, cst.Name) and n.value in params - defaults}
+    if not read and isinstance(expression, cst.Name):  # `{perspective_section}`, a section the builder made from its parameters
+        read = set(parameter_sources(ctx, expression, params - defaults, within=function))
     return bool(read - _mode_parameters(ctx, function, read))
 
 
