@@ -490,3 +490,85 @@ def test_the_latest_ten_rows_of_a_conversation_walked_newest_first_into_messages
 
 def test_rows_asked_for_in_their_own_order_are_no_window():
     assert lint(LATEST_ROWS.replace("reversed(messages)", "messages"), {"CL301"}) == []
+
+
+# --- CL103: templates listed into a pool that prompts are drawn from at random -------------------------------------
+
+POOL = '''
+from random import sample
+
+
+class WebInjection:
+    def __init__(self, data_path):
+        self.concat_prompt_templates = []
+        for template_file in (data_path / "concat_prompt_templates").iterdir():
+            with open(template_file) as f:
+                self.concat_prompt_templates.append(f.read().strip())
+
+    def generate_prompts(self, count):
+        for _ in range(count):
+            template = sample(self.concat_prompt_templates, 1)[0]
+            yield template.format(payload=PAYLOAD)
+'''
+
+
+def test_templates_listed_into_a_pool_only_drawn_from_at_random_are_quiet():
+    assert lint(POOL, {"CL103"}) == []
+
+
+def test_the_same_templates_joined_in_listing_order_are_reported():
+    source = POOL.replace("template = sample(self.concat_prompt_templates, 1)[0]", 'template = "\\\\n".join(self.concat_prompt_templates)')
+    assert [f.row for f in lint(source, {"CL103"})] == [7]
+
+
+# --- CL501: a litellm loop in a project whose configuration file names a Claude model ----------------------------
+
+LITELLM_LOOP = '''
+import litellm
+
+
+def run(model, messages, tools, execute):
+    while True:
+        response = litellm.completion(model=model, messages=messages, tools=tools)
+        message = response.choices[0].message
+        messages.append(message)
+        if not message.tool_calls:
+            return message.content
+        for call in message.tool_calls:
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": execute(call)})
+'''
+APP_TOML = '''
+[completion]
+model = "openai_gpt4"
+
+[registered_models]
+openai_gpt4 = { model_name = "gpt-4o" }
+claude_sonnet = { model_name = "claude-3-7-sonnet-latest" }
+'''
+
+
+def test_a_litellm_loop_in_a_project_whose_toml_registers_a_claude_model_is_found(tmp_path):
+    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "",
+             "core/agent.py": LITELLM_LOOP}
+    found = lint_tree(tmp_path, files, "core/agent.py", {"CL501"})
+    assert [f.row for f in found] == [6], found
+    assert "the project names `claude-3-7-sonnet-latest`" in found[0].message
+
+
+def test_the_same_loop_whose_configuration_names_claude_only_in_a_comment_is_quiet(tmp_path):
+    toml = APP_TOML.replace('claude_sonnet = { model_name = "claude-3-7-sonnet-latest" }', '# model_name = "claude-3-7-sonnet-latest"')
+    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": toml, "core/__init__.py": "", "core/agent.py": LITELLM_LOOP}
+    assert lint_tree(tmp_path, files, "core/agent.py", {"CL501"}) == []
+
+
+def test_a_checkout_with_an_init_at_its_root_is_its_own_tree_when_linted_from_there(tmp_path, monkeypatch):
+    from cachelint.check.tree import root_of
+
+    checkout = tmp_path / "morphik-core"
+    (checkout / "core" / "completion").mkdir(parents=True)
+    for init in (checkout / "__init__.py", checkout / "core" / "__init__.py", checkout / "core" / "completion" / "__init__.py"):
+        init.write_text("")
+    module = checkout / "core" / "completion" / "chat.py"
+    module.write_text("")
+    monkeypatch.chdir(checkout)
+    assert root_of(str(module)) == str(checkout)  # not tmp_path, the folder of other checkouts

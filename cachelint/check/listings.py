@@ -61,8 +61,32 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
             continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
         found = _collected_reads(ctx, function, call, holders)
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
-                                  or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))):
+                                  or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))) \
+                and not _only_drawn_from(ctx, found):
             yield ListedMaterial(call, " ".join(ctx.code(call).split()), found)
+
+
+DRAWS = frozenset({"sample", "choice", "choices", "shuffle"})  # random's: what is drawn, not in what order
+
+
+def _only_drawn_from(ctx: ModuleContext, collected: str) -> bool:
+    """Every read of the collection elsewhere in the module draws from it at random (`sample(self.templates, 1)[0]`,
+    `random.choice(pool)`): a pool, each prompt made from one item of it, so the order it was listed in never becomes
+    the order of a prompt's text."""
+    last = collected.split(".")[-1]
+    uses = [n for n in ctx.nodes(cst.Attribute) if n.attr.value == last and ctx.code(n) == collected] if "." in collected \
+        else [n for n in ctx.nodes(cst.Name) if n.value == collected]
+    reads = 0
+    for node in uses:
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.value is node
+                                                    and parent.attr.value in ("append", "extend")):
+            continue  # the binding (`self.pool = []`) and what fills it
+        call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and call.args[0] is parent and called_name(call) in DRAWS):
+            return False
+        reads += 1
+    return reads > 0
 
 
 def _is_listing(ctx: ModuleContext, call: cst.Call) -> bool:

@@ -79,9 +79,46 @@ def tree_claude_model(filename: str) -> str | None:
 
     found = tree.first_file(filename, "claude model setting", configured)
     if found is None:
-        return None
+        return _configured_in_files(project_root_of(filename) or tree.root_of(filename)) if os.path.isfile(filename) else None
     with open(found, encoding="utf-8", errors="replace") as file:
         return _cached_claude(file.read())
+
+
+# the app's own configuration files, at its root or in a config folder: `morphik.toml`, `config/models.yaml`
+CONFIG_SUFFIXES = (".toml", ".yaml", ".yml")
+CONFIG_FOLDERS = ("", "config", "configs", "conf", "settings")
+# a model setting written in one: `model_name = "claude-3-7-sonnet-latest"` (a TOML key or inline table), `model:
+# anthropic/claude-sonnet-4-5` (YAML)
+CONFIGURED_MODEL = re.compile(r"""(?im)\b[\w-]*model(?:_name|_id)?\s*[:=]\s*["']?((?:[\w.-]+/)?claude-[\w.:@-]+)""")
+
+
+def _configured_in_files(root: str) -> str | None:
+    """A Claude model that caches prompts, set in a configuration file of the app (`morphik.toml`: `claude_sonnet = {
+    model_name = "claude-3-7-sonnet-latest" }`), or None. pyproject.toml and lock files name packages, not models."""
+    from cachelint.check.project import note_read
+    from cachelint.simulate.models import caches_prompts
+
+    for folder in CONFIG_FOLDERS:
+        base = os.path.join(root, folder)
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(base, name)
+            if not name.endswith(CONFIG_SUFFIXES) or name in ("pyproject.toml", "poetry.lock", "uv.lock") or name.startswith(".") \
+                    or not os.path.isfile(path) or os.path.getsize(path) > 256_000:
+                continue
+            note_read(path)
+            with open(path, encoding="utf-8", errors="replace") as file:
+                text = file.read()
+            for line in text.splitlines():
+                if line.lstrip().startswith("#"):
+                    continue  # a commented-out choice is not the configured one
+                for match in CONFIGURED_MODEL.finditer(line):
+                    if caches_prompts(match.group(1)):
+                        return match.group(1)
+    return None
 
 
 def _cached_claude(text: str) -> str | None:

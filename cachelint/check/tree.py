@@ -52,6 +52,8 @@ def root_of(filename: str) -> str:
     inside = str(top) == cwd or str(top).startswith(cwd.rstrip(os.sep) + os.sep)
     if inside and len(Path(os.path.relpath(top, cwd)).parts) <= 2:  # never a far-away folder (a home directory)
         return cwd
+    if path.startswith(cwd.rstrip(os.sep) + os.sep) and cwd.startswith(str(top).rstrip(os.sep) + os.sep):
+        return cwd  # a checkout with an `__init__.py` at its root: the climb went above the tree being linted
     return str(top)
 
 
