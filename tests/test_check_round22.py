@@ -572,3 +572,28 @@ def test_a_checkout_with_an_init_at_its_root_is_its_own_tree_when_linted_from_th
     module.write_text("")
     monkeypatch.chdir(checkout)
     assert root_of(str(module)) == str(checkout)  # not tmp_path, the folder of other checkouts
+
+
+def test_a_function_that_packages_a_system_note_is_no_system_prompt_builder():
+    source = '''
+    import json
+    from datetime import datetime
+
+
+    def package_system_message(system_message, message_type="system_alert", time=None):
+        formatted_time = time if time else datetime.now().strftime("%Y-%m-%d %I:%M:%S %p")
+        return json.dumps({"type": message_type, "message": system_message, "time": formatted_time})
+    '''
+    assert lint(source, {"CL101"}) == []
+
+
+def test_a_converter_appended_once_per_stored_turn_is_still_a_converter_of_stored_turns(tmp_path):
+    files = dict(ADAPTER_TREE, **{"pkg/loop.py": '''
+        def to_messages(adapter, history):
+            messages = []
+            for msg in history:
+                messages.append(adapter.format_assistant_tool_message(msg))
+            return messages
+    '''})
+    found = lint_tree(tmp_path, files, "pkg/adapters.py", {"CL102"})
+    assert [f.row for f in found] == [11, 18], found  # (format_tool_results: no caller appends it)

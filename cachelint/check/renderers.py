@@ -293,9 +293,9 @@ MESSAGE_TEXT_KEYWORDS = ("content", "message", "text")  # the text of a message 
 SYSTEM_KINDS = frozenset({"volatile", "counter", "dict_repr", "unordered"})
 SYSTEM_BUILT = "system prompt built here"  # the callee of a built system prompt's stand-in call site
 # a function whose name says it builds the system prompt: get_system_message, _build_system_prompt, system_prompt
-SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_)?"
-                            r"(?!(?:non|not|no|without|other)_)(?:[a-z0-9]+_)?"  # `_build_enhance_system_prompt`: one word of its kind
-                            r"(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?$")
+SYSTEM_BUILDER = re.compile(r"^_*(?:a?(?:get|build|make|create|render|format|compose|generate|construct|prepare)_"
+                            r"(?!(?:non|not|no|without|other)_)(?:[a-z0-9]+_)?)?"  # `_build_enhance_system_prompt`: one word of its kind
+                            r"(?:system_?(?:prompt|message|msg|instructions?)|sys_?prompt)s?$")  # (after a verb: not `package_system_message`)
 # a name or keyword that carries the system prompt to a sender out of sight: system_prompt = ..., llm.aask(system_msgs=[...])
 SYSTEM_NAME = re.compile(r"^_*(?!(?:non|not|no|without|other)_)(?:[a-z0-9]+_)?(?:system_?(?:prompt|message|msg)|sys_?prompt)s?$")
 MAX_SYSTEM = 24  # system prompts judged per module

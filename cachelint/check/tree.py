@@ -231,6 +231,8 @@ def _grown(root: str, name: str, hops: int, test_path_below) -> tuple[bool, list
             if calls > MAX_CALLERS:
                 return False, read
             head = line[:match.start()]
+            if _converts_each_item(lines, number, line[match.end():]):
+                return False, read  # `for msg in history: messages.append(fmt.format_assistant_message(msg))`: every stored turn
             if re.search(r"\.(?:append|extend)\(\s*(?:await\s+)?$", head):
                 continue  # history.extend(adapter.format_tool_results(results))
             bound = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*(?:await\s+)?$", head)
@@ -248,6 +250,24 @@ def _grown(root: str, name: str, hops: int, test_path_below) -> tuple[bool, list
                         continue
             return False, read
     return calls > 0, read
+
+
+def _converts_each_item(lines: list[str], number: int, arguments: str) -> bool:
+    """The call at line `number` is inside a `for` loop (of its function) and is handed the loop's variable: it converts
+    each item of a collection, such as the stored turns of a history, not the newest turn once."""
+    indent = len(lines[number]) - len(lines[number].lstrip())
+    for line in reversed(lines[:number]):
+        stripped = line.lstrip()
+        depth = len(line) - len(stripped)
+        if not stripped or depth >= indent:
+            continue
+        indent = depth
+        if re.match(r"(?:async\s+)?def\s", stripped) or re.match(r"class\s", stripped):
+            return False
+        loop = re.match(r"(?:async\s+)?for\s+(.+?)\s+in\s", stripped)
+        if loop and any(re.search(rf"\b{re.escape(name)}\b", arguments) for name in re.findall(r"[A-Za-z_]\w*", loop.group(1))):
+            return True
+    return False
 
 
 def _enclosing_def(lines: list[str], number: int) -> str | None:
