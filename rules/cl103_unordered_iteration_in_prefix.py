@@ -124,7 +124,7 @@ def ask(q, skills: set[str]):
                 yield Report(choices.node, f"the choices of {choices.schema} are made from a set, listed in no defined order: the "
                              "schema goes out with the request (a tool, or the output format) and opens the cached prefix, and each "
                              "process lists the same choices in another order, so no two share that prefix; sort them",
-                             fix=wrap(analysis.ctx, choices.node, "sorted"), confidence="likely")
+                             fix=None if choices.filled else wrap(analysis.ctx, choices.node, "sorted"), confidence="likely")
 
         for listed in listed_prompt_material(analysis.ctx):
             if id(listed.node) not in reported:

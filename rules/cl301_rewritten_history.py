@@ -933,7 +933,7 @@ def turn(history):
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
-            history = _wrapped_history(ctx, site.arg("messages") or site.arg("input"), bool(ctx.loops_around(site.node)))
+            history = _wrapped_history(ctx, site.arg("messages") or site.arg("input"), ctx.loops_around(site.node))
             if not isinstance(history, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # messages, self.messages, state["messages"]
             for region, target in _conversation_regions(ctx, site, history):
@@ -991,22 +991,29 @@ def _never_called(ctx, node) -> bool:
     return counts is not None and counts.get(name, 0) == 0
 
 
-def _wrapped_history(ctx, sent, in_a_loop: bool):
+def _wrapped_history(ctx, sent, loops):
     """The history a request sends, seen through the messages written around it: `[system, *history, user]` or
     `[system] + history` in the call or bound once to the name it sends (`current = [system, *messages, question]`
     and `messages=current`): the list that outlives the request is `history` when it is kept on `self` or in state,
     or is a local list of the chat loop the request is sent in (`in_a_loop`; a function's own list, sliced once past
-    its system message, is no conversation kept from one request to the next)."""
-    kinds = (cst.Name, cst.Attribute, cst.Subscript) if in_a_loop else (cst.Attribute, cst.Subscript)
+    its system message, is no conversation kept from one request to the next; nor is a list bound anew in each pass,
+    `context = example["dialog"]` of a batch)."""
+    from cachelint.check.history import bound_anew_in
+
+    def kept(behind) -> bool:
+        if isinstance(behind, (cst.Attribute, cst.Subscript)):
+            return True
+        return isinstance(behind, cst.Name) and bool(loops) and not bound_anew_in(ctx, loops[-1], behind.value)
+
     if isinstance(sent, cst.Name):
         values = [value for _, value in ctx.assigned_values(sent)]
         if len(values) == 1 and isinstance(values[0], (cst.List, cst.BinaryOperation)):
             behind = _behind_new_messages(values[0])
-            if behind is not values[0] and isinstance(behind, kinds):
+            if behind is not values[0] and kept(behind):
                 return behind
         return sent
     behind = _behind_new_messages(sent)
-    return behind if isinstance(behind, kinds) else sent
+    return behind if kept(behind) else sent
 
 
 # a call that runs what it is handed only once the provider refused a request: a retry with the input made smaller
@@ -1025,33 +1032,48 @@ def _recovery_only(ctx, node) -> bool:
     if not uses:
         return False
     for use in uses:
-        handed = False
-        for ancestor in ctx.ancestors(use):
-            if isinstance(ancestor, cst.Arg) and ancestor.keyword is not None and RECOVERY.search(ancestor.keyword.value):
-                handed = True
-            if isinstance(ancestor, cst.Call) and ancestor.func is not use and RECOVERY.search(ctx.code(ancestor.func)):
-                handed = True
-            if handed or isinstance(ancestor, (cst.FunctionDef, cst.SimpleStatementLine)):
-                break
-        if not handed:
+        # what is handed on: the method itself (`modify=self._omit`), or a lambda that only calls it
+        # (`lambda msgs: self._omit(msgs, 3)`); not a request that calls it inside (`retry(lambda: create(messages=self._trim(h)))`)
+        handed: cst.CSTNode = use
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Call) and parent.func is use:
+            lam = ctx.parent(parent)
+            if not (isinstance(lam, cst.Lambda) and lam.body is parent):
+                return False
+            handed = lam
+        arg = ctx.parent(handed)
+        call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and (RECOVERY.search(ctx.code(call.func))
+                                                or (arg.keyword is not None and RECOVERY.search(arg.keyword.value)))):
             return False
     return True
 
 
 def _yielded_as_windows(ctx, node, target: str) -> bool:
-    """The cut list is the buffer of a generator that yields it (or a copy, or its text) once per window:
-    `yield {"text": "".join(buf), "sources": sources.copy()}` then `sources.pop(0)` until the overlap fits. Each
-    window is a request of its own (chunks of a document or a stored chat), not a conversation sent turn after turn."""
+    """The cut list is the buffer of a generator that yields windows of it (a copy, or its text, inside what it yields)
+    and sends no request: `yield {"text": "".join(buf), "sources": sources.copy()}` then `sources.pop(0)` until the
+    overlap fits. Each window is a request of its own (chunks of a document or a stored chat), not a conversation
+    sent turn after turn. A chat generator that yields the history itself (`yield history`, a Gradio bot) is not."""
     function = ctx.enclosing_function(node)
-    if function is None:
+    if function is None or _sends_a_request(ctx, function):
         return False
-    root = target.split(".")[0].split("[")[0]
-    for found in descendants(function.body):
-        if isinstance(found, cst.Yield) and found.value is not None \
-                and ctx.enclosing_function(found) is function \
-                and any(isinstance(n, cst.Name) and n.value == root for n in (found.value, *descendants(found.value))):
-            return True
+    for found in ctx.nodes_in(cst.Yield, function):
+        if found.value is None or ctx.enclosing_function(found) is not function or ctx.code(found.value) == target:
+            continue
+        if any(isinstance(n, (cst.Name, cst.Attribute)) and ctx.code(n) == target
+               and isinstance(ctx.parent(n), (cst.Attribute, cst.Arg)) for n in descendants(found.value)):
+            return True  # `sources.copy()`, `"".join(buf)`: the window's text or a copy of it
     return False
+
+
+def _sends_a_request(ctx, function) -> bool:
+    """A request in sight is made in the function (its own call sites are the module's)."""
+    from cachelint.check.callsites import find_call_sites
+
+    memo = ctx.__dict__.setdefault("_request_functions", None)
+    if memo is None:
+        memo = ctx.__dict__["_request_functions"] = {id(ctx.enclosing_function(site.node)) for site in find_call_sites(ctx)}
+    return id(function) in memo
 
 
 def _behind_new_messages(sent):

@@ -126,8 +126,18 @@ def _adds_marker(ctx, node, loop) -> bool:
         return any(_marker_subscript(t.target) and _moving_block(ctx, t.target.value, loop) and not _fresh_deep_copy(ctx, t.target, loop)
                    for t in node.targets)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
-        return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in descendants(a.value))
+        return any(isinstance(n, cst.DictElement) and string_value(n.key) == "cache_control" for a in node.args for n in descendants(a.value)) \
+            and not _made_in_the_pass(ctx, node.func.value, loop)
     return False
+
+
+def _made_in_the_pass(ctx, receiver, loop) -> bool:
+    """`messages = []` (or a list literal) inside the loop, also in a closure its pass runs: each pass appends to a
+    new list, so markers never pile up in one request."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    bindings = list(ctx.assigned_values(receiver))
+    return bool(bindings) and all(ctx.contains(loop, binding) and isinstance(value, cst.List) for binding, value in bindings)
 
 
 def _fresh_deep_copy(ctx, target, loop) -> bool:

@@ -432,6 +432,7 @@ def test_the_same_builder_with_its_section_last_is_quiet():
 # --- CL103: a schema's choices made from a set ---------------------------------------------------------------------
 
 SCHEMA_CHOICES = '''
+import instructor
 import typing as t
 
 from pydantic import BaseModel
@@ -460,8 +461,35 @@ def enum_tool(names):
 
 def test_a_literal_an_enum_or_a_json_enum_made_from_a_set_is_reported_and_a_sorted_one_is_not():
     found = lint(SCHEMA_CHOICES, {"CL103"})
-    assert [f.row for f in found] == [8, 14, 23], found
+    assert [f.row for f in found] == [9, 15, 24], found
     assert all(f.confidence == "likely" and f.fix is not None for f in found)
+
+
+def test_a_schema_of_a_module_that_speaks_to_no_model_is_quiet():
+    source = SCHEMA_CHOICES.replace("import instructor", "import jsonschema")
+    assert lint(source, {"CL103"}) == []
+
+
+def test_choices_sorted_in_place_or_a_set_filled_later_are_judged_by_what_is_sent():
+    source = '''
+    from anthropic import Anthropic
+
+
+    def kind_tool(items):
+        kinds = list({item.kind for item in items})
+        kinds.sort(key=str.lower)
+        return {"name": "pick_kind", "input_schema": {"type": "object", "properties": {"kind": {"type": "string", "enum": kinds}}}}
+
+
+    def tag_tool(items):
+        tags = set()
+        for item in items:
+            tags.add(item.tag)
+        return {"name": "pick_tag", "input_schema": {"type": "object", "properties": {"tag": {"type": "string", "enum": list(tags)}}}}
+    '''
+    found = lint(source, {"CL103"})
+    assert [f.row for f in found] == [11], found
+    assert found[0].fix is None  # sorting `set()` where it is made would not sort what is added to it
 
 
 # --- CL301: the latest n stored messages asked of a repository, walked newest first ------------------------------
@@ -597,3 +625,188 @@ def test_a_converter_appended_once_per_stored_turn_is_still_a_converter_of_store
     '''})
     found = lint_tree(tmp_path, files, "pkg/adapters.py", {"CL102"})
     assert [f.row for f in found] == [11, 18], found  # (format_tool_results: no caller appends it)
+
+
+# --- mends of a review of this round's change (each reproduced first) ---------------------------------------------
+
+def test_a_clock_in_prompt_variables_rendered_into_the_user_message_is_quiet():
+    source = '''
+    from datetime import datetime
+
+    from openai import OpenAI
+
+    client = OpenAI()
+
+
+    def build_prompt_vars(question):
+        prompt_vars = {"question": question}
+        prompt_vars["asked_at"] = datetime.now().isoformat()
+        return prompt_vars
+
+
+    def ask(question):
+        text = USER_TEMPLATE.render(**build_prompt_vars(question))
+        return client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": text}])
+    '''
+    assert lint(source, {"CL101"}) == []
+
+
+def test_a_clock_in_an_email_templates_context_is_quiet():
+    source = '''
+    from datetime import datetime
+
+
+    def build_template_context(user):
+        """The upgrade prompt e-mail."""
+        template_context = {"name": user.name}
+        template_context["generated_at"] = datetime.now().strftime("%H:%M")
+        return template_context
+    '''
+    assert lint(source, {"CL101"}) == []
+
+
+def test_a_batch_that_cuts_each_examples_own_dialog_once_is_no_history_cut():
+    source = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+    SYSTEM = {"role": "system", "content": "Continue the dialogue."}
+
+
+    def evaluate(dataset, max_context=6):
+        for example in dataset:
+            context = example["dialog"]
+            context = context[-max_context:]
+            request = [SYSTEM, *context]
+            client.chat.completions.create(model="gpt-4o-mini", messages=request)
+    '''
+    assert lint(source, {"CL301"}) == []
+
+
+def test_a_section_chosen_among_constant_texts_is_no_per_call_value():
+    source = SECTION_FIRST.replace(
+        "    if observer != observed:\n        perspective = f\"You answer from {observer}'s view of {observed}: {observer_card}\"\n"
+        "    else:\n        perspective = f\"You answer questions about {observed}.\"\n",
+        "    perspective = CONCISE if observer else DETAILED\n").replace("PERSPECTIVE", "{perspective}").replace("LAST", "")
+    assert "CONCISE if observer" in source
+    assert lint("CONCISE = 'Be brief.'\nDETAILED = 'Be thorough.'\n" + source, {"CL104"}) == []
+
+
+def test_runs_in_exclusive_branches_or_of_agents_made_anew_are_not_paired():
+    branches = '''
+    def answer(question, allow_tools):
+        agent = Agent(tools=TOOLS)
+        if allow_tools:
+            return agent.run(question)
+        else:
+            agent.tools = []
+            return agent.run(question)
+    '''
+    remade = '''
+    def review(diff):
+        with make_agent() as agent:
+            findings = agent.run(diff)
+        with make_agent() as agent:
+            agent.tools = []
+            return agent.run(findings)
+    '''
+    assert lint(branches, {"CL203"}) == [] and lint(remade, {"CL203"}) == []
+
+
+def test_tools_cleared_or_annotated_empty_between_two_runs_are_reported():
+    source = '''
+    def root_cause(agent):
+        agent.run(DISCOVERY)
+        agent.tools.clear()
+        agent.run(PROPOSAL)
+
+
+    async def root_cause_async(agent):
+        await agent.arun(DISCOVERY)
+        agent.tools: list = []
+        return await agent.arun(PROPOSAL)
+    '''
+    assert [f.row for f in lint(source, {"CL203"})] == [3, 9]
+
+
+def test_a_separate_title_request_that_quotes_the_first_message_is_no_turn_of_the_conversation():
+    source = '''
+    async def run_agent(model, messages, tools):
+        conversation = list(messages)
+        for _ in range(10):
+            response = await llm_call(model, tools=tools, messages=conversation)
+            conversation.append(response.message)
+
+        async def _make_title():
+            title_request = [{"role": "user", "content": "A title for: " + messages[0]["content"]}]
+            return await llm_call("gpt-4o-mini", tools=None, messages=title_request)
+
+        return conversation, await retry(_make_title)
+    '''
+    assert lint(source, {"CL203"}) == []
+
+
+def test_a_markered_list_made_in_a_closure_each_pass_is_no_growing_breakpoint_count():
+    source = '''
+    import anthropic
+
+    client = anthropic.AsyncAnthropic()
+
+
+    async def summarize_all(docs):
+        for doc in docs:
+            async def call():
+                messages = []
+                messages.append({"role": "user", "content": [{"type": "text", "text": doc, "cache_control": {"type": "ephemeral"}}]})
+                return await client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=messages)
+            await retry_with_backoff(call)
+    '''
+    assert lint(source, {"CL503"}) == []
+
+
+def test_a_chat_generator_that_yields_its_cut_history_is_still_a_cut():
+    source = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+
+
+    def bot(history):
+        history = history[-10:]
+        stream = client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": "Hi."}, *history], stream=True)
+        history.append({"role": "assistant", "content": ""})
+        for chunk in stream:
+            history[-1]["content"] += chunk.choices[0].delta.content or ""
+            yield history
+    '''
+    assert [f.row for f in lint(source, {"CL301"})] == [7]
+
+
+def test_a_trim_run_inside_the_request_a_retry_wraps_is_a_cut():
+    source = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+
+
+    class ChatBot:
+        def __init__(self):
+            self.history = []
+
+        def _trim_history(self, messages, keep=20):
+            return messages[-keep:]
+
+        def ask(self, text):
+            self.history.append({"role": "user", "content": text})
+            reply = call_with_retry(lambda: client.chat.completions.create(
+                model="gpt-4o", messages=[SYSTEM, *self._trim_history(self.history)]))
+            self.history.append({"role": "assistant", "content": reply.choices[0].message.content})
+    '''
+    assert [f.row for f in lint(source, {"CL301"})] == [11]
+
+
+def test_the_latest_rows_walked_backwards_by_a_slice_or_reversed_in_place_are_a_window():
+    source = LATEST_ROWS.replace("for message in reversed(messages):", "for message in messages[::-1]:")
+    assert [f.row for f in lint(source, {"CL301"})] == [6]
+    source = LATEST_ROWS.replace("        for message in reversed(messages):", "        messages.reverse()\n        for message in messages:")
+    assert [f.row for f in lint(source, {"CL301"})] == [6]

@@ -869,7 +869,7 @@ def _listing(ctx: ModuleContext, root: cst.CSTNode, provider: str, paired: bool 
     return next((n.iter for n in descendants(root) if isinstance(n, cst.For) and ctx.code(n.iter) == provider), None)
 
 
-LISTED_NAME = re.compile(r"tool|function|list|result", re.IGNORECASE)  # what a provider's gathered listing is called
+LISTED_NAME = re.compile(r"tool|function|list|result|spec|schema|defs?$|definition", re.IGNORECASE)  # what a provider's gathered listing is called
 
 
 # a call that connects to a server and lists its tools into a list it is handed

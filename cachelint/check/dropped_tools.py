@@ -61,34 +61,53 @@ def tools_cleared_for_a_last_step(ctx: ModuleContext) -> Iterator[DroppedTools]:
 
 
 def tools_cleared_between_runs(ctx: ModuleContext) -> Iterator[DroppedTools]:
-    """`agent.run(...)`, then `agent.tools = []` and `agent.run(...)` again: the same agent object, which keeps its
-    memory (the conversation) between runs, sends its next run without the tools of the first (a proposal step after
-    a discovery run). An object made anew between the two runs is another conversation."""
-    for assign in ctx.nodes(cst.Assign):
-        if len(assign.targets) != 1 or not _empty(assign.value):
+    """`agent.run(...)`, then `agent.tools = []` (or `agent.tools.clear()`) and `agent.run(...)` again: the same agent
+    object, which keeps its memory (the conversation) between runs, sends its next run without the tools of the first
+    (a proposal step after a discovery run). Both runs must be in blocks around the clearing (not the other branch of
+    an `if`, nor a `with make_agent() as agent:` block of their own), and the agent not made anew in between."""
+    for clear in _tool_clearings(ctx):
+        target = clear.targets[0].target if isinstance(clear, cst.Assign) else clear.target if isinstance(clear, cst.AnnAssign) else None
+        holder_node = target.value if isinstance(target, cst.Attribute) else clear.func.value.value  # type: ignore[union-attr]
+        holder = ctx.code(holder_node)
+        function = ctx.enclosing_function(clear)
+        if holder == "self" or function is None or function.name.value == "__init__":
             continue
-        target = assign.targets[0].target
-        if not isinstance(target, cst.Attribute) or not TOOLS_HOLDER.match(target.attr.value) or ctx.code(target.value) == "self":
-            continue
-        function = ctx.enclosing_function(assign)
-        if function is None or function.name.value == "__init__":
-            continue
-        holder = ctx.code(target.value)
-        row = ctx.span(assign).row
+        row = ctx.span(clear).row
+        blocks = {id(a) for a in ctx.ancestors(clear) if isinstance(a, cst.IndentedBlock)}
         remade = max((ctx.span(a).row for a in ctx.nodes_in(cst.Assign, function)
                       if ctx.span(a).row < row and any(ctx.code(t.target) == holder for t in a.targets)), default=0)
         before: set[str] = set()
         after: set[str] = set()
         for call in ctx.nodes_in(cst.Call, function):
-            if isinstance(call.func, cst.Attribute) and ctx.code(call.func.value) == holder and RUNS.match(call.func.attr.value):
-                at = ctx.span(call).row
-                if remade < at < row:
-                    before.add(call.func.attr.value)  # a run of the object the tools are taken from (not of one made since)
-                elif at > row:
-                    after.add(call.func.attr.value)
+            if not (isinstance(call.func, cst.Attribute) and ctx.code(call.func.value) == holder and RUNS.match(call.func.attr.value)):
+                continue
+            if id(ctx.parent(ctx.statement_of(call))) not in blocks:
+                continue  # in a block of its own: another branch, or another `with ... as agent:`
+            at = ctx.span(call).row
+            if remade < at < row:
+                before.add(call.func.attr.value)  # a run of the object the tools are taken from (not of one made since)
+            elif at > row:
+                after.add(call.func.attr.value)
         runs = before & after
         if runs:
-            yield DroppedTools(assign, ctx.code(assign).strip(), f"between two `{holder}.{sorted(runs)[0]}()` runs of the same agent")
+            yield DroppedTools(clear, ctx.code(clear).strip(), f"between two `{holder}.{sorted(runs)[0]}()` runs of the same agent")
+
+
+def _tool_clearings(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
+    """`agent.tools = []` / `= None`, `agent.tools: list = []`, `agent.tools.clear()`: an object's tools emptied."""
+    for assign in ctx.nodes(cst.Assign):
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if isinstance(target, cst.Attribute) and TOOLS_HOLDER.match(target.attr.value) and _empty(assign.value):
+            yield assign
+    for assign in ctx.nodes(cst.AnnAssign):
+        if isinstance(assign.target, cst.Attribute) and TOOLS_HOLDER.match(assign.target.attr.value) \
+                and assign.value is not None and _empty(assign.value):
+            yield assign
+    for call in ctx.calls_by_name.get("clear", []):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and TOOLS_HOLDER.match(func.value.attr.value) \
+                and not call.args:
+            yield call
 
 
 # a method that runs an agent's conversation on: `agent.run(...)`, `agent.step()`, `agent.chat(...)`
@@ -270,13 +289,34 @@ def _sends_handed_conversation(ctx: ModuleContext, call: cst.Call) -> bool:
         return False
     made = set(handed)
     for node in descendants(functions[-1].body):
-        if isinstance(node, cst.Assign) and any(isinstance(n, cst.Name) and n.value in made for n in descendants(node.value)):
+        if isinstance(node, cst.Assign) and _copy_of(node.value, made):
             made |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
         elif isinstance(node, cst.AnnAssign) and node.value is not None and isinstance(node.target, cst.Name) \
-                and any(isinstance(n, cst.Name) and n.value in made for n in descendants(node.value)):
+                and _copy_of(node.value, made):
             made.add(node.target.value)  # `conversation: list[dict] = messages.copy() if messages else [...]`
     return any(isinstance(a.value, cst.Name) and a.value.value in made and (a.keyword is None or CONVERSATION_PARAM.search(a.keyword.value))
                for a in call.args)
+
+
+def _copy_of(value: cst.BaseExpression, names: set[str]) -> bool:
+    """`value` is one of the conversations `names`, or a list made of it: `list(messages)`, `messages.copy()`,
+    `copy.deepcopy(messages)`, `messages[:]`, `[system] + messages`, `[*messages, note]`, either branch of `a if c else b`.
+    Not a new list that only quotes a message of it (`[{"role": "user", "content": "Title for: " + messages[0]["content"]}]`)."""
+    if isinstance(value, cst.Name):
+        return value.value in names
+    if isinstance(value, cst.IfExp):
+        return _copy_of(value.body, names) or _copy_of(value.orelse, names)
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" and not value.args:
+            return _copy_of(value.func.value, names)
+        return last_name(value.func) in ("list", "tuple", "deepcopy", "copy") and len(value.args) == 1 and _copy_of(value.args[0].value, names)
+    if isinstance(value, cst.Subscript):
+        return isinstance(value.slice[0].slice, cst.Slice) and _copy_of(value.value, names)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _copy_of(value.left, names) or _copy_of(value.right, names)
+    if isinstance(value, cst.List):
+        return any(isinstance(e, cst.StarredElement) and _copy_of(e.value, names) for e in value.elements)
+    return False
 
 
 def _guarded_by_itself(ctx: ModuleContext, assign: cst.Assign, target: cst.BaseExpression) -> bool:

@@ -107,7 +107,7 @@ TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?
 TOOL_GENERATOR = re.compile(r"def\s+\w*(?:tools?|tool_?class|plugins?)\w*\(", re.I)
 
 # tools set to nothing on a request object or passed as nothing: `self.req.func_tool = None`, `_build(..., tools=None)`
-TOOLS_DROPPED = re.compile(r"\.\w*tools?\s*=\s*(?:None|\[\])|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*[,)]"
+TOOLS_DROPPED = re.compile(r"\.\w*tools?(?:\s*:[^=\n]+)?\s*=\s*(?:None|\[\])|\.\w*tools?\.clear\(\)|\[[\"']tools[\"']\]\s*=\s*(?:None|\[\])|[(,]\s*tools\s*=\s*None\s*[,)]"
                            r"|\._?(?:reset|clear|remove|disable|drop|unset)_(?:\w+_)?(?:tools?|functions?|function_choice|tool_choice)(?:_settings)?\(")
 
 # the end of a function's signature: `def run(self, tools=None):`, `        tools=None) -> str:`
@@ -223,7 +223,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if "CL104" in codes and TEXT_HISTORY.search(source):
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
-    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
+    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)
+                                                       or SHARED_RENDERER_DEF.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)

@@ -48,7 +48,8 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|(?P<dropped>[\w.]+)\s*=\s*(?P=dropped)\[\s*[12]\s*:\s*\]"  # history = history[1:] (in a loop until it fits)
                    r"|len\(\s*[\w.]+\s*\)\s*-\s*(?:[A-Za-z_][\w.]*|[3-9]|\d\d)"  # range(len(history) - n, len(history))
                    r"|deque\(.*maxlen"  # self.history = deque(maxlen=20)
-                   r"|order_by\(.*(?:desc|[\"']-\w)")  # Message.objects.filter(...).order_by("-created")[:10]
+                   r"|order_by\(.*(?:desc|[\"']-\w)"  # Message.objects.filter(...).order_by("-created")[:10]
+                   r"|\b(?:n|limit|last_n|num_messages|max_messages|message_limit|count|k)\s*=\s*\d{1,2}\s*\)")  # repo.get(cid, n=10)
 
 
 @dataclass(slots=True)
@@ -223,15 +224,27 @@ def _first_n(ctx: ModuleContext, order_by: cst.Call) -> cst.CSTNode | None:
 def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: str, newest_first: bool = False) -> bool:
     """The rows are walked (`for r in reversed(rows)`, a comprehension) into dicts with a `role`, or into
     message objects of a chat framework (`newest_first`: only walked through `reversed(rows)`)."""
+    reversed_in_place = newest_first and any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value == "reverse" and ctx.code(c.func.value) == rows
+        for c in ctx.nodes_in(cst.Call, function))  # `messages.reverse()`, then walked
     for node in descendants(function):
-        if newest_first and not (isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.iter, cst.Call)
-                                 and _last_name(node.iter.func) == "reversed"):
+        if newest_first and not reversed_in_place and not (isinstance(node, (cst.For, cst.CompFor)) and _walked_backwards(node.iter)):
             continue
         if isinstance(node, (cst.For, cst.CompFor)) and rows in {n.value for n in descendants(node.iter) if isinstance(n, cst.Name)}:
             body = node.body if isinstance(node, cst.For) else ctx.parent(node)
             if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))
                    for n in descendants(body)):
                 return True
+    return False
+
+
+def _walked_backwards(iterated: cst.BaseExpression) -> bool:
+    """`reversed(rows)`, `rows[::-1]`: newest first turned oldest first."""
+    if isinstance(iterated, cst.Call):
+        return _last_name(iterated.func) == "reversed"
+    if isinstance(iterated, cst.Subscript) and isinstance(iterated.slice[0].slice, cst.Slice):
+        step = iterated.slice[0].slice.step
+        return isinstance(step, cst.UnaryOperation) and isinstance(step.operator, cst.Minus) and isinstance(step.expression, cst.Integer)
     return False
 
 
@@ -2367,7 +2380,15 @@ def _mutation_in(ctx: ModuleContext, region: cst.CSTNode, target: str) -> cst.CS
 
 
 def grows_a_conversation(ctx: ModuleContext, loop: cst.CSTNode) -> bool:
-    """The loop appends to a conversation (`history.append(...)`, `messages += [...]`): its requests are turns of one."""
+    """The loop appends to a conversation (`history.append(...)`, `messages += [...]`): its requests are turns of one.
+    Memoized per loop: every request made in the loop (or in closures its pass runs) asks it again."""
+    memo = ctx.__dict__.setdefault("_grows_a_conversation", {})
+    if id(loop) not in memo:
+        memo[id(loop)] = _grows_a_conversation(ctx, loop)
+    return memo[id(loop)]
+
+
+def _grows_a_conversation(ctx: ModuleContext, loop: cst.CSTNode) -> bool:
     function = ctx.enclosing_function(loop) or ctx.module
     for node in descendants(loop):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \

@@ -409,8 +409,22 @@ def placeholder_fills(ctx: ModuleContext) -> Iterator[tuple[cst.BaseExpression, 
                 yield element.value, key
     for assign in ctx.nodes(cst.Assign):
         key = _template_context_key(ctx, assign)
-        if key is not None and FILL_VOLATILE.search(ctx.code(assign.value)) and filling(assign, None):
+        if key is not None and FILL_VOLATILE.search(ctx.code(assign.value)) and filling(assign, None) \
+                and not _rendered_into_a_user_message(ctx, assign):
             yield assign.value, key
+
+
+def _rendered_into_a_user_message(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """A function of the module that calls the filler (`USER_TEMPLATE.render(**build_prompt_vars(q))`) builds a user
+    message: the values go into the newest message, where a clock belongs."""
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    for call in ctx.calls_by_name.get(function.name.value, []):
+        caller = ctx.enclosing_function(call)
+        if caller is not None and caller is not function and USER_MESSAGE.search(ctx.code(caller)):
+            return True
+    return False
 
 
 def _template_context_key(ctx: ModuleContext, assign: cst.Assign) -> str | None:
@@ -426,12 +440,12 @@ def _template_context_key(ctx: ModuleContext, assign: cst.Assign) -> str | None:
 
 # what may fill a placeholder and vary: a clock or a random value (the walk then says how often it changes)
 FILL_VOLATILE = re.compile(r"strftime|\bnow\(|\btime\(|\btoday\(|\buuid\d?\(|\brandom\.|\btoken_hex\(|\burandom\(|isoformat\(")
-# the dict a prompt template is rendered with: `prompt_context`, `template_vars`, `render_kwargs`
-TEMPLATE_CONTEXT = re.compile(r"(?:prompt|template|render)\w*?_?(?:context|vars|variables|values|kwargs|params)$", re.I)
+# the dict a prompt template is rendered with: `prompt_context`, `prompt_vars`
+TEMPLATE_CONTEXT = re.compile(r"prompt\w*?_?(?:context|vars|variables|values|kwargs|params)$", re.I)  # (an e-mail's template_context is not)
 # the module's text fills a placeholder (gate.py asks before parsing): `.replace("{DATE}", ...`, `{"{DATE}": ...`,
 # `prompt_context["now"] = ...`
 PLACEHOLDER_FILL = re.compile(r"""(?:\.replace\(\s*|[{,]\s*)["'](?:""" + PLACEHOLDER.pattern[4:-2] + r""")["']\s*[,:]"""
-                              r"""|(?i:prompt|template|render)\w*?_?(?i:context|vars|variables|values|kwargs|params)\[["']\w+["']\]\s*=(?!=)""")
+                              r"""|(?i:prompt)\w*?_?(?i:context|vars|variables|values|kwargs|params)\[["']\w+["']\]\s*=(?!=)""")
 # a function named for filling the variables of prompt templates, or the text it fills
 FILLER = re.compile(r"variables?|placeholders?|prompts?|templates?|instructions?|system", re.I)
 FILLED_TEXT = re.compile(r"prompt|template|instruction|system", re.I)

@@ -23,6 +23,11 @@ from cachelint.check.values import string_value
 
 # the module's text may make a schema's choices from a set (gate.py asks before parsing)
 SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"']enum[\"']\s*:")
+# ... and speaks to a model: an LLM package imported, a tool's or an output format's keys, an `llm` object (not a
+# jsonschema that validates a web form)
+FOR_A_MODEL = re.compile(r"^\s*(?:from|import)\s+(?:openai|anthropic|litellm|instructor|langchain\w*|llama_index|pydantic_ai|dspy"
+                         r"|google\.genai|mistralai|groq|ollama|smolagents|agents|autogen\w*|crewai)\b"
+                         r"|input_schema|response_model|response_format|tool_choice|function_call|\bllm\w*\b", re.M)
 MAX_HOPS = 2  # local names followed back to the set
 
 
@@ -31,10 +36,15 @@ class SetChoices:
     node: cst.CSTNode  # the set the choices are made from
     schema: str  # what the choices are: "a `Literal`", "an `Enum`", "a JSON schema's `enum`"
 
+    @property
+    def filled(self) -> bool:
+        """`set()`, filled later with `.add()`: sorting it where it is made would not sort what is added."""
+        return isinstance(self.node, cst.Call) and not self.node.args
+
 
 def choices_from_sets(ctx: ModuleContext) -> Iterator[SetChoices]:
     """Every schema choice list of the module made from a set, in an order no two processes share."""
-    if SCHEMA_CHOICES.search(ctx.source) is None:
+    if SCHEMA_CHOICES.search(ctx.source) is None or FOR_A_MODEL.search(ctx.source) is None:
         return
     seen: set[int] = set()
     for found in [*_literals(ctx), *_enums(ctx), *_json_enums(ctx)]:
@@ -74,6 +84,8 @@ def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0
     decides the order."""
     if isinstance(expr, (cst.Set, cst.SetComp)):
         return expr
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("set", "frozenset") and not expr.args:
+        return expr  # `tags = set()`, filled with `.add()` / `.update()`
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and len(expr.args) == 1 and expr.args[0].keyword is None:
         name = expr.func.value
         if name in ("set", "frozenset"):
@@ -81,8 +93,18 @@ def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0
         if name in ("tuple", "list"):
             return unordered_source(ctx, expr.args[0].value, hops)
         return None
-    if isinstance(expr, cst.Name) and hops < MAX_HOPS and ctx.enclosing_function(expr) is not None:
+    if isinstance(expr, cst.ListComp) and not expr.for_in.inner_for_in:
+        return unordered_source(ctx, expr.for_in.iter, hops)  # `[(n, n) for n in set(names)]`
+    if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.StarredElement):
+        return unordered_source(ctx, expr.elements[0].value, hops)  # `[*{item.kind for item in items}]`
+    if isinstance(expr, cst.Name) and hops < MAX_HOPS and (function := ctx.enclosing_function(expr)) is not None:
         values = [value for _, value in ctx.assigned_values(expr)]
-        if len(values) == 1 and values[0] is not None:
+        if len(values) == 1 and values[0] is not None and not _sorted_in_place(ctx, function, expr.value):
             return unordered_source(ctx, values[0], hops + 1)
     return None
+
+
+def _sorted_in_place(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:
+    """`available.sort()` somewhere in the function: the list is put in one order before it is used."""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "sort" and isinstance(call.func.value, cst.Name)
+               and call.func.value.value == name for call in ctx.nodes_in(cst.Call, function))

@@ -172,8 +172,29 @@ def _reads_parameter(ctx: ModuleContext, node: cst.CSTNode, function: cst.Functi
     defaults = set() if with_defaults else {p.name.value for p in function.params.params if p.default is not None}
     read = {n.value for n in [expression, *descendants(expression)] if isinstance(n, cst.Name) and n.value in params - defaults}
     if not read and isinstance(expression, cst.Name):  # `{perspective_section}`, a section the builder made from its parameters
+        if _chosen_among_constants(ctx, expression):
+            return False  # `style = CONCISE if concise else DETAILED`, `STYLES[tone]`: a few prompts, each cached on its own
         read = set(parameter_sources(ctx, expression, params - defaults, within=function))
     return bool(read - _mode_parameters(ctx, function, read))
+
+
+def _chosen_among_constants(ctx: ModuleContext, name: cst.Name) -> bool:
+    """Every value the local name is bound to is a constant text, a choice between constants (`A if flag else B`), or
+    an entry of a module-level table of them (`STYLES[tone]`)."""
+    values = [value for _, value in ctx.assigned_values(name)]
+
+    def constant(value: cst.BaseExpression | None) -> bool:
+        if value is None:
+            return False
+        if isinstance(value, cst.IfExp):
+            return constant(value.body) and constant(value.orelse)
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            table = [v for b, v in ctx.assigned_values(value.value)]
+            return len(table) == 1 and isinstance(table[0], cst.Dict) and ctx.enclosing_function(table[0]) is None \
+                and all(isinstance(e, cst.DictElement) and _constant(ctx, e.value) is not None for e in table[0].elements)
+        return _constant(ctx, value) is not None
+
+    return bool(values) and all(constant(value) for value in values)
 
 
 def _mode_parameters(ctx: ModuleContext, function: cst.FunctionDef, among: set[str]) -> set[str]:
