@@ -15,6 +15,7 @@ from cachelint.check.framework_models import CLAUDE_MODELS
 from cachelint.check.module import descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.breakpoints import markers, static_text
+from cachelint.check.renderers import SYSTEM_NAME
 from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
     callers_system_text,
@@ -528,19 +529,43 @@ def _adapter(analysis, site, callers: list):
                and not leading_text(ctx, site.arg(arg))[0]]
     if not carries and site.arg("tools") is not None:  # `chat_completion(self, messages, tools)` hands both to a payload builder
         carries = ["tools"] if _passes_on_parameter(ctx, site, "tools") else []
-    if not carries and SYSTEM_ROLE.search(ctx.code(site.arg("messages"))) is None:
+    if not carries and not _leads_with_a_system_message(ctx, site.arg("messages")):
         return None  # a bare forwarder of messages: the instructions that make a prefix long are out of sight
     if "system" in carries and callers and "tools" not in carries:
         return None  # callers in the tree pass the system prompt: their prompts decide (_prompt_from_callers); with the
         # tools of a tool loop as well, the prefix each turn resends is the tools and the growing history, not the prompt alone
     if one_shot_callers(ctx, ctx.enclosing_function(site.node), found.param):
         return None  # every caller in sight asks one question with a list made for it: no request resends another
-    what = " and ".join(carries) if carries else "system message"
+    what = f"their {' and '.join(carries)}" if carries else "a system message ahead of it"
     node = _built_by_caller(ctx, site) or site.node
-    return Report(node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with their {what} to "
+    return Report(node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with {what} to "
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
                      confidence="likely")
+
+
+def _leads_with_a_system_message(ctx, messages) -> bool:
+    """The sent list writes a system message of its own ahead of the history: `[{"role": "system", ...}, *history]`,
+    or `[system_message] + history_messages + [user_message]` bound to the name that is sent (one hop), where the first
+    element is named for the system prompt and made here (`system_message = build_system_message(...)`)."""
+    if messages is None:
+        return False
+    if SYSTEM_ROLE.search(ctx.code(messages)):
+        return True
+    if isinstance(messages, cst.Name):
+        values = [v for _, v in ctx.assigned_values(messages)]
+        if len(values) != 1 or values[0] is None:
+            return False
+        messages = values[0]
+        if SYSTEM_ROLE.search(ctx.code(messages)):
+            return True
+    first = messages
+    while isinstance(first, cst.BinaryOperation):
+        first = first.left
+    if isinstance(first, cst.List) and first.elements and isinstance(first.elements[0], cst.Element):
+        lead = first.elements[0].value
+        return isinstance(lead, cst.Name) and SYSTEM_NAME.match(lead.value) is not None
+    return False
 
 
 def _passes_on_parameter(ctx, site, name: str) -> bool:

@@ -810,3 +810,33 @@ def test_the_latest_rows_walked_backwards_by_a_slice_or_reversed_in_place_are_a_
     assert [f.row for f in lint(source, {"CL301"})] == [6]
     source = LATEST_ROWS.replace("        for message in reversed(messages):", "        messages.reverse()\n        for message in messages:")
     assert [f.row for f in lint(source, {"CL301"})] == [6]
+
+
+# --- CL501: an adapter that puts a system message of its own ahead of the history its callers pass ------------------
+
+ADAPTER_WITH_SYSTEM = '''
+import litellm
+
+
+class LiteLLMCompletionModel:
+    async def _handle_standard_litellm(self, user_content, request, history_messages):
+        user_message = {"role": "user", "content": user_content}
+        system_message = build_system_message(request.system_prompt)
+        litellm_messages = [system_message] + history_messages + [user_message]
+        model_params = {"model": self.model_name, "messages": litellm_messages, "max_tokens": request.max_tokens}
+        return await litellm.acompletion(**model_params)
+'''
+
+
+def test_an_adapter_that_leads_the_callers_history_with_its_own_system_message_is_found(tmp_path):
+    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "",
+             "core/completion.py": ADAPTER_WITH_SYSTEM}
+    found = lint_tree(tmp_path, files, "core/completion.py", {"CL501"})
+    assert [f.row for f in found] == [10], found
+    assert "a system message ahead of it" in found[0].message
+
+
+def test_the_same_adapter_that_forwards_the_history_bare_is_quiet(tmp_path):
+    source = ADAPTER_WITH_SYSTEM.replace("[system_message] + history_messages + [user_message]", "history_messages + [user_message]")
+    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "", "core/completion.py": source}
+    assert lint_tree(tmp_path, files, "core/completion.py", {"CL501"}) == []
