@@ -223,8 +223,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if "CL104" in codes and TEXT_HISTORY.search(source):
         return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
-    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)
-                                                       or SHARED_RENDERER_DEF.search(source)):
+    if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
