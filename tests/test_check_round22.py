@@ -840,3 +840,26 @@ def test_the_same_adapter_that_forwards_the_history_bare_is_quiet(tmp_path):
     source = ADAPTER_WITH_SYSTEM.replace("[system_message] + history_messages + [user_message]", "history_messages + [user_message]")
     files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "", "core/completion.py": source}
     assert lint_tree(tmp_path, files, "core/completion.py", {"CL501"}) == []
+
+
+def test_a_closure_with_parameters_of_its_own_in_a_retry_loop_is_a_function_of_its_own():
+    source = '''
+    from anthropic import Anthropic, AnthropicBedrock
+
+
+    def chat(self, message_dicts, system_message, model, use_aws):
+        for i in range(3):
+            try:
+                @file_cache(redis=True)
+                def call_anthropic(message_dicts, system_message=system_message, model=model, use_aws=use_aws):
+                    if use_aws:
+                        model = f"anthropic.{model}-v1:0"
+                        client = AnthropicBedrock()
+                    else:
+                        client = Anthropic()
+                    return client.messages.create(model=model, messages=message_dicts, max_tokens=100, system=system_message)
+                return call_anthropic(message_dicts, system_message, model, use_aws=use_aws)
+            except Exception:
+                continue
+    '''
+    assert lint(source, {"CL401", "CL402"}) == []

@@ -177,12 +177,17 @@ class ModuleContext:
         """A closure made in a loop's body and run in that pass: a lambda handed on there (`run_in_executor(None, lambda:
         client.messages.create(...))`), or a nested function the loop's body then calls or hands to a retry
         (`async def make_api_call(): ...` then `await retry_with_backoff(make_api_call)`). Its body runs once per pass,
-        so the loops around it are loops around what it does."""
+        so the loops around it are loops around what it does. Only a thunk (no parameters, no decorator): a closure
+        with parameters of its own (`def call_anthropic(message_dicts, model=model)` under `@file_cache`, in a retry
+        loop) is a function, whose names are its own."""
         memo = self._closure_runs
         found = memo.get(id(scope))
         if found is None:
-            found = isinstance(scope, cst.Lambda)  # run where it is handed on: the scope around it decides
-            if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            thunk = not (params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param)
+                         or params.star_kwarg is not None)
+            found = isinstance(scope, cst.Lambda) and thunk  # run where it is handed on: the scope around it decides
+            if isinstance(scope, cst.FunctionDef) and thunk and not scope.decorators:
                 loop = next((a for a in self.ancestors(scope) if isinstance(a, (*LOOPS, *SCOPES))), None)
                 if isinstance(loop, LOOPS):
                     name = scope.name.value
