@@ -998,12 +998,10 @@ def _wrapped_history(ctx, sent, loops):
     or is a local list of the chat loop the request is sent in (`in_a_loop`; a function's own list, sliced once past
     its system message, is no conversation kept from one request to the next; nor is a list bound anew in each pass,
     `context = example["dialog"]` of a batch)."""
-    from cachelint.check.history import bound_anew_in
-
     def kept(behind) -> bool:
         if isinstance(behind, (cst.Attribute, cst.Subscript)):
             return True
-        return isinstance(behind, cst.Name) and bool(loops) and not bound_anew_in(ctx, loops[-1], behind.value)
+        return isinstance(behind, cst.Name) and bool(loops) and not _bound_each_pass(ctx, loops[-1], behind.value)
 
     if isinstance(sent, cst.Name):
         values = [value for _, value in ctx.assigned_values(sent)]
@@ -1018,6 +1016,17 @@ def _wrapped_history(ctx, sent, loops):
 
 # a call that runs what it is handed only once the provider refused a request: a retry with the input made smaller
 RECOVERY = re.compile(r"retry|too_long|overflow|fallback|on_error|recover|refus|shrink_on", re.IGNORECASE)
+
+
+def _bound_each_pass(ctx, loop, name: str) -> bool:
+    """A statement of the loop's own body (not under an `if`: a "clear" command that resets the chat is not) binds
+    `name` to a value that does not read it: `context = example["dialog"]`, a list of this pass."""
+    for statement in loop.body.body:
+        for small in getattr(statement, "body", []) if isinstance(statement, cst.SimpleStatementLine) else []:
+            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets) \
+                    and not any(isinstance(n, cst.Name) and n.value == name for n in (small.value, *descendants(small.value))):
+                return True
+    return False
 
 
 def _recovery_only(ctx, node) -> bool:

@@ -863,3 +863,8 @@ def test_a_closure_with_parameters_of_its_own_in_a_retry_loop_is_a_function_of_i
                 continue
     '''
     assert lint(source, {"CL401", "CL402"}) == []
+
+
+def test_a_chat_loop_with_a_clear_command_still_keeps_its_history_across_passes():
+    source = WRAPPED_LOOP.replace('        question = input()\n', '        question = input()\n        if question == "clear":\n            messages = []\n            continue\n')
+    assert [f.row for f in lint(source, {"CL301"})] == [21]
