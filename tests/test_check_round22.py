@@ -4,6 +4,7 @@ beside it that must stay quiet."""
 from __future__ import annotations
 
 from _lint import lint, lint_tree
+from test_check_round17 import LOOP
 
 # --- CL301: a chat loop's history sent behind a system message it is wrapped in --------------------------------
 
@@ -551,20 +552,7 @@ def test_the_same_templates_joined_in_listing_order_are_reported():
 
 # --- CL501: a litellm loop in a project whose configuration file names a Claude model ----------------------------
 
-LITELLM_LOOP = '''
-import litellm
-
-
-def run(model, messages, tools, execute):
-    while True:
-        response = litellm.completion(model=model, messages=messages, tools=tools)
-        message = response.choices[0].message
-        messages.append(message)
-        if not message.tool_calls:
-            return message.content
-        for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": execute(call)})
-'''
+LITELLM_LOOP = LOOP  # round 17's litellm tool loop, its model a parameter
 APP_TOML = '''
 [completion]
 model = "openai_gpt4"
@@ -575,18 +563,20 @@ claude_sonnet = { model_name = "claude-3-7-sonnet-latest" }
 '''
 
 
+def project(module: str, toml: str = APP_TOML) -> dict[str, str]:
+    """A project with its own configuration file beside pyproject.toml, and one module at core/app.py."""
+    return {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": toml, "core/__init__.py": "", "core/app.py": module}
+
+
 def test_a_litellm_loop_in_a_project_whose_toml_registers_a_claude_model_is_found(tmp_path):
-    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "",
-             "core/agent.py": LITELLM_LOOP}
-    found = lint_tree(tmp_path, files, "core/agent.py", {"CL501"})
+    found = lint_tree(tmp_path, project(LITELLM_LOOP), "core/app.py", {"CL501"})
     assert [f.row for f in found] == [6], found
     assert "the project names `claude-3-7-sonnet-latest`" in found[0].message
 
 
 def test_the_same_loop_whose_configuration_names_claude_only_in_a_comment_is_quiet(tmp_path):
     toml = APP_TOML.replace('claude_sonnet = { model_name = "claude-3-7-sonnet-latest" }', '# model_name = "claude-3-7-sonnet-latest"')
-    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": toml, "core/__init__.py": "", "core/agent.py": LITELLM_LOOP}
-    assert lint_tree(tmp_path, files, "core/agent.py", {"CL501"}) == []
+    assert lint_tree(tmp_path, project(LITELLM_LOOP, toml), "core/app.py", {"CL501"}) == []
 
 
 def test_a_checkout_with_an_init_at_its_root_is_its_own_tree_when_linted_from_there(tmp_path, monkeypatch):
@@ -829,17 +819,14 @@ class LiteLLMCompletionModel:
 
 
 def test_an_adapter_that_leads_the_callers_history_with_its_own_system_message_is_found(tmp_path):
-    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "",
-             "core/completion.py": ADAPTER_WITH_SYSTEM}
-    found = lint_tree(tmp_path, files, "core/completion.py", {"CL501"})
+    found = lint_tree(tmp_path, project(ADAPTER_WITH_SYSTEM), "core/app.py", {"CL501"})
     assert [f.row for f in found] == [10], found
     assert "a system message ahead of it" in found[0].message
 
 
 def test_the_same_adapter_that_forwards_the_history_bare_is_quiet(tmp_path):
     source = ADAPTER_WITH_SYSTEM.replace("[system_message] + history_messages + [user_message]", "history_messages + [user_message]")
-    files = {"pyproject.toml": "[project]\nname = 'app'\n", "app.toml": APP_TOML, "core/__init__.py": "", "core/completion.py": source}
-    assert lint_tree(tmp_path, files, "core/completion.py", {"CL501"}) == []
+    assert lint_tree(tmp_path, project(source), "core/app.py", {"CL501"}) == []
 
 
 def test_a_closure_with_parameters_of_its_own_in_a_retry_loop_is_a_function_of_its_own():
