@@ -35,7 +35,11 @@ the end and written back as the history (`for m in reversed(conv.messages): if r
 `conv.messages = kept[::-1]`, or returned by a trim function), a
 `deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database
 (`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`, or a store's method asked for them,
-`repo.get_by_conversation(session, cid, n=10)`, walked `reversed(...)`) and turned into messages, earlier messages' content replaced by position (all but the last
+`repo.get_by_conversation(session, cid, n=10)`, walked `reversed(...)`; or asked newest first: `oldest_first=False`, a
+method named for the latest rows, `get_recent_messages(limit=10)`, a chat platform channel's
+`[m async for m in channel.history(limit=n)]`, or a store's `read(lines=8)` whose definition in the tree reads newest
+first, `lrange` then `[::-1]`; a count that is a setting counts, a page asked with `offset=` does not) and turned
+into messages (or appended, prepended or inserted into the list or object that keeps the conversation), earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
 a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). Framework context and
 memory classes too: messages popped from the middle until a token budget fits

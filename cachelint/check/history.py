@@ -49,7 +49,9 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|len\(\s*[\w.]+\s*\)\s*-\s*(?:[A-Za-z_][\w.]*|[3-9]|\d\d)"  # range(len(history) - n, len(history))
                    r"|deque\(.*maxlen"  # self.history = deque(maxlen=20)
                    r"|order_by\(.*(?:desc|[\"']-\w)"  # Message.objects.filter(...).order_by("-created")[:10]
-                   r"|\b(?:n|limit|last_n|num_messages|max_messages|message_limit|count|k)\s*=\s*\d{1,2}\s*\)")  # repo.get(cid, n=10)
+                   r"|\b(?:n|limit|last_n|num_messages|max_messages|message_limit|count|k|lines|n_messages|max_history|history_limit)"
+                   r"\s*=\s*(?:\d{1,2}|[A-Za-z_][\w.]*(?:\(\))?(?:\s*\+\s*1)?)\s*[,)]"  # repo.get(cid, n=10), store.read(lines=8)
+                   r"|\.history\(\s*\n?\s*limit\s*=")  # channel.history(limit=n): a chat platform's latest messages
 
 
 @dataclass(slots=True)
@@ -156,26 +158,72 @@ def stored_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
 
 
 def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
-    """`messages = await repo.get_by_conversation(session, conversation_id, n=10)` walked `reversed(...)` into chat
-    messages: a store's method asked for the latest n rows of a conversation (newest first, hence the reversal) whose
-    query is in another module; the window slides as the conversation passes n messages."""
+    """The latest n messages of a conversation asked of a store or a chat platform for each request, and made into
+    the messages sent: `messages = await repo.get_by_conversation(session, conversation_id, n=10)` walked
+    `reversed(...)`, `history = await self.message_history.read(lines=8)` where the store's own `read` reads newest
+    first (`lrange` then `[::-1]`, a file read backwards), a Discord bot's `[m async for m in
+    channel.history(limit=limit)]`. The query is in another module (or another service); the window slides as the
+    conversation passes n messages. What says the rows are the latest: walked newest first here, asked newest first
+    (`oldest_first=False`, a method named for the latest or recent rows, a channel's `history`), or a definition of
+    the method in the tree that reads them newest first. A count that is a setting is taken as small; a literal above
+    LARGE_WINDOW is not."""
     for assign in ctx.nodes(cst.Assign):
-        call = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
-        if not isinstance(call, cst.Call) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             continue
-        count = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in LATEST_COUNT), None)
-        if not isinstance(count, cst.Integer) or int(count.value.replace("_", ""), 0) > LARGE_WINDOW \
-                or not STORED_CONVERSATION.search(ctx.code(call.func)):
+        call = _asked_rows(assign.value)
+        if call is None or not isinstance(call.func, cst.Attribute):
             continue
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        count = next((keywords[k] for k in keywords if k in LATEST_COUNT), None)
+        if count is None or (isinstance(count, cst.Integer) and int(count.value.replace("_", ""), 0) > LARGE_WINDOW):
+            continue
+        if keywords.keys() & PAGED or not STORED_CONVERSATION.search(ctx.code(call.func)):
+            continue  # a page of rows (`offset=`, `page=`), not the newest of them
         rows = assign.targets[0].target.value
         function = ctx.enclosing_function(assign)
-        if function is not None and _rows_become_messages(ctx, function, rows, newest_first=True):
+        if function is None:
+            continue
+        if _rows_become_messages(ctx, function, rows, newest_first=True):
+            yield Rewrite(count, rows, "keeps only the latest stored messages of")
+        elif _asked_newest_first(ctx, call, keywords) and _rows_become_messages(ctx, function, rows, into_conversation=True):
             yield Rewrite(count, rows, "keeps only the latest stored messages of")
 
 
-LATEST_COUNT = frozenset({"n", "limit", "last_n", "num_messages", "max_messages", "message_limit", "count", "k"})
+LATEST_COUNT = frozenset({"n", "limit", "last_n", "num_messages", "max_messages", "message_limit", "count", "k", "lines",
+                          "n_messages", "max_history", "history_limit"})
+PAGED = frozenset({"offset", "page", "skip", "cursor", "page_token", "start"})
 STORED_CONVERSATION = re.compile(r"messag|histor|conversation|chat|turns", re.I)
 LARGE_WINDOW = 50  # messages: a window this long slides only in chats longer than most ever get
+LATEST_METHOD = re.compile(r"latest|recent|last|newest|tail", re.I)
+
+
+def _asked_rows(value: cst.BaseExpression) -> cst.Call | None:
+    """The call that asks for the rows: `await store.read(...)`, or the iterable of a comprehension over them
+    (`[m async for m in channel.history(limit=n)]`)."""
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None:
+        value = value.for_in.iter
+        if isinstance(value, cst.Await):
+            value = value.expression
+    return value if isinstance(value, cst.Call) else None
+
+
+def _asked_newest_first(ctx: ModuleContext, call: cst.Call, keywords: dict[str, cst.BaseExpression]) -> bool:
+    """The rows asked for are the newest: `oldest_first=False`, a method named for them (`get_recent_messages`), a chat
+    platform channel's `history(limit=n)` (newest first unless asked otherwise), or the method's definition in the
+    tree reads them newest first."""
+    from cachelint.check.tree import reads_newest_first
+
+    order = keywords.get("oldest_first")
+    if order is not None:
+        return isinstance(order, cst.Name) and order.value == "False"
+    method = call.func.attr.value  # type: ignore[attr-defined]
+    if LATEST_METHOD.search(method):
+        return True
+    if method == "history" and re.search(r"channel|thread", ctx.code(call.func.value), re.I):  # type: ignore[attr-defined]
+        return "after" not in keywords  # discord.py: newest first, unless `after=` turns it oldest first
+    return reads_newest_first(ctx.filename, method)
 
 
 def _large_count(ctx: ModuleContext, cut: cst.CSTNode) -> bool:
@@ -221,9 +269,15 @@ def _first_n(ctx: ModuleContext, order_by: cst.Call) -> cst.CSTNode | None:
     return None
 
 
-def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: str, newest_first: bool = False) -> bool:
+def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: str, newest_first: bool = False,
+                          into_conversation: bool = False) -> bool:
     """The rows are walked (`for r in reversed(rows)`, a comprehension) into dicts with a `role`, or into
-    message objects of a chat framework (`newest_first`: only walked through `reversed(rows)`)."""
+    message objects of a chat framework (`newest_first`: only walked through `reversed(rows)`); `into_conversation`:
+    also into a list or object the function keeps the conversation in, whatever each row is converted by
+    (`message_run.append(active_cell_string(row))` where `message_run` opens with a `SystemMessage(...)`,
+    `await conversation.prepend(entry)`)."""
+    if into_conversation and _walked_into_conversation(ctx, function, rows):
+        return True
     reversed_in_place = newest_first and any(
         isinstance(c.func, cst.Attribute) and c.func.attr.value == "reverse" and ctx.code(c.func.value) == rows
         for c in ctx.nodes_in(cst.Call, function))  # `messages.reverse()`, then walked
@@ -235,6 +289,39 @@ def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: s
             if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))
                    for n in descendants(body)):
                 return True
+    return False
+
+
+def _walked_into_conversation(ctx: ModuleContext, function: cst.FunctionDef, rows: str) -> bool:
+    for node in descendants(function):
+        if not (isinstance(node, cst.For) and rows in {n.value for n in descendants(node.iter) if isinstance(n, cst.Name)}):
+            continue
+        for call in (n for n in descendants(node.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)):
+            if call.func.attr.value not in ("append", "prepend", "insert", "appendleft", "add_message"):
+                continue
+            target = ctx.code(call.func.value)
+            if CONVERSATION_HOLDER.search(target) or _holds_a_message(ctx, function, target):
+                return True
+    return False
+
+
+CONVERSATION_HOLDER = re.compile(r"(?:^|[_.])(?:messages|history|conversation|dialog(?:ue)?|chat_history|msgs)$", re.I)
+
+
+def _holds_a_message(ctx: ModuleContext, function: cst.FunctionDef, target: str) -> bool:
+    """Elsewhere in the function the list is given a chat message: `message_run.append(SystemMessage(content=...))`,
+    `message_run = [{"role": "system", ...}]`."""
+    def a_message(value: cst.BaseExpression) -> bool:
+        return _chat_message(value) or (isinstance(value, cst.Call) and (_last_name(value.func) or "").endswith("Message"))
+
+    for call in ctx.nodes_in(cst.Call, function):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert") and ctx.code(call.func.value) == target:
+            if any(a_message(arg.value) for arg in call.args):
+                return True
+    for assign in ctx.nodes_in(cst.Assign, function):
+        if isinstance(assign.value, cst.List) and any(ctx.code(t.target) == target for t in assign.targets) \
+                and any(isinstance(e, cst.Element) and a_message(e.value) for e in assign.value.elements):
+            return True
     return False
 
 
@@ -2168,6 +2255,9 @@ def _resolved_method(ctx: ModuleContext, call: cst.Call) -> tuple[ModuleContext,
     starts there (`Cls(a).template(b)`), to what a method of this class returns, or annotated `Cls`; `Cls` a class
     of this module or of an imported module of the tree (its bases followed once)."""
     func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name) \
+            and func.value.value.value == "self":
+        return _attribute_method(ctx, call, func.value.attr.value, func.attr.value)
     if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
         return None
     cls_name = _class_of(ctx, func.value, 0)
@@ -2176,12 +2266,30 @@ def _resolved_method(ctx: ModuleContext, call: cst.Call) -> tuple[ModuleContext,
     return _method_of(ctx, cls_name, func.attr.value, 2)
 
 
+def _attribute_method(ctx: ModuleContext, call: cst.Call, attribute: str, method: str) -> tuple[ModuleContext, cst.FunctionDef] | None:
+    """`self.llm.acall(...)`: the method of the class an attribute of the object is set to in its class
+    (`self.llm = LLM(model)`, or a parameter annotated with the class)."""
+    from cachelint.check.callsites import _self_assignments
+
+    cls = ctx.enclosing(call, (cst.ClassDef,))
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    for value in _self_assignments(ctx, cls, attribute)[:4]:
+        cls_name = _class_of(ctx, value, 1)
+        found = _method_of(ctx, cls_name, method, 2) if cls_name is not None else None
+        if found is not None:
+            return found
+    return None
+
+
 def _class_of(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> str | None:
     """The name of the class `expr` evaluates to an instance of, where the code says so (bounded)."""
     if depth > 4:
         return None
     if isinstance(expr, cst.Await):
         return _class_of(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.IfExp):  # `LLM(model) if isinstance(model, str) else model`
+        return _class_of(ctx, expr.body, depth + 1) or _class_of(ctx, expr.orelse, depth + 1)
     if isinstance(expr, cst.Name):
         for binding, value in ctx.assigned_values(expr):
             if isinstance(binding, cst.Param) and binding.annotation is not None:

@@ -278,3 +278,30 @@ def _enclosing_def(lines: list[str], number: int) -> str | None:
         if match and len(match.group(1)) < indent:
             return match.group(2)
     return None
+
+
+# a body that hands rows back newest first, or turns a newest-first read around: a reversal, a backwards file read,
+# a Redis list read from its head after `lpush`, a descending order
+_NEWEST_FIRST = re.compile(r"\[::-1\]|\breversed\(|\.reverse\(\)|ReadBackwards|\blrange\(|\.desc\(\)|\bdesc\(|order_by\(\s*[\"']-"
+                           r"|\[-\s*[A-Za-z_]\w*\s*:\s*\]")
+
+
+def reads_newest_first(filename: str, method: str) -> bool:
+    """Whether a definition of `method` in the tree (`def read(self, lines)` of a message store) reads the newest rows:
+    its body reverses them, reads a file backwards, slices off the last n, or orders them descending."""
+    definition = re.compile(rf"^([ \t]*)(?:async\s+)?def\s+{re.escape(method)}\s*\(", re.M)
+
+    def test(path: str, text: str) -> bool:
+        for match in definition.finditer(text):
+            indent = len(match.group(1))
+            body = []
+            for line in text[match.end():].splitlines()[1:80]:
+                stripped = line.lstrip()
+                if stripped and len(line) - len(stripped) <= indent and not stripped.startswith((")", "#")):
+                    break
+                body.append(line)
+            if _NEWEST_FIRST.search("\n".join(body)):
+                return True
+        return False
+
+    return first_file(filename, f"newest-first:{method}", test) is not None
