@@ -42,7 +42,11 @@ the same clock, and a Jinja template's `render(**context)` lands every value put
 (`context.update({"now": ...})`). A prompt renderer that other modules of the project call from two or more places
 (a module-level function named for prompts, templates or instructions, or taking such a parameter:
 `load_and_render_prompt(template, context)`) is reported once, where the value is read in it (`likely`, naming its
-callers), and not again at each caller.
+callers), and not again at each caller. A clock (`time.time() - self.start_time`) or a counter of a loop's passes that
+the module counts up (`self.iteration += 1`) rendered into a prompt text ahead of the conversation the same text holds
+(`f"Iteration: {self.iteration}\n...HISTORY:\n{self.conversation.compile_history() or 'None yet.'}"`) is reported
+there too (`likely`): the history grows by appending, but behind a value that changes on every pass none of it is
+read from cache.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
@@ -252,6 +256,22 @@ def get_system_message(agent):
             else:
                 message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")
+        yield from _ahead_of_a_rendered_history(analysis, reported | {id(fact.node) for _, fact in found})
+
+
+def _ahead_of_a_rendered_history(analysis, reported: set[int]):
+    """(likely) A clock or a counter of the loop's passes rendered into a prompt text ahead of the conversation it holds
+    (`f"Iteration: {self.iteration}\nElapsed: {time.time() - start:.1f}s\n...HISTORY:\n{history}"`): the history grows
+    by appending, but behind a value that changes on every pass none of it is read from cache."""
+    from cachelint.check.text_history import describe, late_histories
+
+    for late in late_histories(analysis.ctx):
+        if not late.volatile or id(late.node) in reported:
+            continue
+        ahead, history = describe(late)
+        yield Report(late.node, f"{ahead.split(', ')[0]} changes on every pass and comes before {history} in this prompt text: the "
+                     "history grows turn by turn, but behind a clock or a counter none of it is read from cache; render the "
+                     "history first and the values of this pass after it", severity="warning", confidence="likely")
 
 
 def _place(analysis, site) -> str:

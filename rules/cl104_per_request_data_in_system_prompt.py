@@ -38,7 +38,9 @@ none of the static part is ever a shared prefix (`likely`); and a conversation r
 the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`,
 `TEMPLATE.format(summary=..., chat_history=..., query=...)` with the template written here or in a module of the
 tree), found by the names of the placeholders (`likely`): the history grows by appending, but behind a value
-that changes every turn none of it is read from cache. A system prompt given as a list of content
+that changes every turn none of it is read from cache. A parameter of the function that renders it counts as this
+turn's value when every caller in the module passes a value made in its loop's pass (`self._select(next_gap, query)`:
+`gap`), and does not when every caller passes it unchanged through the loop (`query`). A system prompt given as a list of content
 blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
 shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported; nor
 is a prompt whose static text, all of it together, is shorter than that minimum (`"rule. " * 40` counts as forty
@@ -202,6 +204,8 @@ chain = create_stuff_documents_chain(llm, prompt)
                          "share them as a prefix, so they are prefilled on every call; put the static instructions first and the "
                          "per-call data last", confidence="likely")
         for late in late_histories(ctx):
+            if late.volatile:
+                continue  # a clock or a counter first: CL101 says so
             ahead, history = describe_late(late)
             yield Report(late.node, f"{ahead} (this turn's) {'comes' if len(late.ahead) == 1 else 'come'} before {history} in this prompt "
                          "text: the history grows turn by turn but sits behind a value that changes every turn, so none of it is "

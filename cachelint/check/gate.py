@@ -142,6 +142,9 @@ def _drops_tools(source: str) -> bool:
     return False
 
 
+# a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
+SENDER_LOOP = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*,(?:[^()]|\n)*?\btools\s*=|\btools\s*=\s*[\w.]+\s*,(?:[^()]|\n)*?\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")
+
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved
 RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
@@ -199,6 +202,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a side request of the conversation in another output format (history.format_switches)
     if "CL501" in codes and "Anthropic" in source and FRAMEWORK_CLAUDE_IMPORT.search(source):
         return True
+    if "CL501" in codes and "tools" in source and SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source):
+        return True  # a loop that hands its growing messages to the app's own sending function (sender_calls.py)
     if "CL501" in codes and "max_tokens" in source and ANTHROPIC_PAYLOAD.search(source) and CLAUDE_WORD.search(source):
         return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
     if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
@@ -221,8 +226,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and FRAMEWORK_RAG.search(source):
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
-    if "CL104" in codes and TEXT_HISTORY.search(source):
-        return True  # a history rendered into a prompt text behind this turn's values (text_history.py)
+    if codes & {"CL101", "CL104"} and TEXT_HISTORY.search(source):
+        return True  # a history rendered into a prompt text behind this turn's values, or a clock (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):

@@ -51,6 +51,7 @@ class LateHistory:
     node: cst.CSTNode  # the f-string or the .format() call
     history: str  # the placeholder of the history
     ahead: tuple[str, ...]  # the per-turn placeholders before it
+    volatile: bool = False  # the first of them is a clock or a counter (CL101), not data of the turn (CL104)
 
 
 def late_histories(ctx: ModuleContext) -> list[LateHistory]:
@@ -63,10 +64,11 @@ def late_histories(ctx: ModuleContext) -> list[LateHistory]:
         fields = _fields(ctx, node)
         if fields is None or _not_a_prompt(ctx, node):
             continue
-        judged = _judge([name for name, _ in fields])
+        judged = _judge(ctx, fields)
         if judged is not None:
-            at = next(place for name, place in fields if name == judged[1][0])  # an f-string: its first value of this turn
-            found.append(LateHistory(at, *judged))
+            history, ahead, volatile = judged
+            at = next(place for name, place in fields if name == ahead[0])  # an f-string: its first value of this turn
+            found.append(LateHistory(at, history, ahead, volatile))
             if len(found) >= MAX_FOUND:
                 break
     return found
@@ -88,7 +90,8 @@ def _fields(ctx: ModuleContext, node: cst.CSTNode) -> list[tuple[str, cst.CSTNod
     """(placeholder, where to report it) in the template's order: an f-string's expressions (their code, at
     themselves), or the field names of a `.format()` template whose text is known (at the call)."""
     if isinstance(node, cst.FormattedString):
-        return [(ctx.code(part.expression), part.expression) for part in node.parts if isinstance(part, cst.FormattedStringExpression)]
+        return [(ctx.code(_without_fallback(part.expression)), part.expression) for part in node.parts
+                if isinstance(part, cst.FormattedStringExpression)]
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
         if not any(arg.keyword is not None for arg in node.args):
             return None
@@ -109,12 +112,96 @@ def _template_text(ctx: ModuleContext, expr: cst.BaseExpression) -> str | None:
     return text if whole and text else None
 
 
-def _judge(fields: list[str]) -> tuple[str, tuple[str, ...]] | None:
-    for index, field in enumerate(fields):
+def _without_fallback(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`history() or "No history yet."`, `history if history else "none"`, `"\\n".join(history)`: the value, without its
+    stand-in or its separator."""
+    while True:
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            expr = expr.left
+        elif isinstance(expr, cst.IfExp):
+            expr = expr.body
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "join" \
+                and isinstance(expr.func.value, (cst.SimpleString, cst.ConcatenatedString)) and len(expr.args) == 1:
+            expr = expr.args[0].value  # "\n".join(self.history)
+        else:
+            return expr
+
+
+def _judge(ctx: ModuleContext, fields: list[tuple[str, cst.CSTNode]]) -> tuple[str, tuple[str, ...], bool] | None:
+    """(the history's placeholder, the values of this turn before it, whether the first of them is a clock or a
+    counter). A value of this turn is one named so (PER_TURN), unless it is a parameter every caller in the module
+    passes unchanged through the passes of its loop (`self._select(next_gap, query)` in `while ...:`: the query is the
+    same on every pass), or a parameter every such caller passes a value made in the pass (`next_gap`)."""
+    for index, (field, _) in enumerate(fields):
         if HISTORY.search(field) and not LOOKED_UP.search(field) and not _a_number(field):
-            ahead = tuple(f for f in fields[:index] if PER_TURN.search(f) and not HISTORY.search(f))
-            return (field, ahead) if ahead else None
+            ahead = []
+            for name, place in fields[:index]:
+                if HISTORY.search(name):
+                    continue
+                if _volatile(ctx, place):
+                    ahead.append((name, True))
+                    continue
+                per_pass = _passed_per_pass(ctx, place) if BARE_NAME.fullmatch(name) and "." not in name else None
+                if per_pass or (per_pass is None and PER_TURN.search(name)):
+                    ahead.append((name, False))
+            if not ahead:
+                return None
+            return field, tuple(name for name, _ in ahead), ahead[0][1]
     return None
+
+
+# a counter of the passes of an agent's loop, kept on the object or the module (`self.iteration += 1`)
+COUNTER = re.compile(r"^(?:current_|cur_)?(?:iteration|iter|step|turn|round|attempt|loop|cycle|epoch|generation)s?(?:_?(?:count|num|number|idx|index|no))?$",
+                     re.IGNORECASE)
+
+
+def _volatile(ctx: ModuleContext, place: cst.CSTNode) -> bool:
+    """The field reads a clock to the second (`time.time() - self.start_time`, `datetime.now()`), or a counter that the
+    module counts up (`self.iteration` with `self.iteration += 1`): it changes on every pass, whatever the turn holds."""
+    from cachelint.check.values import VOLATILE_CALLS
+
+    if not isinstance(place, cst.BaseExpression):
+        return False  # a `.format()` call: its fields are names in a template's text
+    clocks = {name for name, kind in VOLATILE_CALLS.items() if kind == "call"}
+    for node in (place, *descendants(place)):
+        if isinstance(node, cst.Call) and ctx.qualified_name_in(node.func, clocks):
+            return True
+    expr = _without_fallback(place)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+            and COUNTER.match(expr.attr.value):
+        attribute = expr.attr.value
+        return any(isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Attribute)
+                   and n.target.attr.value == attribute and isinstance(n.target.value, cst.Name) and n.target.value.value == "self"
+                   for n in ctx.nodes(cst.AugAssign))
+    return False
+
+
+def _passed_per_pass(ctx: ModuleContext, place: cst.CSTNode) -> bool | None:
+    """For a field that is a parameter of its function: True when every call of the function in this module sits in a
+    loop and passes a value bound inside that loop's body, False when every such call passes one bound outside it (a
+    parameter of the caller, a value made before the loop), None when there is no such call or they differ."""
+    from cachelint.check.module import argument_for
+
+    if not isinstance(place, cst.Name):
+        return None
+    function = ctx.enclosing_function(place)
+    if function is None:
+        return None
+    names = [p.name.value for p in function.params.params]
+    if place.value not in names:
+        return None
+    method = bool(names) and names[0] in ("self", "cls")
+    verdicts = set()
+    for call in ctx.calls_by_name.get(function.name.value, [])[:8]:
+        loops = ctx.loops_around(call)
+        value = argument_for(call, place.value, names.index(place.value) - method)
+        if not loops or not isinstance(value, cst.Name):
+            return None
+        bindings = [binding for binding, _ in ctx.assigned_values(value)]
+        if not bindings:
+            return None
+        verdicts.add(any(ctx.contains(loops[0], binding) for binding in bindings))
+    return verdicts.pop() if len(verdicts) == 1 else None
 
 
 def _a_number(field: str) -> bool:
