@@ -94,7 +94,14 @@ request's arguments (`retry(self.client.messages.create, should_retry)(**params)
 bare `_` that changes nothing the request reads (n samples of one request), is a retry, not a conversation.
 - (`likely`) a chat model class that sends the conversation it keeps on the object (`self.history`, or what a method
   of the class makes of it), grown by the class or a base class and not bound anew in the sending method, in a
-  project where no file sets a breakpoint.
+  project where no file sets a breakpoint; or a client class whose sending method is handed, through at most one
+  more call, the conversation another class of the module keeps and appends to turn by turn
+  (`add_message` -> `self.call_llm(self.messages)` -> `self.llm.acall(messages)`);
+- (`likely`) a loop that appends to the list it hands as `messages=` to a function of the tree that sends it
+  (`await generate_text(messages=messages, tools=schemas, model_name=name)` in another module, through its own
+  `**kwargs` wrappers), reported at that call, when the request it reaches goes to Anthropic: the SDK, or litellm with
+  a model that is not written at the call in a project that sets a Claude model (also as the model a model object is
+  made with, `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`) and no breakpoint anywhere.
 OpenAI caches automatically and is not concerned; nor is a Claude model from before prompt caching (`claude-2.1`,
 `claude-instant-1.2`), where no breakpoint would help.
 """
@@ -315,6 +322,7 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = report or _grown_by_callers(analysis, site)
             if report is None and not quiet:
                 report = _unmarked_adapter(analysis, site, tree_marks) or _object_history(analysis, site, tree_marks)
+                report = report or _object_conversation_through(analysis, site, tree_marks)
             if report is None or (not quiet and converter_marks(ctx, site)):
                 continue  # (a tree search, asked last) `[m.to_anthropic_format() for m in messages]`, whose definition elsewhere sets the breakpoints
             if configured is not None:
@@ -326,6 +334,7 @@ def make_llm(model="claude-sonnet-4-5"):
             yield report  # otherwise each request: a client's stream and create paths each need their breakpoint
         if quiet:
             return
+        yield from _loops_through_senders(analysis, tree_marks)
         unsent = [*_unsent_payloads(analysis, reported), *_framework_models(analysis)]
         if unsent and not tree_marks():  # the tree is searched only for a module with one
             yield from unsent
@@ -649,6 +658,54 @@ def _object_history(analysis, site, tree_marks):
                      "to Anthropic with no cache_control, and no file of this project sets a breakpoint: each turn prefills every "
                      "earlier turn again and nothing is read from cache; put a breakpoint on the last message (or a top-level "
                      "cache_control)", confidence="likely")
+
+
+def _object_conversation_through(analysis, site, tree_marks):
+    """(likely) The request sends what its function is given, and a method of this module hands it, through at most
+    one more call, the conversation its object keeps (`self.call_llm(self.messages)` in `add_message`, which appends
+    each turn to `self.messages`), in a project that sets no breakpoint anywhere."""
+    from cachelint.check.sender_calls import object_conversation_callers
+
+    kept = object_conversation_callers(analysis.ctx, site)
+    if kept is None or tree_marks():
+        return None
+    function = analysis.ctx.enclosing_function(site.node)
+    return Report(_payload_of(analysis.ctx, site), f"`{function.name.value}` sends `{kept}`, a conversation its callers' object keeps "
+                  "from turn to turn, to Anthropic with no cache_control, and no file of this project sets a breakpoint: each "
+                  "turn prefills every earlier turn again and nothing is read from cache; put a breakpoint on the last message "
+                  "(or a top-level cache_control)", confidence="likely")
+
+
+def _loops_through_senders(analysis, tree_marks):
+    """(likely) A loop of this module appends to the list it hands, as `messages`, to a function of the tree that sends it
+    (`await generate_text(messages=messages, tools=schemas, model_name=name)`): each pass resends the conversation so far.
+    Reported at that call when the request it reaches goes to Anthropic (the SDK, or litellm with a model not written as
+    another provider's, in a tree that names a Claude model) and no file of the tree sets a breakpoint."""
+    from cachelint.check.sender_calls import loops_through_a_sender
+    from cachelint.check.static_prefix import tree_claude_model
+
+    ctx = analysis.ctx
+    if not LOOP_THROUGH_SENDER.search(ctx.source):
+        return
+    for found in loops_through_a_sender(ctx):
+        site = found.site
+        model = string_value(site.arg("model")) if site.arg("model") is not None else None
+        if site.api == "anthropic":
+            claude = model or "a Claude model"
+        elif "litellm" in site.callee and model is None:  # `completion_with_backoff (litellm.acompletion)`: through a wrapper
+            claude = tree_claude_model(ctx.filename)
+        else:
+            claude = model if model is not None and CLAUDE.search(model) else None
+        if claude is None or not caches_prompts(claude if claude != "a Claude model" else None) or tree_marks():
+            continue
+        when = f" (when run with a Claude model: the project names `{claude}`)" if site.api != "anthropic" and model is None else ""
+        yield Report(found.call, f"this loop appends to `{found.history}` and hands it to `{found.sender}`, which sends it to "
+                     f"Anthropic (`{site.callee}`){when} with no cache_control, and no file of this project sets a breakpoint: "
+                     "each pass prefills the whole conversation again and nothing is read from cache; put a breakpoint on the last "
+                     f"message where `{found.sender}` builds the request (or a top-level cache_control)", confidence="likely")
+
+
+LOOP_THROUGH_SENDER = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")
 
 
 def _object_conversation(ctx, cls, history, depth: int = 0):

@@ -124,7 +124,8 @@ def _configured_in_files(root: str) -> str | None:
 def _cached_claude(text: str) -> str | None:
     """The first Claude model that caches prompts set in `text`: the whole value of an assignment (`DEFAULT_MODEL =
     "..."`, `model: str = "..."`, `self.model = "..."`), an element of a list of defaults (`DEFAULT_MODELS = ["gpt-4o",
-    "..."]`), the value of a dict's "model" key, or an option's `default="..."`; never a dict's key, a comparison, a
+    "..."]`), the value of a dict's "model" key, an option's `default="..."`, or the model a model object is made with
+    (`LLM("claude-...", temperature=0.3)`, its first argument); never a dict's key, a comparison, a
     call's other keywords, a comment or a docstring."""
     from cachelint.simulate.models import caches_prompts
 
@@ -164,6 +165,19 @@ def _set_strings(module: cst.Module) -> Iterator[str]:
                     yield from strings(element.value, listed=False)
         elif isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "default":
             yield from strings(node.value)
+        elif isinstance(node, cst.Call) and MODEL_CLASS.search(_called(node.func)) and node.args \
+                and node.args[0].keyword is None and not node.args[0].star:
+            # `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`: the app's model object made with its model (a
+            # framework's `LiteLlm(model="...")` in a sample agent is a call's keyword, not the app's setting)
+            yield from strings(node.args[0].value, listed=False)
+
+
+# a class that makes a model or its settings: `LLM(...)`, `LLMConfig(...)`, `ModelSettings(...)`, `ChatModel(...)`
+MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:LLM|Llm|Model|Lm)(?:Config|Settings|Spec|Client)?$")
+
+
+def _called(func: cst.BaseExpression) -> str:
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -1,0 +1,140 @@
+"""A conversation resent through the app's own sending function, where the request itself is out of sight (CL501).
+
+Many apps do not call the SDK in the loop that runs the conversation: they call a function of their own
+(`await generate_text(messages=messages, tools=schemas, model_name=name)`) that builds the request and sends it
+through litellm, or through a small client class (`self.llm.acall(self.messages)`). The loop, or the object that
+keeps the conversation, is in one place; the request, which is where a breakpoint would go, in another. Two
+shapes are judged:
+
+- a loop of this module that appends to the list it passes as `messages` to a function of the tree that sends
+  it (`loops_through_a_sender`), reported at the call;
+- a sending function whose messages come from its parameter, called by a method of this module with the
+  conversation the object keeps (`self.messages`, appended to turn by turn by the class), through at most two
+  calls (`add_message` -> `self.call_llm(self.messages)` -> `self.llm.acall(messages)`) (`object_conversation_callers`),
+  reported at the request.
+
+Either one matters only where the request reaches Anthropic: the Anthropic SDK, or litellm with a model that is not
+written as another provider's, in a tree that names a Claude model it can be run with and sets no breakpoint
+anywhere (the caller checks that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.callsites import CallSite, find_call_sites
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, descendants
+
+MAX_CALLS = 24  # calls with `messages=` looked at in one module
+
+
+@dataclass(frozen=True, slots=True)
+class ThroughSender:
+    call: cst.Call  # the call of the sending function, in this module
+    history: str  # the list the loop grows
+    sender: str  # the function that sends it
+    site: CallSite  # the request it reaches
+
+
+def loops_through_a_sender(ctx: ModuleContext) -> list[ThroughSender]:
+    """Calls in a conversation loop of this module that pass a list the loop appends to as `messages` to a function of
+    the tree (another module's, or a method of this one) whose body sends a request with them."""
+    from cachelint.check.conversation import grows_in
+    from cachelint.check.static_prefix import conversation_loops
+
+    found: list[ThroughSender] = []
+    calls = [c for c in ctx.nodes(cst.Call) if any(a.keyword is not None and a.keyword.value == "messages" for a in c.args)]
+    for call in calls[:MAX_CALLS]:
+        messages = next(a.value for a in call.args if a.keyword is not None and a.keyword.value == "messages")
+        if not isinstance(messages, cst.Name):
+            continue
+        loops = conversation_loops(ctx, call)
+        if not loops or not grows_in(ctx, messages, loops[-1]):
+            continue
+        reached = _sending_site(ctx, call, "messages")
+        if reached is not None:
+            found.append(ThroughSender(call, messages.value, *reached))
+    return found
+
+
+def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0) -> tuple[str, CallSite] | None:
+    """(the function's name, the request) when the function `call` calls is defined in the tree and sends what it is
+    given as `param` itself, or hands it to a function that does (`**kwargs` forwarding included: the module's own
+    wrappers are call sites already)."""
+    from cachelint.check.history import foreign_callee
+
+    try:
+        target = foreign_callee(ctx, call)
+    except (RecursionError, ValueError, OSError):
+        return None
+    if target is None:
+        return None
+    other, function = target
+    params = [p.name.value for p in function.params.params]
+    if param not in params and function.params.star_kwarg is None:
+        return None
+    for site in find_call_sites(other):
+        if other.contains(function, site.node):
+            return function.name.value, site
+    if depth >= 1:
+        return None
+    for inner in (n for n in descendants(function.body) if isinstance(n, cst.Call)):
+        passed = argument_for(inner, param, 0) if param in params else None
+        if isinstance(passed, cst.Name) and passed.value == param or any(a.star == "**" for a in inner.args):
+            reached = _sending_site(other, inner, param if param in params else "messages", depth + 1)
+            if reached is not None:
+                return function.name.value, reached[1]
+    return None
+
+
+def object_conversation_callers(ctx: ModuleContext, site: CallSite) -> str | None:
+    """The request sends its function's parameter, and a method of this module calls that function (through at most
+    one more function that hands the parameter on) with `self.<history>`, a list its class appends to from turn to
+    turn: the code of that argument (`self.messages`), else None."""
+    from cachelint.check.history import foreign_callee
+    from cachelint.check.static_prefix import HISTORY_ATTRIBUTE, forwarded_history
+
+    forwarded = forwarded_history(ctx, site)
+    function = ctx.enclosing_function(site.node)
+    if forwarded is None or function is None or function.name.value != forwarded.function:
+        return None
+    frontier = [(function, forwarded.param)]
+    for _ in range(2):
+        following = []
+        for sender, param in frontier:
+            params = [p.name.value for p in sender.params.params]
+            if param not in params:
+                continue
+            method = bool(params) and params[0] in ("self", "cls")
+            for call in ctx.calls_by_name.get(sender.name.value, [])[:MAX_CALLS]:
+                try:
+                    if foreign_callee(ctx, call) is None or foreign_callee(ctx, call)[1] is not sender:
+                        continue
+                except (RecursionError, ValueError, OSError):
+                    continue
+                value = argument_for(call, param, params.index(param) - method)
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
+                        and HISTORY_ATTRIBUTE.match(value.attr.value) and _grown_by_its_class(ctx, call, value.attr.value):
+                    return ctx.code(value)
+                caller = ctx.enclosing_function(call)
+                if isinstance(value, cst.Name) and caller is not None:
+                    following.append((caller, value.value))
+        frontier = following
+    return None
+
+
+def _grown_by_its_class(ctx: ModuleContext, call: cst.Call, attribute: str) -> bool:
+    """The class of the method that makes `call` appends to `self.<attribute>` in a method that is not `__init__`."""
+    cls = ctx.enclosing(call, (cst.ClassDef,))
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    for node in descendants(cls):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
+            target = node.func.value
+            owner = ctx.enclosing_function(node)
+            if isinstance(target, cst.Attribute) and target.attr.value == attribute and isinstance(target.value, cst.Name) \
+                    and target.value.value == "self" and owner is not None and owner.name.value != "__init__":
+                return True
+    return False

@@ -1,0 +1,313 @@
+"""Round 23: what a spent set (holdout27) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL301: the latest n messages asked of a store or a chat platform for every request --------------------------
+
+DISCORD = '''
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+class Reply:
+    async def build(self, channel, anchor, config):
+        limit = await config.messages_backread()
+        past_messages = [
+            message
+            async for message in channel.history(
+                limit=limit + 1,
+                before=anchor,
+                oldest_first=False,
+            )
+        ]
+        conversation = []
+        for message in past_messages:
+            conversation.insert(0, {"role": "user", "content": message.content})
+        reply = await client.chat.completions.create(model="gpt-4o", messages=conversation)
+        return reply
+'''
+
+
+def test_a_channels_latest_messages_fetched_for_every_reply_are_a_window():
+    found = lint(DISCORD, {"CL301"})
+    assert [f.row for f in found] == [12], found
+
+
+def test_a_channels_messages_read_oldest_first_from_a_point_are_no_window():
+    source = DISCORD.replace("oldest_first=False", "oldest_first=True")
+    assert lint(source, {"CL301"}) == []
+
+
+STORE = {
+    "app/memory.py": '''
+        class RedisHistory:
+            def __init__(self, client, key):
+                self.client = client
+                self.key = key
+
+            async def read(self, lines: int):
+                items = self.client.lrange(self.key, 0, lines - 1)
+                return [m.decode("utf-8") for m in items[::-1]]
+
+            async def append(self, message):
+                self.client.lpush(self.key, message)
+        ''',
+    "app/task.py": '''
+        from openai import AsyncOpenAI
+
+        from app.memory import RedisHistory
+
+        client = AsyncOpenAI()
+
+
+        class Task:
+            def __init__(self, key, redis):
+                self.message_history = RedisHistory(redis, key)
+
+            async def build_history_messages(self):
+                message_run = [SystemMessage(content="You are a cute assistant.")]
+                history = await self.message_history.read(lines=8)
+                for stored in history:
+                    message_run.append(parse_message(stored))
+                return message_run
+
+            async def request(self):
+                messages = await self.build_history_messages()
+                return await client.chat.completions.create(model="gpt-4o", messages=messages)
+        ''',
+}
+
+
+def test_a_stores_read_of_its_newest_lines_made_into_the_messages_is_a_window(tmp_path):
+    found = lint_tree(tmp_path, STORE, "app/task.py", {"CL301"})
+    assert [f.row for f in found] == [14], found
+
+
+def test_a_stores_read_of_its_first_lines_is_no_window(tmp_path):
+    files = dict(STORE, **{"app/memory.py": STORE["app/memory.py"].replace("items[::-1]", "items").replace("lrange", "range_of")})
+    assert lint_tree(tmp_path, files, "app/task.py", {"CL301"}) == []
+
+
+def test_a_page_of_stored_messages_is_no_window(tmp_path):
+    files = dict(STORE, **{"app/task.py": STORE["app/task.py"].replace("read(lines=8)", "read(lines=8, offset=page * 8)")})
+    assert lint_tree(tmp_path, files, "app/task.py", {"CL301"}) == []
+
+
+# --- CL101 / CL104: a clock, a counter or a value of the pass ahead of a history rendered into the prompt text ---------
+
+RESEARCH = '''
+import time
+
+from agents import Runner
+
+
+class IterativeResearcher:
+    def __init__(self, agent, tool_agent):
+        self.agent = agent
+        self.tool_agent = tool_agent
+        self.iteration = 0
+        self.conversation = Conversation()
+
+    async def run(self, query):
+        self.start_time = time.time()
+        while self.iteration < 5:
+            self.iteration += 1
+            await self._evaluate(query)
+            next_gap = self.conversation.latest_gap()
+            await self._select(next_gap, query)
+
+    async def _evaluate(self, query):
+        input_str = f"""
+        Current Iteration Number: {self.iteration}
+        Time Elapsed: {(time.time() - self.start_time) / 60:.2f} minutes
+
+        ORIGINAL QUERY:
+        {query}
+
+        HISTORY OF ACTIONS:
+        {self.conversation.compile_conversation_history() or "No previous actions."}
+        """
+        return await Runner.run(self.agent, input_str)
+
+    async def _select(self, gap, query):
+        input_str = f"""
+        ORIGINAL QUERY:
+        {query}
+
+        KNOWLEDGE GAP TO ADDRESS:
+        {gap}
+
+        HISTORY OF ACTIONS:
+        {self.conversation.compile_conversation_history() or "No previous actions."}
+        """
+        return await Runner.run(self.tool_agent, input_str)
+'''
+
+
+def test_a_counter_of_the_passes_ahead_of_a_rendered_history_is_a_volatile_value():
+    found = lint(RESEARCH, {"CL101"})
+    assert [f.row for f in found] == [23], found
+    assert "self.iteration" in found[0].message
+
+
+def test_a_clock_ahead_of_a_rendered_history_is_a_volatile_value():
+    source = RESEARCH.replace("        Current Iteration Number: {self.iteration}\n", "")
+    assert [f.row for f in lint(source, {"CL101"})] == [23]
+
+
+def test_a_value_made_in_the_pass_ahead_of_a_rendered_history_is_this_turns_data():
+    # `gap` is made anew in each pass of the loop that calls `_select`; the query it is also passed is the same on
+    # every pass, so it is not what the finding names
+    found = lint(RESEARCH, {"CL104"})
+    assert [f.row for f in found] == [40], found
+    assert "`{gap}`" in found[0].message and "query" not in found[0].message
+
+
+def test_the_same_values_after_the_rendered_history_are_quiet():
+    source = RESEARCH.replace('''        HISTORY OF ACTIONS:
+        {self.conversation.compile_conversation_history() or "No previous actions."}
+        """''', '''        """''').replace('''        input_str = f"""
+''', '''        input_str = f"""
+        HISTORY OF ACTIONS:
+        {self.conversation.compile_conversation_history() or "No previous actions."}
+''')
+    assert lint(source, {"CL101", "CL104"}) == []
+
+
+def test_a_counter_nobody_counts_up_is_no_volatile_value():
+    source = RESEARCH.replace("            self.iteration += 1\n", "").replace("Time Elapsed: {(time.time() - self.start_time) / 60:.2f} minutes", "")
+    assert lint(source, {"CL101"}) == []
+
+
+# --- CL501: a conversation resent through the app's own sending function ------------------------------------------
+
+SENDER = '''
+from litellm import acompletion
+
+
+async def completion_with_backoff(**kwargs):
+    return await acompletion(**kwargs, drop_params=True)
+
+
+async def generate_text(messages, model_name, tools=None, temperature=0.5):
+    kwargs = {"model": model_name, "messages": messages, "temperature": temperature}
+    if tools:
+        kwargs["tools"] = tools
+    return await completion_with_backoff(**kwargs)
+'''
+AGENT_NODE = '''
+from app.llm_utils import generate_text
+
+
+class AgentNode:
+    async def run(self, messages, model_name):
+        iterations = 0
+        while iterations < self.max_iterations:
+            response = await generate_text(
+                messages=messages,
+                model_name=model_name,
+                tools=self.tools_schemas,
+            )
+            messages.append({"role": "assistant", "content": response.content, "tool_calls": response.tool_calls})
+            iterations += 1
+            if not response.tool_calls:
+                break
+            messages.extend(await self.execute_tools(response.tool_calls))
+        return messages
+'''
+MODELS = '''
+from enum import Enum
+
+
+class LLMModels(str, Enum):
+    GPT_4O = "openai/gpt-4o"
+    CLAUDE_3_7_SONNET = "anthropic/claude-3-7-sonnet-latest"
+
+DEFAULT_MODEL = "anthropic/claude-3-7-sonnet-latest"
+'''
+
+
+def test_an_agent_loop_that_resends_its_messages_through_the_apps_litellm_wrapper_lacks_a_breakpoint(tmp_path):
+    files = {"app/__init__.py": "", "app/llm_utils.py": SENDER, "app/agent.py": AGENT_NODE, "app/models.py": MODELS}
+    found = lint_tree(tmp_path, files, "app/agent.py", {"CL501"})
+    assert [f.row for f in found] == [8], found
+    assert "generate_text" in found[0].message and "claude-3-7-sonnet" in found[0].message
+
+
+def test_the_same_loop_in_a_project_that_sets_breakpoints_is_quiet(tmp_path):
+    sender = SENDER.replace("    return await completion_with_backoff(**kwargs)",
+                            '    messages[-1]["cache_control"] = {"type": "ephemeral"}\n    return await completion_with_backoff(**kwargs)')
+    files = {"app/__init__.py": "", "app/llm_utils.py": sender, "app/agent.py": AGENT_NODE, "app/models.py": MODELS}
+    assert lint_tree(tmp_path, files, "app/agent.py", {"CL501"}) == []
+
+
+def test_the_same_loop_in_a_project_that_names_no_claude_model_is_quiet(tmp_path):
+    files = {"app/__init__.py": "", "app/llm_utils.py": SENDER, "app/agent.py": AGENT_NODE,
+             "app/models.py": MODELS.replace("anthropic/claude-3-7-sonnet-latest", "openai/gpt-4o-mini")}
+    assert lint_tree(tmp_path, files, "app/agent.py", {"CL501"}) == []
+
+
+def test_a_loop_that_sends_a_new_list_each_pass_through_the_wrapper_is_quiet(tmp_path):
+    agent = AGENT_NODE.replace("                messages=messages,", "                messages=[messages[0], messages[-1]],")
+    files = {"app/__init__.py": "", "app/llm_utils.py": SENDER, "app/agent.py": agent, "app/models.py": MODELS}
+    assert lint_tree(tmp_path, files, "app/agent.py", {"CL501"}) == []
+
+
+CLIENT_CLASS = '''
+import litellm
+
+
+class LLM:
+    def __init__(self, model, temperature=None):
+        self.model = model
+        self.temperature = temperature
+
+    async def acall(self, messages):
+        params = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        params = {k: v for k, v in params.items() if v is not None}
+        return await litellm.acompletion(**params)
+
+
+class Agent:
+    def __init__(self, model, system_prompt=None):
+        self.messages = [] if not system_prompt else [{"role": "system", "content": system_prompt}]
+        self.llm = LLM(model) if isinstance(model, str) else model
+
+    async def add_message(self, message):
+        self.messages.append({"role": "user", "content": message})
+        text = await self.call_llm(self.messages)
+        self.messages.append({"role": "assistant", "content": text})
+        return text
+
+    async def call_llm(self, messages):
+        res = await self.llm.acall(messages)
+        return res.choices[0].message.content
+'''
+CONFIG = '''
+from app.agent import LLM
+
+DEFAULT_LLM = {
+    "extract_agent": LLM("claude-3-5-sonnet-20241022", temperature=0.3),
+    "segment_agent": LLM("claude-3-haiku-20240307", temperature=0),
+}
+'''
+
+
+def test_a_client_class_fed_the_conversation_an_agent_object_keeps_lacks_a_breakpoint(tmp_path):
+    found = lint_tree(tmp_path, {"app/agent.py": CLIENT_CLASS, "app/config.py": CONFIG}, "app/agent.py", {"CL501"})
+    assert [f.row for f in found] == [10], found
+    assert "self.messages" in found[0].message and "claude-3-5-sonnet" in found[0].message
+
+
+def test_the_same_client_fed_a_new_list_for_each_question_is_quiet(tmp_path):
+    agent = CLIENT_CLASS.replace("text = await self.call_llm(self.messages)", 'text = await self.call_llm([{"role": "user", "content": message}])')
+    assert lint_tree(tmp_path, {"app/agent.py": agent, "app/config.py": CONFIG}, "app/agent.py", {"CL501"}) == []
+
+
+def test_the_same_client_in_a_project_of_other_models_is_quiet(tmp_path):
+    config = CONFIG.replace("claude-3-5-sonnet-20241022", "gpt-4o").replace("claude-3-haiku-20240307", "gpt-4o-mini")
+    assert lint_tree(tmp_path, {"app/agent.py": CLIENT_CLASS, "app/config.py": config}, "app/agent.py", {"CL501"}) == []
