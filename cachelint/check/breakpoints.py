@@ -43,7 +43,7 @@ def _collect(ctx, expr, arg: str, found: list[Marker], depth: int) -> None:
             _collect(ctx, literal(ctx, element.value), arg, found, depth + 1)
     elif isinstance(expr, cst.Dict):
         for element in expr.elements:
-            if isinstance(element, cst.DictElement) and string_value(element.key) == "cache_control":
+            if isinstance(element, cst.DictElement) and string_value(element.key) in ("cache_control", "cachePoint"):  # Bedrock Converse
                 found.append(Marker(expr, element.value, arg, _ttl(literal(ctx, element.value))))
             elif isinstance(element, cst.DictElement) and string_value(element.key) == "content":
                 _collect(ctx, literal(ctx, element.value), arg, found, depth + 1)

@@ -72,7 +72,7 @@ MAX_DEPTH = 6
 @dataclass(slots=True)
 class CallSite:
     node: cst.Call
-    api: str  # anthropic | openai-chat | openai-responses
+    api: str  # anthropic | openai-chat | openai-responses | bedrock-converse
     callee: str  # messages.create, litellm.completion, ...
     args: dict[str, cst.BaseExpression] = field(default_factory=dict)
     confidence: str = CERTAIN  # certain: a resolved SDK call; likely: only the call's shape says so
@@ -111,6 +111,8 @@ class ClientResolver:
             name = self.ctx.qualified_name_in(expr.func, set(self.constructors))
             if name:
                 return self.constructors[name]
+            if _bedrock_client(expr):
+                return "bedrock"
             return self._from_function_returns(expr, depth)
         if isinstance(expr, cst.Name):
             return self._from_name(expr, depth)
@@ -241,8 +243,11 @@ def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None =
     aliases = _alias_names(ctx)
     tails = _tails(ctx, functions, aliases)
     sites = []
+    bedrock = "bedrock-runtime" in ctx.source
     for call in ctx.nodes(cst.Call):
         site = _site(ctx, resolver, call, functions, aliases, tails) or _http_site(ctx, call)
+        if site is None and bedrock:
+            site = _bedrock_site(ctx, resolver, call)
         if site is not None:
             sites.append(site)
     sites += _forwarding_wrappers(ctx, resolver, functions, aliases, sites)
@@ -294,6 +299,63 @@ ENDPOINTS = ((re.compile(r"/chat/completions/?$"), "openai-chat"), (re.compile(r
              (re.compile(r"/v1/messages/?$"), "anthropic"))
 ANTHROPIC_HEADERS = frozenset({"anthropic-version", "anthropic-beta"})
 HTTP_METHODS = frozenset({"post", "apost"})
+
+
+# Amazon Bedrock's runtime client (boto3): Converse takes the messages, the system blocks and the tools in its own
+# fields (cache points are `{"cachePoint": {...}}` blocks); InvokeModel takes an Anthropic Messages body as JSON
+BEDROCK_CONVERSE = frozenset({"converse", "converse_stream"})
+BEDROCK_INVOKE = frozenset({"invoke_model", "invoke_model_with_response_stream"})
+
+
+def _bedrock_client(call: cst.Call) -> bool:
+    """`boto3.client("bedrock-runtime")`, `session.client(service_name="bedrock-runtime", ...)`."""
+    from cachelint.check.values import string_value
+
+    if last_name(call.func) != "client":
+        return False
+    service = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "service_name"), None)
+    if service is None and call.args and call.args[0].keyword is None:
+        service = call.args[0].value
+    return service is not None and string_value(service) == "bedrock-runtime"
+
+
+def _bedrock_site(ctx: ModuleContext, resolver: ClientResolver, call: cst.Call) -> CallSite | None:
+    """A Converse request (api `bedrock-converse`: `modelId` is its model, `toolConfig`'s tools its tools), or an
+    InvokeModel request whose body is an Anthropic Messages body (`json.dumps({"anthropic_version": ...,
+    "messages": ...})`, api `anthropic`), on a Bedrock runtime client."""
+    from cachelint.check.values import string_value
+
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in BEDROCK_CONVERSE | BEDROCK_INVOKE:
+        return None
+    if resolver.provider(func.value) != "bedrock":
+        return None
+    given = call_arguments(ctx, call)
+    args: dict[str, cst.BaseExpression] = {}
+    if "modelId" in given:
+        args["model"] = given["modelId"]
+    if func.attr.value in BEDROCK_CONVERSE:
+        for key in ("system", "messages"):
+            if key in given:
+                args[key] = given[key]
+        config = given.get("toolConfig")
+        if config is not None:
+            entries = dict_entries(ctx, config, 0)
+            args["tools"] = entries.get("tools", config)
+            if "toolChoice" in entries:
+                args["tool_choice"] = entries["toolChoice"]
+        return CallSite(call, "bedrock-converse", f"bedrock.{func.attr.value}", args)
+    body = given.get("body")
+    if isinstance(body, cst.Call) and last_name(body.func) == "dumps" and body.args:
+        body = body.args[0].value
+    entries = dict_entries(ctx, body, 0) if body is not None else {}
+    if "messages" not in entries:
+        return None  # a body of another model family, or one built out of sight
+    model = string_value(args["model"]) if "model" in args else None
+    if model is not None and not re.search(r"claude|anthropic", model, re.I):
+        return None  # another model family's body on Bedrock
+    args.update({k: v for k, v in entries.items() if k != "anthropic_version"})
+    return CallSite(call, "anthropic", f"bedrock.{func.attr.value}", args)
 
 
 def _http_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
