@@ -4,7 +4,9 @@ through the app's own agent or client code rather than an SDK call in sight.
 Two shapes real agents take:
 
 - the last step after a step limit: `while not done and steps < max_steps: await self.step()`, then
-  `self.req.func_tool = None` and one more `await self.step()` to force an answer;
+  `self.req.func_tool = None` and one more `await self.step()` to force an answer, or the same step called again
+  with the arguments the loop sent beside the tools (`self._create_chat_step({**base_kwargs, **tools_kwargs})` in the
+  loop, `self._create_chat_step(base_kwargs)` after it);
 - a retry or finalization path that builds the request with `tools=None` from the same history the loop's
   requests are built from with their tools (`self._build_request(spec, messages, tools=None)` beside
   `self._build_request(spec, messages, tools=spec.tools)`).
@@ -58,6 +60,52 @@ def tools_cleared_for_a_last_step(ctx: ModuleContext) -> Iterator[DroppedTools]:
             if any(isinstance(n, cst.Call) and ctx.code(n.func) in steps and ctx.span(n).row > ctx.span(cleared).row for n in later):
                 yield DroppedTools(cleared, ctx.code(cleared).strip(), "after the loop, before one more step of the same conversation")
                 break
+
+
+def tools_left_out_after_the_loop(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """A step-limited loop calls a step of the object with the tools (`self._create_chat_step({**base_kwargs,
+    **tools_kwargs})`, `self.step(messages, tools=tools)`), and once the steps are used up the same step is called
+    again without them (`self._create_chat_step(base_kwargs)`, `self.step(messages)`) to force an answer."""
+    for loop in (*ctx.nodes(cst.While), *ctx.nodes(cst.For)):
+        if not _bounded_by_a_count(loop):
+            continue
+        with_tools: dict[str, set[str]] = {}  # step -> what it is sent beside the tools (`base_kwargs`), "" for keywords
+        for call in (n for n in descendants(loop.body) if isinstance(n, cst.Call) and _own_method(n.func)):
+            for bases in (_beside_tools(ctx, loop, arg) for arg in call.args):
+                if bases is not None:
+                    with_tools.setdefault(ctx.code(call.func), set()).update(bases)
+        if not with_tools:
+            continue
+        following = _statements_after(ctx, loop)
+        if isinstance(loop, (cst.For, cst.While)) and loop.orelse is not None:
+            following = [*loop.orelse.body.body, *following]
+        for call in (n for s in following for n in (s, *descendants(s)) if isinstance(n, cst.Call)):
+            bases = with_tools.get(ctx.code(call.func))
+            if bases is None:
+                continue
+            names = {ctx.code(a.value) for a in call.args if a.keyword is None and not a.star}
+            without = any(a.keyword is not None and a.keyword.value in ("tools", "functions") and _empty(a.value) for a in call.args)
+            if names & bases or ("" in bases and (without or not any(a.keyword is not None and TOOL_WORD.search(a.keyword.value)
+                                                                     for a in call.args))):
+                yield DroppedTools(call, ctx.code(call).strip(), "after the steps are used up, without the tools the loop's steps send")
+                break
+
+
+def _beside_tools(ctx: ModuleContext, loop: cst.CSTNode, arg: cst.Arg) -> set[str] | None:
+    """What an argument of a step in the loop sends beside the tools: the other dicts spread with a tools-named one
+    (`{**base_kwargs, **tools_kwargs}`, also bound to a name in the loop first), or {""} for a `tools=` keyword that is
+    not empty; None when it sends no tools."""
+    if arg.keyword is not None:
+        return {""} if arg.keyword.value in ("tools", "functions") and not _empty(arg.value) else None
+    value = arg.value
+    if isinstance(value, cst.Name):
+        bound = [v for b, v in ctx.assigned_values(value) if v is not None and ctx.contains(loop, b)]
+        value = bound[0] if len(bound) == 1 else value
+    if not isinstance(value, cst.Dict):
+        return None
+    spread = [ctx.code(e.value) for e in value.elements if isinstance(e, cst.StarredDictElement)]
+    tools = [name for name in spread if TOOL_WORD.search(name)]
+    return set(spread) - set(tools) if tools and len(spread) > len(tools) else None
 
 
 def tools_cleared_between_runs(ctx: ModuleContext) -> Iterator[DroppedTools]:
