@@ -18,6 +18,7 @@ from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.renderers import SYSTEM_NAME
 from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
+    CLAUDE_MODEL,
     callers_system_text,
     conversation_loops,
     converter_marks,
@@ -102,6 +103,10 @@ bare `_` that changes nothing the request reads (n samples of one request), is a
   `**kwargs` wrappers), reported at that call, when the request it reaches goes to Anthropic: the SDK, or litellm with
   a model that is not written at the call in a project that sets a Claude model (also as the model a model object is
   made with, `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`) and no breakpoint anywhere.
+Claude on Amazon Bedrock counts too: an InvokeModel request whose body is an Anthropic Messages body
+(`client.invoke_model(modelId="anthropic.claude-...", body=json.dumps({"anthropic_version": ..., "messages": ...}))`),
+and a Converse request (`client.converse(modelId=..., system=[...], messages=...)`) to a Claude model id, where a
+breakpoint is a `{"cachePoint": {"type": "default"}}` block.
 OpenAI caches automatically and is not concerned; nor is a Claude model from before prompt caching (`claude-2.1`,
 `claude-instant-1.2`), where no breakpoint would help.
 """
@@ -313,7 +318,7 @@ def make_llm(model="claude-sonnet-4-5"):
                     continue
             if not caches_prompts(analysis.model_of(site)):
                 continue  # claude-2: a model before prompt caching, where no breakpoint would help
-            report = _long_static_prefix(analysis, site) if site.api == "anthropic" else None
+            report = _long_static_prefix(analysis, site) if site.api in ("anthropic", "bedrock-converse") else None
             if report is None and not quiet:
                 report = _agent_loop(analysis, site)
                 callers = _caller_prompts(analysis, site) if report is None else []  # a tree search: once per request
@@ -327,6 +332,8 @@ def make_llm(model="claude-sonnet-4-5"):
                 continue  # (a tree search, asked last) `[m.to_anthropic_format() for m in messages]`, whose definition elsewhere sets the breakpoints
             if configured is not None:
                 report = _when_claude(report, configured)
+            if site.api == "bedrock-converse":
+                report = _in_converse_terms(report)
             place = _fix_place(ctx, site, report)
             if place in reported:
                 continue  # the create and stream paths take their messages from one builder: one place to fix
@@ -484,6 +491,9 @@ def _to_anthropic(analysis, site) -> bool:
     class named for Anthropic / Claude)."""
     if site.api == "anthropic":
         return True
+    if site.api == "bedrock-converse":  # Bedrock's Converse API: Claude by its model id (`anthropic.claude-...`), at the call
+        model = analysis.model_of(site)  # or, where it is a setting, the one its module names (`model_id="anthropic.claude-..."`)
+        return bool(CLAUDE.search(model)) if model is not None else CLAUDE_MODEL.search(analysis.ctx.source) is not None
     if not site.callee.startswith("litellm"):
         return False
     model = analysis.model_of(site) or ""
@@ -497,7 +507,7 @@ def _configured_claude(analysis, site, tree_marks) -> str | None:
     (`"anthropic/claude-3-sonnet-20240229"`, a Bedrock or OpenRouter Claude) and sets no breakpoint anywhere: that
     model, or None. The tree searches are memoized per tree (`tree.first_file`)."""
     model = site.arg("model")
-    if not site.callee.startswith("litellm") or string_value(model) is not None or analysis.options.model:
+    if not (site.callee.startswith("litellm") or site.api == "bedrock-converse") or string_value(model) is not None or analysis.options.model:
         return None
     if isinstance(model, cst.Name) and (bound := [v for _, v in analysis.ctx.assigned_values(model)]) \
             and all(string_value(v) is not None for v in bound):
@@ -515,6 +525,13 @@ def _configured_claude(analysis, site, tree_marks) -> str | None:
 # (a leading word of the name: `GroqModel`, `OpenAiModel`, `call_openai`, `openai_chat`; not `OpenAICompatibleAgent`)
 OTHER_PROVIDER = re.compile(r"^(?:OpenA[Ii]|Gpt|GPT|Groq|Ollama|Gemini|Mistral|Cohere|DeepSeek|Deepseek|Fireworks|Qwen|Grok|XAI|Xai)(?![a-z])(?!Compatible)"
                             r"|(?:^|_)(?:openai|gpt|groq|ollama|gemini|mistral|cohere|deepseek|fireworks|qwen|grok|xai)(?:$|_)")
+
+
+def _in_converse_terms(report):
+    """Bedrock's Converse API marks a breakpoint with a `{"cachePoint": {"type": "default"}}` block, not `cache_control`."""
+    message = report.message.replace("(or a top-level cache_control)", "").replace("a top-level cache_control", "a cache point")
+    message = message.replace("cache_control", "cache point").replace("to Anthropic", "to Claude on Bedrock").replace("put a breakpoint", 'put a `{"cachePoint": {"type": "default"}}` block')
+    return Report(report.node, message.replace("  ", " ").replace(" ;", ";"), report.severity, report.fix, confidence=report.confidence)
 
 
 def _when_claude(report, model: str):

@@ -311,3 +311,202 @@ def test_the_same_client_fed_a_new_list_for_each_question_is_quiet(tmp_path):
 def test_the_same_client_in_a_project_of_other_models_is_quiet(tmp_path):
     config = CONFIG.replace("claude-3-5-sonnet-20241022", "gpt-4o").replace("claude-3-haiku-20240307", "gpt-4o-mini")
     assert lint_tree(tmp_path, {"app/agent.py": CLIENT_CLASS, "app/config.py": config}, "app/agent.py", {"CL501"}) == []
+
+
+# --- CL203: the last step, once the steps are used up, sent without the tools the loop's steps send ----------------
+
+FINAL_STEP = '''
+class ResponsePipeline:
+    async def run(self):
+        base_kwargs = await self._build_base_parameters()
+        tools_kwargs = self.tool_manager.get_tools_kwargs()
+        exhausted = False
+        for round_idx in range(self.tool_call_rounds):
+            kwargs = {**base_kwargs, **tools_kwargs}
+            step = await self._create_chat_step(kwargs)
+            if step.content:
+                return step.content
+            await self.tool_manager.handle_tool_calls(step.tool_calls)
+        else:
+            exhausted = True
+        if exhausted:
+            step = await self._create_chat_step(base_kwargs)
+            return step.content
+
+    async def _create_chat_step(self, kwargs):
+        context = self.conversation.to_chat_payload()
+        return await self.provider.create_chat_step(self.model, context, kwargs)
+'''
+
+
+def test_the_step_after_the_rounds_are_used_up_sent_without_the_tools_is_reported():
+    found = lint(FINAL_STEP, {"CL203"})
+    assert [f.row for f in found] == [15], found
+
+
+def test_the_same_step_sent_with_the_tools_again_is_quiet():
+    assert lint(FINAL_STEP.replace("self._create_chat_step(base_kwargs)", "self._create_chat_step({**base_kwargs, **tools_kwargs})"),
+                {"CL203"}) == []
+
+
+def test_a_keyword_step_with_tools_then_without_them_is_reported():
+    source = FINAL_STEP.replace("step = await self._create_chat_step(kwargs)", "step = await self.step(messages, tools=self.tools)").replace(
+        "step = await self._create_chat_step(base_kwargs)", "step = await self.step(messages)")
+    assert [f.row for f in lint(source, {"CL203"})] == [15]
+
+
+# --- CL301: the latest n messages converted in a comprehension that is returned as the messages -------------------
+
+RECENT = '''
+class ChatSession:
+    def format_input_messages(self, system_message, user_message):
+        recent_messages = self.messages[-self.recent_messages:] if self.recent_messages else self.messages
+        return (
+            [system_message.model_dump(exclude_none=True)]
+            + [m.model_dump(exclude_none=True) for m in recent_messages]
+            + [user_message.model_dump(exclude_none=True)]
+        )
+'''
+
+
+def test_a_window_converted_in_a_comprehension_that_is_returned_as_the_messages_is_a_cut():
+    assert [f.row for f in lint(RECENT, {"CL301"})] == [3]
+
+
+def test_the_whole_history_converted_the_same_way_is_quiet():
+    assert lint(RECENT.replace("self.messages[-self.recent_messages:] if self.recent_messages else self.messages", "self.messages"),
+                {"CL301"}) == []
+
+
+# --- CL401: the model picked from what the conversation holds -----------------------------------------------------
+
+IMAGE_MODEL = '''
+class ContextAssembler:
+    async def build(self, conversation, guild_conf, model):
+        await self._prepend_history(conversation)
+        has_images = any(
+            isinstance(entry.content, list) and any(item.get("type") == "image_url" for item in entry.content)
+            for entry in conversation.entries
+        )
+        if has_images:
+            image_model = await guild_conf.scan_images_model() or model
+            conversation.model = image_model
+        return conversation
+'''
+
+
+def test_a_model_switched_while_the_conversation_holds_an_image_is_reported():
+    found = lint(IMAGE_MODEL, {"CL401"})
+    assert [f.row for f in found] == [10], found
+    assert "has_images" in found[0].message
+
+
+def test_a_model_picked_by_the_conversations_size_is_reported():
+    source = """
+def pick(messages, settings):
+    model = settings.large_context_model if count_tokens(messages) > 100_000 else settings.chat_model
+    return model
+"""
+    assert [f.row for f in lint(source, {"CL401"})] == [2]
+
+
+def test_a_model_picked_by_a_setting_is_quiet():
+    source = IMAGE_MODEL.replace("if has_images:", "if guild_conf.prefer_vision:")
+    assert lint(source, {"CL401"}) == []
+
+
+def test_a_one_shot_caption_request_picking_a_vision_model_for_its_image_is_quiet():
+    source = """
+def caption(image_bytes, settings):
+    model = settings.vision_model if image_bytes else settings.text_model
+    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": describe(image_bytes)}])
+"""
+    assert lint(source, {"CL401"}) == []
+
+
+# --- CL301: a list of records kept for a report is no conversation --------------------------------------------------
+
+RUN_HISTORY = '''
+import json
+
+MAX_HISTORY = 5
+
+
+def save_history(history_path, runs):
+    trimmed = runs[-MAX_HISTORY:]
+    with open(history_path, "w") as f:
+        json.dump({"runs": trimmed}, f, indent=2)
+
+
+def generate_trend_report(runs):
+    lines = []
+    for run in reversed(runs):
+        s = run["summary"]
+        lines.append(f"| {run['timestamp']} | {s['passed']} |")
+    return "\\n".join(lines)
+'''
+
+
+def test_validation_runs_kept_for_a_trend_report_are_no_conversation():
+    assert lint(RUN_HISTORY, {"CL301"}) == []
+
+
+def test_stored_runs_read_by_their_messages_are_a_conversation():
+    source = RUN_HISTORY.replace('''        s = run["summary"]
+        lines.append(f"| {run['timestamp']} | {s['passed']} |")''', '''        lines.extend(run["messages"])''')
+    assert [f.row for f in lint(source, {"CL301"})] == [7]
+
+
+# --- Amazon Bedrock: Converse and InvokeModel requests are requests -------------------------------------------------
+
+LONG = "You are a careful research assistant who cites sources and checks every claim twice before answering. " * 80
+BEDROCK = f'''
+import json
+
+import boto3
+
+SYSTEM = "{LONG}"
+
+
+class BedrockChat:
+    def __init__(self, model_id="anthropic.claude-3-5-sonnet-20241022-v2:0"):
+        self.client = boto3.client("bedrock-runtime", region_name="us-east-1")
+        self.model_id = model_id
+        self.history = []
+
+    def ask(self, question):
+        self.history.append({{"role": "user", "content": [{{"text": question}}]}})
+        response = self.client.converse(modelId=self.model_id, system=[{{"text": "Be brief."}}], messages=self.history)
+        self.history.append(response["output"]["message"])
+        return response
+
+
+def invoke(messages):
+    client = boto3.client("bedrock-runtime")
+    body = {{"anthropic_version": "bedrock-2023-05-31", "max_tokens": 1024, "system": SYSTEM, "messages": messages}}
+    return client.invoke_model(modelId="anthropic.claude-3-5-sonnet-20241022-v2:0", body=json.dumps(body))
+'''
+
+
+def test_a_converse_chat_with_claude_and_no_cache_point_lacks_a_breakpoint():
+    found = [f for f in lint(BEDROCK, {"CL501"}) if f.row == 16]
+    assert len(found) == 1 and "cachePoint" in found[0].message and "Bedrock" in found[0].message, found
+
+
+def test_an_invoke_model_body_with_a_long_static_system_prompt_and_no_cache_control_lacks_a_breakpoint():
+    assert [f.row for f in lint(BEDROCK, {"CL501"}) if f.row == 24] == [24]
+
+
+def test_a_converse_chat_that_sets_a_cache_point_is_quiet():
+    source = BEDROCK.replace('system=[{"text": "Be brief."}]', 'system=[{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]')
+    assert [f for f in lint(source, {"CL501"}) if f.row == 16] == []
+
+
+def test_a_converse_chat_with_another_model_family_is_quiet():
+    source = BEDROCK.replace("anthropic.claude-3-5-sonnet-20241022-v2:0", "amazon.nova-pro-v1:0")
+    assert lint(source, {"CL501"}) == []
+
+
+def test_a_bedrock_client_is_no_other_services_client():
+    source = BEDROCK.replace('"bedrock-runtime"', '"s3"')
+    assert lint(source, {"CL501"}) == []

@@ -15,6 +15,7 @@ from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.framework_models import CLAUDE_MODULES
 from cachelint.check.framework_rag import FRAMEWORK_RAG
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
+from cachelint.check.model_routing import QUICK as ROUTED_QUICK
 from cachelint.check.renderers import FILL_VOLATILE, PLACEHOLDER_FILL
 from cachelint.check.schema_sets import SCHEMA_CHOICES
 from cachelint.check.text_history import HISTORY_WORDS
@@ -50,6 +51,7 @@ SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|imp
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
                         r"|(?i:llm|client|model)\w*\.a?(?:chat_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
+BEDROCK_CALL = re.compile(r"\.(?:converse|converse_stream|invoke_model|invoke_model_with_response_stream)\(")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\bdict\(\s*role\s*=\s*["'](?:system|developer)["']""")
 # a request posted to a provider's HTTP API without an SDK (callsites._http_site): its endpoint, or Anthropic's header
@@ -142,6 +144,12 @@ def _drops_tools(source: str) -> bool:
     return False
 
 
+# a model set (`model = ...`, `self.model = ...`, `params["model"] = ...`), in a module that speaks of images or sizes
+MODEL_SET = re.compile(r"""(?:\.|\b)(?:model|model_name|model_id|llm_model|current_model|selected_model|chat_model)\s*=(?!=)|\[["']model["']\]\s*=(?!=)""")
+
+# a dict that spreads the tools beside other arguments: `{**base_kwargs, **tools_kwargs}`
+SPREAD_TOOLS = re.compile(r"\{\s*\*\*[\w.]+\s*,\s*\*\*[\w.]*tool\w*\s*\}|\{\s*\*\*[\w.]*tool\w*\s*,\s*\*\*[\w.]+\s*\}")
+
 # a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
 SENDER_LOOP = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*,(?:[^()]|\n)*?\btools\s*=|\btools\s*=\s*[\w.]+\s*,(?:[^()]|\n)*?\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")
 
@@ -170,6 +178,8 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     the costly scope and name metadata computed."""
     if SDK_IMPORT.search(source) or CALL_SHAPE.search(source) or SYSTEM_MESSAGE.search(source) or HTTP_API.search(source):
         return True
+    if "bedrock-runtime" in source and BEDROCK_CALL.search(source):
+        return True  # a Bedrock runtime client's Converse or InvokeModel request (callsites._bedrock_site)
     roots = {name.split(".")[0] for name in call_patterns}
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
@@ -198,6 +208,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
     (a history class that cuts its messages, tools merged from servers, a model router)."""
     if codes & {"CL401", "CL402"} and CONVERSATION_SWITCH.search(source):
         return True
+    if "CL401" in codes and MODEL_SET.search(source) and ROUTED_QUICK.search(source):
+        return True  # a model picked from what the conversation holds (model_routing.py)
     if "CL401" in codes and FORMAT_QUICK.search(source):
         return True  # a side request of the conversation in another output format (history.format_switches)
     if "CL501" in codes and "Anthropic" in source and FRAMEWORK_CLAUDE_IMPORT.search(source):
@@ -232,6 +244,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
+    if "CL203" in codes and SPREAD_TOOLS.search(source):
+        return True  # a step sent `{**base, **tools_kwargs}` in a loop, then `base` alone (dropped_tools.tools_left_out_after_the_loop)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL201" in codes and LISTING.search(source) and (TOOL_LOADING.search(source) or ("yield" in source and TOOL_GENERATOR.search(source))):

@@ -543,8 +543,45 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
     if STORE_OF_MANY.search(name) and not _read_as_messages(ctx, ctx.module, ctx.code(target)):
         return False  # `_conversation_cache`, `sessions`: many conversations by key; evicting one cuts none of them
     if HISTORY_NAME.search(name):
-        return not _holds_records(ctx, target)
+        return not _holds_records(ctx, target) and not _read_as_records(ctx, name)
     return _read_as_messages(ctx, scope, ctx.code(target))
+
+
+# what a message (or a stored turn holding messages) is read by
+MESSAGE_KEYS = frozenset({"role", "content", "text", "parts", "messages", "message", "tool_calls", "tool_call_id", "name", "type",
+                          "input", "output", "query", "response", "answer", "question", "user", "assistant", "prompt", "completion"})
+
+
+def _read_as_records(ctx: ModuleContext, name: str) -> bool:
+    """The module walks the list (`for run in reversed(runs):`) and reads its items only by keys no message has, two
+    or more of them (`run["summary"]`, `run["timestamp"]`, `run["results"]`): a list of records (a CI script's
+    validation runs kept for a trend report), not a conversation's turns."""
+    items: set[str] = set()
+    for loop in (*ctx.nodes(cst.For), *ctx.nodes(cst.CompFor)):
+        walked = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "reversed" and loop.iter.args \
+            else loop.iter
+        if isinstance(loop.target, cst.Name) and _last_name(walked) == name and isinstance(walked, (cst.Name, cst.Attribute)):
+            items.add(loop.target.value)
+    if not items:
+        return False
+    keys: set[str] = set()
+    for node in ctx.nodes(cst.Subscript):
+        if isinstance(node.value, cst.Name) and node.value.value in items and isinstance(node.slice[0].slice, cst.Index):
+            key = string_value(node.slice[0].slice.value)
+            if key is None:
+                return False  # read by position or by a variable key: nothing to tell
+            keys.add(key)
+    for node in ctx.nodes(cst.Attribute):
+        if isinstance(node.value, cst.Name) and node.value.value in items:
+            if node.attr.value == "get":
+                continue
+            keys.add(node.attr.value)
+    for call in ctx.calls_by_name.get("get", []):
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value in items and call.args:
+            key = string_value(call.args[0].value)
+            if key is not None:
+                keys.add(key)
+    return len(keys) >= 2 and not keys & MESSAGE_KEYS
 
 
 # the key of one conversation in a store of many: a chat, user, channel, thread or session id
@@ -1753,6 +1790,9 @@ def handed_on(ctx: ModuleContext, nodes: list[cst.CSTNode], names: set[str], aft
             return True  # for run in runs: history.extend(run.messages): the window becomes the history
         if comprehended and isinstance(holder, cst.CompFor) and holder.iter is node:
             return True
+        if isinstance(holder, cst.CompFor) and holder.iter is node and isinstance(ctx.parent(holder), (cst.ListComp, cst.GeneratorExp)) \
+                and isinstance(ctx.parent(ctx.parent(holder)), (cst.Return, cst.BinaryOperation, cst.Element, cst.StarredElement)):
+            return True  # return [system] + [m.model_dump() for m in recent] + [user]: converted into what is sent
         if isinstance(holder, cst.Assign) and any(not isinstance(t.target, cst.Name) for t in holder.targets):
             return True
     return False

@@ -165,6 +165,8 @@ def _set_strings(module: cst.Module) -> Iterator[str]:
                     yield from strings(element.value, listed=False)
         elif isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "default":
             yield from strings(node.value)
+        elif isinstance(node, cst.Param) and node.default is not None and "model" in node.name.value.lower():
+            yield from strings(node.default, listed=False)  # def __init__(self, model_id="anthropic.claude-3-5-sonnet-...")
         elif isinstance(node, cst.Call) and MODEL_CLASS.search(_called(node.func)) and node.args \
                 and node.args[0].keyword is None and not node.args[0].star:
             # `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`: the app's model object made with its model (a
