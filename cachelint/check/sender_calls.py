@@ -21,10 +21,12 @@ anywhere (the caller checks that).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
 from cachelint.check.callsites import CallSite, find_call_sites
+from cachelint.check.gate import sends_requests
 from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, descendants
 
 MAX_CALLS = 24  # calls with `messages=` looked at in one module
@@ -75,7 +77,7 @@ def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0
     params = [p.name.value for p in function.params.params]
     if param not in params and function.params.star_kwarg is None:
         return None
-    for site in find_call_sites(other):
+    for site in _sites(other):
         if other.contains(function, site.node):
             return function.name.value, site
     if depth >= 1:
@@ -110,9 +112,10 @@ def object_conversation_callers(ctx: ModuleContext, site: CallSite) -> str | Non
             method = bool(params) and params[0] in ("self", "cls")
             for call in ctx.calls_by_name.get(sender.name.value, [])[:MAX_CALLS]:
                 try:
-                    if foreign_callee(ctx, call) is None or foreign_callee(ctx, call)[1] is not sender:
-                        continue
+                    callee = foreign_callee(ctx, call)
                 except (RecursionError, ValueError, OSError):
+                    continue
+                if callee is None or callee[1] is not sender:
                     continue
                 value = argument_for(call, param, params.index(param) - method)
                 if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
@@ -123,6 +126,17 @@ def object_conversation_callers(ctx: ModuleContext, site: CallSite) -> str | Non
                     following.append((caller, value.value))
         frontier = following
     return None
+
+
+_SITES: WeakKeyDictionary[ModuleContext, list[CallSite]] = WeakKeyDictionary()
+
+
+def _sites(ctx: ModuleContext) -> list[CallSite]:
+    """The requests of a module of the tree, found once per module (many callers ask of the same sender's module)."""
+    found = _SITES.get(ctx)
+    if found is None:
+        found = _SITES[ctx] = find_call_sites(ctx) if sends_requests(ctx.source) else []
+    return found
 
 
 def _grown_by_its_class(ctx: ModuleContext, call: cst.Call, attribute: str) -> bool:

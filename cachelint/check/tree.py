@@ -10,6 +10,7 @@ tree's stamp is made again as soon as a file changes.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import time
@@ -288,20 +289,41 @@ _NEWEST_FIRST = re.compile(r"\[::-1\]|\breversed\(|\.reverse\(\)|ReadBackwards|\
 
 def reads_newest_first(filename: str, method: str) -> bool:
     """Whether a definition of `method` in the tree (`def read(self, lines)` of a message store) reads the newest rows:
-    its body reverses them, reads a file backwards, slices off the last n, or orders them descending."""
-    definition = re.compile(rf"^([ \t]*)(?:async\s+)?def\s+{re.escape(method)}\s*\(", re.M)
+    its body reverses them, reads a file backwards, slices off the last n, or orders them descending. The tree is read
+    once for every such definition (the functions whose body holds one of these), whatever method is asked."""
+    from cachelint.check.project import note_read
 
-    def test(path: str, text: str) -> bool:
-        for match in definition.finditer(text):
-            indent = len(match.group(1))
-            body = []
-            for line in text[match.end():].splitlines()[1:80]:
-                stripped = line.lstrip()
-                if stripped and len(line) - len(stripped) <= indent and not stripped.startswith((")", "#")):
-                    break
-                body.append(line)
-            if _NEWEST_FIRST.search("\n".join(body)):
-                return True
+    if not os.path.isfile(filename):
         return False
+    root = root_of(filename)
+    key = (root, stamp(root))
+    cached = recalled(_NEWEST, key)
+    if cached is None:
+        cached = remember(_NEWEST, key, _newest_first_definitions(root))
+    names, read = cached
+    for path in read:
+        note_read(path)
+    return method in names
 
-    return first_file(filename, f"newest-first:{method}", test) is not None
+
+_NEWEST: dict[tuple[str, int], tuple[float, tuple[frozenset[str], list[str]]]] = {}
+
+
+def _newest_first_definitions(root: str) -> tuple[frozenset[str], list[str]]:
+    """The names of the functions of the tree whose body holds a newest-first read (_NEWEST_FIRST), and the files read."""
+    names: set[str] = set()
+    read: list[str] = []
+    for path, text in texts(root):
+        read.append(path)
+        if not _NEWEST_FIRST.search(text):
+            continue
+        lines = text.splitlines()
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line) + 1)
+        for match in _NEWEST_FIRST.finditer(text):
+            number = min(bisect.bisect_right(offsets, match.start()) - 1, len(lines) - 1)
+            owner = _enclosing_def(lines, number)
+            if owner is not None:
+                names.add(owner)
+    return frozenset(names), read
