@@ -510,3 +510,36 @@ def test_a_converse_chat_with_another_model_family_is_quiet():
 def test_a_bedrock_client_is_no_other_services_client():
     source = BEDROCK.replace('"bedrock-runtime"', '"s3"')
     assert lint(source, {"CL501"}) == []
+
+
+# --- CL101: the size of the conversation so far in the system prompt ------------------------------------------------
+
+CONTEXT_SIZE = '''
+import json
+
+
+async def prepare_system_prompt(base_system_prompt, user, thread_id):
+    prompt = {"system_prompt": base_system_prompt, "user_id": user.id}
+    context_size = user.approximate_context_size(thread_id=thread_id)
+    prompt["approximate_context_size"] = context_size
+    return json.dumps(prompt, sort_keys=True)
+'''
+
+
+def test_the_conversations_size_stored_into_the_system_prompt_dict_is_a_counter():
+    found = lint(CONTEXT_SIZE, {"CL101"})
+    assert [f.row for f in found] == [6], found
+    assert "approximate_context_size" in found[0].message
+
+
+def test_a_setting_stored_into_the_same_dict_is_quiet():
+    source = CONTEXT_SIZE.replace("user.approximate_context_size(thread_id=thread_id)", "user.max_context_size")
+    assert lint(source, {"CL101"}) == []
+
+
+def test_the_length_of_the_history_in_a_system_prompt_is_a_counter():
+    source = """
+def build_system_prompt(history):
+    return f"You are a helpful assistant. So far this chat has {len(history)} messages. " + RULES
+"""
+    assert [f.row for f in lint(source, {"CL101"})] == [2]

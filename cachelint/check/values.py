@@ -48,6 +48,11 @@ VOLATILE_CALLS: dict[str, str] = {
     "os.path.getctime": "file",
     "os.path.getatime": "call",
 }
+# a measure of the conversation so far: its context size or token count (`approximate_context_size`,
+# `num_tokens_from_messages`, `count_tokens(messages)`), or the length of the list that holds it
+CONVERSATION_SIZE = re.compile(r"^(?:get_|compute_|calc(?:ulate)?_|estimate_|approximate_)*(?:context|history|conversation|chat|thread|session)_"
+                               r"(?:size|length|tokens|token_count)$|^(?:get_)?num_tokens_from_messages$|^count_(?:message_|history_|context_)tokens$")
+CONVERSATION_LIST = re.compile(r"(?:^|[._])(?:messages|history|chat_history|conversation|msgs|turns)(?:\(\))?$")
 VOLATILE_NAMES = frozenset(VOLATILE_CALLS)  # what qualified_name_in looks clocks, randoms and ids up in
 VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
 UNORDERED_CALLS = {
@@ -435,6 +440,9 @@ class ValueWalker:
                 granularity = strftime_granularity(fmt)
             self._fact("volatile", call, landing, f"{name.split('.', 1)[-1]}()" if name.count(".") > 1 else f"{name}()", granularity)
             return
+        if landing.prefix and landing.arg != "tools" and self._measures_the_conversation(call):
+            self._fact("counter", call, landing, f"{_short_code(self.ctx, call.func)}()", "turn")  # the size of the conversation so far
+            return
         if landing.arg == "tools" and not landing.item and self._selects_per_turn(call):
             self._fact("filtered", call, landing, f"{_short_code(self.ctx, call.func)}() called with this turn's values")
         if isinstance(func, cst.Attribute):
@@ -778,6 +786,8 @@ class ValueWalker:
                 self.walk(value, landing, d, newest_last and not grows, ordered)
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
+        if landing.prefix and any(isinstance(v, cst.Dict) for _, v in self.ctx.assigned_values(name)):
+            self._dict_stores(name, landing, d)  # prompt = {...}; prompt["context_size"] = size; json.dumps(prompt)
 
     def _default_not_taken(self, name: cst.Name, binding: cst.CSTNode) -> bool:
         """The assignment is a parameter's default, made under `if <param> is None:` (or `if not <param>:`), in a
@@ -1235,6 +1245,14 @@ class ValueWalker:
                         self.walk(small.value, landing, d, ordered=ordered)
 
     # --- facts ------------------------------------------------------------------------------------------------
+
+    def _measures_the_conversation(self, call: cst.Call) -> bool:
+        """`user.approximate_context_size(thread_id=...)`, `count_tokens(messages)`, `len(self.history)`: the size of the
+        conversation so far, which grows with every turn."""
+        name = _short_code(self.ctx, call.func).rsplit(".", 1)[-1]
+        if name == "len":
+            return len(call.args) == 1 and CONVERSATION_LIST.search(self.ctx.code(call.args[0].value)) is not None
+        return CONVERSATION_SIZE.search(name) is not None
 
     def _fact(self, kind: str, node: cst.CSTNode, landing: Landing, label: str, granularity: str = "call", ordered: bool = False) -> None:
         if kind == "unordered" and ordered:
