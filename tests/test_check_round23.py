@@ -543,3 +543,24 @@ def build_system_prompt(history):
     return f"You are a helpful assistant. So far this chat has {len(history)} messages. " + RULES
 """
     assert [f.row for f in lint(source, {"CL101"})] == [2]
+
+
+def test_a_dict_filled_in_a_listings_order_and_put_in_the_system_prompt_is_unordered():
+    source = """
+import json
+from pathlib import Path
+
+
+def skill_names(skills_dir):
+    result = {}
+    for f in Path(skills_dir).iterdir():
+        result[f.name] = f.stem
+    return result
+
+
+def build_system_prompt(base):
+    prompt = {"system_prompt": base, "skills": skill_names("skills")}
+    return json.dumps(prompt, sort_keys=False)
+"""
+    assert [f.code for f in lint(source, {"CL103"})] == ["CL103"]
+    assert lint(source.replace("Path(skills_dir).iterdir()", "sorted(Path(skills_dir).iterdir())"), {"CL103"}) == []

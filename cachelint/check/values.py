@@ -818,6 +818,15 @@ class ValueWalker:
         filled with, key by key, in this scope."""
         for node in self._stores(name):
             self.walk(node.value, landing, d)
+            for target in node.targets:  # result[f.name] = desc in `for f in path.iterdir()`: the keys come in the loop's order
+                key = target.target.slice[0].slice if isinstance(target.target, cst.Subscript) and target.target.slice else None
+                if not isinstance(key, cst.Index) or string_value(key.value) is not None:
+                    continue
+                names = {n.value for n in (key.value, *descendants(key.value)) if isinstance(n, cst.Name)}
+                loop = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.For) and isinstance(a.target, cst.Name)
+                             and a.target.value in names), None)
+                if loop is not None:
+                    self._iterable(loop.iter, landing, d, False)
         scope = self.ctx.scope_of(name)
         for update in self.ctx.calls_on.get(name.value, []):  # context.update({"now": ...}) / context.update(now=...)
             if update.func.attr.value == "update" and self.ctx.scope_of(update) is scope:
