@@ -18,7 +18,7 @@ literals and functions of the same module, and says how often the value changes 
 per call, per conversation or once per process. A counter that starts again in the function that builds the prompt
 (`n = 1` ... `n += 1` to number its items, outside any loop) is the same on every call and is not reported; one kept
 on the module, the object or an enclosing function, or counted in a loop, is; so is the size of the conversation so far
-(`len(history)`, `user.approximate_context_size(thread_id)`, a token count of the messages), which grows every turn. A date (day or month resolution) is not reported, wherever
+(`user.approximate_context_size(thread_id)`, `num_tokens_from_messages(messages)`), which grows every turn. A date (day or month resolution) is not reported, wherever
 it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 
 A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence

@@ -36,9 +36,9 @@ constants only, the condition too (`name = config.model`, then `if name is None:
 a condition on this turn's input or on a call (`if user.startswith("/fast")`, `if traj.num_turns() > 5`) is a switch.
 A loop left as soon as the request succeeds (`while True: try: r = create(...); return r`) is a retry, not turns.
 Also (`likely`) the model picked from what the conversation holds: set under a test, or by a conditional expression,
-that looks in the conversation for an image or measures its size (`if has_images: conversation.model = image_model`
-with `has_images = any(... for entry in conversation.entries)`; `model = large if count_tokens(messages) > n else
-chat`): while it holds an image, or once it passes the size, its requests go to another model.
+that looks in the conversation for an image (`if has_images: conversation.model = image_model` with `has_images =
+any(... for entry in conversation.entries)`): while it holds an image, its requests go to another model. (A model
+picked by the conversation's size switches once, when it crosses the size, and is not reported.)
 
 Also (`likely`) a cache-key setting written into the dict the requests are sent with, between two requests of one run
 or before the recursive call that continues the tool loop (`parameters["function_call"] = "none"` after three searches,
@@ -188,7 +188,7 @@ class Agent:
 
         for routed in content_routed_models(analysis.ctx):
             yield Report(routed.node, f"the model is picked from what the conversation holds (`{routed.test}`): while it holds an image, "
-                         "or once it passes a size, its requests go to another model than the turns before them, and a model's "
+                         "its requests go to another model than the turns before them, and a model's "
                          "cache holds only the prefixes sent to it, so each switch (and each switch back) prefills the whole "
                          "conversation again; keep one model per conversation (describe images with a side request, or pick a "
                          "model that takes them from the start)", confidence="likely")

@@ -1,16 +1,16 @@
 """The model of each request picked from what the conversation holds (CL401).
 
-Apps route a conversation to another model when it carries an image (a vision model), or when it grows past a size
-(a long-context model): `if has_images: conversation.model = image_model`, where `has_images = any(... for entry in
-conversation.entries)`; `model = large_model if count_tokens(messages) > 100_000 else chat_model`. Each request of the
-conversation goes to the model its content picks, so while the image is in the window (or once the history crosses
-the size) the requests land on another model than the turns before them, and a model's cache holds only the
-prefixes sent to it: the whole conversation is prefilled again at each switch, and again when it switches back.
+Apps route a conversation to another model while it carries an image (a vision model): `if has_images:
+conversation.model = image_model`, where `has_images = any(... for entry in conversation.entries)`. Each request of
+the conversation goes to the model its content picks, so while the image is in the window the requests land on
+another model than the turns before them, and a model's cache holds only the prefixes sent to it: the whole
+conversation is prefilled again at each switch, and again when it switches back. (A switch by the conversation's size
+happens once, when it crosses the size: one miss, like a compaction, and is left alone.)
 
 Found by the names the code uses (`likely`): a model's target (`model`, `self.model`, `conversation.model`,
 `params["model"]`; not a candidate kept aside, `image_model`) set under a test, or picked by a conditional expression, whose test reads the conversation
-(`messages`, `history`, `conversation`, `entries`, `payload`) for images or for its size, directly or through a name
-bound from it in the same function.
+(`messages`, `history`, `conversation`, `entries`, `payload`) for images, directly or through a name bound from it in
+the same function.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from cachelint.check.module import ModuleContext, descendants
 
 MODEL_NAMES = frozenset({"model", "model_name", "model_id", "llm_model", "current_model", "selected_model", "chat_model"})
 # what a test on the conversation's content looks for: an image in it, or its size
-CONTENT = re.compile(r"image|vision|multimodal|modalit|token|\blen\(|length|\bsize\b|_size\b", re.I)
-CONVERSATION = re.compile(r"messages|history|conversation|entries|payload|transcript|\bturns\b|\bcontext\b|\bchat\b", re.I)
-QUICK = re.compile(r"(?:image|vision|multimodal|token|large_context|long_context)\w*", re.I)
+CONTENT = re.compile(r"image|vision|multimodal|modalit", re.I)
+# the conversation's data by the names code gives it (lower case: `ConversationAdapters` is a class, not the data)
+CONVERSATION = re.compile(r"(?<![A-Za-z])(?:messages|history|conversation|entries|payload|transcript|turns|chat_history)(?![a-z])")
+QUICK = re.compile(r"(?:image|vision|multimodal)\w*", re.I)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,10 +49,9 @@ VOLATILE_CALLS: dict[str, str] = {
     "os.path.getatime": "call",
 }
 # a measure of the conversation so far: its context size or token count (`approximate_context_size`,
-# `num_tokens_from_messages`, `count_tokens(messages)`), or the length of the list that holds it
+# `num_tokens_from_messages`, `count_message_tokens(messages)`)
 CONVERSATION_SIZE = re.compile(r"^(?:get_|compute_|calc(?:ulate)?_|estimate_|approximate_)*(?:context|history|conversation|chat|thread|session)_"
                                r"(?:size|length|tokens|token_count)$|^(?:get_)?num_tokens_from_messages$|^count_(?:message_|history_|context_)tokens$")
-CONVERSATION_LIST = re.compile(r"(?:^|[._])(?:messages|history|chat_history|conversation|msgs|turns)(?:\(\))?$")
 VOLATILE_NAMES = frozenset(VOLATILE_CALLS)  # what qualified_name_in looks clocks, randoms and ids up in
 VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
 UNORDERED_CALLS = {
@@ -1256,12 +1255,10 @@ class ValueWalker:
     # --- facts ------------------------------------------------------------------------------------------------
 
     def _measures_the_conversation(self, call: cst.Call) -> bool:
-        """`user.approximate_context_size(thread_id=...)`, `count_tokens(messages)`, `len(self.history)`: the size of the
+        """`user.approximate_context_size(thread_id=...)`, `num_tokens_from_messages(messages)`: the size of the
         conversation so far, which grows with every turn."""
         name = _short_code(self.ctx, call.func).rsplit(".", 1)[-1]
-        if name == "len":
-            return len(call.args) == 1 and CONVERSATION_LIST.search(self.ctx.code(call.args[0].value)) is not None
-        return CONVERSATION_SIZE.search(name) is not None
+        return CONVERSATION_SIZE.search(name) is not None  # not `len(old_messages)`: a count written once into a summary
 
     def _fact(self, kind: str, node: cst.CSTNode, landing: Landing, label: str, granularity: str = "call", ordered: bool = False) -> None:
         if kind == "unordered" and ordered:
