@@ -81,14 +81,17 @@ def tools_left_out_after_the_loop(ctx: ModuleContext) -> Iterator[DroppedTools]:
             following = [*loop.orelse.body.body, *following]
         for call in (n for s in following for n in (s, *descendants(s)) if isinstance(n, cst.Call)):
             bases = with_tools.get(ctx.code(call.func))
-            if bases is None:
-                continue
+            if bases is None or any(a.keyword is not None and a.keyword.value in OUTPUT_FORMATS for a in call.args):
+                continue  # a side request in another output format (`response_format=`): CL401 says it
             names = {ctx.code(a.value) for a in call.args if a.keyword is None and not a.star}
             without = any(a.keyword is not None and a.keyword.value in ("tools", "functions") and _empty(a.value) for a in call.args)
             if names & bases or ("" in bases and (without or not any(a.keyword is not None and TOOL_WORD.search(a.keyword.value)
                                                                      for a in call.args))):
                 yield DroppedTools(call, ctx.code(call).strip(), "after the steps are used up, without the tools the loop's steps send")
                 break
+
+
+OUTPUT_FORMATS = frozenset({"response_format", "output_type", "result_type", "text_format", "json_output", "output_schema", "response_model"})
 
 
 def _beside_tools(ctx: ModuleContext, loop: cst.CSTNode, arg: cst.Arg) -> set[str] | None:

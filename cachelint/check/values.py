@@ -52,6 +52,7 @@ VOLATILE_CALLS: dict[str, str] = {
 # `num_tokens_from_messages`, `count_message_tokens(messages)`)
 CONVERSATION_SIZE = re.compile(r"^(?:get_|compute_|calc(?:ulate)?_|estimate_|approximate_)*(?:context|history|conversation|chat|thread|session)_"
                                r"(?:size|length|tokens|token_count)$|^(?:get_)?num_tokens_from_messages$|^count_(?:message_|history_|context_)tokens$")
+LISTING_CALL = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\(")
 VOLATILE_NAMES = frozenset(VOLATILE_CALLS)  # what qualified_name_in looks clocks, randoms and ids up in
 VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
 UNORDERED_CALLS = {
@@ -785,8 +786,8 @@ class ValueWalker:
                 self.walk(value, landing, d, newest_last and not grows, ordered)
         if landing.arg in ("messages", "input", "tools", "system"):
             self._list_mutations(name, landing, d, ordered)
-        if landing.prefix and any(isinstance(v, cst.Dict) for _, v in self.ctx.assigned_values(name)):
-            self._dict_stores(name, landing, d)  # prompt = {...}; prompt["context_size"] = size; json.dumps(prompt)
+        if landing.prefix and landing.words == "system prompt" and any(isinstance(v, cst.Dict) for _, v in self.ctx.assigned_values(name)):
+            self._dict_stores(name, landing, d)  # prompt = {...}; prompt["context_size"] = size; json.dumps(prompt) as the system prompt
 
     def _default_not_taken(self, name: cst.Name, binding: cst.CSTNode) -> bool:
         """The assignment is a parameter's default, made under `if <param> is None:` (or `if not <param>:`), in a
@@ -824,8 +825,8 @@ class ValueWalker:
                 names = {n.value for n in (key.value, *descendants(key.value)) if isinstance(n, cst.Name)}
                 loop = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.For) and isinstance(a.target, cst.Name)
                              and a.target.value in names), None)
-                if loop is not None:
-                    self._iterable(loop.iter, landing, d, False)
+                if loop is not None and LISTING_CALL.search(self.ctx.code(loop.iter)):
+                    self._iterable(loop.iter, landing, d, False)  # a directory listing's order (a dict's own order is kept)
         scope = self.ctx.scope_of(name)
         for update in self.ctx.calls_on.get(name.value, []):  # context.update({"now": ...}) / context.update(now=...)
             if update.func.attr.value == "update" and self.ctx.scope_of(update) is scope:
