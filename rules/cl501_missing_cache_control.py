@@ -696,8 +696,9 @@ def _object_conversation_through(analysis, site, tree_marks):
 def _loops_through_senders(analysis, tree_marks):
     """(likely) A loop of this module appends to the list it hands, as `messages`, to a function of the tree that sends it
     (`await generate_text(messages=messages, tools=schemas, model_name=name)`): each pass resends the conversation so far.
-    Reported at that call when the request it reaches goes to Anthropic (the SDK, or litellm with a model not written as
-    another provider's, in a tree that names a Claude model) and no file of the tree sets a breakpoint."""
+    Reported at that call when the request it reaches is litellm's with a Claude model (written, or a setting in a tree
+    that names a Claude model; not one the caller names, nor an `f"openai/{name}"`) and no file of the tree sets a
+    breakpoint. An SDK's own request is judged in its module, where the breakpoint goes."""
     from cachelint.check.sender_calls import loops_through_a_sender
     from cachelint.check.static_prefix import tree_claude_model
 
@@ -707,19 +708,27 @@ def _loops_through_senders(analysis, tree_marks):
     for found in loops_through_a_sender(ctx):
         site = found.site
         model = string_value(site.arg("model")) if site.arg("model") is not None else None
-        if site.api == "anthropic":
-            claude = model or "a Claude model"
-        elif "litellm" in site.callee and model is None:  # `completion_with_backoff (litellm.acompletion)`: through a wrapper
+        if "litellm" not in site.callee:
+            continue  # an SDK's own request (Anthropic, Bedrock): its module says what it lacks, at the place to fix
+        if model is None:  # `completion_with_backoff (litellm.acompletion)` with the model it is handed
             claude = tree_claude_model(ctx.filename)
         else:
-            claude = model if model is not None and CLAUDE.search(model) else None
-        if claude is None or not caches_prompts(claude if claude != "a Claude model" else None) or tree_marks():
+            claude = model if CLAUDE.search(model) else None
+        if claude is None or not caches_prompts(claude) or tree_marks() or _another_provider_prefix(site.arg("model")):
             continue
-        when = f" (when run with a Claude model: the project names `{claude}`)" if site.api != "anthropic" and model is None else ""
+        when = f" (when run with a Claude model: the project names `{claude}`)" if model is None else ""
         yield Report(found.call, f"this loop appends to `{found.history}` and hands it to `{found.sender}`, which sends it to "
                      f"Anthropic (`{site.callee}`){when} with no cache_control, and no file of this project sets a breakpoint: "
                      "each pass prefills the whole conversation again and nothing is read from cache; put a breakpoint on the last "
                      f"message where `{found.sender}` builds the request (or a top-level cache_control)", confidence="likely")
+
+
+def _another_provider_prefix(model) -> bool:
+    """`model=f"openai/{model_name}"`: every request goes to another provider, whatever the name."""
+    if isinstance(model, cst.FormattedString) and model.parts and isinstance(model.parts[0], cst.FormattedStringText):
+        head = model.parts[0].value
+        return "/" in head and not CLAUDE.search(head)
+    return False
 
 
 LOOP_THROUGH_SENDER = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")

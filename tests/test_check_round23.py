@@ -580,3 +580,138 @@ def build_system_prompt(base):
 """
     assert [f.code for f in lint(source, {"CL103"})] == ["CL103"]
     assert lint(source.replace("Path(skills_dir).iterdir()", "sorted(Path(skills_dir).iterdir())"), {"CL103"}) == []
+
+
+# --- the review's mends ---------------------------------------------------------------------------------------------
+
+def test_a_date_ahead_of_a_rendered_history_changes_once_a_day_and_is_quiet():
+    source = RESEARCH.replace("        Current Iteration Number: {self.iteration}\n", "").replace(
+        "{(time.time() - self.start_time) / 60:.2f}", "{datetime.now().strftime('%Y-%m-%d')}").replace("import time", "import time\nfrom datetime import datetime")
+    assert lint(source, {"CL101"}) == []
+
+
+def test_a_counter_counted_up_by_another_class_is_no_counter_of_this_one():
+    source = RESEARCH.replace("            self.iteration += 1\n", "").replace(
+        "Time Elapsed: {(time.time() - self.start_time) / 60:.2f} minutes", "") + '''
+
+class Tracker:
+    def tick(self):
+        self.iteration += 1
+'''
+    assert lint(source, {"CL101"}) == []
+
+
+def test_a_clock_computed_the_line_before_a_rendered_history_is_a_volatile_value():
+    source = RESEARCH.replace("        input_str = f\"\"\"\n        Current Iteration Number: {self.iteration}",
+                              "        elapsed = time.time() - self.start_time\n        input_str = f\"\"\"\n        Elapsed: {elapsed}", 1)
+    assert 23 in [f.row for f in lint(source, {"CL101"})] or 24 in [f.row for f in lint(source, {"CL101"})]
+
+
+def test_a_loop_step_and_a_counter_on_a_state_object_ahead_of_a_rendered_history_are_volatile():
+    source = """
+class Agent:
+    def run(self, task):
+        for step in range(10):
+            self.state.iteration += 1
+            prompt = f"Step {step}\\nTask: {task}\\nHistory:\\n{self.history_text}"
+            self.llm.complete(prompt)
+            prompt = f"Iteration {self.state.iteration}\\nHistory:\\n{self.history_text}"
+            self.llm.complete(prompt)
+"""
+    assert [f.row for f in lint(source, {"CL101"})] == [5, 7]
+
+
+def test_a_clock_after_a_format_templates_history_is_not_blamed_on_the_question():
+    source = '''
+import time
+from openai import OpenAI
+
+TEMPLATE = "Question: {question}\\nHistory:\\n{history}\\nNow: {now}"
+
+
+def ask(question, history):
+    prompt = TEMPLATE.format(question=question, history=history, now=time.time())
+    return OpenAI().chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": prompt}])
+'''
+    assert [f.code for f in lint(source, {"CL101", "CL104"})] == ["CL104"]
+
+
+def test_a_large_window_named_by_a_constant_is_quiet():
+    source = DISCORD.replace("limit = await config.messages_backread()", "limit = MAX_HISTORY").replace(
+        "client = AsyncOpenAI()", "client = AsyncOpenAI()\nMAX_HISTORY = 2000").replace("limit=limit + 1", "limit=MAX_HISTORY")
+    assert lint(source, {"CL301"}) == []
+
+
+def test_discord_py_1x_flatten_and_any_receiver_of_history_are_windows():
+    source = DISCORD.replace("""        past_messages = [
+            message
+            async for message in channel.history(
+                limit=limit + 1,
+                before=anchor,
+                oldest_first=False,
+            )
+        ]""", "        past_messages = await ctx.history(limit=limit).flatten()")
+    assert [f.row for f in lint(source, {"CL301"})] == [9]
+
+
+def test_a_store_read_answered_by_an_unrelated_method_of_the_same_name_is_quiet(tmp_path):
+    files = dict(STORE, **{
+        "app/memory.py": STORE["app/memory.py"].replace("items[::-1]", "items").replace("lrange", "range_of"),
+        "app/logs.py": "class LogViewer:\n    def read(self, n=50):\n        return list(reversed(open(self.path).readlines()))[:n]\n",
+    })
+    assert lint_tree(tmp_path, files, "app/task.py", {"CL301"}) == []
+
+
+def test_a_web_route_that_shows_the_latest_messages_is_quiet():
+    source = '''
+from fastapi import APIRouter
+
+router = APIRouter()
+
+
+@router.get("/conversations/{cid}/messages")
+async def list_messages(cid, store):
+    messages = []
+    recent = await store.get_recent_messages(cid, limit=20)
+    for row in recent:
+        messages.append({"role": row.role, "content": row.content})
+    return {"messages": messages}
+'''
+    assert lint(source, {"CL301"}) == []
+
+
+def _sender_tree(agent=AGENT_NODE, sender=SENDER, models=MODELS):
+    return {"app/__init__.py": "", "app/llm_utils.py": sender, "app/agent.py": agent, "app/models.py": models}
+
+
+def test_a_batch_that_sends_a_new_list_each_pass_through_the_wrapper_is_quiet(tmp_path):
+    agent = AGENT_NODE.replace("        while iterations < self.max_iterations:\n",
+                               "        while iterations < self.max_iterations:\n            messages = [{\"role\": \"system\", \"content\": \"x\"}]\n")
+    assert lint_tree(tmp_path, _sender_tree(agent), "app/agent.py", {"CL501"}) == []
+
+
+def test_a_caller_that_names_another_providers_model_is_quiet(tmp_path):
+    agent = AGENT_NODE.replace("model_name=model_name,", 'model_name="openai/gpt-4o-mini",')
+    assert lint_tree(tmp_path, _sender_tree(agent), "app/agent.py", {"CL501"}) == []
+
+
+def test_a_wrapper_that_sends_to_an_openai_prefixed_model_is_quiet(tmp_path):
+    sender = SENDER.replace('kwargs = {"model": model_name,', 'kwargs = {"model": f"openai/{model_name}",')
+    assert lint_tree(tmp_path, _sender_tree(sender=sender), "app/agent.py", {"CL501"}) == []
+
+
+def test_litellms_injection_points_are_breakpoints(tmp_path):
+    sender = SENDER.replace("return await acompletion(**kwargs, drop_params=True)",
+                            'return await acompletion(**kwargs, drop_params=True, cache_control_injection_points=[{"location": "message", "index": -1}])')
+    assert lint_tree(tmp_path, _sender_tree(sender=sender), "app/agent.py", {"CL501"}) == []
+
+
+def test_a_price_table_row_is_no_configured_model(tmp_path):
+    models = 'DEFAULT_MODEL = "gpt-4o"\nPRICES = [PriceModel("claude-3-5-sonnet-20241022", 3.0, 15.0)]\n'
+    assert lint_tree(tmp_path, _sender_tree(models=models), "app/agent.py", {"CL501"}) == []
+
+
+def test_a_client_fed_a_list_the_caller_binds_afresh_each_call_is_quiet(tmp_path):
+    agent = CLIENT_CLASS.replace('        self.messages.append({"role": "user", "content": message})\n',
+                                 '        self.messages = [{"role": "system", "content": "Classify."}]\n        self.messages.append({"role": "user", "content": message})\n', 1)
+    assert lint_tree(tmp_path, {"app/agent.py": agent, "app/config.py": CONFIG}, "app/agent.py", {"CL501"}) == []

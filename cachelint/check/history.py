@@ -175,7 +175,7 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
             continue
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         count = next((keywords[k] for k in keywords if k in LATEST_COUNT), None)
-        if count is None or (isinstance(count, cst.Integer) and int(count.value.replace("_", ""), 0) > LARGE_WINDOW):
+        if count is None or _a_large_number(ctx, count):
             continue
         if keywords.keys() & PAGED or not STORED_CONVERSATION.search(ctx.code(call.func)):
             continue  # a page of rows (`offset=`, `page=`), not the newest of them
@@ -183,10 +183,30 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
         function = ctx.enclosing_function(assign)
         if function is None:
             continue
+        if _shown_by_a_web_route(ctx, function):
+            continue  # `@router.get(".../messages")` hands the latest messages to a page: nothing is sent to a model
         if _rows_become_messages(ctx, function, rows, newest_first=True):
             yield Rewrite(count, rows, "keeps only the latest stored messages of")
         elif _asked_newest_first(ctx, call, keywords) and _rows_become_messages(ctx, function, rows, into_conversation=True):
             yield Rewrite(count, rows, "keeps only the latest stored messages of")
+
+
+def _a_large_number(ctx: ModuleContext, count: cst.BaseExpression) -> bool:
+    """A count above LARGE_WINDOW: a literal, or a name bound only to such literals (`MAX_HISTORY = 2000`)."""
+    if isinstance(count, cst.Name):
+        values = [v for _, v in ctx.assigned_values(count)]
+        count = values[0] if len(values) == 1 and values[0] is not None else count
+    return isinstance(count, cst.Integer) and int(count.value.replace("_", ""), 0) > LARGE_WINDOW
+
+
+WEB_ROUTE = frozenset({"get", "post", "put", "route", "api_route", "websocket", "patch"})
+
+
+def _shown_by_a_web_route(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """A web framework's route (`@router.get(...)`, `@app.route(...)`) that sends no request itself."""
+    routed = any(isinstance(d.decorator, cst.Call) and _last_name(d.decorator.func) in WEB_ROUTE for d in function.decorators)
+    return routed and not any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "messages"
+                              for n in descendants(function))
 
 
 LATEST_COUNT = frozenset({"n", "limit", "last_n", "num_messages", "max_messages", "message_limit", "count", "k", "lines",
@@ -206,6 +226,9 @@ def _asked_rows(value: cst.BaseExpression) -> cst.Call | None:
         value = value.for_in.iter
         if isinstance(value, cst.Await):
             value = value.expression
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "flatten" \
+            and isinstance(value.func.value, cst.Call):
+        value = value.func.value  # discord.py 1.x: await channel.history(limit=15).flatten()
     return value if isinstance(value, cst.Call) else None
 
 
@@ -221,9 +244,10 @@ def _asked_newest_first(ctx: ModuleContext, call: cst.Call, keywords: dict[str, 
     method = call.func.attr.value  # type: ignore[attr-defined]
     if LATEST_METHOD.search(method):
         return True
-    if method == "history" and re.search(r"channel|thread", ctx.code(call.func.value), re.I):  # type: ignore[attr-defined]
-        return "after" not in keywords  # discord.py: newest first, unless `after=` turns it oldest first
-    return reads_newest_first(ctx.filename, method)
+    if method == "history" and "limit" in keywords:  # discord.py's `channel.history(limit=n)` (a channel, a DM, a context)
+        return "after" not in keywords  # newest first, unless `after=` turns it oldest first
+    keyword = next((k for k in keywords if k in LATEST_COUNT), None)
+    return reads_newest_first(ctx.filename, method, keyword)
 
 
 def _large_count(ctx: ModuleContext, cut: cst.CSTNode) -> bool:

@@ -20,6 +20,7 @@ anywhere (the caller checks that).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -53,12 +54,35 @@ def loops_through_a_sender(ctx: ModuleContext) -> list[ThroughSender]:
         if not isinstance(messages, cst.Name):
             continue
         loops = conversation_loops(ctx, call)
-        if not loops or not grows_in(ctx, messages, loops[-1]):
+        if not loops or not grows_in(ctx, messages, loops[-1]) or _made_in_each_pass(ctx, messages, loops[-1]):
             continue
+        if any(a.keyword is not None and a.keyword.value in MODEL_KEYWORDS and _another_providers(a.value) for a in call.args):
+            continue  # `generate_text(..., model_name="openai/gpt-4o-mini")`: the caller names the model, and not a Claude
         reached = _sending_site(ctx, call, "messages")
         if reached is not None:
             found.append(ThroughSender(call, messages.value, *reached))
     return found
+
+
+MODEL_KEYWORDS = frozenset({"model", "model_name", "model_id", "llm_model"})
+
+
+def _another_providers(value: cst.BaseExpression) -> bool:
+    """A model written as a string (or an f-string that starts with its provider) that is not a Claude."""
+    from cachelint.check.values import string_value
+
+    text = string_value(value)
+    if text is None and isinstance(value, cst.FormattedString) and value.parts and isinstance(value.parts[0], cst.FormattedStringText):
+        text = value.parts[0].value  # f"openai/{name}": the provider is written
+        return not re.search(r"claude|anthropic|bedrock|vertex", text, re.I) and "/" in text
+    return text is not None and not re.search(r"claude|anthropic", text, re.I)
+
+
+def _made_in_each_pass(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
+    """`messages = [system, {"role": "user", ...}]` inside the loop: a new list each pass, no conversation that grows."""
+    return any(value is not None and ctx.contains(loop, binding) and isinstance(value, (cst.List, cst.ListComp))
+               and not any(isinstance(e, cst.StarredElement) for e in getattr(value, "elements", ()))
+               for binding, value in ctx.assigned_values(name))
 
 
 def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0) -> tuple[str, CallSite] | None:
@@ -118,10 +142,11 @@ def object_conversation_callers(ctx: ModuleContext, site: CallSite) -> str | Non
                 if callee is None or callee[1] is not sender:
                     continue
                 value = argument_for(call, param, params.index(param) - method)
-                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
-                        and HISTORY_ATTRIBUTE.match(value.attr.value) and _grown_by_its_class(ctx, call, value.attr.value):
-                    return ctx.code(value)
                 caller = ctx.enclosing_function(call)
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
+                        and HISTORY_ATTRIBUTE.match(value.attr.value) and _grown_by_its_class(ctx, call, value.attr.value) \
+                        and not (caller is not None and _bound_afresh(ctx, caller, value.attr.value)):
+                    return ctx.code(value)
                 if isinstance(value, cst.Name) and caller is not None:
                     following.append((caller, value.value))
         frontier = following
@@ -137,6 +162,13 @@ def _sites(ctx: ModuleContext) -> list[CallSite]:
     if found is None:
         found = _SITES[ctx] = find_call_sites(ctx) if sends_requests(ctx.source) else []
     return found
+
+
+def _bound_afresh(ctx: ModuleContext, function: cst.FunctionDef, attribute: str) -> bool:
+    """`self.messages = [system]` in the method that sends: a new list for each call, no conversation kept."""
+    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == attribute
+                                                 and isinstance(t.target.value, cst.Name) and t.target.value.value == "self"
+                                                 for t in n.targets) for n in descendants(function))
 
 
 def _grown_by_its_class(ctx: ModuleContext, call: cst.Call, attribute: str) -> bool:

@@ -45,13 +45,14 @@ MAX_CALLER_FILES = 8  # files with a caller that are parsed
 # Looser than BREAKPOINT_WORDS below on purpose: the two answer opposite questions. Any mention here (a
 # `cache_control` parameter passed on, a flag) may mean a helper sets one, so a finding that rests on their absence
 # stays quiet; the tree search below must show one being set before it quiets the whole project.
-CACHE_WORDS = re.compile(r"cache_control|prompt_caching|cache_breakpoint|cachePoint|cache_point")
+CACHE_WORDS = re.compile(r"cache_control|prompt_caching|cache_breakpoint|cachePoint|cache_point")  # also litellm's cache_control_injection_points
 _CALLER_FILES: dict[tuple[str, str], tuple[float, list[str]]] = {}
 
 
 # a breakpoint set somewhere: a "cache_control" key or keyword block, a caching switch or a Bedrock cache point
 # (an HTTP `Cache-Control` header kept in a variable named cache_control is none)
-BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{|prompt_caching|cache_breakpoint|cachePoint|cache_point""")
+BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{|prompt_caching|cache_breakpoint|cachePoint|cache_point"""
+                              r"|\bcache_control_injection_points\b")  # litellm adds the breakpoints it is told where
 
 
 def tree_sets_breakpoints(filename: str) -> bool:
@@ -175,7 +176,7 @@ def _set_strings(module: cst.Module) -> Iterator[str]:
 
 
 # a class that makes a model or its settings: `LLM(...)`, `LLMConfig(...)`, `ModelSettings(...)`, `ChatModel(...)`
-MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:LLM|Llm|Model|Lm)(?:Config|Settings|Spec|Client)?$")
+MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:LLM|Llm)(?:Config|Settings|Client)?$")  # not `PriceModel(...)`: a cost table's row
 
 
 def _called(func: cst.BaseExpression) -> str:

@@ -155,24 +155,41 @@ COUNTER = re.compile(r"^(?:current_|cur_)?(?:iteration|iter|step|turn|round|atte
                      re.IGNORECASE)
 
 
-def _volatile(ctx: ModuleContext, place: cst.CSTNode) -> bool:
-    """The field reads a clock to the second (`time.time() - self.start_time`, `datetime.now()`), or a counter that the
-    module counts up (`self.iteration` with `self.iteration += 1`): it changes on every pass, whatever the turn holds."""
-    from cachelint.check.values import VOLATILE_CALLS
+def _volatile(ctx: ModuleContext, place: cst.CSTNode, depth: int = 0) -> bool:
+    """The f-string field reads a clock to the second (`time.time() - self.start_time`, `datetime.now()`; not a date,
+    `datetime.now().strftime("%Y-%m-%d")`), itself or through a name bound to one in its function (`elapsed = ...`), or
+    a counter: one its class counts up (`self.iteration` or `self.state.iteration` with `... += 1` in the same class), or
+    the variable of a loop over a range (`for step in range(n)`). It changes on every pass, whatever the turn holds."""
+    from cachelint.check.values import VOLATILE_CALLS, strftime_granularity, string_value
 
-    if not isinstance(place, cst.BaseExpression):
-        return False  # a `.format()` call: its fields are names in a template's text
+    if depth > 2 or not isinstance(ctx.parent(place), cst.FormattedStringExpression) and depth == 0:
+        return False  # a `.format()` call's fields are names in a template's text, judged by name only
     clocks = {name for name, kind in VOLATILE_CALLS.items() if kind == "call"}
     for node in (place, *descendants(place)):
         if isinstance(node, cst.Call) and ctx.qualified_name_in(node.func, clocks):
+            outer = ctx.parent(ctx.parent(node))
+            if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value == "strftime" \
+                    and outer.args and strftime_granularity(string_value(outer.args[0].value) or "%S") in ("day", "month"):
+                continue  # a date: it changes once a day
             return True
     expr = _without_fallback(place)
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
-            and COUNTER.match(expr.attr.value):
-        attribute = expr.attr.value
-        return any(isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Attribute)
-                   and n.target.attr.value == attribute and isinstance(n.target.value, cst.Name) and n.target.value.value == "self"
-                   for n in ctx.nodes(cst.AugAssign))
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing_function(place)
+        for binding, value in ctx.assigned_values(expr):
+            if function is None or not ctx.contains(function, binding):
+                continue
+            loop = ctx.parent(binding)
+            if isinstance(loop, cst.For) and loop.target is binding and isinstance(loop.iter, cst.Call) \
+                    and isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "range":
+                return True  # for step in range(max_steps): f"Step {step} ..."
+            if value is not None and _volatile(ctx, value, depth + 1):
+                return True  # elapsed = time.time() - self.start_time
+        return False
+    if isinstance(expr, cst.Attribute) and COUNTER.match(expr.attr.value) and ctx.code(expr).startswith("self."):
+        code = ctx.code(expr)
+        cls = ctx.enclosing(place, (cst.ClassDef,))
+        return cls is not None and any(isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign)
+                                       and ctx.code(n.target) == code for n in descendants(cls))
     return False
 
 

@@ -287,7 +287,7 @@ _NEWEST_FIRST = re.compile(r"\[::-1\]|\breversed\(|\.reverse\(\)|ReadBackwards|\
                            r"|\[-\s*[A-Za-z_]\w*\s*:\s*\]")
 
 
-def reads_newest_first(filename: str, method: str) -> bool:
+def reads_newest_first(filename: str, method: str, keyword: str | None = None) -> bool:
     """Whether a definition of `method` in the tree (`def read(self, lines)` of a message store) reads the newest rows:
     its body reverses them, reads a file backwards, slices off the last n, or orders them descending. The tree is read
     once for every such definition (the functions whose body holds one of these), whatever method is asked."""
@@ -303,15 +303,17 @@ def reads_newest_first(filename: str, method: str) -> bool:
     names, read = cached
     for path in read:
         note_read(path)
-    return method in names
+    return any(name == method and (keyword is None or keyword in params) for name, params in names)
 
 
-_NEWEST: dict[tuple[str, int], tuple[float, tuple[frozenset[str], list[str]]]] = {}
+_NEWEST: dict[tuple[str, int], tuple[float, tuple[frozenset[tuple[str, frozenset[str]]], list[str]]]] = {}
 
 
-def _newest_first_definitions(root: str) -> tuple[frozenset[str], list[str]]:
-    """The names of the functions of the tree whose body holds a newest-first read (_NEWEST_FIRST), and the files read."""
-    names: set[str] = set()
+def _newest_first_definitions(root: str) -> tuple[frozenset[tuple[str, frozenset[str]]], list[str]]:
+    """(name, parameter names) of the functions of the tree whose body holds a newest-first read (_NEWEST_FIRST), and
+    the files read. A call that asks `read(lines=8)` is answered by a `def read(self, lines)`, not by a log viewer's
+    `def read(self, n=50)`."""
+    names: set[tuple[str, frozenset[str]]] = set()
     read: list[str] = []
     for path, text in texts(root):
         read.append(path)
@@ -323,7 +325,21 @@ def _newest_first_definitions(root: str) -> tuple[frozenset[str], list[str]]:
             offsets.append(offsets[-1] + len(line) + 1)
         for match in _NEWEST_FIRST.finditer(text):
             number = min(bisect.bisect_right(offsets, match.start()) - 1, len(lines) - 1)
-            owner = _enclosing_def(lines, number)
+            owner = _enclosing_def_line(lines, number)
             if owner is not None:
-                names.add(owner)
+                signature = re.match(r"\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(([^)]*)", owner)
+                if signature:
+                    params = frozenset(re.findall(r"([A-Za-z_]\w*)\s*(?::[^,=]*)?(?:=[^,]*)?(?:,|$)", signature.group(2)))
+                    names.add((signature.group(1), params))
     return frozenset(names), read
+
+
+def _enclosing_def_line(lines: list[str], number: int) -> str | None:
+    """The `def` line (and the next ones, for a signature over several lines) of the function that holds line `number`."""
+    indent = len(lines[number]) - len(lines[number].lstrip())
+    for index in range(number - 1, -1, -1):
+        line = lines[index]
+        match = re.match(r"(\s*)(?:async\s+)?def\s+", line)
+        if match and len(match.group(1)) < indent:
+            return " ".join(part.strip() for part in lines[index:index + 8])
+    return None
