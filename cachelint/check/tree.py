@@ -148,17 +148,10 @@ _WORD = re.compile(r"(?<!def )\b[A-Za-z_]\w*\b")
 
 def mentions_outside_tests(filename: str) -> dict[str, int] | None:
     """How often each identifier is written in the tree's modules that are not tests (a `def name` not counted), or
-    None for a source with no file. One pass over the tree, kept while the tree is unchanged; every file read is
-    noted (project.note_read), so a cached result is judged again when one of them changes."""
+    None for a source with no file."""
     from cachelint.check.config import test_path_below
-    from cachelint.check.project import note_read
 
-    if not os.path.isfile(filename):
-        return None
-    root = root_of(filename)
-    key = (root, stamp(root))
-    cached = recalled(_MENTIONS, key)
-    if cached is None:
+    def count(root: str) -> tuple[dict[str, int], list[str]]:
         counts: dict[str, int] = {}
         read: list[str] = []
         for path, text in texts(root):
@@ -167,11 +160,28 @@ def mentions_outside_tests(filename: str) -> dict[str, int] | None:
                 continue
             for word in _WORD.findall(text):
                 counts[word] = counts.get(word, 0) + 1
-        cached = remember(_MENTIONS, key, (counts, read))
-    counts, read = cached
+        return counts, read
+
+    return tree_pass(filename, _MENTIONS, count)
+
+
+def tree_pass(filename: str, memo: dict, build: Callable[[str], tuple[Any, list[str]]]) -> Any:
+    """What `build(root)` makes in one pass over the tree that holds `filename` (with the files it read), kept while
+    the tree is unchanged; every file read is noted (project.note_read), so a cached result is judged again when one
+    of them changes. None for a source with no file."""
+    from cachelint.check.project import note_read
+
+    if not os.path.isfile(filename):
+        return None
+    root = root_of(filename)
+    key = (root, stamp(root))
+    cached = recalled(memo, key)
+    if cached is None:
+        cached = remember(memo, key, build(root))
+    result, read = cached
     for path in read:
         note_read(path)
-    return counts
+    return result
 
 
 def first_match(filename: str, pattern: re.Pattern[str], test: Callable[[str, str], bool] = lambda path, text: True) -> tuple[str, int] | None:
@@ -288,21 +298,10 @@ _NEWEST_FIRST = re.compile(r"\[::-1\]|\breversed\(|\.reverse\(\)|ReadBackwards|\
 
 
 def reads_newest_first(filename: str, method: str, keyword: str | None = None) -> bool:
-    """Whether a definition of `method` in the tree (`def read(self, lines)` of a message store) reads the newest rows:
-    its body reverses them, reads a file backwards, slices off the last n, or orders them descending. The tree is read
-    once for every such definition (the functions whose body holds one of these), whatever method is asked."""
-    from cachelint.check.project import note_read
-
-    if not os.path.isfile(filename):
-        return False
-    root = root_of(filename)
-    key = (root, stamp(root))
-    cached = recalled(_NEWEST, key)
-    if cached is None:
-        cached = remember(_NEWEST, key, _newest_first_definitions(root))
-    names, read = cached
-    for path in read:
-        note_read(path)
+    """Whether a definition of `method` in the tree (`def read(self, lines)` of a message store; with `keyword`, one
+    that takes a parameter of that name) reads the newest rows: its body reverses them, reads a file backwards, slices
+    off the last n, or orders them descending. The tree is read once for every such definition, whatever is asked."""
+    names = tree_pass(filename, _NEWEST, _newest_first_definitions) or frozenset()
     return any(name == method and (keyword is None or keyword in params) for name, params in names)
 
 
