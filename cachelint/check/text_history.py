@@ -132,13 +132,14 @@ def _judge(ctx: ModuleContext, fields: list[tuple[str, cst.CSTNode]]) -> tuple[s
     counter). A value of this turn is one named so (PER_TURN), unless it is a parameter every caller in the module
     passes unchanged through the passes of its loop (`self._select(next_gap, query)` in `while ...:`: the query is the
     same on every pass), or a parameter every such caller passes a value made in the pass (`next_gap`)."""
-    for index, (field, _) in enumerate(fields):
+    for index, (field, at) in enumerate(fields):
         if HISTORY.search(field) and not LOOKED_UP.search(field) and not _a_number(field):
+            kept = _kept_across_passes(ctx, at)
             ahead = []
             for name, place in fields[:index]:
                 if HISTORY.search(name):
                     continue
-                if _volatile(ctx, place):
+                if kept and _volatile(ctx, place):
                     ahead.append((name, True))
                     continue
                 per_pass = _passed_per_pass(ctx, place) if BARE_NAME.fullmatch(name) and "." not in name else None
@@ -148,6 +149,22 @@ def _judge(ctx: ModuleContext, fields: list[tuple[str, cst.CSTNode]]) -> tuple[s
                 return None
             return field, tuple(name for name, _ in ahead), ahead[0][1]
     return None
+
+
+def _kept_across_passes(ctx: ModuleContext, place: cst.CSTNode) -> bool:
+    """The history field reads state that outlives one call, which the loop adds to (`self.conversation.compile_history()`,
+    `{self.history_text}`, a module's list), not a text the function is handed (`def summarize(transcript, ...)`: a
+    meeting transcript summarized once, whose timestamp header is the newest message's own)."""
+    if not isinstance(place, cst.BaseExpression) or not isinstance(ctx.parent(place), cst.FormattedStringExpression):
+        return False
+    expr = _without_fallback(place)
+    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    if not isinstance(expr, cst.Name):
+        return False
+    if expr.value in ("self", "cls"):
+        return True
+    return not any(isinstance(binding, cst.Param) for binding, _ in ctx.assigned_values(expr))
 
 
 # a counter of the passes of an agent's loop, kept on the object or the module (`self.iteration += 1`)
