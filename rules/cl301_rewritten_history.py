@@ -1081,12 +1081,9 @@ def _yielded_as_windows(ctx, node, target: str) -> bool:
 
 def _sends_a_request(ctx, function) -> bool:
     """A request in sight is made in the function (its own call sites are the module's)."""
-    from cachelint.check.callsites import find_call_sites
+    from cachelint.check.callsites import module_sites
 
-    memo = ctx.__dict__.setdefault("_request_functions", None)
-    if memo is None:
-        memo = ctx.__dict__["_request_functions"] = {id(ctx.enclosing_function(site.node)) for site in find_call_sites(ctx)}
-    return id(function) in memo
+    return any(ctx.enclosing_function(site.node) is function for site in module_sites(ctx))
 
 
 def _behind_new_messages(sent):

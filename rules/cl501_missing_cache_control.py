@@ -14,6 +14,7 @@ from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.framework_models import CLAUDE_MODELS
 from cachelint.check.module import descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
+from cachelint.check.sender_calls import bound_afresh
 from cachelint.check.breakpoints import markers, static_text
 from cachelint.check.renderers import SYSTEM_NAME
 from cachelint.check.class_state import grown_attributes, method_of
@@ -664,7 +665,7 @@ def _object_history(analysis, site, tree_marks):
         return None
     kept = _object_conversation(ctx, cls, history)
     sender = ctx.enclosing_function(site.node)
-    if kept is None or sender is None or _bound_fresh(ctx, sender, kept):
+    if kept is None or sender is None or bound_afresh(ctx, sender, kept):
         return None
     inherited = any(ctx.code(base.value) not in ("object", "ABC") for base in cls.bases)
     if kept not in grown_attributes(cls) and not inherited:
@@ -765,13 +766,6 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
                     if found is not None:
                         return found
     return None
-
-
-def _bound_fresh(ctx, function, attribute: str) -> bool:
-    """`self.messages = [{"role": "user", ...}]` in the sending method: a new list for each request, no conversation."""
-    return any(isinstance(n, (cst.Assign, cst.AnnAssign)) and any(
-        isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attribute
-        for t in ([x.target for x in n.targets] if isinstance(n, cst.Assign) else [n.target])) for n in descendants(function))
 
 
 HISTORY_ATTRIBUTE = re.compile(r"^_?(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -252,6 +253,18 @@ def find_call_sites(ctx: ModuleContext, extra_functions: dict[str, str] | None =
             sites.append(site)
     sites += _forwarding_wrappers(ctx, resolver, functions, aliases, sites)
     return sites or prompt_shaped_sites(ctx)
+
+
+_MODULE_SITES: "WeakKeyDictionary[ModuleContext, list[CallSite]]" = WeakKeyDictionary()
+
+
+def module_sites(ctx: ModuleContext) -> list[CallSite]:
+    """The module's requests (no configured call patterns), found once per module: asked of other modules of the tree
+    (a sender a loop hands its messages to) and by rules that only need to know which functions send."""
+    found = _MODULE_SITES.get(ctx)
+    if found is None:
+        found = _MODULE_SITES[ctx] = find_call_sites(ctx)
+    return found
 
 
 def _forwarding_wrappers(ctx: ModuleContext, resolver: ClientResolver, functions: dict[str, str], aliases: set[str],

@@ -24,7 +24,7 @@ import libcst as cst
 from cachelint.check.module import ModuleContext, descendants
 
 MODEL_NAMES = frozenset({"model", "model_name", "model_id", "llm_model", "current_model", "selected_model", "chat_model"})
-# what a test on the conversation's content looks for: an image in it, or its size
+# what a test on the conversation's content looks for: an image in it
 CONTENT = re.compile(r"image|vision|multimodal|modalit", re.I)
 # the conversation's data by the names code gives it (lower case: `ConversationAdapters` is a class, not the data)
 CONVERSATION = re.compile(r"(?<![A-Za-z])(?:messages|history|conversation|entries|payload|transcript|turns|chat_history)(?![a-z])")
@@ -77,7 +77,7 @@ def _conditional_test(ctx: ModuleContext, assign: cst.Assign) -> cst.BaseExpress
 
 
 def _reads_the_conversation(ctx: ModuleContext, at: cst.CSTNode, test: cst.BaseExpression) -> bool:
-    """The test looks at the conversation's content (an image, its size), itself or through names bound from it earlier
+    """The test looks for an image in the conversation, itself or through names bound from it earlier
     in the function: `has_images` with `has_images = any(... for entry in conversation.entries)`."""
     texts = [ctx.code(test)]
     function = ctx.enclosing_function(at)

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from cachelint.check.callsites import CallSite, find_call_sites
+from cachelint.check.callsites import CallSite, module_sites
 from cachelint.check.gate import sends_requests
 from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, descendants
 
@@ -145,7 +144,7 @@ def object_conversation_callers(ctx: ModuleContext, site: CallSite) -> str | Non
                 caller = ctx.enclosing_function(call)
                 if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
                         and HISTORY_ATTRIBUTE.match(value.attr.value) and _grown_by_its_class(ctx, call, value.attr.value) \
-                        and not (caller is not None and _bound_afresh(ctx, caller, value.attr.value)):
+                        and not (caller is not None and bound_afresh(ctx, caller, value.attr.value)):
                     return ctx.code(value)
                 if isinstance(value, cst.Name) and caller is not None:
                     following.append((caller, value.value))
@@ -153,22 +152,16 @@ def object_conversation_callers(ctx: ModuleContext, site: CallSite) -> str | Non
     return None
 
 
-_SITES: WeakKeyDictionary[ModuleContext, list[CallSite]] = WeakKeyDictionary()
-
-
 def _sites(ctx: ModuleContext) -> list[CallSite]:
-    """The requests of a module of the tree, found once per module (many callers ask of the same sender's module)."""
-    found = _SITES.get(ctx)
-    if found is None:
-        found = _SITES[ctx] = find_call_sites(ctx) if sends_requests(ctx.source) else []
-    return found
+    """The requests of a module of the tree (none where it imports no SDK and calls no completion by its shape)."""
+    return module_sites(ctx) if sends_requests(ctx.source) else []
 
 
-def _bound_afresh(ctx: ModuleContext, function: cst.FunctionDef, attribute: str) -> bool:
-    """`self.messages = [system]` in the method that sends: a new list for each call, no conversation kept."""
-    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == attribute
-                                                 and isinstance(t.target.value, cst.Name) and t.target.value.value == "self"
-                                                 for t in n.targets) for n in descendants(function))
+def bound_afresh(ctx: ModuleContext, function: cst.FunctionDef, attribute: str) -> bool:
+    """`self.messages = [system]` in the method: a new list for each call, no conversation kept from turn to turn."""
+    return any(isinstance(n, (cst.Assign, cst.AnnAssign)) and any(
+        isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attribute
+        for t in ([x.target for x in n.targets] if isinstance(n, cst.Assign) else [n.target])) for n in descendants(function))
 
 
 def _grown_by_its_class(ctx: ModuleContext, call: cst.Call, attribute: str) -> bool:
