@@ -221,12 +221,14 @@ class Runner:
     def check(self, analysis):
         from cachelint.check.conversation import delegated_requests, differing_requests, tools_by_last_role, wrapper_requests
         from cachelint.check.dropped_tools import (
-            tools_cleared_between_runs, tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass, tools_left_out_after_the_loop,
-            tools_none_beside_tools)
+            tools_cleared_between_runs, tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass, tools_flag_off_in_a_call,
+            tools_flag_off_past_a_limit,
+            tools_left_out_after_the_loop, tools_none_beside_tools)
 
         last_pass = tools_dropped_on_a_last_pass(analysis.ctx, [s for s in analysis.sites if analysis.cacheable(s)])
         for dropped in [*tools_cleared_for_a_last_step(analysis.ctx), *tools_cleared_between_runs(analysis.ctx),
-                        *tools_none_beside_tools(analysis.ctx), *tools_left_out_after_the_loop(analysis.ctx), *last_pass]:
+                        *tools_none_beside_tools(analysis.ctx), *tools_left_out_after_the_loop(analysis.ctx), *last_pass,
+                        *tools_flag_off_past_a_limit(analysis.ctx), *tools_flag_off_in_a_call(analysis.ctx)]:
             yield Report(dropped.node, f"`{dropped.what}` takes the tools off a request of the conversation {dropped.how}: tools open the "
                          "cached prefix, so that request shares no prefix with the ones sent with them and the whole history is "
                          "prefilled again (keep the same tools and forbid calls with tool_choice=\"none\")", confidence="likely")

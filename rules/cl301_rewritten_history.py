@@ -1109,12 +1109,15 @@ def _conversation_regions(ctx, site, history):
         index = next((i for i, p in enumerate(params) if p.name.value == history.value), None)
         if index is None:
             return
-        method = ctx.enclosing(function, (cst.ClassDef,)) is not None
+        owner = ctx.enclosing(function, (cst.ClassDef,))
+        method = owner is not None
         for call in ctx.nodes(cst.Call):
             func = call.func
             name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
             if name != function.name.value or ctx.contains(function, call):
                 continue
+            if isinstance(func, cst.Attribute) and ctx.code(func.value) in ("self", "cls") and ctx.enclosing(call, (cst.ClassDef,)) is not owner:
+                continue  # `self._stream_response(client, params)` of another class runs that class's method
             for position, arg in enumerate(call.args):
                 keyword = arg.keyword.value if arg.keyword is not None else None
                 if keyword == history.value or (keyword is None and position == index - (1 if method else 0)):

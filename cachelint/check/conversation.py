@@ -75,11 +75,12 @@ def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Di
         return
     rough: dict[tuple, list[CallSite]] = {}  # by syntax first: bindings are resolved only where two requests meet
     for site in sites:
-        root = _history_root(site.arg("messages") if site.api != "openai-responses" else site.arg("input"))
+        expr = site.arg("messages") if site.api != "openai-responses" else site.arg("input")
+        root = _history_root(expr)
         root = _copied_conversation(ctx, root) or root
         if isinstance(site.node, cst.Call) and root is not None:
             holder = ctx.enclosing(site.node, (cst.ClassDef,)) if isinstance(root, cst.Attribute) else ctx.enclosing_function(site.node)
-            rough.setdefault((id(holder), ctx.code(root)), []).append(site)
+            rough.setdefault((id(holder), _sent_through(ctx, expr), ctx.code(root)), []).append(site)
     groups: dict[tuple, list[CallSite]] = {}
     for candidates in rough.values():
         if len(candidates) < 2:
@@ -109,9 +110,10 @@ def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:
     if root is None:
         return None
     root = _copied_conversation(ctx, root) or root
+    through = _sent_through(ctx, expr)
     if isinstance(root, cst.Attribute):  # self.messages: one conversation per instance, across methods
         cls = ctx.enclosing(site.node, (cst.ClassDef,))
-        return ("class", id(cls), ctx.code(root)) if cls is not None else None
+        return ("class", id(cls), through, ctx.code(root)) if cls is not None else None
     function = ctx.enclosing_function(site.node)
     bindings = [b for b, _ in ctx.assigned_values(root)]
     row = ctx.span(site.node).row
@@ -127,7 +129,7 @@ def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:
         binding = max(earlier, key=lambda b: ctx.span(b).row)
     if binding is not None and not isinstance(binding, cst.Param) and _fresh_each_time(ctx, binding):
         return None
-    return ("function", id(function), id(binding), root.value)
+    return ("function", id(function), id(binding), through, root.value)
 
 
 def _assigned_from(ctx: ModuleContext, binding: cst.CSTNode | None) -> cst.BaseExpression | None:
@@ -226,7 +228,15 @@ def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute |
         return None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
         return _history_root(expr.left) or _history_root(expr.right)
+    if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and not expr.args[0].star:
+        return _history_root(expr.args[0].value)  # `_clip(messages, max_tokens)`: the history, fitted or converted
     return None
+
+
+def _sent_through(ctx: ModuleContext, expr: cst.BaseExpression | None) -> str:
+    """The function a history is passed through on its way into the request (`_clip` of `_clip(messages, n)`), so that
+    two requests are paired only when they send it through the same one ("" when it is sent as it is)."""
+    return ctx.code(expr.func) if isinstance(expr, cst.Call) else ""
 
 
 def _copied_conversation(ctx: ModuleContext, root: cst.Name | cst.Attribute | None) -> cst.Attribute | None:

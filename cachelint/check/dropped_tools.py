@@ -219,6 +219,9 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
         if not _dropped(ctx, value):
             continue
         guard = next((a for a in ctx.ancestors(assign) if isinstance(a, cst.If)), None)
+        if anchored and _goes_round(ctx, statement, loop):
+            yield DroppedTools(statement, what, "before the loop that sends it goes round for the next request")
+            continue
         if guard is None or not _last_pass(ctx, guard.test) or not ctx.contains(guard.body, assign):
             continue
         if (anchored and ctx.contains(loop, guard)) or (statement in guard.body.body and _kept_otherwise(ctx, guard, target)):
@@ -226,14 +229,37 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
 
 
 def _sent_in_loops(ctx: ModuleContext, sites) -> dict[str, list[cst.CSTNode]]:
-    """The names sent as a request's `tools=` inside a loop, with the innermost such loop of each request."""
+    """The names sent as a request's `tools=` inside a loop, with the innermost such loop of each request; a call of
+    the app's own client with a conversation and the tools (`client.streaming_call(messages=messages,
+    tools=current_tools)`) is such a request too."""
     found: dict[str, list[cst.CSTNode]] = {}
-    for site in sites:
-        tools = site.arg("tools")
-        loops = ctx.loops_around(site.node) if isinstance(site.node, cst.Call) else []
-        if loops and isinstance(tools, cst.Name):
+    calls = [(site.node, site.arg("tools")) for site in sites if isinstance(site.node, cst.Call)]
+    for call in ctx.nodes(cst.Call):
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "tools" in keywords and any(CONVERSATION_PARAM.fullmatch(k) for k in keywords) and isinstance(call.func, cst.Attribute) \
+                and LLM_CLIENT.search(last_name(call.func.value) or ""):
+            calls.append((call, keywords["tools"]))
+    for call, tools in calls:
+        loops = ctx.loops_around(call)
+        if loops and isinstance(tools, cst.Name) and not any(ctx.contains(l, call) for l in found.get(tools.value, [])):
             found.setdefault(tools.value, []).append(loops[-1])
     return found
+
+
+# what the app's own LLM client is called: client, active_client, llm, chat_model, provider (not an editor's .completion)
+LLM_CLIENT = re.compile(r"(?:^|_)(?:client|llm|lm|model|provider|openai|anthropic|claude|gpt|router)s?$", re.I)
+
+
+def _goes_round(ctx: ModuleContext, statement: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """`current_tools = None`, then `continue`, in the block the statement is in, inside the loop that sends the
+    tools: the loop's next pass sends the conversation (now with the tool results) without them."""
+    block = ctx.parent(statement)
+    if not isinstance(block, cst.IndentedBlock) or not ctx.contains(loop, block):
+        return False
+    after = list(block.body)[list(block.body).index(statement) + 1:]
+    last = after[-1] if after else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body) \
+        and ctx.enclosing(block, (cst.For, cst.While, cst.FunctionDef)) is loop
 
 
 def _dropped(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
@@ -375,3 +401,73 @@ def _guarded_by_itself(ctx: ModuleContext, assign: cst.Assign, target: cst.BaseE
     guard = ctx.enclosing(assign, (cst.If,))
     code = ctx.code(target)
     return isinstance(guard, cst.If) and any(ctx.code(n) == code for n in (guard.test, *descendants(guard.test)))
+
+
+# a request's switch for its tools: enable_tools, use_tools, allow_tool_use, tools_enabled, with_tools
+TOOLS_FLAG = re.compile(r"^(?:enable|use|allow|include|with|send)_tools?(?:_use)?$|^tools?_(?:enabled|allowed|on)$", re.I)
+
+
+def tools_flag_off_past_a_limit(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """`llm.generate(messages=history, enable_tools=enable_tools and loops <= self.max_loops)` in the loop that sends
+    the tool results back: once the step count passes its limit, the same conversation goes out without its tools."""
+    for call in ctx.nodes(cst.Call):
+        if not ctx.loops_around(call):
+            continue
+        for arg in call.args:
+            if arg.keyword is None or not TOOLS_FLAG.match(arg.keyword.value):
+                continue
+            tests = [n for n in (arg.value, *descendants(arg.value)) if isinstance(n, cst.Comparison)]
+            if any(_counter_against_limit(test) for test in tests):
+                yield DroppedTools(arg, f"{arg.keyword.value}={ctx.code(arg.value)}", "once the loop's step count passes its limit")
+
+
+def _counter_against_limit(test: cst.Comparison) -> bool:
+    """`loops <= self.max_assistant_loops`, `step < max_steps`: a step counter compared with its limit."""
+    sides = [test.left, *(c.comparator for c in test.comparisons)]
+    names = [last_name(n) or "" for side in sides for n in (side, *descendants(side)) if isinstance(n, (cst.Name, cst.Attribute))]
+    return any(COUNTER.match(n) for n in names) and any(LIMIT.search(n) for n in names)
+
+
+def tools_flag_off_in_a_call(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """`self._start_generating(allow_tool_use=False)` or `process_message(..., enable_tools=False)` where the function
+    called (of this module, or imported from the linted tree) takes the switch with `True` as its default, and this
+    module calls it elsewhere with the tools on: a greeting, a resume or the turn after an action's result sends the
+    conversation without the tools every other turn sends it with."""
+    calls = [c for c in ctx.nodes(cst.Call) if any(a.keyword is not None and TOOLS_FLAG.match(a.keyword.value) for a in c.args)]
+    if not calls:
+        return
+    for call in calls:
+        arg = next(a for a in call.args if a.keyword is not None and TOOLS_FLAG.match(a.keyword.value))
+        if not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+            continue
+        function = _switched_function(ctx, call)
+        flag = arg.keyword.value
+        param = next((p for p in function.params.params + function.params.kwonly_params if p.name.value == flag), None) \
+            if function is not None else None
+        if param is None or not (isinstance(param.default, cst.Name) and param.default.value == "True"):
+            continue
+        callee = ctx.code(call.func)
+        if any(ctx.code(other.func) == callee and other is not call and not _switch_off(other, flag) for other in ctx.nodes(cst.Call)):
+            yield DroppedTools(arg, f"{flag}=False", f"in a call of `{callee}()`, which this module calls elsewhere with the "
+                               "tools on")
+
+
+def _switch_off(call: cst.Call, flag: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == flag and not (isinstance(a.value, cst.Name) and a.value.value == "True")
+               for a in call.args)
+
+
+def _switched_function(ctx: ModuleContext, call: cst.Call) -> cst.FunctionDef | None:
+    """The def a call runs: of this module, or imported by name from a module of the linted tree."""
+    found = ctx.called_functions(call)
+    if found:
+        return found[0]
+    if isinstance(call.func, cst.Name):
+        from cachelint.check.project import imported_definition
+
+        for binding, _ in ctx.assigned_values(call.func):
+            if isinstance(binding, cst.ImportFrom):
+                other = imported_definition(ctx, binding, call.func.value)
+                if other is not None and isinstance(other[1], cst.FunctionDef):
+                    return other[1]
+    return None

@@ -104,7 +104,7 @@ TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:
                      ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set(", "et["))
 
 # a tool added to an agent or a list of tools: add_tool(agent, t), self.tools.append(t), tools_to_add.append(t)
-TOOL_LOADING = re.compile(r"\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\(", re.I)
+TOOL_LOADING = re.compile(r"\b_?(?:load|register)_(?:\w+_)?(?:tools?|actions?|plugins?)_(?:file|def|definition|spec|schema)s?\(|\b_?(?:add|register|append|attach|include)_(?:\w+_)?tools?\(|\w*tools?\w*\.(?:append|extend|add|insert|register)\(", re.I)
 # a generator named for the tools it yields (listings.TOOL_YIELDER), in a module that yields
 TOOL_GENERATOR = re.compile(r"def\s+\w*(?:tools?|tool_?class|plugins?)\w*\(", re.I)
 
@@ -124,6 +124,11 @@ HANDED_DISCOVERY = Needs(re.compile(r"discover\w*\([^)]{0,300}?\b\w*tools\b", re
 AGE_WINDOW = Needs(re.compile(r"(?:time\(\)|now\(\)|utcnow\(\))\s*-"), ("time()", "now()"))
 CHAIN_CAP = Needs(re.compile(r"\bwhile\b[^\n]*\blen\(\w*(?:messages|msgs|history|turns|chain|conversation)\)\s*<"), ("while",))
 CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
+
+# `enable_tools=enable_tools and loops <= self.max_loops` (dropped_tools.tools_flag_off_past_a_limit); `current_tools =
+# None` a few lines before a `continue` (dropped_tools._goes_round)
+TOOLS_FLAG_LIMIT = re.compile(r"\b(?:enable|use|allow|include|with|send)_tools?(?:_use)?\s*=(?:\s*False\b|[^=\n][^\n]*[<>])", re.I)
+TOOLS_OFF_GO_ROUND = re.compile(r"^[ \t]*\w*tools[ \t]*=[ \t]*(?:None|\[\])[ \t]*(?:#[^\n]*)?\n(?:[^\n]*\n){0,8}?[ \t]*continue\b", re.M)
 
 LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\w*[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)[ \t]*=[^=]",
                              re.M | re.I)
@@ -246,6 +251,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
     if "CL203" in codes and SPREAD_TOOLS.search(source):
         return True  # a step sent `{**base, **tools_kwargs}` in a loop, then `base` alone (dropped_tools.tools_left_out_after_the_loop)
+    if "CL203" in codes and (TOOLS_FLAG_LIMIT.search(source) or TOOLS_OFF_GO_ROUND.search(source)):
+        return True  # tools switched off past a step limit, or before the loop goes round (dropped_tools.py)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL201" in codes and LISTING.search(source) and (TOOL_LOADING.search(source) or ("yield" in source and TOOL_GENERATOR.search(source))):

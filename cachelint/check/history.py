@@ -2097,6 +2097,19 @@ def _kept_as_history(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
 CONTENT_ATTRS = frozenset({"content", "text", "blocks", "parts", "tool_calls"})
 
 
+# a function (or its class) that repairs a malformed conversation: Validator.assistant_tool_calls_followed_by_tool,
+# repair_tool_pairs, sanitize_messages
+REPAIRS = re.compile(r"valid|repair|sanitiz|heal|fixup|(?:^|_)fix_", re.I)
+
+
+def _repairs_a_broken_history(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """Tool calls without their results (or results without calls) taken out by a validator: the provider refuses such
+    a conversation as it is, and once repaired it stays repaired, so nothing a cache holds is rewritten turn by turn."""
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    names = [function.name.value, *([cls.name.value] if isinstance(cls, cst.ClassDef) else [])]
+    return any(REPAIRS.search(name) for name in names)
+
+
 def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) -> Rewrite | None:
     """`data = entry.copy(); data["content"] = "(omitted)"` in a loop over the history, under a condition on the
     entry's position or on later entries (not a format conversion applied to every message alike); or a message
@@ -2115,6 +2128,8 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
         return None
     loop = ctx.enclosing(node, (cst.For,))
     if not isinstance(loop, cst.For) or not ctx.contains(function, loop):
+        return None
+    if _repairs_a_broken_history(ctx, function):
         return None
     params = _params(function)
     history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter

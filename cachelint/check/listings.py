@@ -226,7 +226,8 @@ def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
 # --- tools loaded from a directory listing (CL201) ------------------------------------------------------------
 
 # a function that adds one tool to an agent or a registry: add_tool(agent, tool), self.register_tool(t)
-TOOL_ADDERS = re.compile(r"^_?(?:add|register|append|attach|include)_(?:\w+_)?tools?$|^_?(?:add|register)tools?$", re.I)
+TOOL_ADDERS = re.compile(r"^_?(?:add|register|append|attach|include)_(?:\w+_)?tools?$|^_?(?:add|register)tools?$"
+                         r"|^_?(?:load|register)_(?:\w+_)?(?:tools?|actions?|plugins?)_(?:file|def|definition|spec|schema)s?$", re.I)
 # a list of tools, not of their names, metadata or past calls: tools, tools_to_add, all_tools, all_toolsets, tool_modules
 TOOL_HOLDER = re.compile(r"^(?:\w+_)?(?:tools|toolsets|toolkits)(?:_to_add|_list)?$|^tool_(?:list|modules?|specs?|defs?|schemas?)$", re.I)
 # a function that lists what is there to show or pick from, not what an agent is given: _get_available_tools()

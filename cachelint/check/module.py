@@ -180,6 +180,8 @@ class ModuleContext:
         so the loops around it are loops around what it does. Only a thunk (no parameters, no decorator): a closure
         with parameters of its own (`def call_anthropic(message_dicts, model=model)` under `@file_cache`, in a retry
         loop) is a function, whose names are its own."""
+        if not isinstance(scope, (cst.FunctionDef, cst.Lambda)):
+            return False  # a class body or the module: no loop of a function around it
         memo = self._closure_runs
         found = memo.get(id(scope))
         if found is None:

@@ -1,0 +1,291 @@
+"""Round 24: what a spent set (holdout28) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL203: the follow-up after the tool results, the history passed through a fitting function --------------------
+
+FITTED = '''
+from litellm import completion
+
+
+def answer(messages, tools, limit):
+    first = completion(model="claude-sonnet-4-5", messages=fit(messages, limit), tools=tools, tool_choice="auto")
+    calls = first.choices[0].message.tool_calls
+    if calls:
+        messages.append(first.choices[0].message.to_dict())
+        messages.extend(run_tools(calls))
+        return completion(model="claude-sonnet-4-5", messages=fit(messages, limit))
+    return first
+'''
+
+
+def test_a_follow_up_without_tools_is_found_when_the_history_goes_through_a_fitting_function():
+    found = lint(FITTED, {"CL203"})
+    assert [f.row for f in found] == [10], found
+    assert "without the tools" in found[0].message
+
+
+def test_two_requests_of_a_history_passed_through_different_functions_are_not_paired():
+    source = FITTED.replace("return completion(model=\"claude-sonnet-4-5\", messages=fit(messages, limit))",
+                            "return completion(model=\"claude-sonnet-4-5\", messages=summary_prompt(messages))")
+    assert lint(source, {"CL203"}) == []
+
+
+# --- CL203: tools set to nothing before the loop goes round for the next request ----------------------------------
+
+GO_ROUND = '''
+class Speaker:
+    async def speak(self, client, messages, tools):
+        current_tools = tools
+        done = False
+        tries = 0
+        while not done and tries < 3:
+            tries += 1
+            calls, text = [], ""
+            async for item in client.streaming_call(messages=messages, tools=current_tools):
+                if item.tool_call:
+                    calls.append(item.tool_call)
+                else:
+                    text += item.text
+            if calls and not text:
+                messages.extend(self.run(calls))
+                current_tools = None
+                continue
+            done = True
+        return text
+'''
+
+
+def test_tools_taken_off_before_the_loop_goes_round_for_the_spoken_reply_are_found():
+    found = lint(GO_ROUND, {"CL203"})
+    assert [f.row for f in found] == [16], found
+    assert "goes round" in found[0].message
+
+
+def test_tools_set_to_nothing_once_the_loop_is_done_are_quiet():
+    source = GO_ROUND.replace("                current_tools = None\n                continue\n",
+                              "                continue\n").replace("            done = True\n",
+                                                                      "            done = True\n            current_tools = None\n")
+    assert lint(source, {"CL203"}) == []
+
+
+def test_an_editors_call_with_tools_is_no_request_of_the_loop():
+    source = GO_ROUND.replace("client.streaming_call(", "editor.streaming_call(").replace("(self, client,", "(self, editor,")
+    assert lint(source, {"CL203"}) == []
+
+
+# --- CL203: a request's tools switch turned off once the loop's step count passes its limit ------------------------
+
+FLAG_LIMIT = '''
+class Orchestrator:
+    def run(self, context, new_msgs, enable_tools):
+        loops = 0
+        while True:
+            stream = self.llm.generate(
+                messages=context + new_msgs,
+                tool_schemas=self.tool_schemas,
+                enable_tools=enable_tools and loops <= self.max_assistant_loops,
+            )
+            results = self.execute(stream)
+            new_msgs += results
+            if results:
+                loops += 1
+                continue
+            return new_msgs
+'''
+
+
+def test_a_tools_switch_that_turns_off_past_the_step_limit_is_found():
+    found = lint(FLAG_LIMIT, {"CL203"})
+    assert [f.row for f in found] == [8], found
+    assert "enable_tools=" in found[0].message
+
+
+def test_a_tools_switch_from_the_settings_alone_is_quiet():
+    source = FLAG_LIMIT.replace("enable_tools=enable_tools and loops <= self.max_assistant_loops,",
+                                "enable_tools=enable_tools and self.settings.tools_on,")
+    assert lint(source, {"CL203"}) == []
+
+
+# --- CL203: a function that sends the conversation, called with its tools switch off beside calls with it on --------
+
+SWITCH_OFF = '''
+class Conversation:
+    def on_player_line(self, line):
+        self.messages.append(line)
+        self._start_generating()
+
+    def on_action_result(self, result):
+        self.messages.append(result)
+        self._start_generating(allow_tool_use=False)
+
+    def _start_generating(self, allow_tool_use: bool = True):
+        tools = self.tools if allow_tool_use else None
+        self.output.generate(messages=self.messages, tools=tools)
+'''
+
+
+def test_the_turn_after_an_action_sent_with_the_tools_switch_off_is_found():
+    found = lint(SWITCH_OFF, {"CL203"})
+    assert [f.row for f in found] == [8], found
+    assert "allow_tool_use=False" in found[0].message
+
+
+def test_a_switch_whose_default_is_off_is_quiet():
+    source = SWITCH_OFF.replace("allow_tool_use: bool = True", "allow_tool_use: bool = False")
+    assert lint(source, {"CL203"}) == []
+
+
+def test_a_function_called_only_with_the_switch_off_is_quiet():
+    source = SWITCH_OFF.replace("        self._start_generating()\n", "        self._start_generating(allow_tool_use=False)\n")
+    assert lint(source, {"CL203"}) == []
+
+
+def test_a_switch_off_in_a_call_of_a_function_imported_from_the_tree_is_found(tmp_path):
+    files = {
+        "app/messenger.py": '''
+            def process_message(session, msg, enable_tools: bool = True):
+                history = session.history + [msg]
+                return session.llm.generate(messages=history, tools=session.tools if enable_tools else None)
+        ''',
+        "app/session.py": '''
+            class Session:
+                def greeting(self):
+                    from .messenger import process_message
+                    return process_message(self, "<hello>", enable_tools=False)
+
+                def chat(self, text):
+                    from .messenger import process_message
+                    return process_message(self, text)
+        ''',
+        "app/__init__.py": "",
+    }
+    found = lint_tree(tmp_path, files, "app/session.py", {"CL203"})
+    assert [f.row for f in found] == [4], found
+
+
+# --- CL201: tool definitions loaded by a loader in a loop over an unsorted listing ---------------------------------
+
+ACTIONS = '''
+import json
+from pathlib import Path
+
+
+class FunctionManager:
+    _actions = {}
+
+    @staticmethod
+    def load_all(actions_dir: Path):
+        for file_path in actions_dir.glob("*.json"):
+            FunctionManager._load_action_file(file_path)
+
+    @staticmethod
+    def _load_action_file(file_path):
+        data = json.loads(file_path.read_text())
+        FunctionManager._actions[data["identifier"]] = data
+
+    @staticmethod
+    def tools():
+        return [{"type": "function", "function": a} for a in FunctionManager._actions.values()]
+'''
+
+
+def test_actions_loaded_from_an_unsorted_glob_are_found():
+    found = lint(ACTIONS, {"CL201"})
+    assert [f.row for f in found] == [10], found
+
+
+def test_actions_loaded_from_a_sorted_glob_are_quiet():
+    assert lint(ACTIONS.replace('actions_dir.glob("*.json")', 'sorted(actions_dir.glob("*.json"))'), {"CL201"}) == []
+
+
+# --- quiet: request parameters set on the dict a request is sent with; a validator's repair -------------------------
+
+TWO_ADAPTERS = '''
+from anthropic import Anthropic
+from openai import OpenAI
+
+
+class anthropic_chat:
+    def _stream_response(self, client, params):
+        with client.messages.stream(**params) as stream:
+            yield from stream.text_stream
+
+    def __call__(self, messages, config):
+        params = {"model": self.model, "max_tokens": 4096, "messages": convert(messages)}
+        if config.top_p is not None:
+            params["top_p"] = config.top_p
+        return self._stream_response(Anthropic(), params)
+
+
+class groq_chat:
+    def _stream_response(self, client, groq_messages, config):
+        return client.chat.completions.create(model=self.model, messages=groq_messages, stream=True)
+
+    def __call__(self, messages, config):
+        return self._stream_response(OpenAI(), convert(messages), config)
+'''
+
+
+def test_a_method_of_another_class_with_the_same_name_is_not_the_one_self_calls():
+    # `self._stream_response(client, params)` in one adapter runs that adapter's method, not another class's
+    # `_stream_response(self, client, groq_messages, config)`: `params` is no history that the other one sends
+    assert lint(TWO_ADAPTERS, {"CL301"}) == []
+
+
+KEPT = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Bot:
+    def __init__(self):
+        self.history = [{"role": "system", "content": "You are terse."}]
+
+    def turn(self, text, params):
+        self.history.append({"role": "user", "content": text})
+        self.history[1]["content"] = "(earlier question omitted)"
+        params["temperature"] = 0.2
+        return client.chat.completions.create(model="gpt-4.1", messages=self.history, **params)
+'''
+
+
+def test_an_earlier_message_of_a_kept_history_edited_by_key_is_still_a_rewrite():
+    found = lint(KEPT, {"CL301"})
+    assert [f.row for f in found] == [12], found
+
+
+REPAIR = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Validator:
+    def __init__(self, messages):
+        self.messages = messages
+        self.errors = []
+
+    def tool_calls_followed_by_results(self, messages):
+        history = list(messages)
+        for idx, message in enumerate(history):
+            if message.role == "assistant" and message.tool_calls is not None:
+                if idx == len(history) - 1:
+                    self.errors.append("dangling tool calls")
+                    message.content = message.content or ""
+                    message.tool_calls = None
+        return history
+
+
+def reply(history):
+    messages = Validator(history).tool_calls_followed_by_results(history)
+    return client.chat.completions.create(model="gpt-4.1", messages=messages)
+'''
+
+
+def test_a_validator_that_repairs_dangling_tool_calls_is_quiet():
+    assert lint(REPAIR, {"CL301"}) == []
