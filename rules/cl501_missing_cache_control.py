@@ -12,7 +12,7 @@ from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.framework_models import CLAUDE_MODELS
-from cachelint.check.module import descendants, names_in
+from cachelint.check.module import called_name, descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.sender_calls import bound_afresh
 from cachelint.check.breakpoints import markers, static_text
@@ -552,7 +552,8 @@ def _adapter(analysis, site, callers: list):
         return None
     # the tools or the system prompt come from the callers too (a builder of the tree is not the callers'; a prompt
     # that starts with text written here is measured by _long_static_prefix)
-    carries = [arg for arg in ("tools", "system") if site.arg(arg) is not None and from_parameter(ctx, site.arg(arg))
+    carries = [arg for arg in ("tools", "system") if site.arg(arg) is not None
+               and (from_parameter(ctx, site.arg(arg)) or _constructor_setting(ctx, site.node, site.arg(arg)))
                and not leading_text(ctx, site.arg(arg))[0]]
     if not carries and site.arg("tools") is not None:  # `chat_completion(self, messages, tools)` hands both to a payload builder
         carries = ["tools"] if _passes_on_parameter(ctx, site, "tools") else []
@@ -569,6 +570,22 @@ def _adapter(analysis, site, callers: list):
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
                      confidence="likely")
+
+
+def _constructor_setting(ctx, node, expr) -> bool:
+    """`system=self.system_message` where the class's `__init__` sets `self.system_message = system_message` from one of
+    its parameters: the prompt the object was made with, which the adapter's users choose (mo.ai.llm.anthropic's
+    `system_message`), as much from outside as a parameter of the sending method."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return False
+    cls = ctx.enclosing(node, (cst.ClassDef,))
+    init = method_of(cls, "__init__") if isinstance(cls, cst.ClassDef) else None
+    if init is None:
+        return False
+    params = parameters_of(init)
+    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and ctx.code(t.target) == ctx.code(expr)
+                                                 for t in n.targets)
+               and isinstance(n.value, cst.Name) and n.value.value in params for n in descendants(init.body))
 
 
 def _leads_with_a_system_message(ctx, messages) -> bool:
@@ -804,6 +821,21 @@ def _unsent_payloads(analysis, reported: set[int]):
                      "(or a top-level cache_control)", confidence="likely")
 
 
+# a framework's chat model of some provider: ChatOpenAI, AzureChatOpenAI, ChatGooglePalm, ChatCohere, ChatOllama, Gemini
+OTHER_CHAT_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^(?:OpenAI|AzureOpenAI|Gemini|Ollama|Groq|MistralAI|Cohere|VertexAI|Bedrock\w*)$")
+
+
+def _one_provider_of_several(ctx, call: cst.Call) -> bool:
+    """The Claude model is made in one branch of a switch over providers (the function that makes it under an `if` makes
+    another provider's chat model too), with its model name from configuration: which one runs is the user's setting."""
+    own = called_name(call)
+    function = ctx.enclosing_function(call)
+    if function is None or not any(isinstance(a, (cst.If, cst.Match)) for a in ctx.ancestors(call) if ctx.contains(function, a)):
+        return False
+    return any(isinstance(n, cst.Call) and n is not call and called_name(n) != own and OTHER_CHAT_MODEL.match(called_name(n))
+               for n in descendants(function))
+
+
 def _framework_models(analysis):
     """(likely) A framework's Claude chat model (llama_index's `Anthropic`, langchain's `ChatAnthropic`) made in
     a tree that sets no breakpoint anywhere: the framework sends the app's prompts without one unless the
@@ -818,6 +850,8 @@ def _framework_models(analysis):
         model = next((string_value(a.value) for a in call.args if a.keyword is not None and a.keyword.value in ("model", "model_name")), None)
         if not caches_prompts(model):
             continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
+        if model is None and _one_provider_of_several(ctx, call):
+            continue  # `if provider == "anthropic": return ChatAnthropic(model=model_name)` beside ChatOpenAI(...): configured
         places.add(place)
         short = name.rsplit(".", 1)[-1]
         asked = _framework_request(ctx, call)

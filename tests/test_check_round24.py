@@ -289,3 +289,59 @@ def reply(history):
 
 def test_a_validator_that_repairs_dangling_tool_calls_is_quiet():
     assert lint(REPAIR, {"CL301"}) == []
+
+
+# --- CL501: a chat-model adapter whose system prompt is the object's setting; a factory over providers ---------------
+
+ADAPTER = '''
+from anthropic import Anthropic
+
+DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant for data notebooks."
+
+
+class claude_chat:
+    def __init__(self, model: str, system_message: str = DEFAULT_SYSTEM_MESSAGE, api_key: str | None = None):
+        self.model = model
+        self.system_message = system_message
+        self.api_key = api_key
+
+    def __call__(self, messages, config):
+        client = Anthropic(api_key=self.api_key)
+        converted = convert_to_anthropic_messages(messages)
+        response = client.messages.create(model=self.model, system=self.system_message, max_tokens=4096, messages=converted)
+        return response.content[0].text
+'''
+
+
+def test_a_chat_adapter_sending_the_chats_history_with_the_system_prompt_it_was_made_with_is_found():
+    found = lint(ADAPTER, {"CL501"})
+    assert [f.row for f in found] == [15], found
+    assert found[0].confidence == "likely"
+
+
+def test_an_adapter_whose_system_prompt_is_written_in_the_class_is_judged_by_its_length():
+    source = ADAPTER.replace("self.system_message = system_message", "self.system_message = DEFAULT_SYSTEM_MESSAGE")
+    assert lint(source, {"CL501"}) == []
+
+
+FACTORY = '''
+from langchain_anthropic import ChatAnthropic
+from langchain_openai import ChatOpenAI
+
+
+def get_llm(provider, model_name, api_key):
+    if provider == "openai":
+        return ChatOpenAI(model=model_name, api_key=api_key)
+    if provider == "anthropic":
+        return ChatAnthropic(model_name=model_name, api_key=api_key)
+    raise ValueError(provider)
+'''
+
+
+def test_a_claude_model_in_one_branch_of_a_factory_over_providers_is_quiet():
+    assert lint(FACTORY, {"CL501"}) == []
+
+
+def test_a_claude_model_of_a_factory_named_by_its_claude_id_is_still_found():
+    source = FACTORY.replace("ChatAnthropic(model_name=model_name,", 'ChatAnthropic(model_name="claude-sonnet-4-5",')
+    assert [f.row for f in lint(source, {"CL501"})] == [9]
