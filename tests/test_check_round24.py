@@ -345,3 +345,42 @@ def test_a_claude_model_in_one_branch_of_a_factory_over_providers_is_quiet():
 def test_a_claude_model_of_a_factory_named_by_its_claude_id_is_still_found():
     source = FACTORY.replace("ChatAnthropic(model_name=model_name,", 'ChatAnthropic(model_name="claude-sonnet-4-5",')
     assert [f.row for f in lint(source, {"CL501"})] == [9]
+
+
+# --- CL301: the latest n rounds, from the position of the n-th last user message -----------------------------------
+
+ROUNDS = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def last_rounds(messages, rounds=3):
+    human_indices = []
+    for index, msg in enumerate(messages):
+        if msg.get("type") == "human":
+            human_indices.append(index)
+    if not human_indices:
+        return []
+    if len(human_indices) <= rounds:
+        start_index = human_indices[0]
+    else:
+        start_index = human_indices[-rounds]
+    return messages[start_index:]
+
+
+def answer(log, question):
+    history = last_rounds(log.messages)
+    history.append({"role": "user", "content": question})
+    return client.chat.completions.create(model="gpt-4.1", messages=history)
+'''
+
+
+def test_the_latest_rounds_counted_from_the_nth_last_user_message_are_a_window():
+    found = lint(ROUNDS, {"CL301"})
+    assert [f.row for f in found] == [17], found
+
+
+def test_a_cut_at_the_first_user_message_is_no_window():
+    source = ROUNDS.replace("start_index = human_indices[-rounds]", "start_index = human_indices[0]")
+    assert lint(source, {"CL301"}) == []

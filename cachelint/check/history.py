@@ -1721,8 +1721,30 @@ def _computed_tail_start(ctx: ModuleContext, function: cst.FunctionDef, sub: cst
            and isinstance(n.slice[0].slice.upper, cst.Name) and n.slice[0].slice.upper.value == index.lower.value for n in descendants(function)):
         return False
     return any(value is not None and ctx.enclosing_function(value) is function
-               and (_length_less(ctx, value, target) or _index_walked_back(ctx, function, value, target))
+               and (_length_less(ctx, value, target) or _index_walked_back(ctx, function, value, target)
+                    or _nth_last_position(ctx, function, value, target))
                for _, value in ctx.assigned_values(index.lower))
+
+
+def _nth_last_position(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, target: str) -> bool:
+    """`start = human_indices[-rounds]` where `human_indices` collects the positions of the list's messages (`for i, m
+    in enumerate(messages): if m["type"] == "human": human_indices.append(i)`): the start of the latest n rounds."""
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1):
+        return False
+    index = value.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.UnaryOperation) and isinstance(index.value.operator, cst.Minus)):
+        return False
+    positions = value.value.value
+    for loop in (n for n in descendants(function.body) if isinstance(n, cst.For)):
+        if not (isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "enumerate" and loop.iter.args
+                and ctx.code(loop.iter.args[0].value) == target and isinstance(loop.target, cst.Tuple)
+                and isinstance(loop.target.elements[0].value, cst.Name)):
+            continue
+        position = loop.target.elements[0].value.value
+        if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "append"
+               and ctx.code(n.func.value) == positions and n.args and ctx.code(n.args[0].value) == position for n in descendants(loop.body)):
+            return True
+    return False
 
 
 def _index_walked_back(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, target: str) -> bool:
