@@ -384,3 +384,69 @@ def test_the_latest_rounds_counted_from_the_nth_last_user_message_are_a_window()
 def test_a_cut_at_the_first_user_message_is_no_window():
     source = ROUNDS.replace("start_index = human_indices[-rounds]", "start_index = human_indices[0]")
     assert lint(source, {"CL301"}) == []
+
+
+# --- CL301: the newest turns that fit a budget, walked back over a copy or by index -------------------------------
+
+BUDGET_COPY = '''
+import json
+
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def split_to_budget(turns, max_tokens):
+    kept_rev = []
+    total = 0
+    ordered = list(turns)
+    for turn in reversed(ordered):
+        cost = len(json.dumps(turn)) // 4
+        if total + cost > max_tokens:
+            break
+        total += cost
+        kept_rev.append(turn)
+    return list(reversed(kept_rev))
+
+
+def reply(turns, budget):
+    return client.chat.completions.create(model="gpt-4.1", messages=split_to_budget(turns, budget))
+'''
+
+
+def test_the_newest_turns_that_fit_a_budget_walked_back_over_a_copy_are_a_window():
+    found = lint(BUDGET_COPY, {"CL301"})
+    assert [f.row for f in found] == [12], found
+
+
+BUDGET_INDEX = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def collect_dialogue(scene, budget, count_tokens):
+    parts = []
+    history_len = len(scene.history)
+    for i in range(history_len - 1, -1, -1):
+        message = scene.history[i]
+        if count_tokens(parts) + count_tokens(message) > budget:
+            break
+        parts.insert(0, message.as_format("chat"))
+    return parts
+
+
+def narrate(scene, budget, count_tokens):
+    text = "\\n".join(collect_dialogue(scene, budget, count_tokens))
+    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": text}])
+'''
+
+
+def test_the_newest_messages_that_fit_a_budget_walked_back_by_index_are_a_window():
+    found = lint(BUDGET_INDEX, {"CL301"})
+    assert [f.row for f in found] == [9], found
+
+
+def test_a_walk_back_by_index_with_no_budget_is_quiet():
+    source = BUDGET_INDEX.replace("        if count_tokens(parts) + count_tokens(message) > budget:\n            break\n", "")
+    assert lint(source, {"CL301"}) == []

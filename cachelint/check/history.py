@@ -45,6 +45,7 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
+                   r"|range\([^()\n]*-\s*1\s*,\s*-\s*1\s*,\s*-\s*1\s*\)"  # for i in range(len(history) - 1, -1, -1):
                    r"|(?P<dropped>[\w.]+)\s*=\s*(?P=dropped)\[\s*[12]\s*:\s*\]"  # history = history[1:] (in a loop until it fits)
                    r"|len\(\s*[\w.]+\s*\)\s*-\s*(?:[A-Za-z_][\w.]*|[3-9]|\d\d)"  # range(len(history) - n, len(history))
                    r"|deque\(.*maxlen"  # self.history = deque(maxlen=20)
@@ -725,7 +726,7 @@ def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionD
     walk of its own); a nested helper (`def drop_pair(): ...`) counts as part of the function that holds it."""
     for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign, cst.For):
         for node in ctx.nodes(kind):
-            if kind is cst.For and _backward_source(node) is None:
+            if kind is cst.For and _backward_source(node) is None and _walked_back_by_index(ctx, node) is None:
                 continue
             if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
                 continue
@@ -1141,12 +1142,17 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     kept message out: a window that slides on every turn. A budget of 32k tokens or more (a literal) is the
     context window's, compaction where it must happen, and is left alone."""
     source = _backward_source(loop)
-    if source is None or not isinstance(loop.target, cst.Name):
+    by_index = _walked_back_by_index(ctx, loop) if source is None else None
+    if (source is None and by_index is None) or not isinstance(loop.target, cst.Name):
         return None
-    history = source.value if isinstance(source, cst.Subscript) else source
+    if by_index is not None:
+        history, element = by_index  # for i in range(len(h) - 1, -1, -1): message = h[i]
+    else:
+        history = source.value if isinstance(source, cst.Subscript) else source
+        history = _copied_from(ctx, function, history) or history  # ordered = list(turns); for t in reversed(ordered)
+        element = loop.target.value
     if not _is_history(ctx, function, history) and not _grouped_from_history(ctx, function, history):
         return None
-    element = loop.target.value
     counted = [n for n in descendants(loop.body) if isinstance(n, cst.If) and _stops_at_budget(n, loop)]
     stops = [n for n in counted if TOKEN_BUDGET.search(ctx.code(n.test))]  # a size against a budget, not `seen > n` turns of one role
     if not stops:
@@ -1157,13 +1163,65 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
         return None
     if any(_window_sized(v) for v in _budget_values(function, {n.value for stop in stops for n in descendants(stop.test) if isinstance(n, cst.Name)})):
         return None  # `remaining = 128_000`, `def fit(self, max_tokens=128_000)`: the context window's budget
-    kept = any(_element_added(n, element) is not None
+    kept = any(_element_added(n, element) is not None or _made_from_element_added(n, element)
                or (isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
                    and element in {x.value for x in descendants(n.value.left) if isinstance(x, cst.Name)})
                for n in descendants(loop.body))
     if not kept:
         return None
     return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
+
+
+def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseExpression, str] | None:
+    """(history, element) for `for i in range(len(h) - 1, -1, -1): message = h[i]` (or `range(n - 1, -1, -1)` after
+    `n = len(h)`): the history walked from its newest message by index, the message bound first thing in the body."""
+    it = loop.iter
+    if not (isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 3
+            and ctx.code(it.args[1].value).replace(" ", "") == "-1" and ctx.code(it.args[2].value).replace(" ", "") == "-1"):
+        return None
+    start = it.args[0].value
+    if not (isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract) and ctx.code(start.right) == "1"):
+        return None
+    length = start.left
+    if isinstance(length, cst.Name):
+        values = [v for _, v in ctx.assigned_values(length)]
+        length = values[0] if len(values) == 1 and values[0] is not None else length
+    measured = _len_of(length)
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    first = body[0] if body else None
+    if measured is None or not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
+        return None
+    assign = first.body[0]
+    value, target = assign.value, assign.targets[0].target
+    if isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and ctx.code(value.value) == ctx.code(measured) \
+            and ctx.code(value.slice[0].slice) == loop.target.value:
+        return measured, target.value
+    return None
+
+
+def _copied_from(ctx: ModuleContext, function: cst.FunctionDef, name: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`turns` where the function's only binding of `name` copies it: `ordered = list(turns)`, `turns.copy()`,
+    `turns[:]`."""
+    if not isinstance(name, cst.Name):
+        return None
+    values = [v for b, v in ctx.assigned_values(name) if ctx.contains(function, b)]
+    if len(values) != 1 or values[0] is None:
+        return None
+    value = values[0]
+    if isinstance(value, cst.Call) and _last_name(value.func) == "list" and len(value.args) == 1:
+        return value.args[0].value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" and not value.args:
+        return value.func.value
+    if isinstance(value, cst.Subscript) and isinstance(value.slice[0].slice, cst.Slice) \
+            and value.slice[0].slice.lower is None and value.slice[0].slice.upper is None:
+        return value.value
+    return None
+
+
+def _made_from_element_added(node: cst.CSTNode, element: str) -> bool:
+    """`parts.insert(0, message.as_format(fmt))`: the loop's message, rendered, added to the list kept."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("insert", "append", "appendleft") \
+        and bool(node.args) and any(isinstance(n, cst.Name) and n.value == element for n in descendants(node.args[-1].value))
 
 
 def _element_added(node: cst.CSTNode, element: str) -> cst.BaseExpression | None:
