@@ -30,6 +30,10 @@ Also, where no SDK request is in sight (confidence `likely`): a tools list rebui
 added under a condition on state read in that step (`viewport = await page.viewport()`, `if viewport.top > 0:
 tools.append(SCROLL_UP)`) and sent by a framework's LLM call with the history (`client.create(history, tools=tools)`).
 
+Also (`likely`) a tool's description written, in a function that builds the tools (or one it calls), as a text
+holding a value computed there from a call (`param_def["description"] = f"{desc} Available: {names}"`, where
+`names` lists the characters in the scene now): the schema changes as the conversation does.
+
 Also tools picked on each turn by a call outside the module fed what changes between turns
 (`tools = router.select(messages[-1]["content"], ALL_TOOLS)`; not `router.for_role(user.role)`, fixed for the
 conversation), a `tools` key set in the request's `**kwargs` only on some turns (`if step < limit - 1:
@@ -204,6 +208,14 @@ class DeferredToolFilter(AgentMiddleware):
             yield Report(found.node, f"the tools handed to the sender change inside the loop that continues the conversation ({found.shown}): "
                          "the tools open the prefix, so each switch prefills the whole conversation again; send the same tools on "
                          "every cycle and steer with tool_choice or the message", confidence="likely")
+
+        from cachelint.check.tool_descriptions import descriptions_filled_per_turn
+
+        for found in descriptions_filled_per_turn(analysis.ctx):
+            yield Report(found.node, f"a tool's description is written with `{found.value}`, what the conversation holds now (the "
+                         "characters present, the files open): the tool list is rebuilt with this turn's data, the tools open the "
+                         "prefix, so each change prefills the whole conversation again; keep tool schemas fixed and say what is "
+                         "available in the newest message", confidence="likely")
 
         if not analysis.sites:  # where a request is in sight, the data flow judges its tools
             for found in step_state_tools(analysis.ctx):

@@ -450,3 +450,44 @@ def test_the_newest_messages_that_fit_a_budget_walked_back_by_index_are_a_window
 def test_a_walk_back_by_index_with_no_budget_is_quiet():
     source = BUDGET_INDEX.replace("        if count_tokens(parts) + count_tokens(message) > budget:\n            break\n", "")
     assert lint(source, {"CL301"}) == []
+
+
+# --- CL202: a tool's description written with what the conversation holds now --------------------------------------
+
+SCOPED = '''
+import copy
+
+
+class FunctionManager:
+    _actions = {}
+
+    @staticmethod
+    def generate_context_aware_tools(context):
+        tools = []
+        for action in FunctionManager._actions.values():
+            tool = copy.deepcopy(action)
+            FunctionManager._add_npc_context(tool["function"]["parameters"], context)
+            tools.append(tool)
+        return tools
+
+    @staticmethod
+    def _add_npc_context(parameters, context):
+        for name, param_def in parameters["properties"].items():
+            current_desc = param_def.get("description", "")
+            names = context.get_character_names_as_text(include_player=True)
+            if names:
+                param_def["description"] = f"{current_desc} Available: {names}".strip()
+            else:
+                param_def["description"] = f"{current_desc} No one is nearby."
+'''
+
+
+def test_a_tools_description_filled_with_the_characters_present_is_found():
+    found = lint(SCOPED, {"CL202"})
+    assert [f.row for f in found] == [22], found
+    assert "names" in found[0].message
+
+
+def test_a_description_written_from_the_schema_itself_is_quiet():
+    source = SCOPED.replace('names = context.get_character_names_as_text(include_player=True)', 'names = param_def.get("hint")')
+    assert lint(source, {"CL202"}) == []

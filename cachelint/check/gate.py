@@ -130,6 +130,7 @@ CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
 TOOLS_FLAG_LIMIT = re.compile(r"\b(?:enable|use|allow|include|with|send)_tools?(?:_use)?\s*=(?:\s*False\b|[^=\n][^\n]*[<>])", re.I)
 TOOLS_OFF_GO_ROUND = re.compile(r"^[ \t]*\w*tools[ \t]*=[ \t]*(?:None|\[\])[ \t]*(?:#[^\n]*)?\n(?:[^\n]*\n){0,8}?[ \t]*continue\b", re.M)
 
+DESCRIPTION_FILLED = re.compile(r"""\[["']description["']\]\s*=\s*(?:f["']|[^=\n]*\.format\()""")
 LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\w*[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)[ \t]*=[^=]",
                              re.M | re.I)
 
@@ -255,6 +256,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # tools switched off past a step limit, or before the loop goes round (dropped_tools.py)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
+    if "CL202" in codes and DESCRIPTION_FILLED.search(source):
+        return True  # a tool's description written with this turn's data (tool_descriptions.py)
     if "CL201" in codes and LISTING.search(source) and (TOOL_LOADING.search(source) or ("yield" in source and TOOL_GENERATOR.search(source))):
         return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
