@@ -38,6 +38,15 @@ Also (`likely`) tools put into a request only under a test of the last message's
 == "user": params["tools"] = TOOLS`, or `tools=TOOLS if history[-1].role == "user" else None`): the request that
 follows the tool results goes out without them.
 
+Also (`likely`) the tools set to nothing before the loop that sends them goes round for the next request
+(`current_tools = None; continue` once the model answered with tool calls only, so the spoken reply goes without
+them), a request's tools switch turned off once the loop's step count passes its limit (`enable_tools=enable_tools and
+loops <= self.max_loops`), and a function that sends the conversation, called with its tools switch off
+(`self._start_generating(allow_tool_use=False)`, `process_message(..., enable_tools=False)`, the function in this
+module or imported from the linted tree, its parameter `True` by default) where this module also calls it with the
+tools on. Two requests whose history goes through the same function on its way in (`messages=_clip(messages, n)`)
+send the same history.
+
 Also (`likely`) the tools written into the dict the requests are sent with before the next request of the run or the
 recursive call that continues the tool loop (`kwargs["functions"] = []` once a tool was called too often).
 """

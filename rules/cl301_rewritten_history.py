@@ -29,8 +29,10 @@ Where the request is sent from another module or a framework, the shapes a conve
 by the data's shape (confidence `likely`): a history class or utility that drops its oldest messages itself
 (`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
 messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), the
-newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`;
-a literal budget of 32k tokens or more is the context window's and is left alone), the latest n rounds counted from
+newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`, over
+a copy of it, `ordered = list(turns)`, or by index, `for i in range(n - 1, -1, -1): message = history[i]`;
+a literal budget of 32k tokens or more is the context window's and is left alone), the history from the n-th last
+user message on (`start = human_indices[-rounds]; messages[start:]`), the latest n rounds counted from
 the end and written back as the history (`for m in reversed(conv.messages): if rounds >= max_rounds: break` then
 `conv.messages = kept[::-1]`, or returned by a trim function), a
 `deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database

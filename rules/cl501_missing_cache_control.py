@@ -73,7 +73,8 @@ speaks of breakpoints, which a helper could set):
   nested in the adapter that streams the request) with a system prompt or tools
   that also come from outside (not written in the tree, and no caller in the tree passes them; or the tools as well
   as a system prompt its callers pass, however short: the tools and the growing history are the prefix); every
-  conversation of the app goes through it. Not where every caller in sight (by name, through the registry a
+  conversation of the app goes through it (a system prompt the object was made with, `self.system_message` set in
+  `__init__` from a parameter, comes from outside too: a chat UI's model adapter). Not where every caller in sight (by name, through the registry a
   decorator puts it in, `registry[kind](**kwargs)`, or through a builder of the tree; tests and a module's top-level
   statements not counted) passes a list made afresh for one question: an evaluation harness, where no request
   resends another. litellm
@@ -89,7 +90,8 @@ speaks of breakpoints, which a helper could set):
   for Anthropic / Claude whose methods send a whole request dict their callers build (`create(**request_data)`,
   once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
-  in sight. An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
+  in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
+  name: which provider runs is the user's setting). An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
 An SDK method handed to a helper that calls it is a request too: a retry wrapper whose result is called with the
 request's arguments (`retry(self.client.messages.create, should_retry)(**params)`), or a thread runner
 (`asyncio.to_thread(client.messages.create, **params)`). A loop left as soon as the request succeeds, or one over a
