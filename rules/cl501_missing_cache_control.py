@@ -578,6 +578,10 @@ def _constructor_setting(ctx, node, expr) -> bool:
     """`system=self.system_message` where the class's `__init__` sets `self.system_message = system_message` from one of
     its parameters: the prompt the object was made with, which the adapter's users choose (mo.ai.llm.anthropic's
     `system_message`), as much from outside as a parameter of the sending method."""
+    if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0].value, cst.Dict):
+        # Bedrock's `system=[{"text": self.system_message}]`: one text block holding the setting
+        expr = next((e.value for e in expr.elements[0].value.elements if isinstance(e, cst.DictElement)
+                     and isinstance(e.key, cst.SimpleString) and e.key.value.strip("'\"") == "text"), expr)
     if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
         return False
     cls = ctx.enclosing(node, (cst.ClassDef,))

@@ -491,3 +491,33 @@ def test_a_tools_description_filled_with_the_characters_present_is_found():
 def test_a_description_written_from_the_schema_itself_is_quiet():
     source = SCOPED.replace('names = context.get_character_names_as_text(include_player=True)', 'names = param_def.get("hint")')
     assert lint(source, {"CL202"}) == []
+
+
+BEDROCK_ADAPTER = '''
+import boto3
+
+
+class bedrock_chat:
+    """Chat model on Amazon Bedrock, e.g. bedrock_chat("anthropic.claude-3-5-sonnet-20241022-v2:0")."""
+
+    def __init__(self, model_id: str, system_message: str = "You are a helpful assistant."):
+        self.model_id = model_id
+        self.system_message = system_message
+
+    def __call__(self, messages, config):
+        client = boto3.client("bedrock-runtime")
+        converse_messages = [{"role": m.role, "content": [{"text": str(m.content)}]} for m in messages]
+        response = client.converse(modelId=self.model_id, messages=converse_messages, system=[{"text": self.system_message}])
+        return response["output"]["message"]["content"][0]["text"]
+'''
+
+
+def test_a_bedrock_chat_adapter_with_the_system_prompt_it_was_made_with_is_found():
+    found = lint(BEDROCK_ADAPTER, {"CL501"})
+    assert [f.row for f in found] == [14], found
+    assert "Bedrock" in found[0].message
+
+
+def test_a_bedrock_adapter_of_a_module_that_names_no_claude_model_is_quiet():
+    source = BEDROCK_ADAPTER.replace('e.g. bedrock_chat("anthropic.claude-3-5-sonnet-20241022-v2:0")', 'e.g. a Llama model')
+    assert lint(source, {"CL501"}) == []
