@@ -827,6 +827,8 @@ def _unsent_payloads(analysis, reported: set[int]):
                      "(or a top-level cache_control)", confidence="likely")
 
 
+# the test of a switch over providers: `provider == "anthropic"`, `model_family == "anthropic"`, `llm_type == LLMType.CLAUDE`
+PROVIDER_TEST = re.compile(r"provider|family|vendor|backend|api_type|llm_type|model_type|anthropic|claude", re.I)
 # a framework's chat model of some provider: ChatOpenAI, AzureChatOpenAI, ChatGooglePalm, ChatCohere, ChatOllama, Gemini
 OTHER_CHAT_MODEL = re.compile(r"^(?:Azure)?Chat[A-Z]\w*$|^(?:OpenAI|AzureOpenAI|Gemini|Ollama|Groq|MistralAI|Cohere|VertexAI|Bedrock\w*)$")
 
@@ -836,8 +838,12 @@ def _one_provider_of_several(ctx, call: cst.Call) -> bool:
     another provider's chat model too), with its model name from configuration: which one runs is the user's setting."""
     own = called_name(call)
     function = ctx.enclosing_function(call)
-    if function is None or not any(isinstance(a, (cst.If, cst.Match)) for a in ctx.ancestors(call) if ctx.contains(function, a)):
-        return False
+    tests = [a.test for a in ctx.ancestors(call) if isinstance(a, cst.If) and function is not None and ctx.contains(function, a)]
+    if function is None or not any(PROVIDER_TEST.search(ctx.code(test)) for test in tests):
+        return False  # `if provider == "anthropic":`, `elif model_family == ANTHROPIC:`: a switch over providers
+    if any(CLAUDE_MODEL.search(ctx.code(v)) for a in call.args if a.keyword is not None and isinstance(a.value, cst.Name)
+           for _, v in ctx.assigned_values(a.value) if v is not None):
+        return False  # `model_name = os.environ.get("MODEL", "claude-sonnet-4-5")`: Claude unless told otherwise
     return any(isinstance(n, cst.Call) and n is not call and called_name(n) != own and OTHER_CHAT_MODEL.match(called_name(n))
                for n in descendants(function))
 

@@ -234,9 +234,10 @@ def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute |
 
 
 def _sent_through(ctx: ModuleContext, expr: cst.BaseExpression | None) -> str:
-    """The function a history is passed through on its way into the request (`_clip` of `_clip(messages, n)`), so that
-    two requests are paired only when they send it through the same one ("" when it is sent as it is)."""
-    return ctx.code(expr.func) if isinstance(expr, cst.Call) else ""
+    """The call a history is passed through on its way into the request (`_clip(messages, n)`), so that two requests
+    are paired only when they send it through the same call, with the same arguments ("" when it is sent as it is):
+    `prompt(document, EXTRACT)` and `prompt(document, SUMMARIZE)` are two prompts made from one document."""
+    return " ".join(ctx.code(expr).split()) if isinstance(expr, cst.Call) else ""
 
 
 def _copied_conversation(ctx: ModuleContext, root: cst.Name | cst.Attribute | None) -> cst.Attribute | None:

@@ -256,6 +256,8 @@ def _goes_round(ctx: ModuleContext, statement: cst.CSTNode, loop: cst.CSTNode) -
     block = ctx.parent(statement)
     if not isinstance(block, cst.IndentedBlock) or not ctx.contains(loop, block):
         return False
+    if any(isinstance(a, cst.ExceptHandler) for a in ctx.ancestors(statement) if ctx.contains(loop, a)):
+        return False  # the provider refused the tools (a model without tool support): every later request goes without
     after = list(block.body)[list(block.body).index(statement) + 1:]
     last = after[-1] if after else None
     return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Continue) for s in last.body) \
@@ -417,7 +419,7 @@ def tools_flag_off_past_a_limit(ctx: ModuleContext) -> Iterator[DroppedTools]:
             if arg.keyword is None or not TOOLS_FLAG.match(arg.keyword.value):
                 continue
             tests = [n for n in (arg.value, *descendants(arg.value)) if isinstance(n, cst.Comparison)]
-            if any(_counter_against_limit(test) for test in tests):
+            if any(_counter_against_limit(test) for test in tests) and not _fresh_prompt(ctx, call):
                 yield DroppedTools(arg, f"{arg.keyword.value}={ctx.code(arg.value)}", "once the loop's step count passes its limit")
 
 
@@ -446,10 +448,44 @@ def tools_flag_off_in_a_call(ctx: ModuleContext) -> Iterator[DroppedTools]:
             if function is not None else None
         if param is None or not (isinstance(param.default, cst.Name) and param.default.value == "True"):
             continue
+        if not _steers_a_request(function, flag):
+            continue  # `export(include_tools=False)`: a switch of what is written out, not of a request
+        if _fresh_prompt(ctx, call):
+            continue  # `self._complete(prompt, use_tools=False)` with a list made here: a one-shot side request
         callee = ctx.code(call.func)
         if any(ctx.code(other.func) == callee and other is not call and not _switch_off(other, flag) for other in ctx.nodes(cst.Call)):
             yield DroppedTools(arg, f"{flag}=False", f"in a call of `{callee}()`, which this module calls elsewhere with the "
                                "tools on")
+
+
+def _steers_a_request(function: cst.FunctionDef, flag: str) -> bool:
+    """The function hands the switch on to a call (`process(..., enable_tools=enable_tools)`), or makes a call with
+    tools (`generate(messages=..., tools=tools)`): it sends, or has sent, a request."""
+    for node in descendants(function.body):
+        if isinstance(node, cst.Call):
+            for arg in node.args:
+                if arg.keyword is not None and TOOL_KEYWORD.search(arg.keyword.value):
+                    return True
+                if any(isinstance(n, cst.Name) and n.value == flag for n in (arg.value, *descendants(arg.value))):
+                    return True
+    return False
+
+
+TOOL_KEYWORD = re.compile(r"^(?:tools|tool_schemas|tool_choice|functions|tool_config|toolConfig)$")
+
+
+def _fresh_prompt(ctx: ModuleContext, call: cst.Call) -> bool:
+    """An argument of the call is a list written here, or a name the function binds only to one: a new prompt."""
+    function = ctx.enclosing_function(call)
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.List):
+            return True
+        if isinstance(value, cst.Name) and function is not None:
+            bound = [v for b, v in ctx.assigned_values(value) if ctx.contains(function, b)]
+            if bound and all(isinstance(v, cst.List) for v in bound):
+                return True
+    return False
 
 
 def _switch_off(call: cst.Call, flag: str) -> bool:

@@ -1163,13 +1163,18 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
         return None
     if any(_window_sized(v) for v in _budget_values(function, {n.value for stop in stops for n in descendants(stop.test) if isinstance(n, cst.Name)})):
         return None  # `remaining = 128_000`, `def fit(self, max_tokens=128_000)`: the context window's budget
-    kept = any(_element_added(n, element) is not None or _made_from_element_added(n, element)
+    side_task = SIDE_TASK.search(function.name.value) is not None  # `def search_query(history, max_chars)`: a retrieval query
+    kept = any(_element_added(n, element) is not None or (_made_from_element_added(n, element) and not side_task)
                or (isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
                    and element in {x.value for x in descendants(n.value.left) if isinstance(x, cst.Name)})
                for n in descendants(loop.body))
     if not kept:
         return None
     return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
+
+
+# a function that reads the newest turns for a side task: a retrieval query, an embedding, a title, a log entry
+SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display)(?:$|_)", re.I)
 
 
 def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseExpression, str] | None:
@@ -1792,6 +1797,8 @@ def _nth_last_position(ctx: ModuleContext, function: cst.FunctionDef, value: cst
     index = value.slice[0].slice
     if not (isinstance(index, cst.Index) and isinstance(index.value, cst.UnaryOperation) and isinstance(index.value.operator, cst.Minus)):
         return False
+    if isinstance(index.value.expression, cst.Integer) and index.value.expression.value == "1":
+        return False  # positions[-1]: from the latest user message on, this turn alone
     positions = value.value.value
     for loop in (n for n in descendants(function.body) if isinstance(n, cst.For)):
         if not (isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "enumerate" and loop.iter.args
@@ -2182,9 +2189,17 @@ CONTENT_ATTRS = frozenset({"content", "text", "blocks", "parts", "tool_calls"})
 REPAIRS = re.compile(r"valid|repair|sanitiz|heal|fixup|(?:^|_)fix_", re.I)
 
 
-def _repairs_a_broken_history(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
-    """Tool calls without their results (or results without calls) taken out by a validator: the provider refuses such
-    a conversation as it is, and once repaired it stays repaired, so nothing a cache holds is rewritten turn by turn."""
+def _repairs_a_broken_history(ctx: ModuleContext, function: cst.FunctionDef, target: cst.BaseExpression) -> bool:
+    """Tool calls without their results taken out by a validator (`message.tool_calls = None` in
+    `Validator.assistant_tool_calls_followed_by_tool`): the provider refuses such a conversation as it is, and once
+    repaired it stays repaired, so nothing a cache holds is rewritten turn by turn. Only the tool calls: a
+    `sanitize_messages` that blanks old tool outputs is a rewrite."""
+    edited = target.attr.value if isinstance(target, cst.Attribute) else ""
+    if isinstance(target, cst.Subscript) and isinstance(target.slice[0].slice, cst.Index) \
+            and isinstance(target.slice[0].slice.value, cst.SimpleString):
+        edited = target.slice[0].slice.value.value.strip("'\"")
+    if edited != "tool_calls":
+        return False
     cls = ctx.enclosing(function, (cst.ClassDef,))
     names = [function.name.value, *([cls.name.value] if isinstance(cls, cst.ClassDef) else [])]
     return any(REPAIRS.search(name) for name in names)
@@ -2209,7 +2224,7 @@ def _copy_edit(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Assign) 
     loop = ctx.enclosing(node, (cst.For,))
     if not isinstance(loop, cst.For) or not ctx.contains(function, loop):
         return None
-    if _repairs_a_broken_history(ctx, function):
+    if _repairs_a_broken_history(ctx, function, target):
         return None
     params = _params(function)
     history = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args and _last_name(loop.iter.func) in ("enumerate", "reversed") else loop.iter

@@ -264,7 +264,7 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
             if not isinstance(node, cst.Call):
                 continue
             name = called_name(node)
-            if TOOL_ADDERS.match(name):
+            if TOOL_ADDERS.match(name) and not _registry_sorted(ctx, name):
                 return f"{name}()", False
             if isinstance(node.func, cst.Attribute) and name in ("append", "extend", "add", "insert", "register") \
                     and TOOL_HOLDER.search(last_name(node.func.value) or ""):
@@ -273,6 +273,17 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
                                                             for n in descendants(loop.body)):
             return f"{function.name.value}()", True  # def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...
     return None
+
+
+def _registry_sorted(ctx: ModuleContext, loader: str) -> bool:
+    """The loader (`_load_action_file`) fills a registry (`FunctionManager._actions[key] = data`) that this module reads
+    only sorted (`sorted(FunctionManager._actions.items())`): the load order never reaches the tools."""
+    filled = {ctx.code(t.target.value) for f in ctx.functions.get(loader, []) + [f for k, fs in ctx.functions.items()
+                                                                                  if k.endswith("." + loader) for f in fs]
+              for n in descendants(f.body) if isinstance(n, cst.Assign) for t in n.targets if isinstance(t.target, cst.Subscript)}
+    if not filled:
+        return False
+    return any(any(code in ctx.code(a.value) for code in filled for a in call.args) for call in ctx.calls_by_name.get("sorted", []))
 
 
 # a generator named for the tools it yields: _iter_tool_classes, discover_tools, load_plugins

@@ -70,15 +70,22 @@ def _formatted_parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     return []
 
 
+# a parameter that holds the conversation's state now: context, scene, session, state, messages, history
+STATE_PARAM = re.compile(r"^(?:context|ctx|conversation|convo|scene|session|state|game_state|world|messages|history|turn|chat)$", re.I)
+
+
 def _computed_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
-    """Names the function binds to the result of a call that reads something (not `str(...)`, not a `.get` of the
-    schema being edited): `entity_list = FunctionManager._get_entities_for_scope(scope, context)`."""
+    """Names the function binds to the result of a call handed the conversation's state (a parameter named for it):
+    `entity_list = FunctionManager._get_entities_for_scope(scope, context)`. A value read from the settings, a
+    translation or the database's tables is the same on every turn."""
+    state = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if STATE_PARAM.match(p.name.value)}
     found = set()
+    if not state:
+        return found
     for node in descendants(function.body):
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                and isinstance(node.value, cst.Call) and node.value.args:
-            func = node.value.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            if name not in ("get", "str", "len", "int", "strip", "lower", "upper", "format", "join", "dumps"):
+                and isinstance(node.value, cst.Call):
+            read = {n.value for n in descendants(node.value) if isinstance(n, cst.Name)}
+            if read & state:
                 found.add(node.targets[0].target.value)
     return found
