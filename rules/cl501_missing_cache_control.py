@@ -566,7 +566,9 @@ def _adapter(analysis, site, callers: list):
         # tools of a tool loop as well, the prefix each turn resends is the tools and the growing history, not the prompt alone
     if one_shot_callers(ctx, ctx.enclosing_function(site.node), found.param):
         return None  # every caller in sight asks one question with a list made for it: no request resends another
-    what = f"their {' and '.join(carries)}" if carries else "a system message ahead of it"
+    made_with = "system" in carries and not from_parameter(ctx, site.arg("system"))  # self.system_message from __init__
+    what = f"their {' and '.join(carries)}" if carries and not made_with else "a system message ahead of it" if not carries else \
+        " and ".join(["the system prompt the object was made with", *(["their tools"] if "tools" in carries else [])])
     node = _built_by_caller(ctx, site) or site.node
     return Report(node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with {what} to "
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
@@ -589,9 +591,13 @@ def _constructor_setting(ctx, node, expr) -> bool:
     if init is None:
         return False
     params = parameters_of(init)
+    def given(value) -> bool:  # `system_message`, or `system_message or DEFAULT_SYSTEM_MESSAGE`
+        if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            value = value.left
+        return isinstance(value, cst.Name) and value.value in params
     return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and ctx.code(t.target) == ctx.code(expr)
                                                  for t in n.targets)
-               and isinstance(n.value, cst.Name) and n.value.value in params for n in descendants(init.body))
+               and given(n.value) for n in descendants(init.body))
 
 
 def _leads_with_a_system_message(ctx, messages) -> bool:

@@ -671,3 +671,67 @@ def build_models(channel):
     return answerer, router
 '''
     assert [f.row for f in lint(source, {"CL501"})] == [10]
+
+
+def test_a_grader_asked_one_question_each_time_is_quiet_beside_a_method_of_the_same_name_elsewhere(tmp_path):
+    # the one-shot callers decide; a REPL's own `Candidate.chat(history)` in another module is another method
+    files = {
+        "evals/__init__.py": "",
+        "evals/grader.py": '''
+            from anthropic import Anthropic
+
+
+            class ClaudeGrader:
+                def __init__(self, model, system_message):
+                    self.model = model
+                    self.system_message = system_message
+                    self.client = Anthropic()
+
+                def chat(self, messages):
+                    return self.client.messages.create(model=self.model, system=self.system_message, max_tokens=5,
+                                                       messages=messages)
+        ''',
+        "evals/run_eval.py": '''
+            from .grader import ClaudeGrader
+
+
+            def grade(rows, model):
+                grader = ClaudeGrader(model, "Grade the answer from 1 to 5.")
+                return [grader.chat([{"role": "user", "content": row}]) for row in rows]
+        ''',
+        "evals/repl.py": '''
+            class Candidate:
+                def chat(self, history):
+                    return self.client.chat.completions.create(model="m", messages=history)
+
+
+            def main(candidate):
+                history = []
+                while True:
+                    history.append({"role": "user", "content": input()})
+                    history.append({"role": "assistant", "content": candidate.chat(history)})
+        ''',
+    }
+    assert lint_tree(tmp_path, files, "evals/grader.py", {"CL501"}) == []
+
+
+def test_an_adapters_report_says_where_its_system_prompt_comes_from():
+    found = lint(ADAPTER, {"CL501"})
+    assert "the system prompt the object was made with" in found[0].message
+
+
+# --- the review's misses: close spellings of this round's shapes ---------------------------------------------------
+
+def test_a_history_handed_to_the_fitting_function_by_keyword_is_the_same_history():
+    source = FITTED.replace("fit(messages, limit)", "fit(messages=messages, max_tokens=limit)")
+    assert [f.row for f in lint(source, {"CL203"})] == [10]
+
+
+def test_a_history_walked_back_over_reversed_range_is_a_budget_window():
+    source = BUDGET_INDEX.replace("for i in range(history_len - 1, -1, -1):", "for i in reversed(range(history_len)):")
+    assert [f.row for f in lint(source, {"CL301"})] == [9]
+
+
+def test_a_system_prompt_the_object_was_made_with_or_a_default_is_a_setting():
+    source = ADAPTER.replace("self.system_message = system_message", "self.system_message = system_message or DEFAULT_SYSTEM_MESSAGE")
+    assert [f.row for f in lint(source, {"CL501"})] == [15]

@@ -230,6 +230,9 @@ def _history_root(expr: cst.BaseExpression | None) -> cst.Name | cst.Attribute |
         return _history_root(expr.left) or _history_root(expr.right)
     if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and not expr.args[0].star:
         return _history_root(expr.args[0].value)  # `_clip(messages, max_tokens)`: the history, fitted or converted
+    if isinstance(expr, cst.Call):  # `fit(messages=messages, max_tokens=limit)`
+        given = next((a.value for a in expr.args if a.keyword is not None and CONVERSATION_NAME.search(a.keyword.value)), None)
+        return _history_root(given) if given is not None else None
     return None
 
 

@@ -46,6 +46,7 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
                    r"|range\([^()\n]*-\s*1\s*,\s*-\s*1\s*,\s*-\s*1\s*\)"  # for i in range(len(history) - 1, -1, -1):
+                   r"|\[\s*\w+\[\s*-\s*\w+\s*\]\s*:\s*\]"  # messages[human_indices[-rounds]:]
                    r"|(?P<dropped>[\w.]+)\s*=\s*(?P=dropped)\[\s*[12]\s*:\s*\]"  # history = history[1:] (in a loop until it fits)
                    r"|len\(\s*[\w.]+\s*\)\s*-\s*(?:[A-Za-z_][\w.]*|[3-9]|\d\d)"  # range(len(history) - n, len(history))
                    r"|deque\(.*maxlen"  # self.history = deque(maxlen=20)
@@ -1141,8 +1142,8 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     that fit a budget, collected from the end. Once the history is over the budget, each new turn pushes the oldest
     kept message out: a window that slides on every turn. A budget of 32k tokens or more (a literal) is the
     context window's, compaction where it must happen, and is left alone."""
-    source = _backward_source(loop)
-    by_index = _walked_back_by_index(ctx, loop) if source is None else None
+    by_index = _walked_back_by_index(ctx, loop)
+    source = _backward_source(loop) if by_index is None else None
     if (source is None and by_index is None) or not isinstance(loop.target, cst.Name):
         return None
     if by_index is not None:
@@ -1181,13 +1182,19 @@ def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseEx
     """(history, element) for `for i in range(len(h) - 1, -1, -1): message = h[i]` (or `range(n - 1, -1, -1)` after
     `n = len(h)`): the history walked from its newest message by index, the message bound first thing in the body."""
     it = loop.iter
-    if not (isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 3
-            and ctx.code(it.args[1].value).replace(" ", "") == "-1" and ctx.code(it.args[2].value).replace(" ", "") == "-1"):
+    if isinstance(it, cst.Call) and _last_name(it.func) == "reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call) \
+            and _last_name(it.args[0].value.func) == "range" and len(it.args[0].value.args) == 1:
+        length = it.args[0].value.args[0].value  # for i in reversed(range(len(h))):
+    elif isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 3 \
+            and ctx.code(it.args[1].value).replace(" ", "") == "-1" and ctx.code(it.args[2].value).replace(" ", "") == "-1":
+        start = it.args[0].value
+        if not (isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract) and ctx.code(start.right) == "1"):
+            return None
+        length = start.left
+    else:
         return None
-    start = it.args[0].value
-    if not (isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract) and ctx.code(start.right) == "1"):
+    if not isinstance(loop.target, cst.Name):
         return None
-    length = start.left
     if isinstance(length, cst.Name):
         values = [v for _, v in ctx.assigned_values(length)]
         length = values[0] if len(values) == 1 and values[0] is not None else length
@@ -1777,6 +1784,9 @@ def _computed_tail_start(ctx: ModuleContext, function: cst.FunctionDef, sub: cst
     `max(0, len(history) - keep)`, either branch of a conditional) beforehand: the tail of the list, its start set in
     a statement of its own. The list cut in two at that index (`h[:i] + h[i:]`) is kept whole."""
     index = sub.slice[0].slice
+    if isinstance(index, cst.Slice) and index.upper is None and isinstance(index.lower, cst.Subscript) \
+            and ctx.enclosing_function(sub) is function:
+        return _nth_last_position(ctx, function, index.lower, ctx.code(sub.value))  # messages[human_indices[-rounds]:]
     if not isinstance(index, cst.Slice) or index.upper is not None or not isinstance(index.lower, cst.Name):
         return False
     target = ctx.code(sub.value)

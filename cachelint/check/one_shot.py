@@ -57,8 +57,8 @@ def _calls(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[tuple[Modu
 
     name = function.name.value
     for other in [ctx, *filter(None, (module_context(Path(p)) for p in caller_files(ctx.filename, name)))]:
-        if other is not ctx and name in other.functions:
-            continue  # a module with a function of the same name calls its own
+        if other is not ctx and (name in other.functions or any(key.endswith("." + name) for key in other.functions)):
+            continue  # a module with a function (or a method) of the same name calls its own
         for call in other.calls_by_name.get(name, ()):
             if other.enclosing_function(call) is not function:
                 yield other, call
