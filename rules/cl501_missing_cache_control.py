@@ -868,8 +868,9 @@ def _framework_models(analysis):
         model = next((string_value(a.value) for a in call.args if a.keyword is not None and a.keyword.value in ("model", "model_name")), None)
         if not caches_prompts(model):
             continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
-        if model is None and _one_provider_of_several(ctx, call):
-            continue  # `if provider == "anthropic": return ChatAnthropic(model=model_name)` beside ChatOpenAI(...): configured
+        if model is None and _one_provider_of_several(ctx, call) and tree_claude_model(ctx.filename) is None:
+            continue  # `if provider == "anthropic": return ChatAnthropic(model=model_name)` beside ChatOpenAI(...), in a
+            # project that sets no Claude model as its default: which provider runs is the user's setting
         places.add(place)
         short = name.rsplit(".", 1)[-1]
         asked = _framework_request(ctx, call)

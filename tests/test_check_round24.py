@@ -735,3 +735,9 @@ def test_a_history_walked_back_over_reversed_range_is_a_budget_window():
 def test_a_system_prompt_the_object_was_made_with_or_a_default_is_a_setting():
     source = ADAPTER.replace("self.system_message = system_message", "self.system_message = system_message or DEFAULT_SYSTEM_MESSAGE")
     assert [f.row for f in lint(source, {"CL501"})] == [15]
+
+
+def test_a_factory_over_providers_in_a_project_whose_default_model_is_claude_is_found(tmp_path):
+    files = {"app/__init__.py": "", "app/config.py": 'DEFAULT_MODEL = "claude-3-7-sonnet-20250219"\n', "app/llm.py": FACTORY}
+    found = lint_tree(tmp_path, files, "app/llm.py", {"CL501"})
+    assert [f.row for f in found] == [9], found
