@@ -741,3 +741,12 @@ def test_a_factory_over_providers_in_a_project_whose_default_model_is_claude_is_
     files = {"app/__init__.py": "", "app/config.py": 'DEFAULT_MODEL = "claude-3-7-sonnet-20250219"\n', "app/llm.py": FACTORY}
     found = lint_tree(tmp_path, files, "app/llm.py", {"CL501"})
     assert [f.row for f in found] == [9], found
+
+
+def test_a_switch_that_decides_the_tools_handed_on_by_position_is_found():
+    source = SWITCH_OFF.replace('''        tools = self.tools if allow_tool_use else None
+        self.output.generate(messages=self.messages, tools=tools)''', '''        tools = None
+        if self.actions_enabled and allow_tool_use:
+            tools = self.make_tools()
+        self.output.generate_response(self.messages, tools)''')
+    assert [f.row for f in lint(source, {"CL203"})] == [8]

@@ -459,14 +459,21 @@ def tools_flag_off_in_a_call(ctx: ModuleContext) -> Iterator[DroppedTools]:
 
 
 def _steers_a_request(function: cst.FunctionDef, flag: str) -> bool:
-    """The function hands the switch on to a call (`process(..., enable_tools=enable_tools)`), or makes a call with
-    tools (`generate(messages=..., tools=tools)`): it sends, or has sent, a request."""
-    for node in descendants(function.body):
+    """The function hands the switch on to a call (`process(..., enable_tools=enable_tools)`), makes a call with tools
+    (`generate(messages=..., tools=tools)`), or hands a call the tools the switch decides (`tools = None; if ... and
+    allow_tool_use: tools = make_tools()`, then `generate_response(messages, tools)`): it sends a request."""
+    nodes = descendants(function.body)
+    decided = {flag}  # the switch, and the tool lists set under a test of it
+    for node in nodes:
+        if isinstance(node, cst.If) and any(isinstance(n, cst.Name) and n.value == flag for n in descendants(node.test)):
+            decided |= {t.target.value for a in descendants(node.body) if isinstance(a, cst.Assign) for t in a.targets
+                        if isinstance(t.target, cst.Name) and TOOL_WORD.search(t.target.value)}
+    for node in nodes:
         if isinstance(node, cst.Call):
             for arg in node.args:
                 if arg.keyword is not None and TOOL_KEYWORD.search(arg.keyword.value):
                     return True
-                if any(isinstance(n, cst.Name) and n.value == flag for n in (arg.value, *descendants(arg.value))):
+                if any(isinstance(n, cst.Name) and n.value in decided for n in (arg.value, *descendants(arg.value))):
                     return True
     return False
 
