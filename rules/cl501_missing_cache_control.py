@@ -591,8 +591,10 @@ def _constructor_setting(ctx, node, expr) -> bool:
     if init is None:
         return False
     params = parameters_of(init)
-    def given(value) -> bool:  # `system_message`, or `system_message or DEFAULT_SYSTEM_MESSAGE`
+    def given(value) -> bool:  # `system_message`, or `system_message or DEFAULT_SYSTEM_MESSAGE` (not `or ""`: no prompt)
         if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            if string_value(value.right) == "":
+                return False
             value = value.left
         return isinstance(value, cst.Name) and value.value in params
     return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and ctx.code(t.target) == ctx.code(expr)

@@ -750,3 +750,9 @@ def test_a_switch_that_decides_the_tools_handed_on_by_position_is_found():
             tools = self.make_tools()
         self.output.generate_response(self.messages, tools)''')
     assert [f.row for f in lint(source, {"CL203"})] == [8]
+
+
+def test_a_system_prompt_that_is_empty_unless_given_is_no_setting_of_the_adapter():
+    # bilingual_book_maker's translator: `self.prompt_sys_msg = prompt_sys_msg or ""`, one paragraph a request
+    source = ADAPTER.replace("self.system_message = system_message", 'self.system_message = system_message or ""')
+    assert lint(source, {"CL501"}) == []
