@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import TOOL_WORD, ModuleContext, descendants, last_name
+from cachelint.check.module import TOOL_WORD, ModuleContext, called_name, descendants, last_name
 
 # what a conversation handed to a function is called
 CONVERSATION_PARAM = re.compile(r"messages|history|conversation|convo|msgs|turns|contents|input", re.I)
@@ -453,7 +453,8 @@ def tools_flag_off_in_a_call(ctx: ModuleContext) -> Iterator[DroppedTools]:
         if _fresh_prompt(ctx, call):
             continue  # `self._complete(prompt, use_tools=False)` with a list made here: a one-shot side request
         callee = ctx.code(call.func)
-        if any(ctx.code(other.func) == callee and other is not call and not _switch_off(other, flag) for other in ctx.nodes(cst.Call)):
+        if any(ctx.code(other.func) == callee and other is not call and not _switch_off(other, flag)
+               for other in ctx.calls_by_name.get(called_name(call), ())):
             yield DroppedTools(arg, f"{flag}=False", f"in a call of `{callee}()`, which this module calls elsewhere with the "
                                "tools on")
 
@@ -502,15 +503,10 @@ def _switch_off(call: cst.Call, flag: str) -> bool:
 
 def _switched_function(ctx: ModuleContext, call: cst.Call) -> cst.FunctionDef | None:
     """The def a call runs: of this module, or imported by name from a module of the linted tree."""
+    from cachelint.check.project import imported_function
+
     found = ctx.called_functions(call)
     if found:
         return found[0]
-    if isinstance(call.func, cst.Name):
-        from cachelint.check.project import imported_definition
-
-        for binding, _ in ctx.assigned_values(call.func):
-            if isinstance(binding, cst.ImportFrom):
-                other = imported_definition(ctx, binding, call.func.value)
-                if other is not None and isinstance(other[1], cst.FunctionDef):
-                    return other[1]
-    return None
+    imported = imported_function(ctx, call)
+    return imported[1] if imported is not None else None

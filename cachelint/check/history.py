@@ -2361,19 +2361,15 @@ def _defined_in_the_tree(ctx: ModuleContext, call: cst.Call) -> bool:
     linted tree. Its body is in sight, so what it cuts is judged where it cuts (a helper that returns the history
     untouched while it fits the context window, or edits only the newest messages, cuts nothing a cache holds);
     only a package out of sight is judged by its name."""
-    from cachelint.check.project import imported_definition
+    from cachelint.check.project import imported_function
 
-    if not isinstance(call.func, cst.Name):
+    found = imported_function(ctx, call)
+    if found is None:
         return False
-    for binding, _ in ctx.assigned_values(call.func):
-        if isinstance(binding, cst.ImportFrom):
-            found = imported_definition(ctx, binding, call.func.value)
-            if found is not None and isinstance(found[1], cst.FunctionDef):
-                other, function = found
-                body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
-                return bool(body) and (_removes_nothing(other, function) or _returned_early_while_it_fits(
-                    other, function, body[-1], _window_arguments(ctx, call, function)))
-    return False
+    other, function = found
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+    return bool(body) and (_removes_nothing(other, function) or _returned_early_while_it_fits(
+        other, function, body[-1], _window_arguments(ctx, call, function)))
 
 
 def _window_arguments(ctx: ModuleContext, call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:

@@ -132,6 +132,19 @@ def imported_definition(ctx: ModuleContext, node: cst.ImportFrom, local: str, ho
     return top_level_definition(other, original, hops)
 
 
+def imported_function(ctx: ModuleContext, call: cst.Call):
+    """(module context, function) for `name(...)` where `name` is a function imported by `from ... import name` from a
+    module of the linted tree; None otherwise."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    for binding, _ in ctx.assigned_values(call.func):
+        if isinstance(binding, cst.ImportFrom):
+            found = imported_definition(ctx, binding, call.func.value)
+            if found is not None and isinstance(found[1], cst.FunctionDef):
+                return found
+    return None
+
+
 def star_imported_definition(ctx: ModuleContext, name: str):
     """(module context, definition) for a name the module binds nowhere but may take from `from <module> import *`
     of a module of the tree (the last such import that defines it, as Python would bind it); None otherwise."""
