@@ -103,7 +103,9 @@ bare `_` that changes nothing the request reads (n samples of one request), is a
   (`add_message` -> `self.call_llm(self.messages)` -> `self.llm.acall(messages)`);
 - (`likely`) a loop that appends to the list it hands as `messages=` to a function of the tree that sends it
   (`await generate_text(messages=messages, tools=schemas, model_name=name)` in another module, through its own
-  `**kwargs` wrappers), reported at that call, when the request it reaches goes to Anthropic: the SDK, or litellm with
+  `**kwargs` wrappers), or hands it a prompt built from that list (`user_prompt=TEMPLATE.format(already_written=
+  "\\n\\n".join(sections))`, then `sections.append(response.content)`: a report written section by section, each
+  request resending the sections written so far), reported at that call, when the request it reaches goes to Anthropic: the SDK, or litellm with
   a model that is not written at the call in a project that sets a Claude model (also as the model a model object is
   made with, `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`) and no breakpoint anywhere.
 Claude on Amazon Bedrock counts too: an InvokeModel request whose body is an Anthropic Messages body
@@ -749,7 +751,8 @@ def _loops_through_senders(analysis, tree_marks):
         if claude is None or not caches_prompts(claude) or tree_marks() or _another_provider_prefix(site.arg("model")):
             continue
         when = f" (when run with a Claude model: the project names `{claude}`)" if model is None else ""
-        yield Report(found.call, f"this loop appends to `{found.history}` and hands it to `{found.sender}`, which sends it to "
+        handed = f"a prompt built from it (`{found.prompt}=`)" if found.prompt is not None else "it"
+        yield Report(found.call, f"this loop appends to `{found.history}` and hands {handed} to `{found.sender}`, which sends it to "
                      f"Anthropic (`{site.callee}`){when} with no cache_control, and no file of this project sets a breakpoint: "
                      "each pass prefills the whole conversation again and nothing is read from cache; put a breakpoint on the last "
                      f"message where `{found.sender}` builds the request (or a top-level cache_control)", confidence="likely")
@@ -763,7 +766,7 @@ def _another_provider_prefix(model) -> bool:
     return False
 
 
-LOOP_THROUGH_SENDER = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")
+LOOP_THROUGH_SENDER = re.compile(r"\b(?:messages|prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]\w*\s*[,)]")
 
 
 def _object_conversation(ctx, cls, history, depth: int = 0):

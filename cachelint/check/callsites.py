@@ -50,6 +50,8 @@ FUNCTIONS: dict[str, str] = {
     "litellm.acompletion": "openai-chat",
     "litellm.main.completion": "openai-chat",
     "litellm.main.acompletion": "openai-chat",
+    "litellm.completion_with_retries": "openai-chat",  # the same request, retried by litellm (tenacity)
+    "litellm.acompletion_with_retries": "openai-chat",
     "openai.ChatCompletion.create": "openai-chat",  # openai < 1.0, still common in real code
     "openai.ChatCompletion.acreate": "openai-chat",
 }
@@ -499,7 +501,7 @@ def _tails(ctx: ModuleContext, functions: dict[str, str], aliases: set[str]) -> 
     """The last names a request's callee can have: the SDK methods, the known functions (and names they are
     imported as), and the module's aliases. A call whose callee ends otherwise is never resolved, so the costly
     name metadata is computed only for modules with a candidate call."""
-    tails = {"create", "stream", "parse", "acreate", *(name.rsplit(".", 1)[-1] for name in functions), *aliases}
+    tails = {"create", "stream", "parse", "acreate", *(name.rsplit(".", 1)[-1] for name in functions), *aliases, *WRAPPER_METHODS}
     for node in ctx.nodes(cst.ImportAlias):
         if node.asname is not None and isinstance(node.asname.name, cst.Name):
             tails.add(node.asname.name.value)
@@ -761,9 +763,11 @@ def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
     return None
 
 
-# a project's LLM wrapper by its receiver's name: `self.llm.completion(messages=...)`, `llm_client.acompletion(...)`
+# a project's LLM wrapper by its receiver's name: `self.llm.completion(messages=...)`, `llm_client.acompletion(...)`,
+# `client.create_completion(model=model, messages=messages, tools=tools)` (a provider-neutral client: chuk-llm's)
 WRAPPER_RECEIVER = re.compile(r"llm|client|model", re.I)
-WRAPPER_METHODS = frozenset({"completion", "acompletion", "chat_completion", "achat_completion"})
+WRAPPER_METHODS = frozenset({"completion", "acompletion", "chat_completion", "achat_completion",
+                             "create_completion", "acreate_completion", "get_completion", "aget_completion"})
 
 
 def _wrapper_completion(call: cst.Call) -> bool:

@@ -151,8 +151,12 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
     request in the calling function (the usual shape: a tool loop's last word, sent through the plain chat path
     once the rounds run out), so its tools can be compared with the loop's."""
     senders: dict[int, list[tuple[CallSite, str, int]]] = {}
+    # a helper that sends tools itself (a tool loop whose wrap-up request goes without them) is judged inside
+    with_tools = {id(ctx.enclosing_function(site.node)) for site in sites
+                  if isinstance(site.node, cst.Call) and _given(site.arg("tools")) is not None}
     for site in sites:
-        if not isinstance(site.node, cst.Call) or _given(site.arg("tools")) is not None:
+        if not isinstance(site.node, cst.Call) or _given(site.arg("tools")) is not None \
+                or id(ctx.enclosing_function(site.node)) in with_tools:
             continue
         function = ctx.enclosing_function(site.node)
         history = site.arg("messages") if site.api != "openai-responses" else site.arg("input")

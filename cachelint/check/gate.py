@@ -50,7 +50,7 @@ _FOLDED_TO_ASCII = "\u0130\u0131\u017f\u212a"
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
-                        r"|(?i:llm|client|model)\w*\.a?(?:chat_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
+                        r"|(?i:llm|client|model)\w*\.a?(?:chat_|create_|get_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
 BEDROCK_CALL = re.compile(r"\.(?:converse|converse_stream|invoke_model|invoke_model_with_response_stream)\(")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\bdict\(\s*role\s*=\s*["'](?:system|developer)["']""")
@@ -157,6 +157,9 @@ MODEL_SET = re.compile(r"""(?:\.|\b)(?:model|model_name|model_id|llm_model|curre
 SPREAD_TOOLS = re.compile(r"\{\s*\*\*[\w.]+\s*,\s*\*\*[\w.]*tool\w*\s*\}|\{\s*\*\*[\w.]*tool\w*\s*,\s*\*\*[\w.]+\s*\}")
 
 # a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
+TEMPLATE_ASSIGN = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*\s*=\s*[rRuU]?(?:\"\"\"|\'\'\')", re.M)
+PROMPT_SENDER_LOOP = re.compile(r"\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]\w*\s*[,)]")
+PROMPT_JOIN = re.compile(r"\.join\(|\.format\(")
 SENDER_LOOP = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*,(?:[^()]|\n)*?\btools\s*=|\btools\s*=\s*[\w.]+\s*,(?:[^()]|\n)*?\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")
 
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
@@ -222,6 +225,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL501" in codes and "tools" in source and SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source):
         return True  # a loop that hands its growing messages to the app's own sending function (sender_calls.py)
+    if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):
+        return True  # a loop that hands a prompt built from the sections it wrote so far to that function (sender_calls.py)
     if "CL501" in codes and "max_tokens" in source and ANTHROPIC_PAYLOAD.search(source) and CLAUDE_WORD.search(source):
         return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
     if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
@@ -246,6 +251,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if codes & {"CL101", "CL104"} and TEXT_HISTORY.search(source):
         return True  # a history rendered into a prompt text behind this turn's values, or a clock (text_history.py)
+    if "CL104" in codes and TEMPLATE_ASSIGN.search(source) and long_template(source, 4096):
+        return True  # a prompts module: its long templates, filled by other modules (static_tail.templates_filled_elsewhere)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):

@@ -27,7 +27,7 @@ import libcst as cst
 
 from cachelint.check.callsites import CallSite, module_sites
 from cachelint.check.gate import sends_requests
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, descendants
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, descendants, read_names
 
 MAX_CALLS = 24  # calls with `messages=` looked at in one module
 
@@ -38,6 +38,7 @@ class ThroughSender:
     history: str  # the list the loop grows
     sender: str  # the function that sends it
     site: CallSite  # the request it reaches
+    prompt: str | None = None  # the keyword of a prompt built from the list (`user_prompt=`), None when the list is the messages
 
 
 def loops_through_a_sender(ctx: ModuleContext) -> list[ThroughSender]:
@@ -60,7 +61,54 @@ def loops_through_a_sender(ctx: ModuleContext) -> list[ThroughSender]:
         reached = _sending_site(ctx, call, "messages")
         if reached is not None:
             found.append(ThroughSender(call, messages.value, *reached))
+    found += _prompts_through_a_sender(ctx, grows_in, conversation_loops)
     return found
+
+
+# the keywords a sending function takes its prompt text by: `llm_completion(user_prompt=filled_in_prompt, model=...)`
+PROMPT_KEYWORDS = frozenset({"prompt", "user_prompt", "system_prompt", "user_message", "instruction", "instructions"})
+
+
+def _prompts_through_a_sender(ctx: ModuleContext, grows_in, conversation_loops) -> list[ThroughSender]:
+    """A loop that writes a report section by section, each request's prompt built from the sections written so far
+    (`already = "\\n\\n".join(sections)`, `prompt = TEMPLATE.format(already_written=already, ...)`,
+    `llm_completion(user_prompt=prompt)`, then `sections.append(response.content)`), handed to a function of the tree
+    that sends it: each request resends the previous one's text with the newest section added."""
+    found: list[ThroughSender] = []
+    calls = [c for c in ctx.nodes(cst.Call) if any(a.keyword is not None and a.keyword.value in PROMPT_KEYWORDS for a in c.args)]
+    for call in calls[:MAX_CALLS]:
+        keyword, prompt = next((a.keyword.value, a.value) for a in call.args if a.keyword is not None and a.keyword.value in PROMPT_KEYWORDS)
+        if not isinstance(prompt, cst.Name):
+            continue
+        loops = conversation_loops(ctx, call)
+        grown = _built_from_grown(ctx, prompt, loops[-1], grows_in) if loops else None
+        if grown is None:
+            continue
+        if any(a.keyword is not None and a.keyword.value in MODEL_KEYWORDS and _another_providers(a.value) for a in call.args):
+            continue
+        reached = _sending_site(ctx, call, keyword)
+        if reached is not None:
+            found.append(ThroughSender(call, grown, *reached, prompt=keyword))
+    return found
+
+
+def _built_from_grown(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode, grows_in, depth: int = 0) -> str | None:
+    """The list, appended to in `loop`, that `name`'s value in the loop is made of (through at most four assignments
+    in the loop: a join, a dict of template arguments, the filled template), or None."""
+    if depth > 4:
+        return None
+    for binding, value in ctx.assigned_values(name):
+        if value is None or not ctx.contains(loop, binding):
+            continue
+        for read in ([value] if isinstance(value, cst.Name) else read_names(ctx, value)):
+            if read.value == name.value or (isinstance(parent := ctx.parent(read), cst.Arg) and parent.keyword is read):
+                continue
+            if grows_in(ctx, read, loop):
+                return read.value
+            inner = _built_from_grown(ctx, read, loop, grows_in, depth + 1)
+            if inner is not None:
+                return inner
+    return None
 
 
 MODEL_KEYWORDS = frozenset({"model", "model_name", "model_id", "llm_model"})
