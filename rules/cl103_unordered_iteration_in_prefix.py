@@ -25,8 +25,10 @@ the files read, keyed by name and returned or walked only through `sorted(table.
 defined order and is not reported.
 
 The choices of a schema made from a set are judged by their shape too (`likely`): `Literal[tuple(set(...))]`,
-`Enum("Table", list(set(names)))`, `{"enum": list(set(kinds))}`, directly or through a local name bound once to one.
-A response model or a tool's parameters go out with the request and open the prefix; `sorted(set(...))` is one
+`Enum("Table", list(set(names)))`, `{"enum": list(set(kinds))}`, directly or through a local name bound once to one;
+so are a JSON schema's required names listed from a set (`{"properties": ..., "required": list(required)}`,
+`Parameters(properties=..., required=list(required_params))` with `required_params: set[str]`: a tool's parameters
+built from a function's signature). A response model or a tool's parameters go out with the request and open the prefix; `sorted(set(...))` is one
 order everywhere and is not reported.
 """
     why = """
@@ -121,7 +123,8 @@ def ask(q, skills: set[str]):
         for choices in choices_from_sets(analysis.ctx):
             if id(choices.node) not in reported:
                 reported.add(id(choices.node))
-                yield Report(choices.node, f"the choices of {choices.schema} are made from a set, listed in no defined order: the "
+                subject = "the names in" if "`required`" in choices.schema else "the choices of"
+                yield Report(choices.node, f"{subject} {choices.schema} are made from a set, listed in no defined order: the "
                              "schema goes out with the request (a tool, or the output format) and opens the cached prefix, and each "
                              "process lists the same choices in another order, so no two share that prefix; sort them",
                              fix=None if choices.filled else wrap(analysis.ctx, choices.node, "sorted"), confidence="likely")

@@ -38,7 +38,7 @@ _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index
 # as too long (`_aggressive_trim_for_overflow`): what the rule recommends, or past the context window
 COMPACTION = re.compile(r"compact|summar|overflow|context_length_exceeded", re.I)
 SUMMARY_NAME = re.compile(r"compact|summar", re.I)  # one large step, whatever sets it off
-TRIM_NAME = re.compile(r"^(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
+TRIM_NAME = re.compile(r"^_?(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit|limit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
 QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|=\s*[\w.]+\[\s*[12]\s*:\s*\]|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*[\w.]+(?:\s*\*\s*\d+)?\s*:\s*\]|\[\s*:\s*:\s*-\s*1\s*\]|\b\w+\.(?:content|text|blocks|parts|tool_calls)\s*=(?!=)|len\(\s*[\w.]+\s*\)\s*-\s*1\s*:|\bis\s+[\w.]+\[\s*-1\s*\]|\bif\s+(?:is_)?(?:last|latest|newest)\b|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
@@ -763,7 +763,7 @@ CONTEXT_WINDOW = re.compile(r"context_(?:length|window|len|size)|max_context|n_c
                             r"|max_input_tokens", re.I)
 
 
-def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode, whole_function: bool = True) -> bool:
     """`while total >= context_length: msgs.pop(1)`: messages dropped only once the prompt no longer fits the
     model's context window (the loop's or test's budget is named for it), or in an `except` handler for the provider's
     refusal: a recovery once it refused a request (`except openai.BadRequestError: history = history[-5:]`), not a cut
@@ -776,7 +776,7 @@ def at_the_context_window(ctx: ModuleContext, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.ExceptHandler) and ancestor.type is not None and PROVIDER_REFUSAL.search(ctx.code(ancestor.type)):
             return True
         if isinstance(ancestor, cst.FunctionDef):
-            return _fit_to_the_context_window(ctx, ancestor, node) or _returned_early_while_it_fits(ctx, ancestor, node)
+            return (whole_function and _fit_to_the_context_window(ctx, ancestor, node)) or _returned_early_while_it_fits(ctx, ancestor, node)
     return False
 
 
@@ -1015,7 +1015,9 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     """The cut `node` makes in `function`, if it is one and it is made before the prompt reaches the model's
     context window: whatever its form (pop, del, slice, edit), a cut made only there is what must happen."""
     found = _cut(ctx, function, node)
-    return None if found is None or at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) else found
+    # a walk that stops at a count of turns beside the context window's test is a window whatever else the function fits
+    counted = isinstance(node, cst.For) and found is not None and found.what == LATEST_TURNS
+    return None if found is None or at_the_context_window(ctx, node, whole_function=not counted) or cut_with_headroom(ctx, node) else found
 
 
 def cut_with_headroom(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -1156,9 +1158,13 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
         return None
     counted = [n for n in descendants(loop.body) if isinstance(n, cst.If) and _stops_at_budget(n, loop)]
     stops = [n for n in counted if TOKEN_BUDGET.search(ctx.code(n.test))]  # a size against a budget, not `seen > n` turns of one role
+    if stops and all(_context_window_stop(ctx, function, stop) for stop in stops):
+        # `if tokens + new >= max_context: break` (max_context = context_window - max_tokens): the model's limit, where
+        # a cut must happen; a count beside it (`if counter >= max_messages: break`) is still a window
+        counted, stops = [n for n in counted if n not in stops], []
     if not stops:
         if counted and _window_replaces(ctx, function, loop, history):
-            return Rewrite(loop, ctx.code(history), "keeps only the latest turns of")
+            return Rewrite(loop, ctx.code(history), LATEST_TURNS)
         return None
     if any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for stop in stops for n in descendants(stop.test)):
         return None
@@ -1174,6 +1180,14 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
 
 
+def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cst.If) -> bool:
+    """The walk's size test measures against the model's context window (by its name, or the values of the names it
+    compares with), not a budget of the app's choosing."""
+    names = {n.value for n in descendants(stop.test) if isinstance(n, cst.Name)}
+    return any(CONTEXT_WINDOW.search(ctx.code(n)) for n in (stop.test, *_budget_values(function, names)))
+
+
+LATEST_TURNS = "keeps only the latest turns of"
 # a function that reads the newest turns for a side task: a retrieval query, an embedding, a title, a log entry
 SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display)(?:$|_)", re.I)
 
@@ -1251,6 +1265,11 @@ def _window_replaces(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     slides on every turn. (A count of the latest turns read for a side task, a title or a search, replaces nothing.)"""
     element = loop.target.value  # type: ignore[union-attr]
     kept = {found.value for n in descendants(loop.body) if isinstance(found := _element_added(n, element), cst.Name)}
+    # `converted = message.to_openai(); kept += converted[::-1]`: the element, converted, added to the list kept
+    derived = {element} | {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and _uses(n.value, {element})
+                           for t in n.targets if isinstance(t.target, cst.Name)}
+    kept |= {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign)
+             and isinstance(n.target, cst.Name) and _uses(n.value, derived)}
     if not kept:
         return False
     after = [n for n in _own_nodes(function) if isinstance(n, cst.Assign) and ctx.span(n).row > ctx.span(loop).row]

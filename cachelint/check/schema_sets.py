@@ -19,15 +19,16 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, last_name
-from cachelint.check.values import string_value
+from cachelint.check.values import SET_ANNOTATION, string_value
 
 # the module's text may make a schema's choices from a set (gate.py asks before parsing)
-SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"']enum[\"']\s*:")
+SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"'](?:enum|required)[\"']\s*:|\brequired\s*=")
 # ... and speaks to a model: an LLM package imported, a tool's or an output format's keys, an `llm` object (not a
 # jsonschema that validates a web form)
 FOR_A_MODEL = re.compile(r"^\s*(?:from|import)\s+(?:openai|anthropic|litellm|instructor|langchain\w*|llama_index|pydantic_ai|dspy"
-                         r"|google\.genai|mistralai|groq|ollama|smolagents|agents|autogen\w*|crewai)\b"
-                         r"|input_schema|response_model|response_format|tool_choice|function_call|\bllm\w*\b", re.M)
+                         r"|google\.genai|mistralai|groq|ollama|smolagents|agents|autogen\w*|crewai|azure\.ai\.inference)\b"
+                         r"|input_schema|response_model|response_format|tool_choice|function_call|\bllm\w*\b"
+                         r"|\b\w*Tool(?:Definition|Param)\b|\bFunctionDefinition\b", re.M)
 MAX_HOPS = 2  # local names followed back to the set
 
 
@@ -47,7 +48,7 @@ def choices_from_sets(ctx: ModuleContext) -> Iterator[SetChoices]:
     if SCHEMA_CHOICES.search(ctx.source) is None or FOR_A_MODEL.search(ctx.source) is None:
         return
     seen: set[int] = set()
-    for found in [*_literals(ctx), *_enums(ctx), *_json_enums(ctx)]:
+    for found in [*_literals(ctx), *_enums(ctx), *_json_enums(ctx), *_required_lists(ctx)]:
         if id(found.node) not in seen:
             seen.add(id(found.node))
             yield found
@@ -78,6 +79,23 @@ def _json_enums(ctx: ModuleContext) -> Iterator[SetChoices]:
                 yield SetChoices(source, "a JSON schema's `enum`")
 
 
+def _required_lists(ctx: ModuleContext) -> Iterator[SetChoices]:
+    """A JSON schema's `required` names made from a set: `{"type": "object", "properties": ..., "required":
+    list(required)}`, `Parameters(properties=..., required=list(required_params))` (a tool's parameters built from a
+    function's signature, the required ones collected in a set)."""
+    for element in ctx.nodes(cst.DictElement):
+        if string_value(element.key) == "required":
+            source = unordered_source(ctx, element.value)
+            if source is not None:
+                yield SetChoices(source, "a JSON schema's `required` list")
+    for call in ctx.nodes(cst.Call):
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "required" in keywords and "properties" in keywords:
+            source = unordered_source(ctx, keywords["required"])
+            if source is not None:
+                yield SetChoices(source, "a JSON schema's `required` list")
+
+
 def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0) -> cst.CSTNode | None:
     """The set that `expr` lists in its own order: `set(...)`, a set literal or comprehension, `tuple(...)` / `list(...)`
     of one, or a local name bound once to one (`available = list(set(...))`); None when a `sorted()` or anything else
@@ -98,7 +116,11 @@ def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0
     if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.StarredElement):
         return unordered_source(ctx, expr.elements[0].value, hops)  # `[*{item.kind for item in items}]`
     if isinstance(expr, cst.Name) and hops < MAX_HOPS and (function := ctx.enclosing_function(expr)) is not None:
-        values = [value for _, value in ctx.assigned_values(expr)]
+        bindings = list(ctx.assigned_values(expr))
+        if len(bindings) == 1 and isinstance(bindings[0][0], cst.Param) and bindings[0][0].annotation is not None \
+                and SET_ANNOTATION.match(ctx.code(bindings[0][0].annotation.annotation)):
+            return expr  # `def _schema(required_params: set[str]): ... list(required_params)`
+        values = [value for _, value in bindings]
         if len(values) == 1 and values[0] is not None and not _sorted_in_place(ctx, function, expr.value):
             return unordered_source(ctx, values[0], hops + 1)
     return None
