@@ -32,6 +32,7 @@ class Report:
     severity: Severity | None = None  # None: the rule's default
     fix: Fix | None = None
     confidence: str = "certain"  # certain: the flow reaches a recognized call; likely: only the call's shape says so
+    position: tuple[int, int] | None = None  # (row, column) inside the node where the finding starts: a line of a long string
 
     @classmethod
     def at(cls, site, node: cst.CSTNode, message: str, **kwargs) -> "Report":

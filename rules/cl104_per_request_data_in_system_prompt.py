@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from cachelint.check.finding import Fix
@@ -33,7 +35,10 @@ the system prompt of a request whose history is another attribute of the same ob
 template whose per-call data comes before at least about 1,024 tokens of static instructions (an f-string or a
 constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`; a section the
 function binds to a long default literal, replaced only by a setting, counts as that literal; in a function named
-for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data), where
+for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data; or a
+template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string), that another module of the
+tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder, the app's tools,
+schema, format, examples, name or persona not counted as one), where
 none of the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of
 the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`,
 `TEMPLATE.format(summary=..., chat_history=..., query=...)` with the template written here or in a module of the
@@ -193,7 +198,8 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.class_state import class_state_in_system
         from cachelint.check.framework_rag import framework_rag
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
-        from cachelint.check.static_tail import static_tails, text_pieces
+        from cachelint.check.static_tail import static_tails, templates_filled_elsewhere, text_pieces
+        from cachelint.check.tree import root_of
         from cachelint.check.turn_state import turn_state_in_system
         from cachelint.check.text_history import describe as describe_late
         from cachelint.check.text_history import late_histories
@@ -203,6 +209,12 @@ chain = create_stuff_documents_chain(llm, prompt)
             yield Report(tail.node, f"{tail.chars:,} characters of static prompt come after the per-call value `{tail.value}`: no two calls "
                          "share them as a prefix, so they are prefilled on every call; put the static instructions first and the "
                          "per-call data last", confidence="likely")
+        for template in templates_filled_elsewhere(ctx):
+            where = os.path.relpath(template.where, root_of(ctx.filename))
+            yield Report(template.node, f"{template.chars:,} characters of this template's static instructions come after its per-call "
+                         f"value `{template.value}` ({where} fills it): no two calls share them as a prefix, so they are prefilled on "
+                         "every call; put the static instructions first and the per-call data last", confidence="likely",
+                         position=template.position)
         for late in late_histories(ctx):
             if late.volatile:
                 continue  # a clock or a counter first: CL101 says so

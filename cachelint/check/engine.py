@@ -210,14 +210,15 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
             if report.confidence == "likely" and options is not None and options.confidence == "certain":
                 continue
             span = ctx.span(report.node)
+            row, column = report.position or (span.row, span.column)
             statement_row = ctx.span(ctx.statement_of(report.node)).row
             if suppressions is None:
                 suppressions = suppress.parse(ctx.source)
-            if suppressions.covers(meta.code, (span.row, statement_row)):
+            if suppressions.covers(meta.code, (row, statement_row)):
                 continue
             finding = Finding(
                 meta.code, meta.name, report.message, report.severity or meta.severity, ctx.filename,
-                span.row, span.column, span.end_row, span.end_column, report.fix, confidence=report.confidence,  # type: ignore[arg-type]
+                row, column, span.end_row, span.end_column, report.fix, confidence=report.confidence,  # type: ignore[arg-type]
             )
             key = (finding.code, finding.row, finding.column)
             findings.setdefault(key, finding)

@@ -13,6 +13,7 @@ would cache nothing.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -410,3 +411,88 @@ def system_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]
             if string_value(fields.get("role")) in ("system", "developer") and isinstance(content, cst.Name) and content.value in params:
                 found.add(content.value)
     return found
+
+
+# --- a module's prompt template, filled by another module -----------------------------------------------------------
+
+# a prompt template kept as a module constant (`EDIT_INTENT_ANALYZER_PROMPT = """..."""`), and its `.format(` elsewhere
+TEMPLATE_CONSTANT = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*$")
+FORMATTED_TEMPLATE = re.compile(r"\b((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*)\s*\.\s*format(?:_map)?\(")
+# a slot an app fills the same way for every call: its tools, a schema, the output format, examples, its own name or
+# persona, a language (a date is CL101's): not the first per-call value
+STATIC_SLOT = re.compile(r"tool|schema|format|example|persona|name|role|lang|rule|guideline|system|agent|assistant|bot|company"
+                         r"|product|date|today|year|time|now", re.I)
+_FORMATTED: dict = {}
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateTail:
+    node: cst.CSTNode  # the template's string
+    value: str  # its first per-call placeholder
+    chars: int  # static characters after it
+    position: tuple[int, int]  # where that placeholder is (row, column)
+    where: str  # a file of the tree that fills the template
+
+
+def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
+    """A prompt template kept as a module constant whose static instructions (at least MIN_TAIL_CHARS) come after its
+    first per-call placeholder (`<current_report>{report_context}</current_report>` and then 2,000 words of rules),
+    filled with `.format(...)` by another module of the tree (not a test): the prompts file of an app whose pipeline
+    fills them. Whatever the request, the part every call shares is not its prefix."""
+    candidates = []
+    for statement in ctx.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign):
+            continue
+        assign = statement.body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+                or not TEMPLATE_CONSTANT.match(assign.targets[0].target.value) \
+                or not isinstance(assign.value, (cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        text = assign.value.evaluated_value
+        if not isinstance(text, str) or len(text) < MIN_TAIL_CHARS:
+            continue
+        first = next((m for m in PLACEHOLDER.finditer(text) if not STATIC_SLOT.search(m.group(0))), None)
+        if first is None:
+            continue
+        static = len(PLACEHOLDER.sub("", text[first.end():]).strip())
+        if static >= MIN_TAIL_CHARS:
+            candidates.append((assign.targets[0].target.value, assign.value, first.group(0), static))
+    if not candidates:
+        return
+    from cachelint.check.tree import tree_pass
+
+    filled = tree_pass(ctx.filename, _FORMATTED, _formatted_templates) or {}
+    here = os.path.abspath(ctx.filename)
+    for name, node, placeholder, static in candidates:
+        where = [path for path in filled.get(name, ()) if os.path.abspath(path) != here]
+        if where:
+            yield TemplateTail(node, placeholder, static, _position(ctx, node, placeholder), where[0])
+
+
+def _formatted_templates(root: str) -> tuple[dict[str, list[str]], list[str]]:
+    """The template constants each file of the tree (tests left out) fills with `.format(`: name -> paths."""
+    from cachelint.check.config import test_path_below
+    from cachelint.check.tree import texts
+
+    found: dict[str, list[str]] = {}
+    read: list[str] = []
+    for path, text in texts(root):
+        read.append(path)  # a file that starts filling the template changes the answer
+        if ".format" not in text or test_path_below(path, root):
+            continue
+        for name in {m.group(1) for m in FORMATTED_TEMPLATE.finditer(text)}:
+            found.setdefault(name, []).append(path)
+    return found, read
+
+
+def _position(ctx: ModuleContext, node: cst.CSTNode, placeholder: str) -> tuple[int, int]:
+    """The row and column of `placeholder` in the source of a (multi-line) string."""
+    start = ctx.span(node)
+    code = ctx.code(node)
+    index = code.find(placeholder)
+    if index < 0:
+        return start.row, start.column
+    line_start = code.rfind("\n", 0, index)
+    if line_start < 0:
+        return start.row, start.column + index
+    return start.row + code.count("\n", 0, index), index - line_start - 1

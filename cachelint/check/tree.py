@@ -47,6 +47,8 @@ def root_of(filename: str) -> str:
     have no `__init__.py` to climb), else the folder that holds the file's top package."""
     path = os.path.abspath(filename)
     top = Path(path).parent
+    if not (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file():
+        top = top.parent  # a folder of modules with no `__init__.py` inside a package (`llms/edit/prompts.py`): that package's
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
     cwd = os.getcwd()

@@ -1,0 +1,243 @@
+"""Round 25: what a spent set (holdout29) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL203: a provider-neutral client's completion method, the wrap-up request after the tool rounds -------------
+
+WRAP_UP = '''
+from typing import Any
+
+
+class Command:
+    async def run_tools(self, client: Any, model: str, tool_manager: Any, messages: list, max_turns: int) -> str:
+        turns, text = 1, ""
+        while turns < max_turns:
+            tools = await tool_manager.get_tools_for_llm()
+            response = await client.create_completion(model=model, messages=messages, tools=tools, max_tokens=4096)
+            text, calls = response.get("response", ""), response.get("tool_calls", [])
+            if not calls:
+                return text
+            messages.append({"role": "assistant", "content": text, "tool_calls": calls})
+            turns += 1
+        final = await client.create_completion(model=model, messages=messages, max_tokens=4096)
+        return final.get("response", text)
+
+    async def execute(self, client: Any, model: str, tool_manager: Any, prompt: str) -> str:
+        messages = [{"role": "user", "content": prompt}]
+        tools = await tool_manager.get_tools_for_llm()
+        response = await client.create_completion(model=model, messages=messages, tools=tools, max_tokens=4096)
+        if response.get("tool_calls"):
+            return await self.run_tools(client=client, model=model, tool_manager=tool_manager, messages=messages, max_turns=5)
+        return response.get("response", "")
+'''
+
+
+def test_the_wrap_up_request_of_a_tool_loop_through_a_clients_create_completion_is_found():
+    found = lint(WRAP_UP, {"CL203"})
+    assert [f.row for f in found] == [15], found
+    assert "without the tools" in found[0].message
+
+
+def test_a_helper_that_sends_tools_itself_is_no_request_without_tools():
+    # `self.run_tools(...)` sends the history with the tools on every round: the call is no tool-less follow-up
+    found = lint(WRAP_UP, {"CL203"})
+    assert all(f.row != 23 for f in found), found
+
+
+def test_a_create_completion_on_a_receiver_not_named_for_a_client_is_no_request():
+    source = WRAP_UP.replace("client.create_completion", "report.create_completion")
+    assert lint(source, {"CL203"}) == []
+
+
+# --- CL501: a report written section by section, each prompt built from the sections so far ---------------------
+
+SECTIONS = {
+    "app/llm.py": '''
+        import litellm
+
+        DEFAULT_MODEL = "anthropic/claude-sonnet-4-20250514"
+
+
+        def llm_completion(user_prompt: str, system_prompt: str = None, **params):
+            messages = []
+            if system_prompt:
+                messages.append({"role": "system", "content": system_prompt})
+            messages.append({"role": "user", "content": user_prompt})
+            return litellm.completion_with_retries(messages=messages, num_retries=3, **params)
+    ''',
+    "app/report.py": '''
+        from .llm import llm_completion
+
+        TEMPLATE = "Question: {query}\\nPlan: {plan}\\nWritten so far:\\n{already_written}\\nNow write: {section}"
+
+
+        def write_report(query, plan, model):
+            written = []
+            for section in plan:
+                already_written = "\\n\\n".join(written)
+                args = {"query": query, "plan": plan, "already_written": already_written, "section": section}
+                prompt = TEMPLATE.format(**args)
+                response = llm_completion(user_prompt=prompt, model=model)
+                written.append(response.content)
+            return written
+    ''',
+}
+
+
+def test_a_prompt_built_from_the_sections_written_so_far_and_sent_through_the_apps_sender_is_found(tmp_path):
+    found = lint_tree(tmp_path, SECTIONS, "app/report.py", {"CL501"})
+    assert [f.row for f in found] == [12], found
+    assert "`written`" in found[0].message and "user_prompt=" in found[0].message
+    assert "claude-sonnet-4-20250514" in found[0].message
+
+
+def test_a_prompt_made_of_this_sections_own_material_only_is_quiet(tmp_path):
+    files = dict(SECTIONS)
+    files["app/report.py"] = SECTIONS["app/report.py"].replace('"\\n\\n".join(written)', 'section.upper()')
+    assert lint_tree(tmp_path, files, "app/report.py", {"CL501"}) == []
+
+
+def test_a_section_writer_whose_project_names_no_claude_model_is_quiet(tmp_path):
+    files = dict(SECTIONS)
+    files["app/llm.py"] = SECTIONS["app/llm.py"].replace("anthropic/claude-sonnet-4-20250514", "gpt-4o")
+    assert lint_tree(tmp_path, files, "app/report.py", {"CL501"}) == []
+
+
+# --- CL301: the newest messages walked back, cut at a count beside the context window's test -----------------------
+
+LIMITED = '''
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+def _limit_messages(context_window: int, max_messages: int, max_tokens: int, messages: list, system: list) -> list:
+    counter = 0
+    max_context = context_window - max_tokens
+    selected = []
+    tokens = 0
+    for message in messages[::-1]:
+        converted = message.to_openai()
+        new_tokens = count_tokens(converted)
+        if tokens + new_tokens >= max_context:
+            break
+        if counter >= max_messages:
+            break
+        counter += 1
+        selected += converted[::-1]
+        tokens += new_tokens
+    return [*system, *selected[::-1]]
+
+
+async def answer(messages, system):
+    prompt = _limit_messages(context_window=128000, max_messages=20, max_tokens=160, messages=messages, system=system)
+    return await client.chat.completions.create(model="gpt-4o", messages=prompt, stream=True)
+'''
+
+
+def test_a_count_of_the_latest_messages_beside_the_context_windows_test_is_found():
+    found = lint(LIMITED, {"CL301"})
+    assert [f.row for f in found] == [11], found
+    assert "latest turns" in found[0].message
+
+
+def test_a_walk_stopped_only_by_the_context_window_is_quiet():
+    source = LIMITED.replace("        if counter >= max_messages:\n            break\n", "")
+    assert lint(source, {"CL301"}) == []
+
+
+# --- CL103: a tool schema's required names listed from a set -----------------------------------------------------
+
+REQUIRED = '''
+import inspect
+
+from azure.ai.inference.models import ChatCompletionsToolDefinition, FunctionDefinition
+
+
+def _required_params(signature: inspect.Signature) -> set[str]:
+    return {name for name, p in signature.parameters.items() if p.default is inspect.Parameter.empty}
+
+
+def _parameters(required_params: set[str], annotations: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in annotations},
+        "required": list(required_params),
+    }
+
+
+def tool_for(function) -> ChatCompletionsToolDefinition:
+    signature = inspect.signature(function)
+    parameters = _parameters(_required_params(signature), function.__annotations__)
+    return ChatCompletionsToolDefinition(function=FunctionDefinition(name=function.__name__, parameters=parameters))
+'''
+
+
+def test_a_tool_schemas_required_list_made_from_a_set_is_found():
+    found = lint(REQUIRED, {"CL103"})
+    assert [f.row for f in found] == [14], found
+    assert "`required` list" in found[0].message
+
+
+def test_a_required_list_sorted_from_the_set_is_quiet():
+    assert lint(REQUIRED.replace("list(required_params)", "sorted(required_params)"), {"CL103"}) == []
+
+
+def test_a_required_list_from_an_ordered_parameter_is_quiet():
+    assert lint(REQUIRED.replace("required_params: set[str]", "required_params: list[str]"), {"CL103"}) == []
+
+
+# --- CL104: a prompts module's template, its static instructions after the per-call values, filled elsewhere -----
+
+RULES = "".join(f"- Rule {n}: cite every claim with the paper's corpus id and keep the section's format as given.\n" for n in range(60))
+TEMPLATES = {
+    "app/__init__.py": "",
+    "app/llms/__init__.py": "",
+    "app/llms/edit/prompts.py": (
+        'EDIT_PROMPT = """\nYou edit one section of a report.\n<report>\nOriginal query: {original_query}\n{report_context}\n'
+        f'</report>\n<rules>\n{RULES}</rules>\n"""\n'
+    ),
+    "app/pipeline.py": '''
+        from app.llms.edit.prompts import EDIT_PROMPT
+
+
+        def edit(query, report, llm):
+            return llm(EDIT_PROMPT.format(original_query=query, report_context=report))
+    ''',
+}
+
+
+def test_a_templates_static_rules_after_its_per_call_values_are_found_where_the_template_is(tmp_path):
+    # linted from elsewhere: the tree is the package the folder of modules with no `__init__.py` sits in
+    found = lint_tree(tmp_path, TEMPLATES, "app/llms/edit/prompts.py", {"CL104"})
+    assert [(f.row, f.column) for f in found] == [(4, 16)], found
+    assert "`{original_query}`" in found[0].message and "app/pipeline.py fills it" in found[0].message
+
+
+def test_a_template_with_its_rules_first_is_quiet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = dict(TEMPLATES)
+    files["app/llms/edit/prompts.py"] = (
+        f'EDIT_PROMPT = """\nYou edit one section of a report.\n<rules>\n{RULES}</rules>\n'
+        '<report>\nOriginal query: {original_query}\n{report_context}\n</report>\n"""\n'
+    )
+    assert lint_tree(tmp_path, files, "app/llms/edit/prompts.py", {"CL104"}) == []
+
+
+def test_a_template_no_module_fills_is_quiet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = dict(TEMPLATES)
+    files["app/pipeline.py"] = "def edit(query, report, llm):\n    return llm(query)\n"
+    assert lint_tree(tmp_path, files, "app/llms/edit/prompts.py", {"CL104"}) == []
+
+
+def test_a_template_whose_first_slot_is_the_apps_tools_is_judged_from_its_first_per_call_value(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = dict(TEMPLATES)
+    files["app/llms/edit/prompts.py"] = TEMPLATES["app/llms/edit/prompts.py"].replace(
+        "You edit one section of a report.", "You edit one section of a report with {tool_descriptions}.")
+    found = lint_tree(tmp_path, files, "app/llms/edit/prompts.py", {"CL104"})
+    assert [f.row for f in found] == [4], found
