@@ -766,7 +766,7 @@ def _another_provider_prefix(model) -> bool:
     return False
 
 
-LOOP_THROUGH_SENDER = re.compile(r"\b(?:messages|prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]\w*\s*[,)]")
+LOOP_THROUGH_SENDER = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]|\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]")
 
 
 def _object_conversation(ctx, cls, history, depth: int = 0):

@@ -213,7 +213,7 @@ TEMPLATES = {
 def test_a_templates_static_rules_after_its_per_call_values_are_found_where_the_template_is(tmp_path):
     # linted from elsewhere: the tree is the package the folder of modules with no `__init__.py` sits in
     found = lint_tree(tmp_path, TEMPLATES, "app/llms/edit/prompts.py", {"CL104"})
-    assert [(f.row, f.column) for f in found] == [(4, 16)], found
+    assert [(f.row, f.column) for f in found] == [(4, 17)], found
     assert "`{original_query}`" in found[0].message and "app/pipeline.py fills it" in found[0].message
 
 
@@ -241,3 +241,228 @@ def test_a_template_whose_first_slot_is_the_apps_tools_is_judged_from_its_first_
         "You edit one section of a report.", "You edit one section of a report with {tool_descriptions}.")
     found = lint_tree(tmp_path, files, "app/llms/edit/prompts.py", {"CL104"})
     assert [f.row for f in found] == [4], found
+
+
+# --- the review's reproductions (each a class: the regression, the false finding or the close spelling) ---------------
+
+def test_a_budget_of_the_apps_choosing_named_for_the_context_is_still_a_window():
+    source = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Chat:
+    def __init__(self, max_context_tokens=3000):
+        self.max_context_tokens = max_context_tokens
+        self.history = []
+
+    def _recent(self):
+        kept, total = [], 0
+        for message in reversed(self.history):
+            n = len(message["content"]) // 4
+            if total + n > self.max_context_tokens:
+                break
+            total += n
+            kept.insert(0, message)
+        return kept
+
+    def ask(self, text):
+        self.history.append({"role": "user", "content": text})
+        return client.chat.completions.create(model="gpt-4o", messages=self._recent())
+'''
+    assert [f.row for f in lint(source, {"CL301"})] == [13]
+
+
+def test_a_count_walk_named_for_a_title_is_quiet():
+    assert lint(LIMITED.replace("_limit_messages", "_limit_messages_for_title"), {"CL301"}) == []
+
+
+def test_a_converted_message_appended_in_a_count_walk_is_found():
+    source = LIMITED.replace("selected += converted[::-1]", "selected.append(converted)")
+    assert [f.row for f in lint(source, {"CL301"})] == [11]
+
+
+def test_a_helper_that_sends_tools_only_when_asked_is_a_tool_less_follow_up_when_called_without():
+    source = '''
+from openai import OpenAI
+
+client = OpenAI()
+TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}]
+
+
+class Agent:
+    def _complete(self, history, use_tools=False):
+        if use_tools:
+            return client.chat.completions.create(model="gpt-4o", messages=history, tools=TOOLS)
+        else:
+            return client.chat.completions.create(model="gpt-4o", messages=history)
+
+    def run(self, history, steps):
+        for _ in range(steps):
+            reply = client.chat.completions.create(model="gpt-4o", messages=history, tools=TOOLS)
+            if not reply.choices[0].message.tool_calls:
+                return reply
+            history.append(reply.choices[0].message)
+        return self._complete(history)
+'''
+    assert [f.row for f in lint(source, {"CL203"})] == [20]
+
+
+def test_llama_cpps_create_chat_completion_and_a_provider_receiver_are_requests():
+    llama = WRAP_UP.replace("client.create_completion", "llm.create_chat_completion").replace("client: Any", "llm: Any") \
+        .replace("client=client", "llm=llm")
+    assert [f.row for f in lint(llama, {"CL203"})] == [15]
+    provider = WRAP_UP.replace("client.create_completion", "provider.create_completion").replace("client: Any", "provider: Any") \
+        .replace("client=client", "provider=provider")
+    assert [f.row for f in lint(provider, {"CL203"})] == [15]
+
+
+def _section_files(report: str, llm: str | None = None) -> dict[str, str]:
+    files = dict(SECTIONS)
+    files["app/report.py"] = report
+    if llm is not None:
+        files["app/llm.py"] = llm
+    return files
+
+
+def test_a_batch_emptied_after_each_request_is_quiet(tmp_path):
+    report = '''
+        from .llm import llm_completion
+
+        TEMPLATE = "Classify these tickets:\\n{tickets}"
+
+
+        def classify(tickets, model):
+            batch = []
+            for ticket in tickets:
+                batch.append(ticket.text)
+                if len(batch) == 20:
+                    prompt = TEMPLATE.format(tickets="\\n".join(batch))
+                    llm_completion(user_prompt=prompt, model=model)
+                    batch.clear()
+    '''
+    assert lint_tree(tmp_path, _section_files(report), "app/report.py", {"CL501"}) == []
+
+
+def test_a_prompt_that_reads_only_the_last_section_is_quiet(tmp_path):
+    report = SECTIONS["app/report.py"].replace('"\\n\\n".join(written)', 'written[-1] if written else ""')
+    assert lint_tree(tmp_path, _section_files(report), "app/report.py", {"CL501"}) == []
+
+
+def test_a_prompt_built_at_the_call_from_the_sections_is_found(tmp_path):
+    report = '''
+        from .llm import llm_completion
+
+        TEMPLATE = "Plan: {plan}\\nWritten so far:\\n{done}\\nNow write: {section}"
+
+
+        def write_report(plan, model):
+            written = []
+            for section in plan:
+                response = llm_completion(user_prompt=TEMPLATE.format(plan=plan, done="\\n\\n".join(written), section=section), model=model)
+                written.append(response.content)
+            return written
+    '''
+    assert [f.row for f in lint_tree(tmp_path, _section_files(report), "app/report.py", {"CL501"})] == [9]
+
+
+def test_a_sender_whose_model_defaults_to_another_providers_is_quiet(tmp_path):
+    llm = SECTIONS["app/llm.py"].replace("**params):", 'model="gpt-4o-mini", **params):').replace(
+        "num_retries=3, **params)", "model=model, num_retries=3, **params)")
+    report = SECTIONS["app/report.py"].replace("llm_completion(user_prompt=prompt, model=model)", "llm_completion(user_prompt=prompt)")
+    assert lint_tree(tmp_path, _section_files(report, llm), "app/report.py", {"CL501"}) == []
+
+
+def _template_files(filler: str, template: str | None = None) -> dict[str, str]:
+    files = dict(TEMPLATES)
+    files["app/pipeline.py"] = filler
+    if template is not None:
+        files["app/llms/edit/prompts.py"] = template
+    return files
+
+
+def test_a_long_template_filled_for_an_email_is_quiet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    filler = '''
+        import smtplib
+
+        from app.llms.edit.prompts import EDIT_PROMPT
+
+
+        def notify(query, report):
+            body = EDIT_PROMPT.format(original_query=query, report_context=report)
+            smtplib.SMTP("localhost").sendmail("a@b.c", ["d@e.f"], body)
+    '''
+    assert lint_tree(tmp_path, _template_files(filler), "app/llms/edit/prompts.py", {"CL104"}) == []
+
+
+def test_a_slot_every_fill_gives_a_constant_is_not_the_first_per_call_value(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    template = TEMPLATES["app/llms/edit/prompts.py"].replace("You edit one section of a report.", "You edit one section for {audience}.")
+    filler = TEMPLATES["app/pipeline.py"].replace("EDIT_PROMPT.format(", 'EDIT_PROMPT.format(audience="a senior editor", ')
+    found = lint_tree(tmp_path, _template_files(filler, template), "app/llms/edit/prompts.py", {"CL104"})
+    assert [f.row for f in found] == [4] and "`{original_query}`" in found[0].message
+
+
+def test_a_template_filled_once_at_import_or_under_its_own_name_elsewhere_is_quiet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    at_import = "from app.llms.edit.prompts import EDIT_PROMPT\nfrom app.llm import llm\n\nPROMPT = EDIT_PROMPT.format(original_query='q', report_context='r')\n"
+    assert lint_tree(tmp_path, _template_files(at_import), "app/llms/edit/prompts.py", {"CL104"}) == []
+    own = 'EDIT_PROMPT = "{host}> "\n\n\ndef banner(host, llm):\n    return llm(EDIT_PROMPT.format(host=host))\n'
+    assert lint_tree(tmp_path, _template_files(own), "app/llms/edit/prompts.py", {"CL104"}) == []
+
+
+def test_a_template_the_filler_makes_into_a_message_or_caches_is_judged_there(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    message = TEMPLATES["app/pipeline.py"].replace("llm(EDIT_PROMPT.format(", 'llm([{"role": "user", "content": EDIT_PROMPT.format(').replace(
+        "report_context=report))", "report_context=report)}])")
+    assert lint_tree(tmp_path, _template_files(message), "app/llms/edit/prompts.py", {"CL104"}) == []
+    cached = TEMPLATES["app/pipeline.py"] + '''
+        CACHE = {"cache_control": {"type": "ephemeral"}}
+    '''
+    assert lint_tree(tmp_path, _template_files(cached), "app/llms/edit/prompts.py", {"CL104"}) == []
+
+
+def test_a_dedented_template_and_a_word_that_only_contains_a_static_one_are_found(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = TEMPLATES["app/llms/edit/prompts.py"]
+    dedented = "import textwrap\n\n" + text.replace('EDIT_PROMPT = """', 'EDIT_PROMPT = textwrap.dedent("""').replace('</rules>\n"""\n', '</rules>\n""")\n')
+    assert [f.row for f in lint_tree(tmp_path, _template_files(TEMPLATES["app/pipeline.py"], dedented), "app/llms/edit/prompts.py", {"CL104"})] == [6]
+    knowledge = text.replace("{original_query}", "{knowledge}")
+    filler = TEMPLATES["app/pipeline.py"].replace("original_query=query", "knowledge=query")
+    found = lint_tree(tmp_path, _template_files(filler, knowledge), "app/llms/edit/prompts.py", {"CL104"})
+    assert [f.row for f in found] == [4] and "`{knowledge}`" in found[0].message
+
+
+def test_an_escaped_copy_of_the_placeholder_is_not_where_it_is_reported(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    template = TEMPLATES["app/llms/edit/prompts.py"].replace("You edit one section of a report.", 'Answer as {{"query": "{{original_query}}"}}.')
+    found = lint_tree(tmp_path, _template_files(TEMPLATES["app/pipeline.py"], template), "app/llms/edit/prompts.py", {"CL104"})
+    assert [(f.row, f.column) for f in found] == [(4, 17)]
+
+
+def test_a_required_list_of_a_schema_that_validates_a_reply_is_quiet():
+    source = '''
+import jsonschema
+from openai import OpenAI
+
+
+def check(reply: dict, fields: dict, mandatory: set[str]) -> None:
+    jsonschema.validate(reply, {"type": "object", "properties": fields, "required": list(mandatory)})
+'''
+    assert lint(source, {"CL103"}) == []
+
+
+def test_required_names_set_by_key_or_made_from_a_keys_view_are_found():
+    by_key = REQUIRED.replace('''    return {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in annotations},
+        "required": list(required_params),
+    }''', '''    schema = {"type": "object", "properties": {name: {"type": "string"} for name in annotations}}
+    schema["required"] = list(required_params)
+    return schema''')
+    assert [f.row for f in lint(by_key, {"CL103"})] == [12]
+    view = REQUIRED.replace("list(required_params)", "list(annotations.keys() - optional)").replace(
+        "required_params: set[str], annotations: dict", "optional: set[str], annotations: dict")
+    assert [f.row for f in lint(view, {"CL103"})] == [14]

@@ -765,9 +765,10 @@ def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
 
 # a project's LLM wrapper by its receiver's name: `self.llm.completion(messages=...)`, `llm_client.acompletion(...)`,
 # `client.create_completion(model=model, messages=messages, tools=tools)` (a provider-neutral client: chuk-llm's)
-WRAPPER_RECEIVER = re.compile(r"llm|client|model", re.I)
+WRAPPER_RECEIVER = re.compile(r"llm|client|model|provider", re.I)
 WRAPPER_METHODS = frozenset({"completion", "acompletion", "chat_completion", "achat_completion",
-                             "create_completion", "acreate_completion", "get_completion", "aget_completion"})
+                             "create_completion", "acreate_completion", "get_completion", "aget_completion",
+                             "create_chat_completion"})  # llama-cpp-python's `Llama.create_chat_completion`
 
 
 def _wrapper_completion(call: cst.Call) -> bool:

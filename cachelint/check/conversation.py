@@ -151,12 +151,16 @@ def delegated_requests(ctx: ModuleContext, sites: list[CallSite]) -> list[CallSi
     request in the calling function (the usual shape: a tool loop's last word, sent through the plain chat path
     once the rounds run out), so its tools can be compared with the loop's."""
     senders: dict[int, list[tuple[CallSite, str, int]]] = {}
-    # a helper that sends tools itself (a tool loop whose wrap-up request goes without them) is judged inside
-    with_tools = {id(ctx.enclosing_function(site.node)) for site in sites
-                  if isinstance(site.node, cst.Call) and _given(site.arg("tools")) is not None}
+    # a helper that sends tools itself on the same path (a tool loop whose wrap-up request goes without them) is
+    # judged inside; one that sends them only in another branch (`if use_tools: ... else: ...`) is a tool-less path
+    with_tools: dict[int, list[cst.Call]] = {}
     for site in sites:
-        if not isinstance(site.node, cst.Call) or _given(site.arg("tools")) is not None \
-                or id(ctx.enclosing_function(site.node)) in with_tools:
+        if isinstance(site.node, cst.Call) and _given(site.arg("tools")) is not None:
+            with_tools.setdefault(id(ctx.enclosing_function(site.node)), []).append(site.node)
+    for site in sites:
+        if not isinstance(site.node, cst.Call) or _given(site.arg("tools")) is not None or any(
+                not _exclusive(ctx, other, site.node) and not _leaves_after(ctx, other, site.node)
+                for other in with_tools.get(id(ctx.enclosing_function(site.node)), ())):
             continue
         function = ctx.enclosing_function(site.node)
         history = site.arg("messages") if site.api != "openai-responses" else site.arg("input")

@@ -50,7 +50,7 @@ _FOLDED_TO_ASCII = "\u0130\u0131\u017f\u212a"
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
-                        r"|(?i:llm|client|model)\w*\.a?(?:chat_|create_|get_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
+                        r"|(?i:llm|client|model|provider)\w*\.a?(?:chat_|create_|get_|create_chat_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
 BEDROCK_CALL = re.compile(r"\.(?:converse|converse_stream|invoke_model|invoke_model_with_response_stream)\(")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\bdict\(\s*role\s*=\s*["'](?:system|developer)["']""")
@@ -157,8 +157,9 @@ MODEL_SET = re.compile(r"""(?:\.|\b)(?:model|model_name|model_id|llm_model|curre
 SPREAD_TOOLS = re.compile(r"\{\s*\*\*[\w.]+\s*,\s*\*\*[\w.]*tool\w*\s*\}|\{\s*\*\*[\w.]*tool\w*\s*,\s*\*\*[\w.]+\s*\}")
 
 # a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
-TEMPLATE_ASSIGN = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*\s*=\s*[rRuU]?(?:\"\"\"|\'\'\')", re.M)
-PROMPT_SENDER_LOOP = re.compile(r"\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]\w*\s*[,)]")
+TEMPLATE_ASSIGN = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*(?:\s*:\s*str)?\s*=\s*\(?\s*"
+                             r"(?:(?:textwrap\.)?dedent\(\s*|(?:inspect\.)?cleandoc\(\s*)?[rRuU]?(?:\"\"\"|\'\'\')", re.M)
+PROMPT_SENDER_LOOP = re.compile(r"\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]")
 PROMPT_JOIN = re.compile(r"\.join\(|\.format\(")
 SENDER_LOOP = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*,(?:[^()]|\n)*?\btools\s*=|\btools\s*=\s*[\w.]+\s*,(?:[^()]|\n)*?\bmessages\s*=\s*[A-Za-z_]\w*\s*[,)]")
 

@@ -706,6 +706,11 @@ def _uses(node: cst.CSTNode | None, names: set[str]) -> bool:
     return node is not None and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node))
 
 
+def _reads(node: cst.BaseExpression, names: set[str]) -> bool:
+    """`node` is one of `names`, or reads one."""
+    return (isinstance(node, cst.Name) and node.value in names) or _uses(node, names)
+
+
 def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
     """The nodes of `function`, nested functions included (a local helper such as `remove_pair()`), nested
     classes not."""
@@ -1163,7 +1168,7 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
         # a cut must happen; a count beside it (`if counter >= max_messages: break`) is still a window
         counted, stops = [n for n in counted if n not in stops], []
     if not stops:
-        if counted and _window_replaces(ctx, function, loop, history):
+        if counted and SIDE_TASK.search(function.name.value) is None and _window_replaces(ctx, function, loop, history):
             return Rewrite(loop, ctx.code(history), LATEST_TURNS)
         return None
     if any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for stop in stops for n in descendants(stop.test)):
@@ -1181,10 +1186,20 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
 
 
 def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cst.If) -> bool:
-    """The walk's size test measures against the model's context window (by its name, or the values of the names it
-    compares with), not a budget of the app's choosing."""
-    names = {n.value for n in descendants(stop.test) if isinstance(n, cst.Name)}
-    return any(CONTEXT_WINDOW.search(ctx.code(n)) for n in (stop.test, *_budget_values(function, names)))
+    """The walk's size test measures against the model's context window: the budget it compares with is made from the
+    window the function is handed (`max_context = context_window - max_tokens`), not a number of the app's choosing
+    (`max_context_tokens=3000`, whatever its name)."""
+    bounds: list[cst.BaseExpression] = []  # the side of each comparison the size is held against
+    for comparison in (n for n in (stop.test, *descendants(stop.test)) if isinstance(n, cst.Comparison)):
+        for target in comparison.comparisons:
+            if isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+                bounds.append(target.comparator)
+            elif isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)):
+                bounds.append(comparison.left)
+    names = {n.value for b in bounds for n in (b, *descendants(b)) if isinstance(n, cst.Name)}
+    values = _budget_values(function, names)
+    return any(CONTEXT_WINDOW.search(ctx.code(v)) for v in values) \
+        and not any(isinstance(n, cst.Integer) for v in values for n in (v, *descendants(v)))
 
 
 LATEST_TURNS = "keeps only the latest turns of"
@@ -1269,7 +1284,10 @@ def _window_replaces(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     derived = {element} | {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and _uses(n.value, {element})
                            for t in n.targets if isinstance(t.target, cst.Name)}
     kept |= {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign)
-             and isinstance(n.target, cst.Name) and _uses(n.value, derived)}
+             and isinstance(n.target, cst.Name) and isinstance(n.value, (cst.List, cst.Subscript, cst.Name)) and _reads(n.value, derived)}
+    kept |= {n.func.value.value for n in descendants(loop.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+             and n.func.attr.value in ("append", "extend", "insert", "appendleft") and isinstance(n.func.value, cst.Name)
+             and n.args and _reads(n.args[-1].value, derived)}  # `selected.append(message.to_openai())`
     if not kept:
         return False
     after = [n for n in _own_nodes(function) if isinstance(n, cst.Assign) and ctx.span(n).row > ctx.span(loop).row]

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, last_name
-from cachelint.check.values import SET_ANNOTATION, string_value
+from cachelint.check.values import string_value
 
 # the module's text may make a schema's choices from a set (gate.py asks before parsing)
-SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"'](?:enum|required)[\"']\s*:|\brequired\s*=")
+SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"'](?:enum|required)[\"']\s*(?::|\]\s*=)|\brequired\s*=")
 # ... and speaks to a model: an LLM package imported, a tool's or an output format's keys, an `llm` object (not a
 # jsonschema that validates a web form)
 FOR_A_MODEL = re.compile(r"^\s*(?:from|import)\s+(?:openai|anthropic|litellm|instructor|langchain\w*|llama_index|pydantic_ai|dspy"
@@ -79,15 +79,26 @@ def _json_enums(ctx: ModuleContext) -> Iterator[SetChoices]:
                 yield SetChoices(source, "a JSON schema's `enum`")
 
 
+# a module that makes a tool's parameters or an output format for a model (not a schema that validates a reply or a form)
+FOR_A_TOOL = re.compile(r"\btools?\b|function_call|FunctionDefinition|ToolDefinition|ToolParam|input_schema|response_format"
+                        r"|json_schema|\bparameters\b\s*[=:]|[\"']parameters[\"']")
+
+
 def _required_lists(ctx: ModuleContext) -> Iterator[SetChoices]:
     """A JSON schema's `required` names made from a set: `{"type": "object", "properties": ..., "required":
-    list(required)}`, `Parameters(properties=..., required=list(required_params))` (a tool's parameters built from a
-    function's signature, the required ones collected in a set)."""
-    for element in ctx.nodes(cst.DictElement):
-        if string_value(element.key) == "required":
-            source = unordered_source(ctx, element.value)
-            if source is not None:
-                yield SetChoices(source, "a JSON schema's `required` list")
+    list(required)}`, `schema["required"] = list(required)`, `Parameters(properties=..., required=list(required_params))`
+    (a tool's parameters built from a function's signature, the required ones collected in a set), in a module that
+    makes tools or an output format."""
+    if FOR_A_TOOL.search(ctx.source) is None:
+        return
+    values = [e.value for e in ctx.nodes(cst.DictElement) if string_value(e.key) == "required"]
+    values += [a.value for a in ctx.nodes(cst.Assign) for t in a.targets if isinstance(t.target, cst.Subscript)
+               and len(t.target.slice) == 1 and isinstance(t.target.slice[0].slice, cst.Index)
+               and string_value(t.target.slice[0].slice.value) == "required"]
+    for value in values:
+        source = unordered_source(ctx, value)
+        if source is not None:
+            yield SetChoices(source, "a JSON schema's `required` list")
     for call in ctx.nodes(cst.Call):
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         if "required" in keywords and "properties" in keywords:
@@ -111,6 +122,9 @@ def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0
         if name in ("tuple", "list"):
             return unordered_source(ctx, expr.args[0].value, hops)
         return None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Subtract, cst.BitOr, cst.BitAnd, cst.BitXor)) \
+            and any(_set_like(side) for side in (expr.left, expr.right)):
+        return expr  # `properties.keys() - optional`, `set(properties) - optional`: a set
     if isinstance(expr, cst.ListComp) and not expr.for_in.inner_for_in:
         return unordered_source(ctx, expr.for_in.iter, hops)  # `[(n, n) for n in set(names)]`
     if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.StarredElement):
@@ -118,12 +132,32 @@ def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0
     if isinstance(expr, cst.Name) and hops < MAX_HOPS and (function := ctx.enclosing_function(expr)) is not None:
         bindings = list(ctx.assigned_values(expr))
         if len(bindings) == 1 and isinstance(bindings[0][0], cst.Param) and bindings[0][0].annotation is not None \
-                and SET_ANNOTATION.match(ctx.code(bindings[0][0].annotation.annotation)):
+                and _set_annotation(ctx.code(bindings[0][0].annotation.annotation)):
             return expr  # `def _schema(required_params: set[str]): ... list(required_params)`
         values = [value for _, value in bindings]
         if len(values) == 1 and values[0] is not None and not _sorted_in_place(ctx, function, expr.value):
             return unordered_source(ctx, values[0], hops + 1)
     return None
+
+
+SET_TYPE = re.compile(r"(?:typing\.)?(?:set|Set|frozenset|FrozenSet|AbstractSet)\b")
+
+
+def _set_annotation(annotation: str) -> bool:
+    """A set type, also when optional: `set[str]`, `Optional[set[str]]`, `frozenset[str] | None` (not `dict[str, set[str]]`)."""
+    text = annotation.replace(" ", "")
+    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
+    text = optional.group(1) if optional else re.sub(r"\|None$|^None\|", "", text)
+    return SET_TYPE.match(text) is not None
+
+
+def _set_like(expr: cst.BaseExpression) -> bool:
+    """A set, or a dict's keys view (which `-`, `|`, `&` make a set)."""
+    if isinstance(expr, (cst.Set, cst.SetComp)):
+        return True
+    return isinstance(expr, cst.Call) and (
+        (isinstance(expr.func, cst.Name) and expr.func.value in ("set", "frozenset"))
+        or (isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "keys" and not expr.args))
 
 
 def _sorted_in_place(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:

@@ -59,8 +59,8 @@ def loops_through_a_sender(ctx: ModuleContext) -> list[ThroughSender]:
         if any(a.keyword is not None and a.keyword.value in MODEL_KEYWORDS and _another_providers(a.value) for a in call.args):
             continue  # `generate_text(..., model_name="openai/gpt-4o-mini")`: the caller names the model, and not a Claude
         reached = _sending_site(ctx, call, "messages")
-        if reached is not None:
-            found.append(ThroughSender(call, messages.value, *reached))
+        if reached is not None and not _sent_with_anothers_default(reached, call):
+            found.append(ThroughSender(call, messages.value, reached[0], reached[1]))
     found += _prompts_through_a_sender(ctx, grows_in, conversation_loops)
     return found
 
@@ -73,26 +73,29 @@ def _prompts_through_a_sender(ctx: ModuleContext, grows_in, conversation_loops) 
     """A loop that writes a report section by section, each request's prompt built from the sections written so far
     (`already = "\\n\\n".join(sections)`, `prompt = TEMPLATE.format(already_written=already, ...)`,
     `llm_completion(user_prompt=prompt)`, then `sections.append(response.content)`), handed to a function of the tree
-    that sends it: each request resends the previous one's text with the newest section added."""
+    that sends it: each request resends the previous one's text with the newest section added. Not a batch the loop
+    empties after each request (`batch.clear()`, `batch = []`), nor a prompt that reads only an item or the size of
+    the list (`written[-1]`, `len(written)`)."""
     found: list[ThroughSender] = []
     calls = [c for c in ctx.nodes(cst.Call) if any(a.keyword is not None and a.keyword.value in PROMPT_KEYWORDS for a in c.args)]
     for call in calls[:MAX_CALLS]:
         keyword, prompt = next((a.keyword.value, a.value) for a in call.args if a.keyword is not None and a.keyword.value in PROMPT_KEYWORDS)
-        if not isinstance(prompt, cst.Name):
-            continue
         loops = conversation_loops(ctx, call)
-        grown = _built_from_grown(ctx, prompt, loops[-1], grows_in) if loops else None
-        if grown is None:
+        if not loops:
+            continue
+        grown = _read_grown(ctx, prompt, loops[-1], grows_in) if not isinstance(prompt, cst.Name) \
+            else _built_from_grown(ctx, prompt, loops[-1], grows_in)
+        if grown is None or _emptied_in(ctx, grown, loops[-1]):
             continue
         if any(a.keyword is not None and a.keyword.value in MODEL_KEYWORDS and _another_providers(a.value) for a in call.args):
             continue
         reached = _sending_site(ctx, call, keyword)
-        if reached is not None:
-            found.append(ThroughSender(call, grown, *reached, prompt=keyword))
+        if reached is not None and not _sent_with_anothers_default(reached, call):
+            found.append(ThroughSender(call, grown.value, reached[0], reached[1], prompt=keyword))
     return found
 
 
-def _built_from_grown(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode, grows_in, depth: int = 0) -> str | None:
+def _built_from_grown(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode, grows_in, depth: int = 0) -> cst.Name | None:
     """The list, appended to in `loop`, that `name`'s value in the loop is made of (through at most four assignments
     in the loop: a join, a dict of template arguments, the filled template), or None."""
     if depth > 4:
@@ -104,11 +107,69 @@ def _built_from_grown(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode, gro
             if read.value == name.value or (isinstance(parent := ctx.parent(read), cst.Arg) and parent.keyword is read):
                 continue
             if grows_in(ctx, read, loop):
-                return read.value
+                return read if _resent(ctx, read) else None
             inner = _built_from_grown(ctx, read, loop, grows_in, depth + 1)
             if inner is not None:
                 return inner
     return None
+
+
+def _read_grown(ctx: ModuleContext, expr: cst.BaseExpression, loop: cst.CSTNode, grows_in) -> cst.Name | None:
+    """The grown list an expression written at the call reads (`user_prompt=TEMPLATE.format(done="\\n".join(written))`),
+    directly or through the names it reads."""
+    for read in read_names(ctx, expr):
+        if isinstance(parent := ctx.parent(read), cst.Arg) and parent.keyword is read:
+            continue
+        if grows_in(ctx, read, loop):
+            return read if _resent(ctx, read) else None
+        inner = _built_from_grown(ctx, read, loop, grows_in)
+        if inner is not None:
+            return inner
+    return None
+
+
+def _resent(ctx: ModuleContext, read: cst.Name) -> bool:
+    """The list is read whole (joined, formatted, copied), not one item of it (`written[-1]`) or its size (`len(written)`)."""
+    parent = ctx.parent(read)
+    if isinstance(parent, cst.Subscript) and parent.value is read and all(isinstance(e.slice, cst.Index) for e in parent.slice):
+        return False
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("len", "bool", "any", "all"):
+            return False
+    return True
+
+
+def _emptied_in(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
+    """`batch.clear()`, `del batch[:]` or `batch = []` inside the loop: a batch sent and begun again, no text that grows."""
+    if any(call.func.attr.value == "clear" and ctx.contains(loop, call)  # type: ignore[attr-defined]
+           for call in ctx.calls_on.get(name.value, [])):
+        return True
+    return any(ctx.contains(loop, binding) and isinstance(value, (cst.List, cst.ListComp, cst.Call))
+               and not _uses_name(value, name.value) for binding, value in ctx.assigned_values(name) if value is not None) \
+        or any(isinstance(n, cst.Del) and name.value in ctx.code(n) for n in descendants(loop))
+
+
+def _uses_name(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in (node, *descendants(node)))
+
+
+def _sent_with_anothers_default(reached: tuple[str, CallSite, cst.FunctionDef | None], call: cst.Call) -> bool:
+    """The sending function takes its model from a parameter whose default is another provider's model
+    (`def llm_completion(user_prompt, model="gpt-4o-mini")`), and this call does not pass one."""
+    from cachelint.check.values import string_value
+
+    _, site, function = reached
+    model = site.arg("model")
+    if not isinstance(model, cst.Name):
+        return False
+    passed = {a.keyword.value for a in call.args if a.keyword is not None}
+    if model.value in passed or any(a.star == "**" for a in call.args):
+        return False
+    params = [p for p in (*function.params.params, *function.params.kwonly_params)] if function is not None else []
+    default = next((p.default for p in params if p.name.value == model.value), None)
+    text = string_value(default) if default is not None else None
+    return text is not None and not re.search(r"claude|anthropic", text, re.I)
 
 
 MODEL_KEYWORDS = frozenset({"model", "model_name", "model_id", "llm_model"})
@@ -132,8 +193,8 @@ def _made_in_each_pass(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) ->
                for binding, value in ctx.assigned_values(name))
 
 
-def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0) -> tuple[str, CallSite] | None:
-    """(the function's name, the request) when the function `call` calls is defined in the tree and sends what it is
+def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0) -> tuple[str, CallSite, cst.FunctionDef | None] | None:
+    """(the function's name, the request, the function the request is in) when the function `call` calls is defined in the tree and sends what it is
     given as `param` itself, or hands it to a function that does (`**kwargs` forwarding included: the module's own
     wrappers are call sites already)."""
     from cachelint.check.history import foreign_callee
@@ -150,7 +211,7 @@ def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0
         return None
     for site in _sites(other):
         if other.contains(function, site.node):
-            return function.name.value, site
+            return function.name.value, site, other.enclosing_function(site.node)
     if depth >= 1:
         return None
     for inner in (n for n in descendants(function.body) if isinstance(n, cst.Call)):
@@ -158,7 +219,7 @@ def _sending_site(ctx: ModuleContext, call: cst.Call, param: str, depth: int = 0
         if isinstance(passed, cst.Name) and passed.value == param or any(a.star == "**" for a in inner.args):
             reached = _sending_site(other, inner, param if param in params else "messages", depth + 1)
             if reached is not None:
-                return function.name.value, reached[1]
+                return function.name.value, reached[1], reached[2]
     return None
 
 

@@ -418,10 +418,17 @@ def system_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]
 # a prompt template kept as a module constant (`EDIT_INTENT_ANALYZER_PROMPT = """..."""`), and its `.format(` elsewhere
 TEMPLATE_CONSTANT = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*$")
 FORMATTED_TEMPLATE = re.compile(r"\b((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*)\s*\.\s*format(?:_map)?\(")
-# a slot an app fills the same way for every call: its tools, a schema, the output format, examples, its own name or
-# persona, a language (a date is CL101's): not the first per-call value
-STATIC_SLOT = re.compile(r"tool|schema|format|example|persona|name|role|lang|rule|guideline|system|agent|assistant|bot|company"
-                         r"|product|date|today|year|time|now", re.I)
+# a slot an app fills the same way for every call, by a word of its name: its tools, a schema, the output format,
+# examples, its own name or persona, a language (a date is CL101's): not the first per-call value
+STATIC_WORDS = frozenset({"tool", "tools", "schema", "schemas", "format", "formats", "example", "examples", "persona", "name",
+                          "role", "lang", "language", "languages", "rule", "rules", "guideline", "guidelines", "system", "agent",
+                          "assistant", "bot", "company", "date", "today", "year", "time", "now", "datetime"})
+# a module that fills a template for a model (not an e-mail or a web page)
+FOR_A_MODEL = re.compile(r"(?i)\bllm\b|\bllm_|_llm\b|completion|anthropic|openai|litellm|langchain|llama_index|ollama|\.invoke\(|\.ainvoke\(")
+# `"content": NAME.format(`, `content=NAME.format(`: filled into a message there, which static_tails judges in that module
+IN_A_MESSAGE = re.compile(r"""(?:["']content["']\s*:|\bcontent\s*=)\s*$""")
+# a plain value given to a slot: a string literal or a module constant (`audience=AUDIENCE`), the same for every call
+CONSTANT_ARGUMENT = re.compile(r"""\b(\w+)\s*=\s*(?:[rRbBuU]?(?:"[^"{}\n]*"|'[^'{}\n]*')|[A-Z][A-Z0-9_]+)\s*(?=[,)])""")
 _FORMATTED: dict = {}
 
 
@@ -434,65 +441,128 @@ class TemplateTail:
     where: str  # a file of the tree that fills the template
 
 
+@dataclass(slots=True)
+class _Fills:
+    paths: list[str]  # the files that fill the template in a function, for a model, with no breakpoint and not into a message
+    constant_slots: set[str] | None = None  # the slots every fill gives a constant
+
+
 def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
     """A prompt template kept as a module constant whose static instructions (at least MIN_TAIL_CHARS) come after its
     first per-call placeholder (`<current_report>{report_context}</current_report>` and then 2,000 words of rules),
-    filled with `.format(...)` by another module of the tree (not a test): the prompts file of an app whose pipeline
-    fills them. Whatever the request, the part every call shares is not its prefix."""
-    candidates = []
-    for statement in ctx.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign):
-            continue
-        assign = statement.body[0]
-        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
-                or not TEMPLATE_CONSTANT.match(assign.targets[0].target.value) \
-                or not isinstance(assign.value, (cst.SimpleString, cst.ConcatenatedString)):
-            continue
-        text = assign.value.evaluated_value
-        if not isinstance(text, str) or len(text) < MIN_TAIL_CHARS:
-            continue
-        first = next((m for m in PLACEHOLDER.finditer(text) if not STATIC_SLOT.search(m.group(0))), None)
-        if first is None:
-            continue
-        static = len(PLACEHOLDER.sub("", text[first.end():]).strip())
-        if static >= MIN_TAIL_CHARS:
-            candidates.append((assign.targets[0].target.value, assign.value, first.group(0), static))
+    filled with `.format(...)` inside a function of another module of the tree that speaks to a model (not a test, not
+    one that defines a template of that name itself, sets breakpoints or builds the message there): the prompts file of
+    an app whose pipeline fills them. Whatever the request, the part every call shares is not its prefix. A slot every
+    fill gives a constant (`audience=AUDIENCE`), or named for what the app fills alike for every call (its tools, a
+    schema, the format, examples, its name), is not the first per-call value."""
+    candidates = [found for statement in ctx.module.body if (found := _template(statement)) is not None]
     if not candidates:
         return
     from cachelint.check.tree import tree_pass
 
     filled = tree_pass(ctx.filename, _FORMATTED, _formatted_templates) or {}
     here = os.path.abspath(ctx.filename)
-    for name, node, placeholder, static in candidates:
-        where = [path for path in filled.get(name, ()) if os.path.abspath(path) != here]
-        if where:
-            yield TemplateTail(node, placeholder, static, _position(ctx, node, placeholder), where[0])
+    for name, node, text in candidates:
+        fills = filled.get(name)
+        where = [path for path in fills.paths if os.path.abspath(path) != here] if fills is not None else []
+        if not where:
+            continue
+        constant = fills.constant_slots or set()
+        first = next((m for m in PLACEHOLDER.finditer(text) if not _static_slot(m.group(0), constant)), None)
+        if first is None:
+            continue
+        static = len(PLACEHOLDER.sub("", text[first.end():]).strip())
+        if static >= MIN_TAIL_CHARS:
+            yield TemplateTail(node, first.group(0), static, _position(ctx, node, first.group(0)), where[0])
 
 
-def _formatted_templates(root: str) -> tuple[dict[str, list[str]], list[str]]:
-    """The template constants each file of the tree (tests left out) fills with `.format(`: name -> paths."""
+def _template(statement: cst.CSTNode) -> tuple[str, cst.CSTNode, str] | None:
+    """(name, string node, text) of `NAME_PROMPT = "..."` (a triple-quoted string) (also annotated, dedented, stripped) of at least MIN_TAIL_CHARS."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target, value = small.targets[0].target, small.value
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        target, value = small.target, small.value
+    else:
+        return None
+    if not isinstance(target, cst.Name) or not TEMPLATE_CONSTANT.match(target.value):
+        return None
+    while isinstance(value, cst.Call):  # textwrap.dedent("""..."""), inspect.cleandoc(...), """...""".strip()
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("strip", "lstrip", "rstrip") and not value.args:
+            value = func.value
+        elif isinstance(func, (cst.Name, cst.Attribute)) and (func.value if isinstance(func, cst.Name) else func.attr.value) \
+                in ("dedent", "cleandoc") and len(value.args) == 1:
+            value = value.args[0].value
+        else:
+            return None
+    if not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        return None
+    text = value.evaluated_value
+    if not isinstance(text, str) or len(text) < MIN_TAIL_CHARS:
+        return None
+    return target.value, value, text
+
+
+def _static_slot(placeholder: str, constant: set[str]) -> bool:
+    key = re.match(r"\{(\w*)", placeholder)
+    name = key.group(1) if key else ""
+    return name in constant or any(word in STATIC_WORDS for word in name.lower().split("_"))
+
+
+def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
+    """The template constants the files of the tree fill with `.format(` (name -> the fills that count)."""
     from cachelint.check.config import test_path_below
     from cachelint.check.tree import texts
 
-    found: dict[str, list[str]] = {}
+    found: dict[str, _Fills] = {}
     read: list[str] = []
     for path, text in texts(root):
         read.append(path)  # a file that starts filling the template changes the answer
-        if ".format" not in text or test_path_below(path, root):
+        if ".format" not in text or test_path_below(path, root) or not FOR_A_MODEL.search(text) or "cache_control" in text:
             continue
-        for name in {m.group(1) for m in FORMATTED_TEMPLATE.finditer(text)}:
-            found.setdefault(name, []).append(path)
+        for match in FORMATTED_TEMPLATE.finditer(text):
+            name = match.group(1)
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            if not text[line_start:match.start()].startswith((" ", "\t")):
+                continue  # filled once, at import (`SUPPORT_PROMPT = BASE_TEMPLATE.format(policy=POLICY)`)
+            if IN_A_MESSAGE.search(text[max(0, match.start() - 40):match.start()]) \
+                    or re.search(rf"^\s*{re.escape(name)}\s*[:=][^=]", text, re.M):
+                continue  # made into a message here (judged in this module), or this module's own template of that name
+            fills = found.setdefault(name, _Fills([]))
+            if path not in fills.paths:
+                fills.paths.append(path)
+            slots = {m.group(1) for m in CONSTANT_ARGUMENT.finditer(_arguments(text, match.end()))}
+            fills.constant_slots = slots if fills.constant_slots is None else fills.constant_slots & slots
     return found, read
 
 
+def _arguments(text: str, start: int) -> str:
+    """The text of a call's arguments, from just after its `(` to the matching `)` (at most 4,000 characters)."""
+    depth = 1
+    for index in range(start, min(len(text), start + 4000)):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start:index + 1]
+    return text[start:start + 4000]
+
+
 def _position(ctx: ModuleContext, node: cst.CSTNode, placeholder: str) -> tuple[int, int]:
-    """The row and column of `placeholder` in the source of a (multi-line) string."""
+    """The row and column (1-based, as findings give them) of `placeholder` in the source of a (multi-line) string; a
+    copy escaped as `{{query}}` is not it."""
     start = ctx.span(node)
     code = ctx.code(node)
-    index = code.find(placeholder)
-    if index < 0:
+    match = re.search(r"(?<!\{)" + re.escape(placeholder) + r"(?!\})", code)
+    if match is None:
         return start.row, start.column
+    index = match.start()
     line_start = code.rfind("\n", 0, index)
     if line_start < 0:
         return start.row, start.column + index
-    return start.row + code.count("\n", 0, index), index - line_start - 1
+    return start.row + code.count("\n", 0, index), index - line_start
