@@ -10,8 +10,10 @@ class PerRequestToolList(Rule):
     what = """
 Finds a `tools=` list that is filtered or chosen per turn of a conversation: a comprehension with a condition,
 a list extended under an `if`, or a choice between lists, where the condition reads the conversation (the
-history sent, or the state that holds it), a value that changes in the loop that sends the requests, or an
-argument that callers pass from a loop (one transcript, several agents). A switch on configuration or on a
+history sent, or the state that holds it), a value that changes in the loop that sends the requests, an
+argument that callers pass from a loop (one transcript, several agents), or an attribute the sending method changes
+on every call, read in the condition or in a method of the class it calls (`self._user_turns_seen += 1`, then
+`[t for t in self._tools if not self._tool_window_closed(t)]`: tools offered only for the first turns). A switch on configuration or on a
 capability (`if output_schema:`, `if user.is_admin:`) is the same for every turn of a conversation and is not
 reported; neither is a comprehension that builds one tool's own fields (its `required` parameters).
 

@@ -466,3 +466,40 @@ def test_required_names_set_by_key_or_made_from_a_keys_view_are_found():
     view = REQUIRED.replace("list(required_params)", "list(annotations.keys() - optional)").replace(
         "required_params: set[str], annotations: dict", "optional: set[str], annotations: dict")
     assert [f.row for f in lint(view, {"CL103"})] == [14]
+
+
+# --- CL202: tools filtered on state the sending method changes every turn ----------------------------------------
+
+WINDOWED = '''
+from litellm import acompletion
+
+
+class Agent:
+    def __init__(self, tools, system):
+        self._tools = tools
+        self._user_turns_seen = 0
+        self.history = [{"role": "system", "content": system}]
+
+    def _tool_window_closed(self, tool) -> bool:
+        return tool.active_turns is not None and self._user_turns_seen > tool.active_turns
+
+    async def process(self, text):
+        self._user_turns_seen += 1
+        self.history.append({"role": "user", "content": text})
+        tools = [t.schema for t in self._tools if not self._tool_window_closed(t)]
+        reply = await acompletion(model="gpt-4o", messages=self.history, tools=tools)
+        self.history.append(reply.choices[0].message)
+        return reply
+'''
+
+
+def test_tools_filtered_by_a_window_on_the_turn_count_the_sending_method_keeps_are_found():
+    found = lint(WINDOWED, {"CL202"})
+    assert [f.row for f in found] == [16], found
+
+
+def test_tools_filtered_by_settings_the_object_was_made_with_are_quiet():
+    source = WINDOWED.replace("        self._user_turns_seen += 1\n", "").replace(
+        "self._user_turns_seen > tool.active_turns", "tool.name in self.disabled").replace(
+        "self._user_turns_seen = 0", "self.disabled = set()")
+    assert lint(source, {"CL202"}) == []

@@ -1104,6 +1104,8 @@ class ValueWalker:
                 return True
             if isinstance(node, cst.Attribute) and self.ctx.code(node) in roots:
                 return True  # self.history
+            if self._turn_state(node, depth):
+                return True  # self._user_turns_seen, counted by the method that sends, or read by a method the test calls
             if not isinstance(node, cst.Name) or node.value in comp_targets:
                 continue
             parent = self.ctx.parent(node)
@@ -1125,6 +1127,35 @@ class ValueWalker:
                     elif self._passed_from_a_loop(binding):
                         return True
                 elif value is not None and self._varies_per_turn(value, depth + 1):
+                    return True
+        return False
+
+    @cached_property
+    def _changed_per_turn(self) -> frozenset[str]:
+        """The attributes of `self` that the method sending the request changes on every call (`self._turns += 1`,
+        `self.step = step`): state of the conversation, one value per turn."""
+        function = self.ctx.enclosing_function(self.site.node) if isinstance(self.site.node, cst.CSTNode) else None
+        if function is None or function.name.value == "__init__":
+            return frozenset()
+        changed = set()
+        for node in descendants(function):
+            targets = [node.target] if isinstance(node, (cst.AugAssign, cst.AnnAssign)) else \
+                [t.target for t in node.targets] if isinstance(node, cst.Assign) else []
+            changed |= {t.attr.value for t in targets if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"}
+        return frozenset(changed)
+
+    def _turn_state(self, node: cst.CSTNode, depth: int) -> bool:
+        """`self.<attr>` that the sending method changes every turn, read here or in the body of a method of the class
+        called here (`self._tool_window_closed(t)`, which compares the turn count with the tool's window)."""
+        if not self._changed_per_turn or depth > 2:
+            return False
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return node.attr.value in self._changed_per_turn
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                and node.func.value.value == "self":
+            cls = self.ctx.enclosing(node, (cst.ClassDef,))
+            for method in self.ctx.functions.get(f"{cls.name.value}.{node.func.attr.value}", []) if isinstance(cls, cst.ClassDef) else []:
+                if any(self._turn_state(inner, depth + 1) for inner in descendants(method.body) if isinstance(inner, (cst.Attribute, cst.Call))):
                     return True
         return False
 
