@@ -503,3 +503,20 @@ def test_tools_filtered_by_settings_the_object_was_made_with_are_quiet():
         "self._user_turns_seen > tool.active_turns", "tool.name in self.disabled").replace(
         "self._user_turns_seen = 0", "self.disabled = set()")
     assert lint(source, {"CL202"}) == []
+
+
+def test_a_wrapper_handed_the_conversation_by_position_is_a_request():
+    source = '''
+TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}]
+
+
+def run(llm_client, messages, steps):
+    for _ in range(steps):
+        reply = llm_client.get_completion(messages, tools=TOOLS)
+        if not reply.tool_calls:
+            return reply
+        messages.append(reply.message)
+    return llm_client.get_completion(messages)
+'''
+    assert [f.row for f in lint(source, {"CL203"})] == [10]
+    assert lint(source.replace("get_completion(messages", "get_completion(prompt"), {"CL203"}) == []
