@@ -199,13 +199,15 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.framework_rag import framework_rag
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
         from cachelint.check.static_tail import static_tails, templates_filled_elsewhere, text_pieces
+        from cachelint.check.gate import opened_alone
         from cachelint.check.tree import root_of
         from cachelint.check.turn_state import turn_state_in_system
         from cachelint.check.text_history import describe as describe_late
         from cachelint.check.text_history import late_histories
 
         ctx = analysis.ctx
-        for tail in static_tails(ctx):
+        alone = not analysis.sites and opened_alone(ctx.source, "CL104")  # a prompts module, analysed for its templates alone
+        for tail in static_tails(ctx) if not alone else ():
             yield Report(tail.node, f"{tail.chars:,} characters of static prompt come after the per-call value `{tail.value}`: no two calls "
                          "share them as a prefix, so they are prefilled on every call; put the static instructions first and the "
                          "per-call data last", confidence="likely")
@@ -215,6 +217,8 @@ chain = create_stuff_documents_chain(llm, prompt)
                          f"value `{template.value}` ({where} fills it): no two calls share them as a prefix, so they are prefilled on "
                          "every call; put the static instructions first and the per-call data last", confidence="likely",
                          position=template.position)
+        if alone:
+            return
         for late in late_histories(ctx):
             if late.volatile:
                 continue  # a clock or a counter first: CL101 says so

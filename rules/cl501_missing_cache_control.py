@@ -11,6 +11,7 @@ from cachelint.rules.base import Invalid, Report, Rule
 
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
+from cachelint.check.gate import opened_alone
 from cachelint.check.framework_models import CLAUDE_MODELS
 from cachelint.check.module import called_name, descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
@@ -310,6 +311,9 @@ def make_llm(model="claude-sonnet-4-5"):
 
     def check(self, analysis):
         ctx = analysis.ctx
+        if not analysis.sites and opened_alone(ctx.source, "CL501"):
+            yield from _loops_through_senders(analysis, functools.cache(lambda: tree_sets_breakpoints(ctx.filename)))
+            return  # a loop that hands its sections to the app's sender, analysed for that alone
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing
         tree_marks = functools.cache(lambda: tree_sets_breakpoints(ctx.filename))  # asked at most once per module
         reported: set[int] = set()  # places to fix already reported (a payload builder shared by two requests)

@@ -520,3 +520,19 @@ def run(llm_client, messages, steps):
 '''
     assert [f.row for f in lint(source, {"CL203"})] == [10]
     assert lint(source.replace("get_completion(messages", "get_completion(prompt"), {"CL203"}) == []
+
+
+def test_a_prompts_module_opened_for_its_templates_is_judged_for_them_alone(tmp_path, monkeypatch):
+    # deer-flow's lead agent prompt: a template filled here with the agent's own settings, in a module no other shape
+    # opens; the template check found nothing filled elsewhere, and nothing else is judged in it
+    monkeypatch.chdir(tmp_path)
+    rules = "".join(f"- Rule {n}: delegate complex work to a sub-agent and keep the plan in the todo list.\n" for n in range(60))
+    files = {
+        "agents/__init__.py": "",
+        "agents/prompt.py": (
+            f'SYSTEM_PROMPT_TEMPLATE = """\\n<role>You are {{agent_name}}.</role>\\n{{soul}}\\n<rules>\\n{rules}</rules>\\n"""\\n\\n\\n'
+            "def apply_prompt_template(*, agent_name: str | None = None, soul: str = ''):\n"
+            "    return SYSTEM_PROMPT_TEMPLATE.format(agent_name=agent_name or 'DeerFlow', soul=soul)\n"
+        ),
+    }
+    assert lint_tree(tmp_path, files, "agents/prompt.py", {"CL104"}) == []

@@ -16,7 +16,7 @@ import libcst as cst
 from cachelint.check import suppress
 from cachelint.check.analysis import Analysis, Options
 from cachelint.check.finding import Finding
-from cachelint.check.gate import holds_prompt_shapes, holds_shared_renderer, sends_requests
+from cachelint.check.gate import holds_prompt_shapes, holds_shared_renderer, narrow_shapes, sends_requests
 from cachelint.check.module import ModuleContext, read_only_visits
 from cachelint.check.project import recording_reads
 from cachelint.check.registry import all_rules
@@ -68,6 +68,9 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     with _collector_paused():
         if not analysed and "CL101" in codes and holds_shared_renderer(source):
             return _analyse(source, filename, frozenset({"CL101"}), options, llm)  # a prompt renderer others call, alone
+        narrow = narrow_shapes(source, codes) if not analysed else frozenset()
+        if narrow:
+            return _analyse(source, filename, narrow, options, llm)  # one shape, judged alone by its rules
         if not analysed:
             return _syntax_only(source, filename)  # no SDK in sight: no syntax tree, no metadata
         return _analyse(source, filename, codes, options, llm)
@@ -112,7 +115,7 @@ def is_analysed(source: str, codes: frozenset[str], options: Options | None) -> 
     """Whether `lint_source` analyses this module (and so may follow its imports into other modules), or only
     checks that it parses."""
     return sends_requests(source, options.call_patterns if options is not None else ()) or holds_prompt_shapes(source, codes) \
-        or ("CL101" in codes and holds_shared_renderer(source))
+        or ("CL101" in codes and holds_shared_renderer(source)) or bool(narrow_shapes(source, codes))
 
 
 def _syntax_only(source: str, filename: str) -> list[Finding]:

@@ -198,6 +198,29 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
 
 
+def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
+    """The rules that judge a module no other gate opens, for one shape of it alone (each rule then runs only the
+    check that shape is for: `alone_for(ctx, code)`): a prompts module whose long templates other modules fill
+    (CL104, static_tail.templates_filled_elsewhere), a loop that hands the app's sender a prompt built from the
+    sections it wrote so far (CL501, sender_calls.py)."""
+    found = set()
+    if "CL104" in codes and TEMPLATE_ASSIGN.search(source) and long_template(source, 4096):
+        found.add("CL104")
+    if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):
+        found.add("CL501")
+    return frozenset(found)
+
+
+def opened_alone(source: str, code: str) -> bool:
+    """Whether a module is analysed for `code` only through `narrow_shapes`: no request in it, and no other shape."""
+    return not sends_requests(source) and not holds_prompt_shapes(source, EVERY_CODE)
+
+
+# every rule a gate can open a module for
+EVERY_CODE = frozenset({"CL101", "CL102", "CL103", "CL104", "CL201", "CL202", "CL203", "CL301", "CL401", "CL402", "CL501",
+                        "CL502", "CL503", "CL504", "CL505"})
+
+
 def long_template(source: str, chars: int = 2048) -> bool:
     """A triple-quoted string of at least `chars` characters: half of static_tail.MIN_TAIL_CHARS (about 1,024
     tokens), which a prompt may reach in two sections."""
@@ -226,8 +249,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL501" in codes and "tools" in source and SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source):
         return True  # a loop that hands its growing messages to the app's own sending function (sender_calls.py)
-    if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):
-        return True  # a loop that hands a prompt built from the sections it wrote so far to that function (sender_calls.py)
     if "CL501" in codes and "max_tokens" in source and ANTHROPIC_PAYLOAD.search(source) and CLAUDE_WORD.search(source):
         return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
     if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
@@ -252,8 +273,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if codes & {"CL101", "CL104"} and TEXT_HISTORY.search(source):
         return True  # a history rendered into a prompt text behind this turn's values, or a clock (text_history.py)
-    if "CL104" in codes and TEMPLATE_ASSIGN.search(source) and long_template(source, 4096):
-        return True  # a prompts module: its long templates, filled by other modules (static_tail.templates_filled_elsewhere)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
