@@ -536,3 +536,9 @@ def test_a_prompts_module_opened_for_its_templates_is_judged_for_them_alone(tmp_
         ),
     }
     assert lint_tree(tmp_path, files, "agents/prompt.py", {"CL104"}) == []
+
+
+def test_a_count_walk_is_found_when_the_windows_reserve_defaults_to_zero():
+    # call-center-ai: `max_tokens = max_tokens or 0` before `max_context = context_window - max_tokens`
+    source = LIMITED.replace("    counter = 0\n", "    max_tokens = max_tokens or 0\n    counter = 0\n", 1)
+    assert [f.row for f in lint(source, {"CL301"})] == [12]

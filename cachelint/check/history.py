@@ -1197,9 +1197,19 @@ def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cs
             elif isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)):
                 bounds.append(comparison.left)
     names = {n.value for b in bounds for n in (b, *descendants(b)) if isinstance(n, cst.Name)}
-    values = _budget_values(function, names)
+    values = _direct_values(function, names)  # `max_context = context_window - max_tokens`, not what those are made of
     return any(CONTEXT_WINDOW.search(ctx.code(v)) for v in values) \
         and not any(isinstance(n, cst.Integer) for v in values for n in (v, *descendants(v)))
+
+
+def _direct_values(function: cst.FunctionDef, names: set[str]) -> list[cst.BaseExpression]:
+    """What the function gives `names` itself: parameter defaults and assignments (one step, unlike `_budget_values`)."""
+    found = [p.default for p in (*function.params.params, *function.params.kwonly_params) if p.name.value in names and p.default is not None]
+    for node in descendants(function.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value in names:
+            found.append(node.value)
+    return found
 
 
 LATEST_TURNS = "keeps only the latest turns of"
