@@ -505,23 +505,6 @@ def test_tools_filtered_by_settings_the_object_was_made_with_are_quiet():
     assert lint(source, {"CL202"}) == []
 
 
-def test_a_wrapper_handed_the_conversation_by_position_is_a_request():
-    source = '''
-TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}]
-
-
-def run(llm_client, messages, steps):
-    for _ in range(steps):
-        reply = llm_client.get_completion(messages, tools=TOOLS)
-        if not reply.tool_calls:
-            return reply
-        messages.append(reply.message)
-    return llm_client.get_completion(messages)
-'''
-    assert [f.row for f in lint(source, {"CL203"})] == [10]
-    assert lint(source.replace("get_completion(messages", "get_completion(prompt"), {"CL203"}) == []
-
-
 def test_a_prompts_module_opened_for_its_templates_is_judged_for_them_alone(tmp_path, monkeypatch):
     # deer-flow's lead agent prompt: a template filled here with the agent's own settings, in a module no other shape
     # opens; the template check found nothing filled elsewhere, and nothing else is judged in it

@@ -749,10 +749,6 @@ def _shaped_site(ctx: ModuleContext, call: cst.Call) -> CallSite | None:
         return CallSite(call, "openai-chat", ctx.code(call.func), args, LIKELY) if "messages" in args else None
     if _wrapper_completion(call):
         args = call_arguments(ctx, call)
-        first = call.args[0] if call.args else None
-        if "messages" not in args and first is not None and first.keyword is None and not first.star \
-                and isinstance(first.value, cst.Name) and HISTORY_ARGUMENT.match(first.value.value):
-            args["messages"] = first.value  # `llm_client.get_completion(messages, tools=TOOLS)`
         return CallSite(call, "openai-chat", ctx.code(call.func), args, LIKELY) if "messages" in args else None
     if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("create", "acreate", "parse", "stream"):
         return None
@@ -775,23 +771,15 @@ WRAPPER_METHODS = frozenset({"completion", "acompletion", "chat_completion", "ac
                              "create_chat_completion"})  # llama-cpp-python's `Llama.create_chat_completion`
 
 
-# a conversation handed first, by position: `llm_client.get_completion(messages, tools=TOOLS)`
-HISTORY_ARGUMENT = re.compile(r"^(?:messages|msgs|history|chat_history|conversation)$")
-
-
 def _wrapper_completion(call: cst.Call) -> bool:
     """`self.llm.completion(messages=messages, tools=tools)`: a completion method, called with the conversation by
-    keyword (or first, by position, under a name for one), on an object named for an LLM or a client (the wrapper is
-    defined elsewhere or out of sight)."""
+    keyword, on an object named for an LLM or a client (the wrapper is defined elsewhere or out of sight)."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in WRAPPER_METHODS):
         return False
     receiver = func.value.attr.value if isinstance(func.value, cst.Attribute) else func.value.value if isinstance(func.value, cst.Name) else ""
-    first = call.args[0] if call.args else None
     return receiver != "litellm" and WRAPPER_RECEIVER.search(receiver) is not None \
-        and (any(a.keyword is not None and a.keyword.value == "messages" for a in call.args)
-             or (first is not None and first.keyword is None and not first.star and isinstance(first.value, cst.Name)
-                 and HISTORY_ARGUMENT.match(first.value.value) is not None))
+        and any(a.keyword is not None and a.keyword.value == "messages" for a in call.args)
 
 
 def _injected_function(ctx: ModuleContext, call: cst.Call) -> bool:

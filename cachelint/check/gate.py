@@ -50,7 +50,7 @@ _FOLDED_TO_ASCII = "\u0130\u0131\u017f\u212a"
 SDK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:anthropic|openai|litellm)\b|import[ \t][^#\n]*\b(?:anthropic|openai|litellm)\b)", re.M)
 # a completion call on a client the module never imports (a framework injects it): recognized by shape
 CALL_SHAPE = re.compile(r"\.(?:chat\.completions|messages|responses)(?:\.with_raw_response|\.with_streaming_response)?\.(?:create|acreate|stream|parse)\("
-                        r"|(?i:llm|client|model|provider)\w*\.a?(?:chat_|create_|get_|create_chat_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=|\s*(?:messages|msgs|history|chat_history|conversation)\s*[,)])")
+                        r"|(?i:llm|client|model|provider)\w*\.a?(?:chat_|create_|get_|create_chat_)?completion\((?=[\s\S]{0,400}?\bmessages\s*=)")
 BEDROCK_CALL = re.compile(r"\.(?:converse|converse_stream|invoke_model|invoke_model_with_response_stream)\(")
 # a message list built here and sent elsewhere: {"role": "system", ...}
 SYSTEM_MESSAGE = re.compile(r"""["']role["']\s*:\s*["'](?:system|developer)["']|\bdict\(\s*role\s*=\s*["'](?:system|developer)["']""")
