@@ -101,28 +101,23 @@ def _built_from_grown(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode, gro
     if depth > 4:
         return None
     for binding, value in ctx.assigned_values(name):
-        if value is None or not ctx.contains(loop, binding):
-            continue
-        for read in ([value] if isinstance(value, cst.Name) else read_names(ctx, value)):
-            if read.value == name.value or (isinstance(parent := ctx.parent(read), cst.Arg) and parent.keyword is read):
-                continue
-            if grows_in(ctx, read, loop):
-                return read if _resent(ctx, read) else None
-            inner = _built_from_grown(ctx, read, loop, grows_in, depth + 1)
-            if inner is not None:
-                return inner
+        if value is not None and ctx.contains(loop, binding):
+            found = _read_grown(ctx, value, loop, grows_in, depth, skip=name.value)
+            if found is not None:
+                return found
     return None
 
 
-def _read_grown(ctx: ModuleContext, expr: cst.BaseExpression, loop: cst.CSTNode, grows_in) -> cst.Name | None:
-    """The grown list an expression written at the call reads (`user_prompt=TEMPLATE.format(done="\\n".join(written))`),
-    directly or through the names it reads."""
-    for read in read_names(ctx, expr):
-        if isinstance(parent := ctx.parent(read), cst.Arg) and parent.keyword is read:
+def _read_grown(ctx: ModuleContext, expr: cst.BaseExpression, loop: cst.CSTNode, grows_in, depth: int = 0,
+                skip: str | None = None) -> cst.Name | None:
+    """The grown list an expression reads (`user_prompt=TEMPLATE.format(done="\\n".join(written))` at the call, or the
+    value a name is bound to), directly or through the names it reads (`skip`: the name being bound, `x = f(x)`)."""
+    for read in ([expr] if isinstance(expr, cst.Name) else read_names(ctx, expr)):
+        if read.value == skip or (isinstance(parent := ctx.parent(read), cst.Arg) and parent.keyword is read):
             continue
         if grows_in(ctx, read, loop):
             return read if _resent(ctx, read) else None
-        inner = _built_from_grown(ctx, read, loop, grows_in)
+        inner = _built_from_grown(ctx, read, loop, grows_in, depth + 1)
         if inner is not None:
             return inner
     return None
