@@ -206,7 +206,7 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.text_history import late_histories
 
         ctx = analysis.ctx
-        alone = not analysis.sites and opened_alone(ctx.source, "CL104")  # a prompts module, analysed for its templates alone
+        alone = not analysis.sites and opened_alone(ctx.source)  # a prompts module, analysed for its templates alone
         for tail in static_tails(ctx) if not alone else ():
             yield Report(tail.node, f"{tail.chars:,} characters of static prompt come after the per-call value `{tail.value}`: no two calls "
                          "share them as a prefix, so they are prefilled on every call; put the static instructions first and the "

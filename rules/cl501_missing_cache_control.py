@@ -311,7 +311,7 @@ def make_llm(model="claude-sonnet-4-5"):
 
     def check(self, analysis):
         ctx = analysis.ctx
-        if not analysis.sites and opened_alone(ctx.source, "CL501"):
+        if not analysis.sites and opened_alone(ctx.source):
             yield from _loops_through_senders(analysis, functools.cache(lambda: tree_sets_breakpoints(ctx.filename)))
             return  # a loop that hands its sections to the app's sender, analysed for that alone
         quiet = mentions_caching(ctx.source)  # a helper may set the breakpoints: the absence of a marker proves nothing

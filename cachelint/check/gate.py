@@ -200,7 +200,7 @@ BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
 
 def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
     """The rules that judge a module no other gate opens, for one shape of it alone (each rule then runs only the
-    check that shape is for: `alone_for(ctx, code)`): a prompts module whose long templates other modules fill
+    check that shape is for, where `opened_alone` says so): a prompts module whose long templates other modules fill
     (CL104, static_tail.templates_filled_elsewhere), a loop that hands the app's sender a prompt built from the
     sections it wrote so far (CL501, sender_calls.py)."""
     found = set()
@@ -211,8 +211,8 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def opened_alone(source: str, code: str) -> bool:
-    """Whether a module is analysed for `code` only through `narrow_shapes`: no request in it, and no other shape."""
+def opened_alone(source: str) -> bool:
+    """Whether a module is analysed only through `narrow_shapes`: no request in it, and no other shape."""
     return not sends_requests(source) and not holds_prompt_shapes(source, EVERY_CODE)
 
 

@@ -1197,19 +1197,9 @@ def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cs
             elif isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)):
                 bounds.append(comparison.left)
     names = {n.value for b in bounds for n in (b, *descendants(b)) if isinstance(n, cst.Name)}
-    values = _direct_values(function, names)  # `max_context = context_window - max_tokens`, not what those are made of
+    values = _budget_values(function, names, steps=1)  # `max_context = context_window - max_tokens`, not what those are made of
     return any(CONTEXT_WINDOW.search(ctx.code(v)) for v in values) \
         and not any(isinstance(n, cst.Integer) for v in values for n in (v, *descendants(v)))
-
-
-def _direct_values(function: cst.FunctionDef, names: set[str]) -> list[cst.BaseExpression]:
-    """What the function gives `names` itself: parameter defaults and assignments (one step, unlike `_budget_values`)."""
-    found = [p.default for p in (*function.params.params, *function.params.kwonly_params) if p.name.value in names and p.default is not None]
-    for node in descendants(function.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                and node.targets[0].target.value in names:
-            found.append(node.value)
-    return found
 
 
 LATEST_TURNS = "keeps only the latest turns of"
@@ -1314,11 +1304,11 @@ def _window_sized(value: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for n in (value, *descendants(value)))
 
 
-def _budget_values(function: cst.FunctionDef, names: set[str]) -> list[cst.BaseExpression]:
-    """The values the function gives `names` (and the names those are made of, one step): assignments, items of a
-    tuple assignment, parameter defaults."""
+def _budget_values(function: cst.FunctionDef, names: set[str], steps: int = 2) -> list[cst.BaseExpression]:
+    """The values the function gives `names` (and, with two steps, the names those are made of): assignments, items of
+    a tuple assignment, parameter defaults."""
     found: list[cst.BaseExpression] = []
-    for _ in range(2):
+    for _ in range(steps):
         for param in (*function.params.params, *function.params.kwonly_params):
             if param.name.value in names and param.default is not None:
                 found.append(param.default)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, last_name
-from cachelint.check.values import string_value
+from cachelint.check.values import SET_ANNOTATION, string_value
 
 # the module's text may make a schema's choices from a set (gate.py asks before parsing)
 SCHEMA_CHOICES = re.compile(r"\bLiteral\[|\bEnum\(\s*[\"']|[\"'](?:enum|required)[\"']\s*(?::|\]\s*=)|\brequired\s*=")
@@ -140,15 +140,12 @@ def unordered_source(ctx: ModuleContext, expr: cst.BaseExpression, hops: int = 0
     return None
 
 
-SET_TYPE = re.compile(r"(?:typing\.)?(?:set|Set|frozenset|FrozenSet|AbstractSet)\b")
-
-
 def _set_annotation(annotation: str) -> bool:
     """A set type, also when optional: `set[str]`, `Optional[set[str]]`, `frozenset[str] | None` (not `dict[str, set[str]]`)."""
     text = annotation.replace(" ", "")
     optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
     text = optional.group(1) if optional else re.sub(r"\|None$|^None\|", "", text)
-    return SET_TYPE.match(text) is not None
+    return SET_ANNOTATION.match(text.removeprefix("typing.")) is not None
 
 
 def _set_like(expr: cst.BaseExpression) -> bool:

@@ -152,8 +152,6 @@ def _uses_name(node: cst.CSTNode, name: str) -> bool:
 def _sent_with_anothers_default(reached: tuple[str, CallSite, cst.FunctionDef | None], call: cst.Call) -> bool:
     """The sending function takes its model from a parameter whose default is another provider's model
     (`def llm_completion(user_prompt, model="gpt-4o-mini")`), and this call does not pass one."""
-    from cachelint.check.values import string_value
-
     _, site, function = reached
     model = site.arg("model")
     if not isinstance(model, cst.Name):
@@ -163,8 +161,7 @@ def _sent_with_anothers_default(reached: tuple[str, CallSite, cst.FunctionDef | 
         return False
     params = [p for p in (*function.params.params, *function.params.kwonly_params)] if function is not None else []
     default = next((p.default for p in params if p.name.value == model.value), None)
-    text = string_value(default) if default is not None else None
-    return text is not None and not re.search(r"claude|anthropic", text, re.I)
+    return default is not None and _another_providers(default)
 
 
 MODEL_KEYWORDS = frozenset({"model", "model_name", "model_id", "llm_model"})
