@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=("list", "score"))
     parser.add_argument("--set", default="probe16", help="a folder of bench/realworld with repos.toml (and verdicts.jsonl)")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--cachelint", default=f"{shlex.quote(sys.executable)} -m cachelint")
+    parser.add_argument("--cachelint", default=f"{shlex.quote(sys.executable)} -P -m cachelint")
     parser.add_argument("--out", type=Path, help="list: where to write the shuffled findings (JSONL)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900)

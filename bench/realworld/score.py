@@ -341,7 +341,9 @@ class Cachedrift(Tool):
 
 
 def find_tools(args: argparse.Namespace) -> tuple[list[Tool], list[str]]:
-    command = args.cachelint.split() if args.cachelint else [sys.executable, "-m", "cachelint"]
+    # -P: the scored tree is the working directory, and a module of its own (a top-level `rules`, `proxy`, ...) must
+    # never stand in for one of cachelint's imports
+    command = args.cachelint.split() if args.cachelint else [sys.executable, "-P", "-m", "cachelint"]
     tools: list[Tool] = [Cachelint(command, args.jobs)]
     notes = []
     for name, cls in (("pcdlint", Pcdlint), ("cachedrift", Cachedrift)):
@@ -577,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Score cachelint and its peers on the hand-labelled public repos.")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"), help="Folder of owner+name git mirrors.")
     parser.add_argument("--peer-bin", type=Path, help="Folder with the pcdlint and cachedrift commands.")
-    parser.add_argument("--cachelint", help="Command for cachelint (default: this Python's -m cachelint).")
+    parser.add_argument("--cachelint", help="Command for cachelint (default: this Python's -P -m cachelint).")
     parser.add_argument("--json", type=Path, help="Write everything (findings, matches, misses, timing) here.")
     parser.add_argument("--repo", action="append", help="Only this repository (owner/name); repeatable.")
     parser.add_argument("--set", choices=SETS, default="dev",
