@@ -170,3 +170,14 @@ def answer(user_name, question):
     assert (tmp_path / "app.py").read_text() == source  # the safe pass leaves it alone
     assert run(tmp_path, "check", "app.py", "--fix", "--unsafe-fixes").returncode == 0
     assert 'system=f"{RULES}\\nThe user is {user_name}."' in (tmp_path / "app.py").read_text()
+
+
+@pytest.mark.parametrize("shadowed", ["libcst", "pathspec", "hyperscan"])
+def test_a_module_of_the_linted_project_does_not_stand_in_for_cachelints_own(project, shadowed):
+    # `python -m cachelint` run from a project's root: the project's top-level module named like one of
+    # cachelint's imports (AiNiee ships a `hyperscan.py`; pathspec imports hyperscan when it finds it) is not
+    # imported in its place, and the project is checked as the console script checks it
+    (project / f"{shadowed}.py").write_text("raise RuntimeError('the project module was imported')\n")
+    out = run(project, "check", "bad.py", "--output-format", "json")
+    assert out.returncode == 1, out.stderr
+    assert codes(out.stdout) == [("bad.py", 10, "CL101"), ("bad.py", 10, "CL102")]
