@@ -200,6 +200,7 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.retrieved import retrieved_in_built_system, retrieved_in_system
         from cachelint.check.static_tail import static_tails, templates_filled_elsewhere, text_pieces
         from cachelint.check.gate import opened_alone
+        from cachelint.check.question_first import questions_before_history
         from cachelint.check.tree import root_of
         from cachelint.check.turn_state import turn_state_in_system
         from cachelint.check.text_history import describe as describe_late
@@ -217,6 +218,10 @@ chain = create_stuff_documents_chain(llm, prompt)
                          f"value `{template.value}` ({where} fills it): no two calls share them as a prefix, so they are prefilled on "
                          "every call; put the static instructions first and the per-call data last", confidence="likely",
                          position=template.position)
+        for first in questions_before_history(ctx):
+            yield Report(first.node, f"the newest question (`{first.question}`) is sent ahead of the history `{first.history}`: every "
+                         "request differs from the previous one right there, so none of the conversation after it is read from "
+                         "cache; put the history first and the new question after it", confidence="likely")
         if alone:
             return
         for late in late_histories(ctx):

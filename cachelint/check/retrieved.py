@@ -32,11 +32,12 @@ from cachelint.check.renderers import SYSTEM_NAME, system_message_text
 from cachelint.check.values import assigned_once, string_value
 
 # a name that holds text looked up for this turn
-RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:context|prompt|text|hits|results)|rag_?(?:context|text|results)"
+RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:context|prompt|text|hits|results)|rag_?(?:context|text|results?|chunks|docs|documents)"
                             r"|snippets|search_results|related_(?:docs|documents)|context_(?:docs|documents|chunks)|chunks", re.I)
 # a call that looks something up for this turn
 RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
-                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))(?!\w*(?:size|length|limit|window|tokens))\w*$", re.I)
+                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories)"
+                            r"|(?:\w*_)?rag(?:_|$))(?!\w*(?:size|length|limit|window|tokens|config|settings|enabled))\w*$", re.I)  # `query_course_rag(q)`
 # a vector index or retriever asked by a generic method: `index.query(q)`, `collection.query(...)`, `retriever.invoke(q)`
 RETRIEVER_RECEIVER = re.compile(r"(?:^|_)(?:index|collection|vector_?store|vectordb|vector_?db|store|retriever|kb|knowledge_?base|rag|memory|chroma|qdrant|pinecone|faiss)$", re.I)
 GENERIC_LOOKUPS = frozenset({"query", "aquery", "invoke", "ainvoke", "get_relevant_documents", "search"})
@@ -46,6 +47,8 @@ MAX_ROUNDS = 4  # names built from names built from the retrieved value
 def retrieval_call(call: cst.Call) -> bool:
     """A call that looks something up for this turn: named for it (`retrieve(q)`, `similarity_search(q)`), or a generic
     method of a vector index or retriever (`index.query(q, top_k=5)`, `retriever.invoke(q)`)."""
+    if call.args and all(_a_setting(arg.value) for arg in call.args):
+        return False  # `ContextRegistry.get_context(config.context)`: the entry the app is configured with, not this turn's
     if RETRIEVAL_CALL.match(called_name(call)):
         return True
     func = call.func
@@ -53,6 +56,24 @@ def retrieval_call(call: cst.Call) -> bool:
         return False
     receiver = func.value.attr.value if isinstance(func.value, cst.Attribute) else func.value.value if isinstance(func.value, cst.Name) else ""
     return bool(RETRIEVER_RECEIVER.search(receiver))
+SETTINGS_ROOT = re.compile(r"^_?(?:config|configs|settings|cfg|conf|options|opts|app_config)$", re.I)
+
+
+def _a_setting(value: cst.BaseExpression) -> bool:
+    """A value the app is configured with: a literal, a name in capitals, or an attribute of its settings object
+    (`config.context`, `settings.KB_NAME`)."""
+    if isinstance(value, LITERAL_ARGS):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value.isupper()
+    if isinstance(value, cst.Attribute):
+        root = value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and (bool(SETTINGS_ROOT.match(root.value)) or value.attr.value.isupper())
+    return False
+
+
 # a list of the conversation's messages (it may hold a retrieved message; it is not the retrieved text)
 CONVERSATION_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|transcript|turns|dialog|dialogue)$", re.I)
 MAX_CALL_LEVELS = 3  # functions of the module a looked-up value is passed down through
@@ -92,7 +113,9 @@ def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
             name = _system_joined(ctx, node, texts)
             if name is not None:
                 if not _sent_alone(function, node):
-                    yield Retrieved(node, name, looked_up[name], "the conversation it is sent with")
+                    # reported where the looked-up text goes in (`f"Course Content:\n{context}"`), not where the prompt starts
+                    entry = next((n for n in descendants(node) if isinstance(n, cst.Name) and n.value == name), node)
+                    yield Retrieved(entry, name, looked_up[name], "the conversation it is sent with")
                 break
 
 

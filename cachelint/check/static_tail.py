@@ -106,6 +106,8 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
         values = [v for b, v in ctx.assigned_values(text) if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
         if len(values) != 1:
             return text
+        if _appended_after(ctx, text) and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)):
+            return text  # `prompt = f"Task: {task}"; prompt += RULES`: its pieces are the value's, then the appended ones
         if text.value in ctx.template_names:  # the scopes only where a value can have a tail
             return values[0]
         text = values[0]
@@ -118,17 +120,18 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
     return text
 
 
-def _tail(ctx: ModuleContext, text: cst.BaseExpression) -> Tail | None:
-    if isinstance(text, (cst.FormattedString, cst.BinaryOperation)):
-        return _f_string_tail(ctx, text)
+def _tail(ctx: ModuleContext, text: cst.BaseExpression, per_call=None) -> Tail | None:
+    if isinstance(text, (cst.FormattedString, cst.BinaryOperation)) or isinstance(text, cst.Name) and _appended_after(ctx, text):
+        return _f_string_tail(ctx, text, per_call)
     if isinstance(text, cst.Call) and isinstance(text.func, cst.Attribute) and text.func.attr.value == "format":
         return _template_tail(ctx, text)
     return None
 
 
-def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString | cst.BinaryOperation) -> Tail | None:
+def _f_string_tail(ctx: ModuleContext, text: cst.BaseExpression, per_call=None) -> Tail | None:
     """An f-string, or a `+` of f-strings, constants and values (`f"Context: {context}\n" + HANDBOOK`): the static
-    characters after its first value that is not a constant."""
+    characters after its first value that is not a constant (and that `per_call` says differs per call: a builder's
+    `{language_name}` comes in a few values, each cached on its own, and the tail starts at its `{course_name}`)."""
     first: cst.CSTNode | None = None
     after = 0
     for piece in text_pieces(ctx, text):
@@ -137,7 +140,7 @@ def _f_string_tail(ctx: ModuleContext, text: cst.FormattedString | cst.BinaryOpe
             continue
         expression = piece.expression if isinstance(piece, cst.FormattedStringExpression) else piece
         constant = _constant(ctx, expression)
-        if first is None and constant is None:
+        if first is None and constant is None and (per_call is None or per_call(piece)):
             first = piece
         elif first is not None:
             after += len(constant or "")
@@ -160,8 +163,34 @@ def text_pieces(ctx: ModuleContext, text: cst.BaseExpression, depth: int = 0) ->
         values = [v for b, v in ctx.assigned_values(text) if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
         if len(values) == 1 and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)) \
                 and ctx.enclosing_function(values[0]) is ctx.enclosing_function(text) and _constant(ctx, text) is None:
-            return text_pieces(ctx, values[0], depth + 1)
+            return [*text_pieces(ctx, values[0], depth + 1),
+                    *(piece for appended in _appended_after(ctx, text) for piece in text_pieces(ctx, appended, depth + 1))]
     return [text]
+
+
+def _appended_after(ctx: ModuleContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """`prompt = f"Playground: {name}"` then `prompt += RULES` (a long literal), statements of the same block: the texts
+    appended, in order (an append under an `if` may not be made, and is left out)."""
+    bindings = list(ctx.assigned_values(name))
+    first = [b for b, v in bindings if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
+    if len(first) != 1 or ctx.enclosing_function(first[0]) is None:
+        return []
+    block, start = _statement_in_block(ctx, first[0])
+    appended = []
+    for binding, value in bindings:
+        if isinstance(ctx.parent(binding), cst.AugAssign) and isinstance(ctx.parent(binding).operator, cst.AddAssign):
+            where, index = _statement_in_block(ctx, binding)
+            if where is block and block is not None and index > start:
+                appended.append((index, value))
+    return [value for _, value in sorted(appended, key=lambda pair: pair[0])]
+
+
+def _statement_in_block(ctx: ModuleContext, node: cst.CSTNode) -> tuple[cst.CSTNode | None, int]:
+    statement = ctx.enclosing(node, (cst.SimpleStatementLine,))
+    block = ctx.parent(statement) if statement is not None else None
+    if not isinstance(block, cst.IndentedBlock):
+        return None, -1
+    return block, next(i for i, s in enumerate(block.body) if s is statement)
 
 
 def _reads_parameter(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef, with_defaults: bool = False) -> bool:
@@ -242,7 +271,7 @@ def builder_return_tails(ctx: ModuleContext) -> Iterator[Tail]:
             continue
         returned = ctx.returns_of(function)
         if len(returned) == 1:
-            found = _tail(ctx, _resolved(ctx, returned[0]))
+            found = _tail(ctx, _resolved(ctx, returned[0]), lambda piece, function=function: _reads_parameter(ctx, piece, function) or _volatile(ctx, piece))
             if found is not None and _reads_parameter(ctx, found.node, function) and not _fixed_by_callers(ctx, function, found):
                 yield found
 
