@@ -157,7 +157,7 @@ MODEL_SET = re.compile(r"""(?:\.|\b)(?:model|model_name|model_id|llm_model|curre
 SPREAD_TOOLS = re.compile(r"\{\s*\*\*[\w.]+\s*,\s*\*\*[\w.]*tool\w*\s*\}|\{\s*\*\*[\w.]*tool\w*\s*,\s*\*\*[\w.]+\s*\}")
 
 # a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
-TEMPLATE_ASSIGN = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*(?:\s*:\s*str)?\s*=\s*\(?\s*"
+TEMPLATE_ASSIGN = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*(?:\s*:\s*(?:str|(?:typing\.)?Final(?:\[str\])?))?\s*=\s*\(?\s*"
                              r"(?:(?:textwrap\.)?dedent\(\s*|(?:inspect\.)?cleandoc\(\s*)?[rRuU]?(?:\"\"\"|\'\'\')", re.M)
 PROMPT_SENDER_LOOP = re.compile(r"\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]")
 PROMPT_JOIN = re.compile(r"\.join\(|\.format\(")
@@ -194,6 +194,12 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
+TEMPLATE_CLOCK = re.compile(r"\{\{-?\s*(?:(?:dt_util|datetime|dt)\.)?(?:utc)?now\(\)")
+
+# a user message written ahead of a starred history in one list: `Message.user(question), *message_history`
+QUESTION_FIRST = re.compile(r"(?:\.user\(|\b(?:HumanMessage|UserMessage)\(|[\"']role[\"']\s*:\s*[\"']user[\"']|\(\s*[\"'](?:user|human)[\"']\s*,)"
+                            r"[^\[\]*]{0,200}\*\s*[\w.]*(?:history|messages)\b")
+
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
 
@@ -206,6 +212,10 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
     found = set()
     if "CL104" in codes and TEMPLATE_ASSIGN.search(source) and long_template(source, 4096):
         found.add("CL104")
+    if "CL101" in codes and "now()" in source and TEMPLATE_ASSIGN.search(source) and TEMPLATE_CLOCK.search(source):
+        found.add("CL101")  # a clock read in a prompt template's own Jinja text (template_clocks.py)
+    if "CL104" in codes and QUESTION_FIRST.search(source):
+        found.add("CL104")  # the newest question written ahead of a starred history (question_first.py)
     if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):
         found.add("CL501")
     return frozenset(found)
