@@ -224,6 +224,17 @@ def get_system_message(agent):
     without_sites = True  # a system prompt built as a message object or by a builder, sent elsewhere
 
     def check(self, analysis):
+        from cachelint.check.gate import holds_shared_renderer, opened_alone
+        from cachelint.check.template_clocks import template_clocks
+
+        for clock in template_clocks(analysis.ctx):
+            yield Report(clock.node, f"the prompt template `{clock.name}` reads the clock in its own text (`{clock.expression}`): each "
+                         "rendering differs to the second, so the prompt changes on every request and everything after that line "
+                         "is prefilled again; render the time outside the cached prefix (in the newest message), or at the "
+                         "resolution the model needs (the date)", severity="warning", confidence="likely", position=clock.position)
+        source = analysis.ctx.source
+        if not analysis.sites and opened_alone(source) and not holds_shared_renderer(source):
+            return  # a prompts module, analysed for its templates alone
         found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
         found += list(rendered_facts(analysis, {"volatile"}))  # an earlier turn rendered again with a fresh id or time
         reported = {id(fact.node) for _, fact in found}

@@ -405,6 +405,12 @@ class ValueWalker:
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
         filled = [node for node in self.ctx.subscript_assignments.get(self.ctx.code(expr), []) if self.ctx.enclosing_function(node) is not None]
+        function = self.ctx.enclosing_function(expr)
+        if isinstance(expr, cst.Name) and function is not None and expr.value not in declared_outside(function) \
+                and any(self.ctx.enclosing_function(b) is function for b, _ in self.ctx.assigned_values(expr)):
+            # a local name: another function's dict of the same name is another dict (`relevant_terms =
+            # self.extract_relevant_terms(text)` here, `relevant_terms[term] = ...` in the fresh dict that method returns)
+            filled = [node for node in filled if self.ctx.enclosing_function(node) is function]
         if not filled:
             return False
         return not (isinstance(expr, cst.Name) and self._filled_in_order_here(expr, filled))
@@ -745,7 +751,7 @@ class ValueWalker:
         for ancestor in self.ctx.ancestors(increment):
             if ancestor is function:
                 break
-            if isinstance(ancestor, (cst.For, cst.While)):
+            if isinstance(ancestor, cst.While) or isinstance(ancestor, cst.For) and not _numbers_items(ancestor):
                 return False  # counted in a loop: it may count the turns (`while ...: count += 1; ask(step=count)`)
         return any(isinstance(self.ctx.parent(b), cst.AssignTarget) and self.ctx.enclosing_function(b) is function
                    for b, _ in self.ctx.assigned_values(name))  # its start (`n = len(steps) + 1`) is walked as any value
@@ -1564,3 +1570,16 @@ def _rezoned(call: cst.Call) -> bool:
     if call.func.attr.value == "astimezone":
         return True
     return call.func.attr.value == "replace" and bool(call.args) and all(a.keyword is not None and a.keyword.value == "tzinfo" for a in call.args)
+
+
+TURN_ITERABLES = frozenset({"range", "count", "repeat", "cycle"})
+
+
+def _numbers_items(loop: cst.For) -> bool:
+    """`for row in results: n += 1; parts.append(f"[Source {n}] ...")`: a loop over a collection, waiting on nothing,
+    numbers its items the same way on every call (a loop over `range(...)` or `count()`, or one that awaits, may be
+    the loop of turns)."""
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call) and called_name(iterable) in TURN_ITERABLES:
+        return False
+    return loop.asynchronous is None and not any(isinstance(n, cst.Await) for n in descendants(loop.body))
