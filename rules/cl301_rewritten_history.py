@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
-from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom, declared_outside, up_to_the_newest_turn
+from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom, declared_outside, up_to_the_newest_turn, window_never_fills
 from cachelint.check.module import descendants
 
 
@@ -920,15 +920,16 @@ def turn(history):
             yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
                          "prefix is read from cache for many turns", confidence="likely")
         exempt: set[int] = set()  # cuts left alone here: not reported again below as rewrites of a request's history
+        shaped: list[Report] = []  # cuts found by their shape: reported unless a request's history below reports the same statement
         for found in rewrites(analysis.ctx):
             if _manual_trim(analysis.ctx, found.node) or _never_called(analysis.ctx, found.node) or _recovery_only(analysis.ctx, found.node) \
                     or _yielded_as_windows(analysis.ctx, found.node, found.target) or (
                     isinstance(found.node, cst.Subscript) and behind_this_turns_value(analysis.ctx, found.node)):
                 exempt.add(id(analysis.ctx.statement_of(found.node)))  # behind this turn's value: nothing after it was ever cached
                 continue
-            yield Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix of the "
-                         "next request, so every request after a cut prefills the whole history again: keep history append-only, or "
-                         "compact rarely and in one large step", confidence="likely")
+            shaped.append(Report(found.node, f"{found.what} the conversation `{found.target}`; its earlier messages are the cached prefix "
+                                 "of the next request, so every request after a cut prefills the whole history again: keep history "
+                                 "append-only, or compact rarely and in one large step", confidence="likely"))
         for site, fact in analysis.facts({"state_dict"}, args=("system", "instructions", "messages", "input")):
             yield Report.at(site, fact.node, f"the {fact.landing.words} of {analysis.describe_site(site)} renders {fact.label}{fact.origin}, "
                             "a dict updated while the conversation runs: an entry overwritten in place changes text inside the cached "
@@ -936,6 +937,7 @@ def turn(history):
         ctx = analysis.ctx
         found_in: dict[tuple[int, str], list] = {}  # (region, target) -> its rewrites: many requests share one loop
         cut_reported: set[int] = set()
+        sent: set[int] = set()  # statements of cuts reported as rewrites of a request's history
         for site in analysis.sites:
             if not analysis.cacheable(site):
                 continue  # nothing of this request is ever cached
@@ -950,10 +952,14 @@ def turn(history):
                     if id(node) in cut_reported:
                         continue  # one report a cut, from the first request that sends the history (many share one loop)
                     cut_reported.add(id(node))
-                    if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) or id(ctx.statement_of(node)) in exempt:
+                    if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) or id(ctx.statement_of(node)) in exempt \
+                            or window_never_fills(ctx, node):
                         continue  # compaction where it must happen, or down to well under the bound that set it off
+                    sent.add(id(ctx.statement_of(node)))
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "
                                  "earlier messages are the cached prefix: keep history append-only")
+        # one report a cut: the request's, which names it, over the shape's (`self.messages = self.messages[-20:]`)
+        yield from (report for report in shaped if id(ctx.statement_of(report.node)) not in sent)
 
 
 MANUAL_TRIM = re.compile(r"^(?:prune|trim|truncate|clear|reset|delete|drop|shrink|limit|cut|compact)(?:_|$)")

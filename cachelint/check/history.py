@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from cachelint.check.depends import positional_index
-from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, declared_outside, descendants, is_template
+from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, called_name, declared_outside, descendants, is_template
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
 
@@ -831,9 +831,17 @@ def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budg
         sides = (comparison.left, *(c.comparator for c in comparison.comparisons))
         if any(isinstance(side, cst.Name) and side.value == "None" or (isinstance(side, cst.Integer) and _int(side) == 0) for side in sides):
             continue  # `if self.max_context_length is not None:`: whether the window is set
+        if any(isinstance(side, cst.Call) and called_name(side) == "len" and side.args and HISTORY_NAME.search(_leaf(side.args[0].value))
+               for side in sides):
+            continue  # `len(self.messages) > self._MAX_CONTEXT`: a count of messages, which no model's window is measured in
         if any(CONTEXT_WINDOW.search(ctx.code(side)) or (isinstance(side, cst.Name) and side.value in budgets) for side in sides):
             return True
     return False
+
+
+def _leaf(expr: cst.BaseExpression) -> str:
+    """`self.messages` -> "messages"; `history` -> "history"."""
+    return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
 
 
 def _fit_to_the_context_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
@@ -1099,6 +1107,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
         if _accessor(ctx, function, node, params):
             return None  # `def get_recent_messages(self, count): return self.messages[-count:]`: a read for its caller
+        if _session_shorter_than_window(ctx, function, node):
+            return None  # a session capped at MAX_ITERATIONS = 6 passes of two messages never fills `history[-12:]`
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
             # history[-keep:]: a window, whoever sets its size
             return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
@@ -1113,6 +1123,37 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     elif isinstance(node, cst.For):
         return _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
     return None
+
+
+SESSION_CAP = re.compile(r"^MAX_\w*(?:ITERATIONS|TURNS|ROUNDS|EXCHANGES|STEPS)$")
+
+
+def _session_shorter_than_window(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript) -> bool:
+    """`session.message_history = session.message_history[-12:]`, in a function that appends two messages to it and
+    counts the pass on the session (`session.iteration_count += 1`), in a module that caps a session's passes
+    (`MAX_ITERATIONS = 6`): the history never grows past the window, so the cut never removes a message."""
+    window = _int(sub.slice[0].slice.lower) if isinstance(sub.slice[0].slice, cst.Slice) else None
+    history = ctx.code(sub.value)
+    root = _subscript_root(sub.value) if isinstance(sub.value, cst.Subscript) else sub.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if window is None or window >= 0 or not isinstance(root, cst.Name):
+        return False
+    appends = sum(1 for call in _own_nodes_of_kind(function, cst.Call) if isinstance(call.func, cst.Attribute)
+                  and call.func.attr.value == "append" and ctx.code(call.func.value) == history)
+    counted = any(isinstance(aug.target, cst.Attribute) and ctx.code(aug.target).split(".")[0] == root.value
+                  and isinstance(aug.operator, cst.AddAssign) and _int(aug.value) == 1 for aug in _own_nodes_of_kind(function, cst.AugAssign))
+    caps = [_int(statement.value) for statement in ctx.module.body if isinstance(statement, cst.SimpleStatementLine)
+            for statement in statement.body if isinstance(statement, cst.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name) and SESSION_CAP.match(statement.targets[0].target.value)]
+    return bool(appends) and counted and any(cap is not None and 0 < cap * appends <= -window for cap in caps)
+
+
+def window_never_fills(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The cut at `node` (a slice, or the statement that makes one) keeps a window its session never fills."""
+    function = ctx.enclosing_function(node)
+    return function is not None and any(isinstance(sub, cst.Subscript) and isinstance(sub.slice[0].slice, cst.Slice)
+                                        and _session_shorter_than_window(ctx, function, sub) for sub in (node, *descendants(node)))
 
 
 def _message_count_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
@@ -1180,9 +1221,22 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
                or (isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
                    and element in {x.value for x in descendants(n.value.left) if isinstance(x, cst.Name)})
                for n in descendants(loop.body))
-    if not kept:
+    if not kept or _older_part_returned(ctx, function, history):
         return None
     return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
+
+
+def _older_part_returned(ctx: ModuleContext, function: cst.FunctionDef, history: cst.BaseExpression) -> bool:
+    """`return messages[:cutoff], selected`: the walk splits the history and hands back the older part too, for its
+    caller to fold into a summary (compaction, in one step), not a window that drops it."""
+    code = ctx.code(history)
+    for value in ctx.returns_of(function):
+        if isinstance(value, cst.Tuple):
+            for element in value.elements:
+                item = element.value
+                if isinstance(item, cst.Subscript) and ctx.code(item.value) == code and _front_subscript(item):
+                    return True
+    return False
 
 
 def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cst.If) -> bool:
@@ -2208,9 +2262,20 @@ def _rendered_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Su
     if not isinstance(expression, (cst.ListComp, cst.GeneratorExp)) or not _kept_as_history(ctx, expression):
         return False
     target = ctx.code(node.value)
+    statement = ctx.statement_of(node)
+    used = {n.value for n in descendants(statement) if isinstance(n, cst.Name)} if statement is not None else set()
+
+    def beside(head: cst.CSTNode) -> bool:  # the head kept in the same text: in the statement, or in a name it uses
+        own = ctx.statement_of(head)
+        if own is statement:
+            return True
+        small = own.body[0] if isinstance(own, cst.SimpleStatementLine) and own.body else own
+        return isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value in used for t in small.targets)
+
     keeps_head = any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _front_subscript(n) and n is not node
-                     for n in ctx.nodes(cst.Subscript) if ctx.contains(function, n))
-    marker = any(OMITTED.search(ctx.code(n)) for n in _own_nodes(function) if isinstance(n, (cst.SimpleString, cst.FormattedString)))
+                     and beside(n) for n in ctx.nodes(cst.Subscript) if ctx.contains(function, n))
+    marker = any(OMITTED.search(ctx.code(n)) for n in _own_nodes(function) if isinstance(n, (cst.SimpleString, cst.FormattedString))
+                 and beside(n))
     return keeps_head or marker
 
 
