@@ -575,7 +575,7 @@ def _adapter(analysis, site, callers: list):
     made_with = "system" in carries and not from_parameter(ctx, site.arg("system"))  # self.system_message from __init__
     what = f"their {' and '.join(carries)}" if carries and not made_with else "a system message ahead of it" if not carries else \
         " and ".join(["the system prompt the object was made with", *(["their tools"] if "tools" in carries else [])])
-    node = _built_by_caller(ctx, site) or site.node
+    node = _built_by_caller(ctx, site) or _body_built_before(ctx, site) or site.node
     return Report(node, f"`{found.function}` sends the history its callers pass (`{found.param}`) with {what} to "
                      "Anthropic with no cache_control: every request of every conversation through it prefills the whole prompt "
                      "again and nothing is read from cache; put a breakpoint on the last message (or a top-level cache_control)",
@@ -603,9 +603,18 @@ def _constructor_setting(ctx, node, expr) -> bool:
                 return False
             value = value.left
         return isinstance(value, cst.Name) and value.value in params
-    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and ctx.code(t.target) == ctx.code(expr)
-                                                 for t in n.targets)
-               and given(n.value) for n in descendants(init.body))
+    if any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and ctx.code(t.target) == ctx.code(expr)
+                                             for t in n.targets)
+           and given(n.value) for n in descendants(init.body)):
+        return True
+    # `super().__init__(system_prompt)`, handing its own parameter to a base class of the module that sets the attribute
+    # (vulnhuntr's `Claude(LLM)`: `LLM.__init__` sets `self.system_prompt = system_prompt`)
+    hands_on = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "__init__"
+                   and isinstance(n.func.value, cst.Call) and called_name(n.func.value) == "super"
+                   and any(isinstance(a.value, cst.Name) and a.value.value in params for a in n.args) for n in descendants(init.body))
+    bases = {b.value.value for b in cls.bases if isinstance(b.value, cst.Name)}
+    return hands_on and any(_constructor_setting(ctx, base.body, expr) for base in ctx.nodes(cst.ClassDef)
+                            if base.name.value in bases and base is not cls)
 
 
 def _leads_with_a_system_message(ctx, messages) -> bool:
@@ -960,6 +969,20 @@ def _built_by_caller(ctx, site):
         return None
     calls_sender = any(isinstance(c, cst.Call) and any(f is sender for f in ctx.called_functions(c)) for c in descendants(builder))
     return messages if calls_sender else None
+
+
+def _body_built_before(ctx, site):
+    """The request body a sending function builds before it posts over HTTP (`payload = {"model": ..., "messages":
+    msgs}` ... `session.post(url, json=payload)`): the place a breakpoint goes, reported there. An SDK's method
+    handed a dict of its arguments (`client.messages.create(**params)`) is the request itself."""
+    if not (isinstance(site.node, cst.Call) and any(a.keyword is not None and a.keyword.value in ("json", "data", "body", "content")
+                                                    for a in site.node.args)):
+        return None
+    messages = site.arg("messages")
+    body = ctx.enclosing(messages, (cst.Dict,)) if messages is not None else None
+    if body is None or ctx.enclosing_function(body) is not ctx.enclosing_function(site.node):
+        return None
+    return None if any(n is body for n in descendants(site.node)) else body
 
 
 CLAUDE = re.compile(r"claude|anthropic", re.I)

@@ -1,0 +1,402 @@
+"""Round 26: what a spent set (holdout30) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL104: text looked up by a RAG function goes into the system prompt; a configured entry does not count --------
+
+RAG = '''
+from app.llm import ask_ai_stream
+
+
+async def query_course_rag(question, db):
+    rows = await db.search(question)
+    parts = []
+    index = 0
+    for row in rows:
+        index += 1
+        parts.append(f"[Source {index}]\\n{row.text}")
+    return {"context": "\\n".join(parts)}
+
+
+async def answer(question: str, db, message_history: list):
+    rag_result = await query_course_rag(question=question, db=db)
+    context = rag_result["context"]
+    system_prompt = (
+        "You are a helpful educational assistant. Answer from the course content.\\n\\n"
+        f"Course Content:\\n{context}"
+    )
+    return ask_ai_stream(question=question, message_history=message_history, message_for_the_prompt=system_prompt)
+'''
+
+
+def test_text_looked_up_by_a_rag_function_is_reported_where_it_enters_the_system_prompt():
+    found = lint(RAG, {"CL104"})
+    assert [f.row for f in found] == [19], found
+    assert "looked up for this turn (query_course_rag())" in found[0].message
+
+
+def test_a_counter_numbering_the_rows_of_one_lookup_is_no_volatile_value():
+    # `index += 1` for each row of this call's results numbers them the same way on every call
+    assert lint(RAG, {"CL101"}) == []
+
+
+def test_a_counter_of_a_loop_over_range_still_counts_the_turns():
+    source = RAG.replace("for row in rows:", "for row in range(len(rows)):").replace("{row.text}", "{rows[row].text}")
+    assert [f.row for f in lint(source, {"CL101"})] == [10]
+
+
+def test_a_lookup_of_the_entry_the_app_is_configured_with_is_no_retrieval():
+    source = RAG.replace("await query_course_rag(question=question, db=db)", "query_course_rag(config.context)")
+    assert lint(source, {"CL104"}) == []
+
+
+# --- CL104: a builder's static rules appended after its per-call values; a language mode is not a per-call value --
+
+RULES = "\\n".join(f"{i}. Always use Tailwind CSS and a card-based layout, with clear instructions for the learner." for i in range(60))
+
+PLAYGROUND = f'''
+def build_playground_system_prompt(context, course_context=None) -> str:
+    base_prompt = f"""You are an expert interactive content creator.
+- Playground: {{context.playground_name}}
+- Description: {{context.playground_description}}"""
+    if course_context:
+        base_prompt += f"""COURSE CONTEXT: {{course_context}}"""
+    base_prompt += """
+{RULES}
+"""
+    return base_prompt
+'''
+
+
+def test_static_rules_appended_after_a_builders_per_call_values_are_found():
+    found = lint(PLAYGROUND, {"CL104"})
+    assert [(f.row, f.column) for f in found] == [(3, 15)], found
+    assert "characters of static prompt come after the per-call value `context.playground_name`" in found[0].message
+
+
+def test_rules_appended_under_a_condition_are_not_counted():
+    source = PLAYGROUND.replace('    base_prompt += """', '    if course_context:\n        base_prompt += """')
+    assert lint(source, {"CL104"}) == []
+
+
+ACTIVITY = f'''
+def get_language_name(code):
+    return {{"en": "English", "fr": "French"}}.get(code, code)
+
+
+def build_activity_system_prompt(course_name: str, activity_name: str, language: str = "en") -> str:
+    language_name = get_language_name(language)
+    return f"""Write ALL text in {{language_name}}.
+
+COURSE: {{course_name}}
+ACTIVITY: {{activity_name}}
+
+{RULES}
+"""
+'''
+
+
+def test_a_language_mode_first_does_not_hide_the_per_call_values_after_it():
+    found = lint(ACTIVITY, {"CL104"})
+    assert [f.row for f in found] == [9], found
+    assert "per-call value `course_name`" in found[0].message
+
+
+# --- CL301: windows that never cut, and a count of messages that is no context window ---------------------------
+
+SESSION = '''
+MAX_ITERATIONS = 6
+
+
+async def generate(session, prompt, client):
+    reply = await client.chat.completions.create(model="gpt-4o", messages=[*session.message_history, {"role": "user", "content": prompt}])
+    session.message_history.append({"role": "user", "content": prompt})
+    session.message_history.append({"role": "assistant", "content": reply.choices[0].message.content})
+    session.iteration_count += 1
+    if len(session.message_history) > 12:
+        session.message_history = session.message_history[-12:]
+'''
+
+
+def test_a_session_capped_shorter_than_its_window_never_cuts():
+    # six passes of two messages never fill twelve
+    assert lint(SESSION, {"CL301"}) == []
+
+
+def test_a_window_shorter_than_the_sessions_cap_still_cuts():
+    found = lint(SESSION.replace("MAX_ITERATIONS = 6", "MAX_ITERATIONS = 10"), {"CL301"})
+    assert [f.row for f in found] == [10], found
+
+
+def test_a_window_with_no_count_of_passes_is_not_judged_by_a_cap():
+    found = lint(SESSION.replace("    session.iteration_count += 1\n", ""), {"CL301"})
+    assert [f.row for f in found] == [9], found
+
+
+COUNTED = '''
+import os
+
+from groq import AsyncGroq
+
+
+class Translator:
+    _MAX_CONTEXT = int(os.environ.get("CONTEXT_LENGTH", "20"))
+
+    def __init__(self):
+        self.client = AsyncGroq()
+        self.messages = []
+
+    async def translate(self, text):
+        self.messages += [{"role": "user", "content": text}]
+        if len(self.messages) > self._MAX_CONTEXT:
+            self.messages = self.messages[-self._MAX_CONTEXT:]
+        response = await self.client.chat.completions.create(model="llama-3.3-70b", messages=self.messages)
+        self.messages.append({"role": "assistant", "content": response.choices[0].message.content})
+        return response
+'''
+
+
+def test_a_count_of_messages_against_a_bound_named_for_the_context_is_a_window():
+    found = lint(COUNTED, {"CL301"})
+    assert [f.row for f in found] == [16], found
+
+
+def test_a_token_count_against_the_context_window_is_still_the_models_limit():
+    source = COUNTED.replace("if len(self.messages) > self._MAX_CONTEXT:", "if count_tokens(self.messages) > self._MAX_CONTEXT:")
+    assert lint(source, {"CL301"}) == []
+
+
+SPLIT = '''
+def select_recent_messages(messages: list, recent_budget: int):
+    selected = []
+    total = 0
+    for item in reversed(messages):
+        tokens = count_tokens(item["content"])
+        if selected and total + tokens > recent_budget:
+            break
+        selected.insert(0, item)
+        total += tokens
+    cutoff = len(messages) - len(selected)
+    return messages[:cutoff], selected
+'''
+
+
+def test_a_walk_that_hands_back_the_older_part_for_a_summary_is_no_window():
+    assert lint(SPLIT, {"CL301"}) == []
+    dropped = SPLIT.replace("return messages[:cutoff], selected", "return selected")
+    assert [f.row for f in lint(dropped, {"CL301"})] == [4]
+
+
+PREVIEW = '''
+def _clip_text(text, limit):
+    return text if len(text) <= limit else text[:limit] + "\\n...(truncated)"
+
+
+async def run_turn(store, session_id, messages):
+    history_messages = await store.get_messages(session_id)
+    summary = _clip_text(" ".join(m["content"] for m in history_messages[-4:]), limit=400)
+    note = "earlier steps omitted"
+    first = history_messages[0]
+    return summary, note, first
+'''
+
+
+def test_a_preview_of_the_latest_items_is_no_rendered_window_for_a_marker_or_head_elsewhere():
+    assert lint(PREVIEW, {"CL301"}) == []
+
+
+def test_a_head_kept_in_the_same_text_is_a_rendered_window():
+    source = PREVIEW.replace('summary = _clip_text(" ".join(m["content"] for m in history_messages[-4:]), limit=400)',
+                             'summary = [history_messages[0]["content"], *(m["content"] for m in history_messages[-4:])]')
+    found = lint(source, {"CL301"})
+    assert [f.row for f in found] == [7], found
+
+
+# --- CL301: a dict of the same name in another function is another dict ------------------------------------------
+
+GLOSSARY = '''
+from openai import AsyncOpenAI
+
+client = AsyncOpenAI()
+
+
+class Translator:
+    def extract_relevant_terms(self, text):
+        relevant_terms = {}
+        for term, translation in self.glossary_entries.items():
+            if term in text:
+                relevant_terms[term] = translation
+        return relevant_terms
+
+    async def translate(self, prompt, history):
+        relevant_terms = self.extract_relevant_terms(prompt)
+        glossary = "\\n".join(f"{t}->{tr}" for t, tr in relevant_terms.items())
+        return await client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "system", "content": f"Glossary:\\n{glossary}"}, *history])
+'''
+
+
+def test_a_fresh_dict_returned_by_another_method_is_no_state_updated_in_place():
+    assert lint(GLOSSARY, {"CL301"}) == []
+
+
+# --- CL501: a payload posted over HTTP is reported where it is built; a prompt set by the base class -------------
+
+POSTED = '''
+import aiohttp
+
+
+class AnthropicClient:
+    def __init__(self, token, model="claude-sonnet-4-5"):
+        self.token = token
+        self.model = model
+        self.api_url = "https://api.anthropic.com/v1/messages"
+
+    async def get_response(self, messages):
+        headers = {"x-api-key": self.token, "anthropic-version": "2023-06-01"}
+        system_message = None
+        anthropic_messages = []
+        for message in messages:
+            if message["role"] == "system":
+                system_message = message["content"]
+            else:
+                anthropic_messages.append({"role": message["role"], "content": message["content"]})
+        payload = {
+            "model": self.model,
+            "max_tokens": 8192,
+            "messages": anthropic_messages,
+        }
+        if system_message:
+            payload["system"] = system_message
+        async with aiohttp.ClientSession() as session:
+            async with session.post(self.api_url, headers=headers, json=payload) as resp:
+                return await resp.json()
+'''
+
+
+def test_a_request_body_posted_over_http_is_reported_where_it_is_built():
+    found = lint(POSTED, {"CL501"})
+    assert [f.row for f in found] == [19], found
+
+
+INHERITED = '''
+import anthropic
+
+
+class LLM:
+    def __init__(self, system_prompt: str = "") -> None:
+        self.system_prompt = system_prompt
+        self.history = []
+
+
+class Claude(LLM):
+    def __init__(self, model: str, system_prompt: str = "") -> None:
+        super().__init__(system_prompt)
+        self.client = anthropic.Anthropic()
+        self.model = model
+
+    def send_message(self, messages, max_tokens):
+        return self.client.messages.create(model=self.model, max_tokens=max_tokens, system=self.system_prompt, messages=messages)
+'''
+
+
+def test_a_system_prompt_the_base_class_sets_from_the_constructor_is_the_objects():
+    found = lint(INHERITED, {"CL501"})
+    assert [f.row for f in found] == [17], found
+    assert "the system prompt the object was made with" in found[0].message
+
+
+def test_a_base_class_that_sets_a_constant_prompt_is_not_the_callers():
+    source = INHERITED.replace("self.system_prompt = system_prompt", 'self.system_prompt = "Be brief."')
+    assert lint(source, {"CL501"}) == []
+
+
+# --- CL104: the newest question sent ahead of the history ---------------------------------------------------------
+
+QUESTION_FIRST = '''
+from app.messages import Message
+
+
+def react_prompt(question: str, message_history: list, tool_names: list):
+    return [
+        Message.system("Here is a list of tools you can use: ..."),
+        Message.user(question),
+        *message_history,
+    ]
+'''
+
+
+def test_the_newest_question_ahead_of_the_history_is_found_where_no_request_is_in_sight():
+    found = lint(QUESTION_FIRST, {"CL104"})
+    assert [f.row for f in found] == [7], found
+    assert "the newest question (`question`) is sent ahead of the history `message_history`" in found[0].message
+
+
+def test_the_question_after_the_history_and_a_fixed_task_ahead_of_it_stay_quiet():
+    after = QUESTION_FIRST.replace("        Message.user(question),\n        *message_history,\n",
+                                   "        *message_history,\n        Message.user(question),\n")
+    assert lint(after, {"CL104"}) == []
+    fixed = QUESTION_FIRST.replace("Message.user(question)", 'Message.user("Solve the task below.")')
+    assert lint(fixed, {"CL104"}) == []
+
+
+def test_a_dict_user_message_ahead_of_the_history_is_found_beside_a_request():
+    source = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(question, chat_history):
+    return client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": question}, *chat_history])
+'''
+    assert [f.row for f in lint(source, {"CL104"})] == [8]
+
+
+# --- CL101: a clock read in a prompt template's own Jinja text --------------------------------------------------
+
+HA_CONST = '''
+from typing import Final
+
+DOMAIN: Final = "home_agent"
+
+DEFAULT_SYSTEM_PROMPT: Final = """You are a brief, friendly voice assistant for Home Assistant.
+
+## Current Home Context
+Current Area: {{area_name(area_id(current_device_id))}}
+Current Time: {{now()}}
+
+Available Devices:
+{%- for entity in exposed_entities %}
+{{ entity.entity_id }},{{ entity.name }},{{ entity.state }}
+{%- endfor %}
+"""
+'''
+
+
+def test_a_clock_in_a_prompt_templates_jinja_text_is_found_at_the_expression():
+    found = lint(HA_CONST, {"CL101"}, filename="custom_components/home_agent/const.py")
+    assert [(f.row, f.column) for f in found] == [(9, 15)], found
+    assert "`DEFAULT_SYSTEM_PROMPT` reads the clock in its own text (`{{now()}}`)" in found[0].message
+
+
+def test_a_date_only_clock_in_a_template_stays_quiet():
+    for date in ("{{ now().date() }}", "{{ now().strftime('%Y-%m-%d') }}", "{{ now().year }}",
+                 "{{ now() | as_timestamp | timestamp_custom('%A %d %B') }}"):
+        assert lint(HA_CONST.replace("{{now()}}", date), {"CL101"}) == [], date
+    minute = HA_CONST.replace("{{now()}}", "{{ now().strftime('%H:%M') }}")
+    assert [f.row for f in lint(minute, {"CL101"})] == [9]
+
+
+def test_a_clock_in_a_constant_not_named_for_a_prompt_stays_quiet():
+    assert lint(HA_CONST.replace("DEFAULT_SYSTEM_PROMPT", "DEFAULT_CARD_MARKUP"), {"CL101"}) == []
+
+
+def test_a_prompts_module_opened_for_its_template_clock_is_judged_by_that_check_alone(tmp_path):
+    files = {"app/const.py": HA_CONST + '\n\nSTAMP = f"{__import__(\'time\').time()}"\n', "app/__init__.py": ""}
+    found = lint_tree(tmp_path, files, "app/const.py", {"CL101", "CL102", "CL103", "CL104", "CL301"})
+    assert [(f.code, f.row) for f in found] == [("CL101", 9)], found
