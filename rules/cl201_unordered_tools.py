@@ -163,8 +163,12 @@ class Toolkit:
         from cachelint.check.listings import tools_loaded_from_listings
 
         from cachelint.check.concurrent_tools import tools_added_concurrently
+        from cachelint.check.gate import opened_alone
 
         ctx = analysis.ctx
+        if not analysis.sites and opened_alone(ctx.source):  # opened for a set of tools handed on, and judged for it alone
+            yield from map(_built_from_a_set, tools_from_sets(ctx))
+            return
         concurrent = list(tools_added_concurrently(ctx))
         for found in concurrent:
             yield Report(found.node, f"tools are added with `{found.holder}(...)` in `{found.function}()`, which runs concurrently for each server "
@@ -178,10 +182,7 @@ class Toolkit:
                          "order and never sorted: a server that fails, reconnects or lists in another order moves every tool after it, "
                          f"and the tools open the prefix; sort `{merge.tools}` by name once they are merged", confidence="likely")
         if not analysis.sites:  # where a request is in sight, the data flow reports a set at the request's tools
-            for found in tools_from_sets(ctx):
-                yield Report(found.node, f"`{found.tools}` is built by iterating `{found.source}`, a set: its order follows hashing (of strings, or of objects' ids), "
-                             "which changes with every process, so each process sends the same tools in another order and the tools "
-                             f"open the prefix; iterate sorted({found.source})", confidence="likely")
+            yield from map(_built_from_a_set, tools_from_sets(ctx))
         if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
             listed = set()
             for found in tools_from_listings(analysis.ctx):
@@ -197,3 +198,9 @@ class Toolkit:
             message = f"the tools of {analysis.describe_site(site)} come from {fact.label}{fact.origin} in no defined order; sort them by name"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
             yield Report.at(site, fact.node, message, fix=fix)
+
+
+def _built_from_a_set(found) -> Report:
+    return Report(found.node, f"`{found.tools}` is built by iterating `{found.source}`, a set: its order follows hashing (of strings, or of "
+                  "objects' ids), which changes with every process, so each process sends the same tools in another order and the "
+                  f"tools open the prefix; iterate sorted({found.source})", confidence="likely")

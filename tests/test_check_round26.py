@@ -400,3 +400,77 @@ def test_a_prompts_module_opened_for_its_template_clock_is_judged_by_that_check_
     files = {"app/const.py": HA_CONST + '\n\nSTAMP = f"{__import__(\'time\').time()}"\n', "app/__init__.py": ""}
     found = lint_tree(tmp_path, files, "app/const.py", {"CL101", "CL102", "CL103", "CL104", "CL301"})
     assert [(f.code, f.row) for f in found] == [("CL101", 9)], found
+
+
+# --- CL301: a window taken for a debug view; CL201: tools handed on from a set, in a module with no request -------
+
+DEBUG_VIEW = '''
+class Agent:
+    def __init__(self):
+        self.conversation_history = []
+
+    def _build_debug_trace(self, provider):
+        history_tail = self.conversation_history[-20:] if self.conversation_history else []
+        return {"provider": provider, "conversation": history_tail}
+
+    async def _get_ai_response(self, client):
+        recent_messages = self.conversation_history[-10:] if len(self.conversation_history) > 10 else self.conversation_history
+        return await client.get_response(messages=recent_messages)
+'''
+
+
+def test_a_window_taken_for_a_debug_view_is_quiet_and_the_sent_one_is_found():
+    found = lint(DEBUG_VIEW, {"CL301"})
+    assert [f.row for f in found] == [10], found
+
+
+SET_TOOLS = '''
+def react(tools, contexts, run_react):
+    def wrapper(fn):
+        _tools = set(tools)
+        for ctx in contexts:
+            for tool in ctx.resolve_tools():
+                _tools.add(tool)
+
+        async def call(*args, **kwargs):
+            prompt = await fn(*args, **kwargs)
+            return run_react(prompt, tools=list(_tools))
+
+        return call
+
+    return wrapper
+'''
+
+
+def test_tools_handed_on_from_a_set_are_found_in_a_module_with_no_request():
+    found = lint(SET_TOOLS, {"CL201", "CL104", "CL301"})
+    assert [(f.code, f.row) for f in found] == [("CL201", 3)], found
+    assert lint(SET_TOOLS.replace("tools=list(_tools)", "tools=sorted(_tools, key=lambda t: t.__name__)"), {"CL201"}) == []
+
+
+LOADED = '''
+class ConversationHistoryManager:
+    def __init__(self, store, max_messages=10):
+        self._store = store
+        self._max_messages = max_messages
+        self._histories = {}
+
+    async def load_from_storage(self):
+        data = await self._store.async_load()
+        for conv_id, messages in data.get("conversations", {}).items():
+            valid_messages = [m for m in messages if "role" in m and "content" in m]
+            if len(valid_messages) > self._max_messages:
+                valid_messages = valid_messages[-self._max_messages:]
+            self._histories[conv_id] = valid_messages
+
+    def get_history(self, conversation_id):
+        history = self._histories.get(conversation_id, [])
+        if len(history) > self._max_messages:
+            history = history[-self._max_messages:]
+        return history
+'''
+
+
+def test_stored_conversations_trimmed_once_as_they_are_loaded_are_quiet_and_the_per_request_cut_is_found():
+    found = lint(LOADED, {"CL301"})
+    assert [f.row for f in found] == [18], found

@@ -194,6 +194,7 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
     return any(re.search(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(root)}\b", source, re.M) for root in roots)
 
 
+SET_TOOLS_HANDED = re.compile(r"\btools\s*=\s*(?:list|tuple)\(\s*\w+\s*\)")
 TEMPLATE_CLOCK = re.compile(r"\{\{-?\s*(?:(?:dt_util|datetime|dt)\.)?(?:utc)?now\(\)")
 
 # a user message written ahead of a starred history in one list: `Message.user(question), *message_history`
@@ -214,6 +215,8 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
         found.add("CL104")
     if "CL101" in codes and "now()" in source and TEMPLATE_ASSIGN.search(source) and TEMPLATE_CLOCK.search(source):
         found.add("CL101")  # a clock read in a prompt template's own Jinja text (template_clocks.py)
+    if "CL201" in codes and SET_TOOLS_HANDED.search(source) and re.search(r"\b(?:set|frozenset)\(|:\s*(?:set|Set|frozenset)\[", source):
+        found.add("CL201")  # tools handed on as `tools=list(a_set)` (conversation._local_set_tools)
     if "CL104" in codes and QUESTION_FIRST.search(source):
         found.add("CL104")  # the newest question written ahead of a starred history (question_first.py)
     if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):

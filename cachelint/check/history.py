@@ -1107,6 +1107,10 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
         if _accessor(ctx, function, node, params):
             return None  # `def get_recent_messages(self, count): return self.messages[-count:]`: a read for its caller
+        if SIDE_TASK.search(function.name.value) and not _sends_in(function):
+            return None  # `def _build_debug_trace(self): tail = self.history[-20:]`: a view for a log or a screen, not a request
+        if LOADER.match(function.name.value) and ctx.enclosing(node, (cst.For,)) is not None and not _sends_in(function):
+            return None  # every stored conversation trimmed once as the app loads them: the cache is cold then anyway
         if _session_shorter_than_window(ctx, function, node):
             return None  # a session capped at MAX_ITERATIONS = 6 passes of two messages never fills `history[-12:]`
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
@@ -1258,7 +1262,8 @@ def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cs
 
 LATEST_TURNS = "keeps only the latest turns of"
 # a function that reads the newest turns for a side task: a retrieval query, an embedding, a title, a log entry
-SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display)(?:$|_)", re.I)
+LOADER = re.compile(r"^_?(?:async_)?(?:load|restore|rehydrate)(?:_|$)", re.I)
+SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display|debug|trace|telemetry)(?:$|_)", re.I)
 
 
 def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseExpression, str] | None:
@@ -1844,6 +1849,11 @@ def _proportional_cut(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
 # a getter named for the few latest items it returns (`get_recent_messages`, `last_turns`, `preview_history`); a memory's
 # `get_messages(limit=None)` is what it hands the model, and stays judged
 ACCESSOR = re.compile(r"(?:^|_)(?:recent|last|latest|tail|peek|preview|display|show)(?:_|$)", re.I)
+
+
+def _sends_in(function: cst.FunctionDef) -> bool:
+    """The function passes messages to a call itself (`messages=`, `input=`): it may send the window it cuts."""
+    return any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value in ("messages", "input") for n in descendants(function))
 
 
 def _accessor(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Subscript, params: set[str]) -> bool:
