@@ -343,6 +343,9 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = _when_claude(report, configured)
             if site.api == "bedrock-converse":
                 report = _in_converse_terms(report)
+            elif site.api == "openai-chat" and not site.callee.startswith("litellm"):  # Claude through OpenRouter (_openrouter_claude)
+                report = Report(report.node, report.message.replace("to Anthropic", "to Claude through OpenRouter"), report.severity,
+                                report.fix, confidence=report.confidence, position=report.position)
             place = _fix_place(ctx, site, report)
             if place in reported:
                 continue  # the create and stream paths take their messages from one builder: one place to fix
@@ -503,11 +506,41 @@ def _to_anthropic(analysis, site) -> bool:
     if site.api == "bedrock-converse":  # Bedrock's Converse API: Claude by its model id (`anthropic.claude-...`), at the call
         model = analysis.model_of(site)  # or, where it is a setting, the one its module names (`model_id="anthropic.claude-..."`)
         return bool(CLAUDE.search(model)) if model is not None else CLAUDE_MODEL.search(analysis.ctx.source) is not None
+    if site.api == "openai-chat" and not site.callee.startswith("litellm"):
+        return _openrouter_claude(analysis, site)
     if not site.callee.startswith("litellm"):
         return False
     model = analysis.model_of(site) or ""
     cls = analysis.ctx.enclosing(site.node, (cst.ClassDef,))
     return bool(CLAUDE.search(model) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value)))
+
+
+OPENROUTER_CLAUDE = re.compile(r"^anthropic/claude", re.I)
+
+
+def _openrouter_claude(analysis, site) -> bool:
+    """An OpenAI-compatible request to OpenRouter with a Claude model (`model="anthropic/claude-3.5-sonnet"`, written
+    or the default of the constructor parameter that sets `self.model`): OpenRouter caches Claude's prompts only at
+    `cache_control` breakpoints (or a top-level `cache_control`), as Anthropic does."""
+    model = site.arg("model")
+    name = string_value(model) or analysis.options.model or _constructor_default(analysis.ctx, site.node, model)
+    return name is not None and OPENROUTER_CLAUDE.match(name) is not None
+
+
+def _constructor_default(ctx, node, expr) -> str | None:
+    """`self.model`, set in the class's `__init__` from a parameter (`def __init__(self, model="anthropic/claude-3.5-sonnet")`):
+    that parameter's default text."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return None
+    cls = ctx.enclosing(node, (cst.ClassDef,))
+    init = method_of(cls, "__init__") if isinstance(cls, cst.ClassDef) else None
+    if init is None:
+        return None
+    defaults = {p.name.value: string_value(p.default) for p in init.params.params if p.default is not None}
+    for n in descendants(init.body):
+        if isinstance(n, cst.Assign) and any(ctx.code(t.target) == ctx.code(expr) for t in n.targets) and isinstance(n.value, cst.Name):
+            return defaults.get(n.value.value)
+    return None
 
 
 def _configured_claude(analysis, site, tree_marks) -> str | None:

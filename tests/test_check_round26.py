@@ -474,3 +474,34 @@ class ConversationHistoryManager:
 def test_stored_conversations_trimmed_once_as_they_are_loaded_are_quiet_and_the_per_request_cut_is_found():
     found = lint(LOADED, {"CL301"})
     assert [f.row for f in found] == [18], found
+
+
+# --- CL501: Claude through OpenRouter with an OpenAI client ---------------------------------------------------------
+
+OPENROUTER = '''
+import os
+
+from openai import OpenAI
+
+
+class OpenRouterClient:
+    def __init__(self, model="anthropic/claude-3.5-sonnet", system_prompt="You are an SRE agent."):
+        self.model = model
+        self.system_prompt = system_prompt
+        self.client = OpenAI(api_key=os.getenv("OPENROUTER_API_KEY"), base_url="https://openrouter.ai/api/v1")
+
+    def inference(self, history):
+        response = self.client.chat.completions.create(
+            model=self.model, messages=[{"role": "system", "content": self.system_prompt}, *history], max_tokens=1024)
+        return response.choices[0].message.content
+'''
+
+
+def test_claude_through_openrouter_with_an_openai_client_needs_breakpoints():
+    found = lint(OPENROUTER, {"CL501"})
+    assert [f.row for f in found] == [13], found
+    assert "to Claude through OpenRouter with no cache_control" in found[0].message
+
+
+def test_another_model_through_openrouter_is_cached_by_its_provider():
+    assert lint(OPENROUTER.replace("anthropic/claude-3.5-sonnet", "openai/gpt-4o"), {"CL501"}) == []
