@@ -16,8 +16,9 @@ prefix of an LLM request: the tools, the system prompt, the instructions, or mes
 turn. It follows the value through assignments, f-strings, `.format`, `%`, `+`, `str.join`, list and dict
 literals and functions of the same module, and says how often the value changes and whether it is computed
 per call, per conversation or once per process. A counter that starts again in the function that builds the prompt
-(`n = 1` ... `n += 1` to number its items, outside any loop) is the same on every call and is not reported; one kept
-on the module, the object or an enclosing function, or counted in a loop, is; so is the size of the conversation so far
+(`n = 1` ... `n += 1` to number its items, outside any loop or in a loop over a collection such as one lookup's rows)
+is the same on every call and is not reported; one kept on the module, the object or an enclosing function, or
+counted in a `while` loop, a loop over `range(...)` or a loop that awaits, is; so is the size of the conversation so far
 (`user.approximate_context_size(thread_id)`, `num_tokens_from_messages(messages)`), which grows every turn. A date (day or month resolution) is not reported, wherever
 it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 
@@ -47,7 +48,9 @@ callers), and not again at each caller. A clock (`time.time() - self.start_time`
 the module counts up (`self.iteration += 1`) rendered into a prompt text ahead of the conversation the same text holds
 (`f"Iteration: {self.iteration}\n...HISTORY:\n{self.conversation.compile_history() or 'None yet.'}"`) is reported
 there too (`likely`): the history grows by appending, but behind a value that changes on every pass none of it is
-read from cache.
+read from cache. And a clock read in a prompt template's own Jinja text (`Current Time: {{now()}}` in a module
+constant named for a prompt, as Home Assistant's conversation agents write it; `now().date()` or a format with no
+time of day is a date), reported at the expression (`likely`).
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests

@@ -63,7 +63,13 @@ Retrieved text is also what a vector index or a retriever answers to a generic m
 `collection.query(...)`, `retriever.invoke(q)`). And state the agent observes anew on every turn of the loop that
 sends the history (`page = browser.snapshot()` beside `browser.run(action)`: a method that reads the current state,
 not `get_schema()` or `describe_tools()`; or a value made from the model's reply in that loop), rendered into the
-system prompt ahead of that history (`likely`): show it in the newest message.
+system prompt ahead of that history (`likely`): show it in the newest message. A builder's static rules appended
+after its per-call values (`prompt = f"Playground: {ctx.name}"` then `prompt += RULES`, in the same block) count as
+its tail, and a mode ahead of them (`{language_name}`) does not hide the per-call values after it; a lookup named
+for RAG (`query_course_rag(question)`) is a retrieval, a lookup of the entry the app is configured with
+(`registry.get_context(config.context)`) is not. And the newest question written ahead of the history in one list
+(`[system, Message.user(question), *message_history]`, `likely`): every request differs from the last right after
+the system prompt, so none of the history is read from cache.
 """
     why = """
 The static instructions are the part every user shares. Put a user's name in front of them and no two users

@@ -112,7 +112,10 @@ bare `_` that changes nothing the request reads (n samples of one request), is a
 Claude on Amazon Bedrock counts too: an InvokeModel request whose body is an Anthropic Messages body
 (`client.invoke_model(modelId="anthropic.claude-...", body=json.dumps({"anthropic_version": ..., "messages": ...}))`),
 and a Converse request (`client.converse(modelId=..., system=[...], messages=...)`) to a Claude model id, where a
-breakpoint is a `{"cachePoint": {"type": "default"}}` block.
+breakpoint is a `{"cachePoint": {"type": "default"}}` block. So does Claude reached through OpenRouter with an
+OpenAI client (`model="anthropic/claude-3.5-sonnet"`, written or the default of the constructor parameter that sets
+`self.model`): OpenRouter caches Claude's prompts only at `cache_control` breakpoints too. A request body posted over
+HTTP (`payload = {...}` then `session.post(url, json=payload)`) is reported where the body is built.
 OpenAI caches automatically and is not concerned; nor is a Claude model from before prompt caching (`claude-2.1`,
 `claude-instant-1.2`), where no breakpoint would help.
 """
