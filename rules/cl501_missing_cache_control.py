@@ -618,10 +618,12 @@ def _adapter(analysis, site, callers: list):
                      confidence="likely")
 
 
-def _constructor_setting(ctx, node, expr) -> bool:
+def _constructor_setting(ctx, node, expr, handed: frozenset[str] | None = None, seen: frozenset[int] = frozenset()) -> bool:
     """`system=self.system_message` where the class's `__init__` sets `self.system_message = system_message` from one of
     its parameters: the prompt the object was made with, which the adapter's users choose (mo.ai.llm.anthropic's
-    `system_message`), as much from outside as a parameter of the sending method."""
+    `system_message`), as much from outside as a parameter of the sending method. Also where `__init__` hands its own
+    parameter to a base class of the module (`super().__init__(system_prompt)`, `LLM.__init__(self, system_prompt)`)
+    whose `__init__` sets the attribute from the parameter it is handed there (`handed`)."""
     if isinstance(expr, cst.List) and len(expr.elements) == 1 and isinstance(expr.elements[0].value, cst.Dict):
         # Bedrock's `system=[{"text": self.system_message}]`: one text block holding the setting
         expr = next((e.value for e in expr.elements[0].value.elements if isinstance(e, cst.DictElement)
@@ -630,9 +632,9 @@ def _constructor_setting(ctx, node, expr) -> bool:
         return False
     cls = ctx.enclosing(node, (cst.ClassDef,))
     init = method_of(cls, "__init__") if isinstance(cls, cst.ClassDef) else None
-    if init is None:
+    if init is None or id(cls) in seen:
         return False
-    params = parameters_of(init)
+    params = parameters_of(init) if handed is None else set(handed)
     def given(value) -> bool:  # `system_message`, or `system_message or DEFAULT_SYSTEM_MESSAGE` (not `or ""`: no prompt)
         if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
             if string_value(value.right) == "":
@@ -643,14 +645,27 @@ def _constructor_setting(ctx, node, expr) -> bool:
                                              for t in n.targets)
            and given(n.value) for n in descendants(init.body)):
         return True
-    # `super().__init__(system_prompt)`, handing its own parameter to a base class of the module that sets the attribute
-    # (vulnhuntr's `Claude(LLM)`: `LLM.__init__` sets `self.system_prompt = system_prompt`)
-    hands_on = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "__init__"
-                   and isinstance(n.func.value, cst.Call) and called_name(n.func.value) == "super"
-                   and any(isinstance(a.value, cst.Name) and a.value.value in params for a in n.args) for n in descendants(init.body))
-    bases = {b.value.value for b in cls.bases if isinstance(b.value, cst.Name)}
-    return hands_on and any(_constructor_setting(ctx, base.body, expr) for base in ctx.nodes(cst.ClassDef)
-                            if base.name.value in bases and base is not cls)
+    # vulnhuntr's `Claude(LLM)`: `super().__init__(system_prompt)`, and `LLM.__init__` sets `self.system_prompt = system_prompt`
+    own = parameters_of(init) if handed is None else set(handed)
+    bases = {b.value.value: b for b in cls.bases if isinstance(b.value, cst.Name)}
+    for call in (n for n in descendants(init.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                 and n.func.attr.value == "__init__"):
+        receiver = call.func.value
+        explicit = isinstance(receiver, cst.Name) and receiver.value in bases  # `LLM.__init__(self, ...)`
+        if not (explicit or isinstance(receiver, cst.Call) and called_name(receiver) == "super"):
+            continue
+        args = call.args[1:] if explicit else call.args
+        for base in (c for c in ctx.nodes(cst.ClassDef) if c.name.value in bases and c is not cls):
+            base_init = method_of(base, "__init__")
+            if base_init is None:
+                continue
+            names = [p.name.value for p in base_init.params.params][1:]  # after self
+            mapped = frozenset(
+                (arg.keyword.value if arg.keyword is not None else names[i] if i < len(names) else "")
+                for i, arg in enumerate(args) if not arg.star and isinstance(arg.value, cst.Name) and arg.value.value in own)
+            if mapped and _constructor_setting(ctx, base.body, expr, mapped - {""}, seen | {id(cls)}):
+                return True
+    return False
 
 
 def _leads_with_a_system_message(ctx, messages) -> bool:
@@ -1015,7 +1030,9 @@ def _body_built_before(ctx, site):
                                                     for a in site.node.args)):
         return None
     messages = site.arg("messages")
-    body = ctx.enclosing(messages, (cst.Dict,)) if messages is not None else None
+    # `payload = {...}`, or `payload = dict(model=..., messages=...)`
+    body = next((a for a in ctx.ancestors(messages) if isinstance(a, cst.Dict) or isinstance(a, cst.Call) and called_name(a) == "dict"),
+                None) if messages is not None else None
     if body is None or ctx.enclosing_function(body) is not ctx.enclosing_function(site.node):
         return None
     return None if any(n is body for n in descendants(site.node)) else body

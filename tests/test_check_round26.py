@@ -49,8 +49,10 @@ def test_a_counter_of_a_loop_over_range_still_counts_the_turns():
 
 
 def test_a_lookup_of_the_entry_the_app_is_configured_with_is_no_retrieval():
-    source = RAG.replace("await query_course_rag(question=question, db=db)", "query_course_rag(config.context)")
+    source = RAG.replace("await query_course_rag(question=question, db=db)", "ContextRegistry.get_context(config.context)")
     assert lint(source, {"CL104"}) == []
+    counted = RAG.replace("await query_course_rag(question=question, db=db)", "get_context(config.max_chunks)")
+    assert [f.row for f in lint(counted, {"CL104"})] == [19]  # a count: the newest chunks, still this turn's
 
 
 # --- CL104: a builder's static rules appended after its per-call values; a language mode is not a per-call value --
@@ -181,6 +183,12 @@ def select_recent_messages(messages: list, recent_budget: int):
         total += tokens
     cutoff = len(messages) - len(selected)
     return messages[:cutoff], selected
+
+
+async def build_context(messages, budget, summarizer):
+    older, recent = select_recent_messages(messages, budget)
+    summary = await summarizer.summarize(older)
+    return [{"role": "system", "content": summary}, *recent]
 '''
 
 
@@ -188,6 +196,11 @@ def test_a_walk_that_hands_back_the_older_part_for_a_summary_is_no_window():
     assert lint(SPLIT, {"CL301"}) == []
     dropped = SPLIT.replace("return messages[:cutoff], selected", "return selected")
     assert [f.row for f in lint(dropped, {"CL301"})] == [4]
+
+
+def test_an_older_part_only_counted_is_still_dropped():
+    logged = SPLIT.replace("summary = await summarizer.summarize(older)", 'summary = f"{len(older)} earlier messages"')
+    assert [f.row for f in lint(logged, {"CL301"})] == [4]
 
 
 PREVIEW = '''
@@ -505,3 +518,174 @@ def test_claude_through_openrouter_with_an_openai_client_needs_breakpoints():
 
 def test_another_model_through_openrouter_is_cached_by_its_provider():
     assert lint(OPENROUTER.replace("anthropic/claude-3.5-sonnet", "openai/gpt-4o"), {"CL501"}) == []
+
+
+# --- the review's mends -----------------------------------------------------------------------------------------
+
+
+def test_a_counter_of_a_loop_that_sends_a_request_per_item_counts_the_requests():
+    source = '''
+import sys
+
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def chat():
+    history = []
+    turn = 0
+    for line in sys.stdin:
+        turn += 1
+        history.append({"role": "user", "content": line})
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=f"Turn {turn}. Be brief.", messages=history)
+'''
+    assert [f.row for f in lint(source, {"CL101"})] == [14]
+
+
+def test_a_cap_named_for_another_limit_does_not_bound_the_window():
+    source = SESSION.replace("MAX_ITERATIONS = 6", "MAX_TOOL_STEPS = 5").replace("iteration_count", "message_count")
+    assert [f.row for f in lint(source, {"CL301"})] == [10]
+
+
+def test_odd_constants_and_classes_of_one_name_do_not_stop_the_analysis():
+    hexed = SESSION.replace("MAX_ITERATIONS = 6", "MAX_AGENT_STEPS = 0x20")
+    assert [f.code for f in lint(hexed, {"CL301", "CL999"})] == ["CL301"]
+    twice = INHERITED.replace("class Claude(LLM):", "if True:\n    class LLM(LLM):\n        pass\n\n\nclass Claude(LLM):")
+    assert all(f.code != "CL999" for f in lint(twice, {"CL501", "CL999"}))
+
+
+def test_rag_words_that_are_not_lookups_and_a_count_of_the_newest():
+    for call in ("get_rag_prompt(language)", "should_use_rag(question)", "build_rag_index(db)"):
+        assert lint(RAG.replace("await query_course_rag(question=question, db=db)", call), {"CL104"}) == [], call
+    memories = RAG.replace("await query_course_rag(question=question, db=db)", "recall_memories(MAX_MEMORIES)")
+    assert [f.row for f in lint(memories, {"CL104"})] == [19]
+
+
+def test_the_position_of_a_retrieved_name_is_its_value_not_an_attribute_or_a_keyword():
+    source = RAG.replace('f"Course Content:\\n{context}"', 'f"Tutor {self.context}: {context}"')
+    assert "self.context" in source
+    found = lint(source, {"CL104"})
+    assert [(f.row, f.column) for f in found] == [(19, 34)], found
+
+
+def test_a_runs_own_steps_after_its_task_and_a_trajectory_are_no_history_behind_a_question():
+    scratch = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def run_agent(task: str):
+    step_messages = []
+    for _ in range(10):
+        reply = client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "system", "content": "Agent."}, {"role": "user", "content": task}, *step_messages])
+        step_messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+'''
+    assert lint(scratch, {"CL104"}) == []
+    assert lint(QUESTION_FIRST.replace("message_history", "trajectory"), {"CL104"}) == []
+
+
+def test_the_question_ahead_of_the_history_in_other_spellings():
+    source = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+
+
+def ask(llm, request, chat_history: list):
+    return llm.invoke([SystemMessage(content="Be brief."), HumanMessage(content=request.question)] + chat_history)
+
+
+def ask_recent(llm, question: str, conversation: list):
+    return llm.invoke([SystemMessage(content="Be brief."), HumanMessage(content=f"Question: {question}"), *conversation[-10:]])
+'''
+    found = lint(source, {"CL104"})
+    assert [f.row for f in found] == [5, 9], found
+    assert "`request.question`" in found[0].message and "`conversation`" in found[1].message
+
+
+def test_a_token_list_is_measured_against_the_window_not_counted():
+    source = COUNTED.replace("if len(self.messages) > self._MAX_CONTEXT:",
+                             "history_tokens = tokenizer.encode(str(self.messages))\n        if len(history_tokens) > self._MAX_CONTEXT:")
+    assert lint(source, {"CL301"}) == []
+
+
+def test_a_constructor_handing_the_model_to_the_base_is_not_handing_the_prompt():
+    model_only = INHERITED.replace("def __init__(self, system_prompt: str = \"\") -> None:",
+                                   "def __init__(self, model: str, system_prompt: str = \"You are an auditor.\") -> None:").replace(
+        "def __init__(self, model: str, system_prompt: str = \"\") -> None:\n        super().__init__(system_prompt)",
+        "def __init__(self, model: str) -> None:\n        super().__init__(model)")
+    assert "super().__init__(model)" in model_only and "You are an auditor." in model_only
+    assert lint(model_only, {"CL501"}) == []
+    explicit = INHERITED.replace("super().__init__(system_prompt)", "LLM.__init__(self, system_prompt)")
+    assert [f.row for f in lint(explicit, {"CL501"})] == [17]
+
+
+def test_a_dict_aliased_in_two_methods_is_one_state():
+    source = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+class Agent:
+    def __init__(self):
+        self.state = {}
+        self.history = []
+
+    def remember(self, key, value):
+        state = self.state
+        state[key] = value
+
+    def ask(self, question):
+        state = self.state
+        system = "Known facts:\\n" + "\\n".join(f"{k}: {v}" for k, v in state.items())
+        self.history.append({"role": "user", "content": question})
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=100, system=system, messages=self.history)
+'''
+    assert [f.row for f in lint(source, {"CL301"})] == [17]
+
+
+def test_a_head_appended_before_the_window_is_rendered_with_it():
+    source = '''
+class Memory:
+    def __init__(self):
+        self.steps_history = []
+
+    def render(self, n):
+        lines = []
+        lines.append(self.steps_history[0].describe())
+        lines.append("[... earlier steps omitted ...]")
+        lines.extend([step.describe() for step in self.steps_history[-n:]])
+        return "\\n".join(lines)
+'''
+    assert [f.row for f in lint(source, {"CL301"})] == [9]
+
+
+def test_template_clocks_in_the_newest_message_an_email_or_bytes_stay_quiet():
+    assert lint(HA_CONST.replace("DEFAULT_SYSTEM_PROMPT", "USER_PROMPT_TEMPLATE"), {"CL101"}) == []
+    assert lint(HA_CONST.replace("DEFAULT_SYSTEM_PROMPT", "WELCOME_EMAIL_TEMPLATE"), {"CL101"}) == []
+    assert lint('SYSTEM_PROMPT = b"""Now: {{ now() }}"""\n', {"CL101"}) == []
+
+
+def test_template_clocks_in_other_spellings_and_their_positions():
+    nested = HA_CONST.replace("{{now()}}", "{{ as_timestamp(now()) | timestamp_custom('%H:%M') }}")
+    assert [(f.row, f.column) for f in lint(nested, {"CL101"})] == [(9, 15)]
+    parenthesized = 'SYSTEM_PROMPT = (\n    "You are an assistant.\\n"\n    "Current Time: {{ now() }}\\n"\n)\n'
+    assert [(f.row, f.column) for f in lint(parenthesized, {"CL101"})] == [(3, 20)]
+    dedented = 'import textwrap\n\nSYSTEM_PROMPT = textwrap.dedent("""\n    Current Time: {{ now() }}\n""")\n'
+    assert [f.row for f in lint(dedented, {"CL101"})] == [4]
+
+
+def test_a_body_built_with_dict_is_reported_where_it_is_built():
+    source = POSTED.replace('''payload = {
+            "model": self.model,
+            "max_tokens": 8192,
+            "messages": anthropic_messages,
+        }''', '''payload = dict(
+            model=self.model,
+            max_tokens=8192,
+            messages=anthropic_messages,
+        )''')
+    assert "dict(" in source
+    assert [f.row for f in lint(source, {"CL501"})] == [19]

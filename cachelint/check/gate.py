@@ -166,8 +166,10 @@ SENDER_LOOP = re.compile(r"\bmessages\s*=\s*[A-Za-z_]\w*\s*,(?:[^()]|\n)*?\btool
 # text retrieved for the newest turn put into a system message (CL104: retrieved.py): `messages[0]["content"] +=`,
 # or a line that names the system prompt and what was retrieved
 RETRIEVED_INTO_SYSTEM = Needs(re.compile(r"(?:messages|msgs|history)\[0\](?:\[[^\]\n]+\]|\.content)\s*\+=|(?i:system)[^\n]*\b(?:knowledge|retriev\w*|memories|snippets)"
-                                         r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)|\bpage_content\b"),
-                              ("messages[0]", "msgs[0]", "history[0]", "knowledge", "retriev", "memories", "snippets", "page_content"))
+                                         r"|\b(?:knowledge|retriev\w*|memories|snippets)\b[^\n]*(?i:system)|\bpage_content\b"
+                                         r"|\b(?:query|search|run|ask|retrieve|fetch)_\w*rag\w*\(|\brag_(?:search|query|retriev\w*|lookup|fetch)\w*\("),
+                              ("messages[0]", "msgs[0]", "history[0]", "knowledge", "retriev", "memories", "snippets", "page_content",
+                               "_rag", "rag_"))
 
 # a conversation rendered into a prompt text (CL104: text_history.py): a `{history}` placeholder or an f-string's
 # history expression, or `.format(chat_history=...)` of a template written elsewhere
@@ -195,11 +197,13 @@ def sends_requests(source: str, call_patterns: Iterable[str] = ()) -> bool:
 
 
 SET_TOOLS_HANDED = re.compile(r"\btools\s*=\s*(?:list|tuple)\(\s*\w+\s*\)")
-TEMPLATE_CLOCK = re.compile(r"\{\{-?\s*(?:(?:dt_util|datetime|dt)\.)?(?:utc)?now\(\)")
+TEMPLATE_CLOCK = re.compile(r"\{\{[^{}]*?\bnow\(\)")
+# a constant named for a prompt or a system message, in any quote style (template_clocks.py)
+PROMPT_ASSIGN = re.compile(r"^[A-Z0-9_]*(?:PROMPT|INSTRUCTIONS?|SYSTEM)[A-Z0-9_]*\s*(?::[^=\n]+)?=", re.M)
 
 # a user message written ahead of a starred history in one list: `Message.user(question), *message_history`
 QUESTION_FIRST = re.compile(r"(?:\.user\(|\b(?:HumanMessage|UserMessage)\(|[\"']role[\"']\s*:\s*[\"']user[\"']|\(\s*[\"'](?:user|human)[\"']\s*,)"
-                            r"[^\[\]*]{0,200}\*\s*[\w.]*(?:history|messages)\b")
+                            r"[^\[\]*]{0,200}(?:\*\s*|\]\s*\+\s*)[\w.]*(?:history|messages|msgs|conversation|convo|chat\w*|turns|dialog\w*|transcript)\b")
 
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
@@ -213,7 +217,7 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
     found = set()
     if "CL104" in codes and TEMPLATE_ASSIGN.search(source) and long_template(source, 4096):
         found.add("CL104")
-    if "CL101" in codes and "now()" in source and TEMPLATE_ASSIGN.search(source) and TEMPLATE_CLOCK.search(source):
+    if "CL101" in codes and "now()" in source and PROMPT_ASSIGN.search(source) and TEMPLATE_CLOCK.search(source):
         found.add("CL101")  # a clock read in a prompt template's own Jinja text (template_clocks.py)
     if "CL201" in codes and SET_TOOLS_HANDED.search(source) and re.search(r"\b(?:set|frozenset)\(|:\s*(?:set|Set|frozenset)\[", source):
         found.add("CL201")  # tools handed on as `tools=list(a_set)` (conversation._local_set_tools)

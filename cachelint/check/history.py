@@ -832,11 +832,14 @@ def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budg
         if any(isinstance(side, cst.Name) and side.value == "None" or (isinstance(side, cst.Integer) and _int(side) == 0) for side in sides):
             continue  # `if self.max_context_length is not None:`: whether the window is set
         if any(isinstance(side, cst.Call) and called_name(side) == "len" and side.args and HISTORY_NAME.search(_leaf(side.args[0].value))
-               for side in sides):
+               and not MEASURE_NAME.search(_leaf(side.args[0].value)) for side in sides):
             continue  # `len(self.messages) > self._MAX_CONTEXT`: a count of messages, which no model's window is measured in
         if any(CONTEXT_WINDOW.search(ctx.code(side)) or (isinstance(side, cst.Name) and side.value in budgets) for side in sides):
             return True
     return False
+
+
+MEASURE_NAME = re.compile(r"(?:tokens|token_ids|ids|text|texts|chars|str|string|bytes|encoded)$", re.I)  # `len(history_tokens)`: a size
 
 
 def _leaf(expr: cst.BaseExpression) -> str:
@@ -1145,12 +1148,21 @@ def _session_shorter_than_window(ctx: ModuleContext, function: cst.FunctionDef, 
         return False
     appends = sum(1 for call in _own_nodes_of_kind(function, cst.Call) if isinstance(call.func, cst.Attribute)
                   and call.func.attr.value == "append" and ctx.code(call.func.value) == history)
-    counted = any(isinstance(aug.target, cst.Attribute) and ctx.code(aug.target).split(".")[0] == root.value
-                  and isinstance(aug.operator, cst.AddAssign) and _int(aug.value) == 1 for aug in _own_nodes_of_kind(function, cst.AugAssign))
-    caps = [_int(statement.value) for statement in ctx.module.body if isinstance(statement, cst.SimpleStatementLine)
-            for statement in statement.body if isinstance(statement, cst.Assign) and len(statement.targets) == 1
+    counters = [aug.target.attr.value for aug in _own_nodes_of_kind(function, cst.AugAssign) if isinstance(aug.target, cst.Attribute)
+                and ctx.code(aug.target).split(".")[0] == root.value and isinstance(aug.operator, cst.AddAssign) and _int(aug.value) == 1]
+    caps = [(statement.targets[0].target.value, _int(statement.value)) for line in ctx.module.body if isinstance(line, cst.SimpleStatementLine)
+            for statement in line.body if isinstance(statement, cst.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0].target, cst.Name) and SESSION_CAP.match(statement.targets[0].target.value)]
-    return bool(appends) and counted and any(cap is not None and 0 < cap * appends <= -window for cap in caps)
+    # the cap bounds the counter it is named like (`MAX_PLANNING_ITERATIONS` and `planning_iteration_count`), not another
+    # limit of the module (`MAX_TOOL_STEPS` beside `message_count`)
+    return bool(appends) and any(value is not None and 0 < value * appends <= -window and _named_alike(cap, counter)
+                                 for cap, value in caps for counter in counters)
+
+
+def _named_alike(cap: str, counter: str) -> bool:
+    """A word of the counter (`iteration` of `iteration_count`) begins a word of the cap (`ITERATIONS`)."""
+    cap_words = [w for w in cap.lower().split("_") if w and w != "max"]
+    return any(len(word) > 3 and any(c.startswith(word) for c in cap_words) for word in counter.lower().split("_"))
 
 
 def window_never_fills(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -1232,7 +1244,10 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
 
 def _older_part_returned(ctx: ModuleContext, function: cst.FunctionDef, history: cst.BaseExpression) -> bool:
     """`return messages[:cutoff], selected`: the walk splits the history and hands back the older part too, for its
-    caller to fold into a summary (compaction, in one step), not a window that drops it."""
+    caller to fold into a summary (compaction, in one step), not a window that drops it: where the module makes one
+    (a call named for summarizing, compacting or condensing), not where the older part is only counted or logged."""
+    if not re.search(r"\b\w*(?:summar|compact|condens)\w*\(", ctx.source, re.I):
+        return False
     code = ctx.code(history)
     for value in ctx.returns_of(function):
         if isinstance(value, cst.Tuple):
@@ -1696,10 +1711,12 @@ def _history_of(receiver: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _int(expr: cst.BaseExpression | None) -> int | None:
+    """A literal integer's value (`12`, `-12`, `0x20`, `1_000`)."""
     if isinstance(expr, cst.Integer):
-        return int(expr.value)
+        return int(expr.value.replace("_", ""), 0) if not re.match(r"0\d", expr.value) else int(expr.value)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
-        return -int(expr.expression.value)
+        value = _int(expr.expression)
+        return -value if value is not None else None
     return None
 
 
@@ -2280,6 +2297,9 @@ def _rendered_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.Su
         if own is statement:
             return True
         small = own.body[0] if isinstance(own, cst.SimpleStatementLine) and own.body else own
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute):
+            grown = small.value.func  # `lines.append(steps[0].describe())` / `lines.insert(0, "... omitted")`, then `lines.extend(...)`
+            return grown.attr.value in ("append", "insert", "extend") and isinstance(grown.value, cst.Name) and grown.value.value in used
         return isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value in used for t in small.targets)
 
     keeps_head = any(isinstance(n, cst.Subscript) and ctx.code(n.value) == target and _front_subscript(n) and n is not node

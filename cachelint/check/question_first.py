@@ -13,6 +13,7 @@ A user message with a constant text (a fixed task) is the same on every request 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from cachelint.check.module import ModuleContext, called_name
 from cachelint.check.renderers import message_shape
 from cachelint.check.values import string_value
 
+RUN_STEPS = re.compile(r"trajectory|steps|scratchpad|observations|actions", re.I)  # this run's own steps, after its task
 USER_FACTORIES = frozenset({"user", "HumanMessage", "UserMessage", "ChatMessageUser", "user_message", "human"})
 
 
@@ -45,19 +47,39 @@ def questions_before_history(ctx: ModuleContext) -> Iterator[QuestionFirst]:
         question = None
         for element in listed.elements:
             if isinstance(element, cst.StarredElement):
-                history = _leaf(element.value)
-                if question is not None and HISTORY_NAME.search(history) and history != question[1]:
-                    yield QuestionFirst(question[0], question[1], history)
+                if question is not None and _a_history(ctx, function, element.value, question[1]):
+                    yield QuestionFirst(question[0], question[2], _leaf(element.value))
                     break
                 continue
             if question is None:
                 carried = _user_text_parameter(element.value, params)
                 if carried is not None:
-                    question = (element.value, carried)
+                    question = (element.value, carried[0], ctx.code(carried[1]))
+        else:
+            # `[system, HumanMessage(content=question)] + chat_history`: the history added after the list
+            parent = ctx.parent(listed)
+            if question is not None and isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add) \
+                    and parent.left is listed and _a_history(ctx, function, parent.right, question[1]):
+                yield QuestionFirst(question[0], question[2], _leaf(parent.right))
 
 
-def _user_text_parameter(node: cst.BaseExpression, params: set[str]) -> str | None:
-    """The parameter a user message carries as its whole text, if it is one."""
+def _a_history(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, question: str) -> bool:
+    """A conversation kept across calls: named for one, not the question, and not a list the function starts empty
+    (`step_messages = []` ... `[system, user(task), *step_messages]`: this run's own steps, appended after a fixed task)."""
+    leaf = _leaf(value)
+    if not HISTORY_NAME.search(leaf) or RUN_STEPS.search(leaf) or leaf == question:
+        return False
+    root = value.value if isinstance(value, cst.Subscript) else value
+    if isinstance(root, cst.Name):
+        for binding, bound in ctx.assigned_values(root):
+            if ctx.enclosing_function(binding) is function and isinstance(bound, cst.List) and not bound.elements:
+                return False
+    return True
+
+
+def _user_text_parameter(node: cst.BaseExpression, params: set[str]) -> tuple[str, cst.BaseExpression] | None:
+    """(the parameter, the value as written) a user message carries as its text: `question`, `request.question`,
+    `f"Question: {question}"`."""
     text = None
     if isinstance(node, cst.Call) and called_name(node) in USER_FACTORIES:
         content = next((a.value for a in node.args if a.keyword is not None and a.keyword.value in ("content", "text")), None)
@@ -68,12 +90,20 @@ def _user_text_parameter(node: cst.BaseExpression, params: set[str]) -> str | No
         shape = message_shape(node)
         if shape is not None and shape[0] == "user" and len(shape[1]) == 1:
             text = shape[1][0]
-    if isinstance(text, cst.Name) and text.value in params and not HISTORY_NAME.search(text.value):
-        return text.value
+    if isinstance(text, cst.FormattedString):  # `f"Question: {question}"`: one value, the rest a fixed frame
+        values = [p.expression for p in text.parts if isinstance(p, cst.FormattedStringExpression)]
+        text = values[0] if len(values) == 1 else None
+    written = text
+    while isinstance(text, cst.Attribute):  # `request.question`
+        text = text.value if isinstance(text.value, (cst.Name, cst.Attribute)) else None
+    if isinstance(text, cst.Name) and text.value in params and text.value != "self" and not HISTORY_NAME.search(text.value):
+        return text.value, written
     return None
 
 
 def _leaf(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Subscript):  # `*chat_history[-10:]`
+        expr = expr.value
     if isinstance(expr, cst.Attribute):
         return expr.attr.value
     if isinstance(expr, cst.Name):

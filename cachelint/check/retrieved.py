@@ -36,8 +36,11 @@ RETRIEVED_NAME = re.compile(r"knowledge|retriev|relevant|memories|memory_(?:cont
                             r"|snippets|search_results|related_(?:docs|documents)|context_(?:docs|documents|chunks)|chunks", re.I)
 # a call that looks something up for this turn
 RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_relevant|recall|query_(?:knowledge|memory|memories|index|vector)"
-                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories)"
-                            r"|(?:\w*_)?rag(?:_|$))(?!\w*(?:size|length|limit|window|tokens|config|settings|enabled))\w*$", re.I)  # `query_course_rag(q)`
+                            r"|lookup|(?:pre)?fetch_(?:context|knowledge|memor)|get_(?:context|knowledge|memories))(?!\w*(?:size|length|limit|window|tokens))\w*$"
+                            # `query_course_rag(q)`, `rag_search(q)`, `run_rag(q)`: a verb of looking up and RAG (not `get_rag_prompt`,
+                            # `should_use_rag`, `build_rag_index`)
+                            r"|^_?a?(?:(?:query|search|run|ask|call|perform|retrieve|fetch|do|get)_(?:\w+_)?rag|rag_(?:search|query|retriev\w*|lookup|fetch|context|results?|answer)|rag)"
+                            r"(?!\w*(?:size|length|limit|window|tokens|config|setting|enabled|prompt|instruction|template|index|mode|flag))(?:_\w+)?$", re.I)
 # a vector index or retriever asked by a generic method: `index.query(q)`, `collection.query(...)`, `retriever.invoke(q)`
 RETRIEVER_RECEIVER = re.compile(r"(?:^|_)(?:index|collection|vector_?store|vectordb|vector_?db|store|retriever|kb|knowledge_?base|rag|memory|chroma|qdrant|pinecone|faiss)$", re.I)
 GENERIC_LOOKUPS = frozenset({"query", "aquery", "invoke", "ainvoke", "get_relevant_documents", "search"})
@@ -47,7 +50,7 @@ MAX_ROUNDS = 4  # names built from names built from the retrieved value
 def retrieval_call(call: cst.Call) -> bool:
     """A call that looks something up for this turn: named for it (`retrieve(q)`, `similarity_search(q)`), or a generic
     method of a vector index or retriever (`index.query(q, top_k=5)`, `retriever.invoke(q)`)."""
-    if call.args and all(_a_setting(arg.value) for arg in call.args):
+    if call.args and called_name(call).startswith("get_") and all(_a_setting(arg.value) for arg in call.args):
         return False  # `ContextRegistry.get_context(config.context)`: the entry the app is configured with, not this turn's
     if RETRIEVAL_CALL.match(called_name(call)):
         return True
@@ -56,21 +59,20 @@ def retrieval_call(call: cst.Call) -> bool:
         return False
     receiver = func.value.attr.value if isinstance(func.value, cst.Attribute) else func.value.value if isinstance(func.value, cst.Name) else ""
     return bool(RETRIEVER_RECEIVER.search(receiver))
-SETTINGS_ROOT = re.compile(r"^_?(?:config|configs|settings|cfg|conf|options|opts|app_config)$", re.I)
+SETTINGS_ROOT = re.compile(r"^_?(?:config|configs|settings|cfg|conf|app_config)$", re.I)
+COUNT_WORD = re.compile(r"max|limit|top|count|num|size|(?:^|_)[kn]$", re.I)
 
 
 def _a_setting(value: cst.BaseExpression) -> bool:
-    """A value the app is configured with: a literal, a name in capitals, or an attribute of its settings object
-    (`config.context`, `settings.KB_NAME`)."""
-    if isinstance(value, LITERAL_ARGS):
+    """A key the app is configured with: a string, or an attribute of its settings object (`config.context`,
+    `settings.KB_NAME`); not a count (`recall_memories(MAX_MEMORIES)` still returns this turn's newest)."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         return True
-    if isinstance(value, cst.Name):
-        return value.value.isupper()
-    if isinstance(value, cst.Attribute):
+    if isinstance(value, cst.Attribute) and not COUNT_WORD.search(value.attr.value):
         root = value
         while isinstance(root, cst.Attribute):
             root = root.value
-        return isinstance(root, cst.Name) and (bool(SETTINGS_ROOT.match(root.value)) or value.attr.value.isupper())
+        return isinstance(root, cst.Name) and bool(SETTINGS_ROOT.match(root.value))
     return False
 
 
@@ -114,9 +116,15 @@ def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
             if name is not None:
                 if not _sent_alone(function, node):
                     # reported where the looked-up text goes in (`f"Course Content:\n{context}"`), not where the prompt starts
-                    entry = next((n for n in descendants(node) if isinstance(n, cst.Name) and n.value == name), node)
+                    entry = next((n for n in descendants(node) if isinstance(n, cst.Name) and n.value == name and _read_here(ctx, n)), node)
                     yield Retrieved(entry, name, looked_up[name], "the conversation it is sent with")
                 break
+
+
+def _read_here(ctx: ModuleContext, name: cst.Name) -> bool:
+    """The name read as a value: not the attribute of `self.context`, nor the keyword of `format(context=...)`."""
+    parent = ctx.parent(name)
+    return not (isinstance(parent, cst.Attribute) and parent.attr is name) and not (isinstance(parent, cst.Arg) and parent.keyword is name)
 
 
 def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:

@@ -6,9 +6,10 @@ rendered system prompt then differs on every request (Home Assistant's `now()` p
 device list and the conversation after it are prefilled again each time. Nothing in the Python code reads a clock,
 so the value flow never sees it; the template's text does.
 
-Recognized in a module-level string constant named for a prompt (`*PROMPT*`, `*TEMPLATE*`, `*INSTRUCTION*`): a
-Jinja expression that calls `now()` or `utcnow()` (also `dt_util.now()`, `datetime.now()`), unless it keeps only the
-date (`now().date()`, `now().strftime('%Y-%m-%d')`, `now().year`, a `timestamp_custom` format with no time of day).
+Recognized in a module-level string constant named for a prompt or a system message (`*PROMPT*`, `*INSTRUCTION*`,
+`*SYSTEM*`, also dedented; not a `USER_...` template, which is the newest message): a Jinja expression that calls
+`now()` or `utcnow()` anywhere in it (also `dt_util.now()`, `as_timestamp(now())`), unless it keeps only the date
+(`now().date()`, `now().strftime('%Y-%m-%d')`, `now().year`, a `timestamp_custom` format with no time of day).
 Reported at the expression, `likely`: only the constant's name says it becomes a prompt.
 """
 
@@ -22,12 +23,13 @@ import libcst as cst
 
 from cachelint.check.module import ModuleContext
 
-TEMPLATE_CONSTANT = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*$")
-# `{{ now() }}`, `{{now().strftime("%H:%M")}}`, `{{ utcnow() | as_timestamp }}`: the expression up to its close
-JINJA_CLOCK = re.compile(r"\{\{-?\s*(?:(?:dt_util|datetime|dt)\.)?(?:utc)?now\(\)(?P<rest>[^{}]*)\}\}")
-DATE_ONLY = re.compile(r"^\s*\.(?:date\(\)|year|month|day|weekday\(\)|isoweekday\(\))|strftime\(\s*[\"'](?P<f1>[^\"']*)[\"']"
+# a constant named for a prompt or a system message (a `USER_PROMPT_TEMPLATE` is the newest message, after the history)
+PROMPT_CONSTANT = re.compile(r"^(?=[A-Z])(?!(?:USER|HUMAN|QUERY|QUESTION)_)[A-Z0-9_]*(?:PROMPT|INSTRUCTIONS?|SYSTEM)[A-Z0-9_]*$")
+# a Jinja expression that reads the clock anywhere in it: `{{ now() }}`, `{{ as_timestamp(now()) | timestamp_custom('%H:%M') }}`
+JINJA_CLOCK = re.compile(r"\{\{-?(?P<expression>[^{}]*?\b(?:(?:dt_util|datetime|dt)\.)?(?:utc)?now\(\)[^{}]*?)-?\}\}")
+DATE_ONLY = re.compile(r"now\(\)\s*\.(?:date\(\)|year|month|day|weekday\(\)|isoweekday\(\))|strftime\(\s*[\"'](?P<f1>[^\"']*)[\"']"
                        r"|timestamp_custom\(\s*[\"'](?P<f2>[^\"']*)[\"']")
-TIME_OF_DAY = re.compile(r"%[HIMSpXcTfrRk]")
+TIME_OF_DAY = re.compile(r"%-?[HIMSpXcTfrRklsPZ]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +50,14 @@ def template_clocks(ctx: ModuleContext) -> Iterator[TemplateClock]:
         name, node = found
         code = ctx.code(node)
         for match in JINJA_CLOCK.finditer(code):
-            if not _date_only(match.group("rest")):
+            if not _date_only(match.group("expression")):
                 yield TemplateClock(node, name, match.group(0), _position(ctx, node, code, match.start()))
                 break
 
 
-def _date_only(rest: str) -> bool:
-    """What follows `now()` keeps only the date: `.date()`, `.year`, or a format with no time of day."""
-    found = DATE_ONLY.search(rest)
+def _date_only(expression: str) -> bool:
+    """The expression keeps only the date: `now().date()`, `now().year`, or a format with no time of day."""
+    found = DATE_ONLY.search(expression)
     if found is None:
         return False
     fmt = found.group("f1") or found.group("f2")
@@ -72,15 +74,29 @@ def _prompt_constant(statement: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
         target, value = small.target, small.value
     else:
         return None
-    if not isinstance(target, cst.Name) or not TEMPLATE_CONSTANT.match(target.value):
+    if not isinstance(target, cst.Name) or not PROMPT_CONSTANT.match(target.value):
         return None
-    if not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-        return None
+    while isinstance(value, cst.Call):  # textwrap.dedent("""..."""), inspect.cleandoc(...), "...".strip()
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("strip", "lstrip", "rstrip") and not value.args:
+            value = func.value
+        elif isinstance(func, (cst.Name, cst.Attribute)) and (func.value if isinstance(func, cst.Name) else func.attr.value) \
+                in ("dedent", "cleandoc") and len(value.args) == 1:
+            value = value.args[0].value
+        else:
+            return None
+    if not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or not isinstance(value.evaluated_value, str):
+        return None  # a bytes constant is no prompt text
     return target.value, value
 
 
 def _position(ctx: ModuleContext, node: cst.CSTNode, code: str, index: int) -> tuple[int, int]:
+    """Row and column (1-based) of `index` in the string's code, counted from the string itself (its span leaves out
+    the parentheses around it, which the code keeps)."""
     start = ctx.span(node)
+    if getattr(node, "lpar", None):
+        opening = len(ctx.code(node)) - len(ctx.code(node).lstrip("(\n\t "))
+        code, index = code[opening:], index - opening
     line_start = code.rfind("\n", 0, index)
     if line_start < 0:
         return start.row, start.column + index

@@ -406,8 +406,10 @@ class ValueWalker:
             return False
         filled = [node for node in self.ctx.subscript_assignments.get(self.ctx.code(expr), []) if self.ctx.enclosing_function(node) is not None]
         function = self.ctx.enclosing_function(expr)
+        bindings = list(self.ctx.assigned_values(expr)) if isinstance(expr, cst.Name) else []
         if isinstance(expr, cst.Name) and function is not None and expr.value not in declared_outside(function) \
-                and any(self.ctx.enclosing_function(b) is function for b, _ in self.ctx.assigned_values(expr)):
+                and any(self.ctx.enclosing_function(b) is function for b, _ in bindings) \
+                and not any(isinstance(v, (cst.Attribute, cst.Name)) for _, v in bindings):  # `state = self.state`: an alias
             # a local name: another function's dict of the same name is another dict (`relevant_terms =
             # self.extract_relevant_terms(text)` here, `relevant_terms[term] = ...` in the fresh dict that method returns)
             filled = [node for node in filled if self.ctx.enclosing_function(node) is function]
@@ -1572,14 +1574,34 @@ def _rezoned(call: cst.Call) -> bool:
     return call.func.attr.value == "replace" and bool(call.args) and all(a.keyword is not None and a.keyword.value == "tzinfo" for a in call.args)
 
 
-TURN_ITERABLES = frozenset({"range", "count", "repeat", "cycle"})
+TURN_ITERABLES = frozenset({"range", "count", "repeat", "cycle", "input", "iter"})
+REQUEST_KEYWORDS = frozenset({"messages", "system", "input", "prompt", "instructions", "contents"})
+TURN_SOURCE = re.compile(r"stdin|input|stream|events|queue|socket|websocket|updates", re.I)
 
 
 def _numbers_items(loop: cst.For) -> bool:
-    """`for row in results: n += 1; parts.append(f"[Source {n}] ...")`: a loop over a collection, waiting on nothing,
-    numbers its items the same way on every call (a loop over `range(...)` or `count()`, or one that awaits, may be
-    the loop of turns)."""
+    """`for row in results: n += 1; parts.append(f"[Source {n}] ...")`: a loop over a collection, waiting on nothing
+    and sending nothing, numbers its items the same way on every call. A loop over `range(...)`, `count()`, stdin or a
+    stream, one that awaits, or one that sends a request or grows a history may be the loop of turns."""
     iterable = loop.iter
     if isinstance(iterable, cst.Call) and called_name(iterable) in TURN_ITERABLES:
         return False
-    return loop.asynchronous is None and not any(isinstance(n, cst.Await) for n in descendants(loop.body))
+    if TURN_SOURCE.search(_code_of(iterable)) or loop.asynchronous is not None:
+        return False
+    for node in descendants(loop.body):
+        if isinstance(node, (cst.Await, cst.Yield)):
+            return False
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in REQUEST_KEYWORDS:
+            return False  # a request made for each item: the counter numbers the requests
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
+                and MESSAGES_HOLDER.search(_code_of(node.func.value)):
+            return False
+    return True
+
+
+MESSAGES_HOLDER = re.compile(r"(?:^|[._])(?:messages|history|conversation|chat_history|msgs|turns)$", re.I)
+
+
+def _code_of(node: cst.CSTNode) -> str:
+    """The source of a small expression (a name, an attribute chain, a call of one), without a module at hand."""
+    return cst.Module(body=[]).code_for_node(node)
