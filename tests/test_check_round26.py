@@ -689,3 +689,9 @@ def test_a_body_built_with_dict_is_reported_where_it_is_built():
         )''')
     assert "dict(" in source
     assert [f.row for f in lint(source, {"CL501"})] == [19]
+
+
+def test_static_rules_added_with_a_plus_after_a_builders_per_call_values_are_found():
+    source = PLAYGROUND.replace('    base_prompt += """', '    base_prompt = base_prompt + """')
+    assert "base_prompt = base_prompt + " in source
+    assert [(f.row, f.column) for f in lint(source, {"CL104"})] == [(3, 15)]

@@ -40,6 +40,10 @@ def questions_before_history(ctx: ModuleContext) -> Iterator[QuestionFirst]:
     if ctx.is_test:
         return
     for listed in ctx.nodes(cst.List):
+        if len(listed.elements) < 2 and not isinstance(ctx.parent(listed), cst.BinaryOperation):
+            continue  # a question and a history after it, in the list or added to it
+        if not any(isinstance(e, cst.StarredElement) for e in listed.elements) and not isinstance(ctx.parent(listed), cst.BinaryOperation):
+            continue
         function = ctx.enclosing_function(listed)
         if function is None:
             continue

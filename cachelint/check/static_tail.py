@@ -103,7 +103,7 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
     (`prompt = build_prompt(query, results)`, `self._render(task)`) that returns one template: that template."""
     if isinstance(text, cst.Name):
         # `prompt = TEMPLATE.format(...)`, then perhaps `prompt += extra`: text added at the end moves nothing before it
-        values = [v for b, v in ctx.assigned_values(text) if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
+        values = [v for b, v in ctx.assigned_values(text) if v is not None and not _an_append(ctx, b, v)]
         if len(values) != 1:
             return text
         if _appended_after(ctx, text) and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)):
@@ -160,7 +160,7 @@ def text_pieces(ctx: ModuleContext, text: cst.BaseExpression, depth: int = 0) ->
     if isinstance(text, cst.FormattedString):
         return list(text.parts)
     if isinstance(text, cst.Name) and depth < 2 and ctx.enclosing_function(text) is not None:
-        values = [v for b, v in ctx.assigned_values(text) if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
+        values = [v for b, v in ctx.assigned_values(text) if v is not None and not _an_append(ctx, b, v)]
         if len(values) == 1 and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)) \
                 and ctx.enclosing_function(values[0]) is ctx.enclosing_function(text) and _constant(ctx, text) is None:
             return [*text_pieces(ctx, values[0], depth + 1),
@@ -172,17 +172,27 @@ def _appended_after(ctx: ModuleContext, name: cst.Name) -> list[cst.BaseExpressi
     """`prompt = f"Playground: {name}"` then `prompt += RULES` (a long literal), statements of the same block: the texts
     appended, in order (an append under an `if` may not be made, and is left out)."""
     bindings = list(ctx.assigned_values(name))
-    first = [b for b, v in bindings if v is not None and not isinstance(ctx.parent(b), cst.AugAssign)]
+    first = [b for b, v in bindings if v is not None and not _an_append(ctx, b, v)]
     if len(first) != 1 or ctx.enclosing_function(first[0]) is None:
         return []
     block, start = _statement_in_block(ctx, first[0])
     appended = []
     for binding, value in bindings:
-        if isinstance(ctx.parent(binding), cst.AugAssign) and isinstance(ctx.parent(binding).operator, cst.AddAssign):
+        if value is not None and _an_append(ctx, binding, value) and (
+                not isinstance(ctx.parent(binding), cst.AugAssign) or isinstance(ctx.parent(binding).operator, cst.AddAssign)):
             where, index = _statement_in_block(ctx, binding)
             if where is block and block is not None and index > start:
-                appended.append((index, value))
+                appended.append((index, value.right if isinstance(value, cst.BinaryOperation) and not isinstance(
+                    ctx.parent(binding), cst.AugAssign) else value))
     return [value for _, value in sorted(appended, key=lambda pair: pair[0])]
+
+
+def _an_append(ctx: ModuleContext, binding: cst.CSTNode, value: cst.BaseExpression) -> bool:
+    """`prompt += text`, or `prompt = prompt + text`: text added to what the name holds."""
+    if isinstance(ctx.parent(binding), cst.AugAssign):
+        return True
+    return isinstance(binding, cst.Name) and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) \
+        and isinstance(value.left, cst.Name) and value.left.value == binding.value
 
 
 def _statement_in_block(ctx: ModuleContext, node: cst.CSTNode) -> tuple[cst.CSTNode | None, int]:
