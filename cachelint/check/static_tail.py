@@ -516,7 +516,16 @@ def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
 
 
 def _template(statement: cst.CSTNode) -> tuple[str, cst.CSTNode, str] | None:
-    """(name, string node, text) of `NAME_PROMPT = "..."` (a triple-quoted string) (also annotated, dedented, stripped) of at least MIN_TAIL_CHARS."""
+    """(name, string node, text) of `NAME_PROMPT = "..."` (also annotated, dedented, stripped) of at least MIN_TAIL_CHARS."""
+    found = string_constant(statement, TEMPLATE_CONSTANT)
+    if found is None or len(found[2]) < MIN_TAIL_CHARS:
+        return None
+    return found
+
+
+def string_constant(statement: cst.CSTNode, name: re.Pattern[str]) -> tuple[str, cst.CSTNode, str] | None:
+    """(name, string node, text) of a module statement that binds a name matching `name` to a text: `NAME = "..."`,
+    annotated (`NAME: Final = ...`), dedented, cleaned or stripped (`textwrap.dedent(TEXT)`); not bytes."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
@@ -526,9 +535,9 @@ def _template(statement: cst.CSTNode) -> tuple[str, cst.CSTNode, str] | None:
         target, value = small.target, small.value
     else:
         return None
-    if not isinstance(target, cst.Name) or not TEMPLATE_CONSTANT.match(target.value):
+    if not isinstance(target, cst.Name) or not name.match(target.value):
         return None
-    while isinstance(value, cst.Call):  # textwrap.dedent("""..."""), inspect.cleandoc(...), """...""".strip()
+    while isinstance(value, cst.Call):  # textwrap.dedent("..."), inspect.cleandoc(...), "...".strip()
         func = value.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("strip", "lstrip", "rstrip") and not value.args:
             value = func.value
@@ -540,9 +549,7 @@ def _template(statement: cst.CSTNode) -> tuple[str, cst.CSTNode, str] | None:
     if not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         return None
     text = value.evaluated_value
-    if not isinstance(text, str) or len(text) < MIN_TAIL_CHARS:
-        return None
-    return target.value, value, text
+    return (target.value, value, text) if isinstance(text, str) else None
 
 
 def _static_slot(placeholder: str, constant: set[str]) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext
+from cachelint.check.static_tail import string_constant
 
 # a constant named for a prompt or a system message (a `USER_PROMPT_TEMPLATE` is the newest message, after the history)
 PROMPT_CONSTANT = re.compile(r"^(?=[A-Z])(?!(?:USER|HUMAN|QUERY|QUESTION)_)[A-Z0-9_]*(?:PROMPT|INSTRUCTIONS?|SYSTEM)[A-Z0-9_]*$")
@@ -44,10 +45,10 @@ def template_clocks(ctx: ModuleContext) -> Iterator[TemplateClock]:
     if ctx.is_test:
         return
     for statement in ctx.module.body:
-        found = _prompt_constant(statement)
+        found = string_constant(statement, PROMPT_CONSTANT)
         if found is None:
             continue
-        name, node = found
+        name, node, _ = found
         code = ctx.code(node)
         for match in JINJA_CLOCK.finditer(code):
             if not _date_only(match.group("expression")):
@@ -62,32 +63,6 @@ def _date_only(expression: str) -> bool:
         return False
     fmt = found.group("f1") or found.group("f2")
     return fmt is None or TIME_OF_DAY.search(fmt) is None
-
-
-def _prompt_constant(statement: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        target, value = small.targets[0].target, small.value
-    elif isinstance(small, cst.AnnAssign) and small.value is not None:
-        target, value = small.target, small.value
-    else:
-        return None
-    if not isinstance(target, cst.Name) or not PROMPT_CONSTANT.match(target.value):
-        return None
-    while isinstance(value, cst.Call):  # textwrap.dedent("""..."""), inspect.cleandoc(...), "...".strip()
-        func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("strip", "lstrip", "rstrip") and not value.args:
-            value = func.value
-        elif isinstance(func, (cst.Name, cst.Attribute)) and (func.value if isinstance(func, cst.Name) else func.attr.value) \
-                in ("dedent", "cleandoc") and len(value.args) == 1:
-            value = value.args[0].value
-        else:
-            return None
-    if not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or not isinstance(value.evaluated_value, str):
-        return None  # a bytes constant is no prompt text
-    return target.value, value
 
 
 def _position(ctx: ModuleContext, node: cst.CSTNode, code: str, index: int) -> tuple[int, int]:
