@@ -695,3 +695,10 @@ def test_static_rules_added_with_a_plus_after_a_builders_per_call_values_are_fou
     source = PLAYGROUND.replace('    base_prompt += """', '    base_prompt = base_prompt + """')
     assert "base_prompt = base_prompt + " in source
     assert [(f.row, f.column) for f in lint(source, {"CL104"})] == [(3, 15)]
+
+
+def test_a_system_prompt_in_the_user_role_and_messages_added_to_a_request_are_no_question_and_history():
+    o1 = QUESTION_FIRST.replace("Message.user(question)", "Message.user(system_message)").replace(
+        "def react_prompt(question: str,", "def react_prompt(system_message: str,")
+    assert lint(o1, {"CL104"}) == []
+    assert lint(QUESTION_FIRST.replace("message_history", "extra_messages"), {"CL104"}) == []

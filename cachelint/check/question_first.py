@@ -26,6 +26,8 @@ from cachelint.check.renderers import message_shape
 from cachelint.check.values import string_value
 
 RUN_STEPS = re.compile(r"trajectory|steps|scratchpad|observations|actions", re.I)  # this run's own steps, after its task
+ADDED = re.compile(r"^_?(?:extra|additional|more|few_?shot|example|sample)", re.I)  # messages added to a request, not its history
+NOT_A_QUESTION = re.compile(r"system|instruction|persona|guideline", re.I)  # a system prompt sent in the user role (o1)
 USER_FACTORIES = frozenset({"user", "HumanMessage", "UserMessage", "ChatMessageUser", "user_message", "human"})
 
 
@@ -71,7 +73,7 @@ def _a_history(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExp
     """A conversation kept across calls: named for one, not the question, and not a list the function starts empty
     (`step_messages = []` ... `[system, user(task), *step_messages]`: this run's own steps, appended after a fixed task)."""
     leaf = _leaf(value)
-    if not HISTORY_NAME.search(leaf) or RUN_STEPS.search(leaf) or leaf == question:
+    if not HISTORY_NAME.search(leaf) or RUN_STEPS.search(leaf) or ADDED.match(leaf) or leaf == question:
         return False
     root = value.value if isinstance(value, cst.Subscript) else value
     if isinstance(root, cst.Name):
@@ -100,7 +102,8 @@ def _user_text_parameter(node: cst.BaseExpression, params: set[str]) -> tuple[st
     written = text
     while isinstance(text, cst.Attribute):  # `request.question`
         text = text.value if isinstance(text.value, (cst.Name, cst.Attribute)) else None
-    if isinstance(text, cst.Name) and text.value in params and text.value != "self" and not HISTORY_NAME.search(text.value):
+    if isinstance(text, cst.Name) and text.value in params and text.value != "self" and not HISTORY_NAME.search(text.value) \
+            and not NOT_A_QUESTION.search(text.value):
         return text.value, written
     return None
 
