@@ -33,6 +33,7 @@ class Report:
     fix: Fix | None = None
     confidence: str = "certain"  # certain: the flow reaches a recognized call; likely: only the call's shape says so
     position: tuple[int, int] | None = None  # (row, column) inside the node where the finding starts: a line of a long string
+    also_at: cst.CSTNode | None = None  # where it was reported before it moved (the request whose body it is): a noqa there holds
 
     @classmethod
     def at(cls, site, node: cst.CSTNode, message: str, **kwargs) -> "Report":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -349,6 +350,8 @@ def make_llm(model="claude-sonnet-4-5"):
             elif site.api == "openai-chat" and not site.callee.startswith("litellm"):  # Claude through OpenRouter (_openrouter_claude)
                 report = Report(report.node, report.message.replace("to Anthropic", "to Claude through OpenRouter"), report.severity,
                                 report.fix, confidence=report.confidence, position=report.position)
+            if report.node is not site.node and report.also_at is None:
+                report = dataclasses.replace(report, also_at=site.node)  # moved to the body it sends: a noqa on the request holds
             place = _fix_place(ctx, site, report)
             if place in reported:
                 continue  # the create and stream paths take their messages from one builder: one place to fix

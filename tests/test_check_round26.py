@@ -702,3 +702,13 @@ def test_a_system_prompt_in_the_user_role_and_messages_added_to_a_request_are_no
         "def react_prompt(question: str,", "def react_prompt(system_message: str,")
     assert lint(o1, {"CL104"}) == []
     assert lint(QUESTION_FIRST.replace("message_history", "extra_messages"), {"CL104"}) == []
+
+
+def test_a_noqa_on_the_request_still_holds_for_a_finding_moved_to_its_body():
+    # before this round the finding was on the post; a `# noqa` written there keeps silencing it at the body
+    quiet = POSTED.replace("json=payload) as resp:", "json=payload) as resp:  # noqa: CL501")
+    assert lint(quiet, {"CL501"}) == []
+    at_body = POSTED.replace('        payload = {\n', '        payload = {  # noqa: CL501\n')
+    assert lint(at_body, {"CL501"}) == []
+    other = POSTED.replace("json=payload) as resp:", "json=payload) as resp:  # noqa: CL101")
+    assert [f.row for f in lint(other, {"CL501"})] == [19]

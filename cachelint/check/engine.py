@@ -217,7 +217,10 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
             statement_row = ctx.span(ctx.statement_of(report.node)).row
             if suppressions is None:
                 suppressions = suppress.parse(ctx.source)
-            if suppressions.covers(meta.code, (row, statement_row)):
+            rows = (row, statement_row)
+            if report.also_at is not None:  # a finding moved to the body a request sends: a noqa on the request still holds
+                rows += (ctx.span(report.also_at).row, ctx.span(ctx.statement_of(report.also_at)).row)
+            if suppressions.covers(meta.code, rows):
                 continue
             finding = Finding(
                 meta.code, meta.name, report.message, report.severity or meta.severity, ctx.filename,
