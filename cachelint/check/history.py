@@ -831,8 +831,8 @@ def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budg
         sides = (comparison.left, *(c.comparator for c in comparison.comparisons))
         if any(isinstance(side, cst.Name) and side.value == "None" or (isinstance(side, cst.Integer) and _int(side) == 0) for side in sides):
             continue  # `if self.max_context_length is not None:`: whether the window is set
-        if any(isinstance(side, cst.Call) and called_name(side) == "len" and side.args and HISTORY_NAME.search(_leaf(side.args[0].value))
-               and not MEASURE_NAME.search(_leaf(side.args[0].value)) for side in sides):
+        if any(isinstance(side, cst.Call) and called_name(side) == "len" and side.args and HISTORY_NAME.search((_last_name(side.args[0].value) or ""))
+               and not MEASURE_NAME.search((_last_name(side.args[0].value) or "")) for side in sides):
             continue  # `len(self.messages) > self._MAX_CONTEXT`: a count of messages, which no model's window is measured in
         if any(CONTEXT_WINDOW.search(ctx.code(side)) or (isinstance(side, cst.Name) and side.value in budgets) for side in sides):
             return True
@@ -840,11 +840,6 @@ def _compared_with_the_window(ctx: ModuleContext, test: cst.BaseExpression, budg
 
 
 MEASURE_NAME = re.compile(r"(?:tokens|token_ids|ids|text|texts|chars|str|string|bytes|encoded)$", re.I)  # `len(history_tokens)`: a size
-
-
-def _leaf(expr: cst.BaseExpression) -> str:
-    """`self.messages` -> "messages"; `history` -> "history"."""
-    return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
 
 
 def _fit_to_the_context_window(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:

@@ -21,7 +21,7 @@ import libcst as cst
 
 from cachelint.check.depends import parameters_of
 from cachelint.check.history import HISTORY_NAME
-from cachelint.check.module import ModuleContext, called_name
+from cachelint.check.module import ModuleContext, called_name, last_name
 from cachelint.check.renderers import message_shape
 from cachelint.check.values import string_value
 
@@ -109,11 +109,6 @@ def _user_text_parameter(node: cst.BaseExpression, params: set[str]) -> tuple[st
 
 
 def _leaf(expr: cst.BaseExpression) -> str:
-    if isinstance(expr, cst.Subscript):  # `*chat_history[-10:]`
-        expr = expr.value
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value
-    if isinstance(expr, cst.Name):
-        return expr.value
-    return ""
+    """`self.chat_history` or `chat_history[-10:]` -> "chat_history"."""
+    return last_name(expr.value if isinstance(expr, cst.Subscript) else expr) or ""
 

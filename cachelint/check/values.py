@@ -753,7 +753,7 @@ class ValueWalker:
         for ancestor in self.ctx.ancestors(increment):
             if ancestor is function:
                 break
-            if isinstance(ancestor, cst.While) or isinstance(ancestor, cst.For) and not _numbers_items(ancestor):
+            if isinstance(ancestor, cst.While) or isinstance(ancestor, cst.For) and not _numbers_items(self.ctx, ancestor):
                 return False  # counted in a loop: it may count the turns (`while ...: count += 1; ask(step=count)`)
         return any(isinstance(self.ctx.parent(b), cst.AssignTarget) and self.ctx.enclosing_function(b) is function
                    for b, _ in self.ctx.assigned_values(name))  # its start (`n = len(steps) + 1`) is walked as any value
@@ -1579,14 +1579,14 @@ REQUEST_KEYWORDS = frozenset({"messages", "system", "input", "prompt", "instruct
 TURN_SOURCE = re.compile(r"stdin|input|stream|events|queue|socket|websocket|updates", re.I)
 
 
-def _numbers_items(loop: cst.For) -> bool:
+def _numbers_items(ctx: ModuleContext, loop: cst.For) -> bool:
     """`for row in results: n += 1; parts.append(f"[Source {n}] ...")`: a loop over a collection, waiting on nothing
     and sending nothing, numbers its items the same way on every call. A loop over `range(...)`, `count()`, stdin or a
     stream, one that awaits, or one that sends a request or grows a history may be the loop of turns."""
     iterable = loop.iter
     if isinstance(iterable, cst.Call) and called_name(iterable) in TURN_ITERABLES:
         return False
-    if TURN_SOURCE.search(_code_of(iterable)) or loop.asynchronous is not None:
+    if TURN_SOURCE.search(ctx.code(iterable)) or loop.asynchronous is not None:
         return False
     for node in descendants(loop.body):
         if isinstance(node, (cst.Await, cst.Yield)):
@@ -1594,14 +1594,10 @@ def _numbers_items(loop: cst.For) -> bool:
         if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in REQUEST_KEYWORDS:
             return False  # a request made for each item: the counter numbers the requests
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
-                and MESSAGES_HOLDER.search(_code_of(node.func.value)):
+                and MESSAGES_HOLDER.search(ctx.code(node.func.value)):
             return False
     return True
 
 
 MESSAGES_HOLDER = re.compile(r"(?:^|[._])(?:messages|history|conversation|chat_history|msgs|turns)$", re.I)
 
-
-def _code_of(node: cst.CSTNode) -> str:
-    """The source of a small expression (a name, an attribute chain, a call of one), without a module at hand."""
-    return cst.Module(body=[]).code_for_node(node)
