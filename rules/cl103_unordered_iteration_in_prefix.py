@@ -119,6 +119,7 @@ def ask(q, skills: set[str]):
             yield Report.at(site, fact.node, message, fix=fix)
         from cachelint.check.listings import listed_prompt_material
         from cachelint.check.schema_sets import choices_from_sets
+        from cachelint.check.set_text import text_from_sets
 
         for choices in choices_from_sets(analysis.ctx):
             if id(choices.node) not in reported:
@@ -128,6 +129,14 @@ def ask(q, skills: set[str]):
                              "schema goes out with the request (a tool, or the output format) and opens the cached prefix, and each "
                              "process lists the same choices in another order, so no two share that prefix; sort them",
                              fix=None if choices.filled else wrap(analysis.ctx, choices.node, "sorted"), confidence="likely")
+
+        for made in text_from_sets(analysis.ctx):
+            if id(made.node) not in reported:
+                reported.add(id(made.node))
+                yield Report(made.node, f"a set is written out in its own order into {made.into}, prompt material: a set of strings "
+                             "(or of Enum members) iterates in an order that changes with PYTHONHASHSEED, so each process writes the "
+                             "same prompt in another order and shares no cached prefix with the others; sort it",
+                             fix=wrap(analysis.ctx, made.node, "sorted") if made.joined else None, confidence="likely")
 
         for listed in listed_prompt_material(analysis.ctx):
             if id(listed.node) not in reported:

@@ -18,6 +18,7 @@ from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 from cachelint.check.model_routing import QUICK as ROUTED_QUICK
 from cachelint.check.renderers import FILL_VOLATILE, PLACEHOLDER_FILL
 from cachelint.check.schema_sets import SCHEMA_CHOICES
+from cachelint.check.set_text import MATERIAL as SET_MATERIAL, QUICK as SET_TEXT
 from cachelint.check.text_history import HISTORY_WORDS
 
 
@@ -304,6 +305,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a tool's description written with this turn's data (tool_descriptions.py)
     if "CL201" in codes and LISTING.search(source) and (TOOL_LOADING.search(source) or ("yield" in source and TOOL_GENERATOR.search(source))):
         return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)
+    if "CL103" in codes and SET_TEXT.search(source) and SET_MATERIAL.search(source):
+        return True  # prompt text made from a set (set_text.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
     if "CL101" in codes and FILL_VOLATILE.search(source) and PLACEHOLDER_FILL.search(source) and re.search("prompt", source, re.I):
