@@ -338,8 +338,10 @@ def make_llm(model="claude-sonnet-4-5"):
                 report = report or _prompt_from_callers(analysis, site, callers)
                 report = report or _conversation_object(analysis, site) or _adapter(analysis, site, callers)
                 report = report or _grown_by_callers(analysis, site)
+            if report is None and quiet and _sent_bare(analysis, site):
+                report = _agent_loop(analysis, site)  # a module that marks its other requests, but not this loop's
             if report is None and not quiet:
-                report = _unmarked_adapter(analysis, site, tree_marks) or _object_history(analysis, site, tree_marks)
+                report = _unmarked_adapter(analysis, site, tree_marks, callers) or _object_history(analysis, site, tree_marks)
                 report = report or _object_conversation_through(analysis, site, tree_marks)
             if report is None or (not quiet and converter_marks(ctx, site)):
                 continue  # (a tree search, asked last) `[m.to_anthropic_format() for m in messages]`, whose definition elsewhere sets the breakpoints
@@ -363,6 +365,17 @@ def make_llm(model="claude-sonnet-4-5"):
         unsent = [*_unsent_payloads(analysis, reported), *_framework_models(analysis)]
         if unsent and not tree_marks():  # the tree is searched only for a module with one
             yield from unsent
+
+
+def _sent_bare(analysis, site) -> bool:
+    """The function that sends the request says nothing of breakpoints and calls no function of this module that
+    does: in a module that sets them for another request, this one goes out with none (themis' tool loop beside
+    the `_call_anthropic_api` that marks its system prompt)."""
+    ctx = analysis.ctx
+    function = ctx.enclosing_function(site.node)
+    if function is None or mentions_caching(ctx.code(function)):
+        return False
+    return not any(mentions_caching(ctx.code(helper)) for call in ctx.nodes_in(cst.Call, function) for helper in ctx.called_functions(call))
 
 
 def _long_static_prefix(analysis, site):
@@ -705,7 +718,7 @@ def _passes_on_parameter(ctx, site, name: str) -> bool:
                and ctx.enclosing_function(n) is function for n in descendants(function.body))
 
 
-def _unmarked_adapter(analysis, site, tree_marks):
+def _unmarked_adapter(analysis, site, tree_marks, callers=()):
     """(likely) An Anthropic adapter in a tree where no file sets a breakpoint: the request sends what the
     function's callers pass (the history, a prompt, the system prompt), so every request of the app goes through
     it and none can ever be read from cache. Its module alone cannot say how long the prompts are; the tree can
@@ -714,7 +727,7 @@ def _unmarked_adapter(analysis, site, tree_marks):
     function = ctx.enclosing_function(site.node)
     if function is None:
         return None
-    whole = _request_passed_whole(ctx, site, function)
+    whole = _request_passed_whole(ctx, site, function) or (not callers and _claude_class_forwards(ctx, site, function))
     if not site.http and not whole:
         return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
     sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
@@ -745,6 +758,32 @@ def _request_passed_whole(ctx, site, function) -> bool:
     passed = any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value in params for a in site.node.args)
     cls = ctx.enclosing(site.node, (cst.ClassDef,))
     return passed and isinstance(cls, cst.ClassDef) and bool(CLAUDE.search(cls.name.value))
+
+
+def _claude_class_forwards(ctx, site, function) -> bool:
+    """A method of a class named for Anthropic / Claude (`class AnthropicLMM`) that sends the conversation its callers
+    hand it, converted but whole (`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`): a
+    library's provider adapter, which every conversation of the library goes through, its instructions inside the
+    messages. Not a request with a system prompt of its own (what that prompt is decides), not a method that makes one
+    question of a prompt (`messages=[{"role": "user", "content": prompt}]`), nor one that loops over conversations.
+    Asked only where no caller's prompt is in sight (those decide: `_prompt_from_callers`)."""
+    cls = ctx.enclosing(site.node, (cst.ClassDef,))
+    messages = site.arg("messages")
+    if site.api != "anthropic" or not isinstance(cls, cst.ClassDef) or not CLAUDE.search(cls.name.value) \
+            or function.name.value.startswith("_") or messages is None or not isinstance(messages, cst.Name) \
+            or site.arg("system") is not None or ctx.loops_around(site.node):
+        return False
+    given = [p for p in function.params.params if p.name.value in parameter_sources(ctx, messages, parameters_of(function), within=function)]
+    return len(given) == 1 and _a_conversation(ctx, given[0]) and not _one_question_each(ctx, function, messages)
+
+
+CONVERSATION_PARAM = re.compile(r"^(?:chat|messages|msgs|history|chat_history|conversation_history)$")
+
+
+def _a_conversation(ctx, param) -> bool:
+    """A parameter that holds a conversation: named for one, or annotated as a sequence of messages."""
+    annotation = ctx.code(param.annotation.annotation) if param.annotation is not None else ""
+    return bool(CONVERSATION_PARAM.match(param.name.value)) or bool(re.search(r"(?:Sequence|List|list|Iterable)\[\w*Message", annotation))
 
 
 def _one_question_each(ctx, function, messages) -> bool:

@@ -109,4 +109,28 @@ class Analysis:
     def model_of(self, site: CallSite) -> str | None:
         from cachelint.check.values import string_value
 
-        return string_value(site.arg("model")) or self.options.model
+        expr = site.arg("model")
+        return string_value(expr) or (self._set_on_self(expr) if expr is not None else None) or self.options.model
+
+    def _set_on_self(self, expr) -> str | None:
+        """`model=self.model` where the class sets `self.model` to one text: a literal, or the default of the
+        `__init__` parameter it is set from (`def __init__(self, model="claude-3-5-haiku-latest")`)."""
+        from cachelint.check.values import string_value
+
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        cls = self.ctx.enclosing(expr, (cst.ClassDef,))
+        if not isinstance(cls, cst.ClassDef):
+            return None
+        texts = set()
+        for statement in self.ctx.self_assignments(cls).get(expr.attr.value, []):
+            value = getattr(statement, "value", None)
+            text = string_value(value) if value is not None and not isinstance(statement, cst.AugAssign) else None
+            if text is None and isinstance(value, cst.Name):
+                function = self.ctx.enclosing_function(statement)
+                param = next((p for p in (function.params.params if function is not None else ()) if p.name.value == value.value), None)
+                text = string_value(param.default) if param is not None and param.default is not None else None
+            if text is None:
+                return None
+            texts.add(text)
+        return texts.pop() if len(texts) == 1 else None

@@ -147,9 +147,13 @@ def _family(model: str | None, prefixes: tuple[str, ...]) -> bool:
 
 # Models that cache no prompt at all: OpenAI's automatic caching is "enabled for gpt-4o and newer" (providers.md
 # §2.1; Azure: "all Azure OpenAI models GPT-4o or newer"), except the first gpt-4o snapshot, gpt-4o-2024-05-13; and
-# Anthropic's prompt caching began with the Claude 3 family. A request to one of them has nothing to break.
+# Anthropic's prompt caching began with the Claude 3 family, but not all of it: it launched for Claude 3.5 Sonnet and
+# Claude 3 Haiku, then Claude 3 Opus, and never covered Claude 3 Sonnet (Anthropic's launch of 2024-08-14: "in public
+# beta for Claude 3.5 Sonnet and Claude 3 Haiku, with support for Claude 3 Opus coming soon"; later lists add the 3.5
+# Haiku and the Claude 4 family). A request to one of them has nothing to break.
 UNCACHED_MODEL_PREFIXES = (
     "claude-instant", "claude-instant-1", "claude-instant-1.1", "claude-instant-1.2", "claude-1", "claude-2", "claude-2.0", "claude-2.1",
+    "claude-3-sonnet",
     "claude-v1", "claude-v2", "claude-instant-v1",
     "gpt-3.5-turbo", "gpt-3.5-turbo-16k", "gpt-3.5-turbo-instruct", "gpt-3.5-turbo-0125", "gpt-3.5-turbo-1106", "gpt-3.5-turbo-0613",
     "gpt-4", "gpt-4-0314", "gpt-4-0613", "gpt-4-32k", "gpt-4-turbo", "gpt-4-turbo-preview", "gpt-4-1106-preview",
