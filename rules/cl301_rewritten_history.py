@@ -1151,7 +1151,11 @@ def _conversation_region(ctx, site, history):
         return ctx.module  # state["messages"]: the same state, wherever the module updates it
     if isinstance(history, cst.Name) and function is not None:
         if any(isinstance(b, cst.Param) for b, _ in ctx.assigned_values(history)):
-            return function
+            from cachelint.check.one_shot import one_shot_callers
+
+            # every caller in sight builds the list afresh for one request (`messages = [{"role": "user", ...}]`):
+            # what the function edits (a file block put into `messages[0]`) is no conversation another request resends
+            return None if one_shot_callers(ctx, function, history.value) else function
         if history.value in declared_outside(function):
             return ctx.module  # global history: the module's conversation, kept from one call to the next
     return None

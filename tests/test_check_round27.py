@@ -3,7 +3,7 @@ beside it that must stay quiet."""
 
 from __future__ import annotations
 
-from _lint import lint
+from _lint import lint, lint_tree
 
 # --- CL103: prompt text made from a set, in string-hash order -----------------------------------------------------
 
@@ -119,3 +119,205 @@ def load_sorted_examples(folder: str):
 def test_examples_read_by_a_jsonl_reader_in_listing_order_are_reported():
     found = lint(DEMOS, {"CL103"})
     assert [f.row for f in found] == [7], found
+
+
+# --- CL501: a library's Claude adapter class that sends what its callers pass -------------------------------------
+
+CLAUDE_ADAPTER = '''
+import anthropic
+
+
+def get_generate_kwargs(prompt, llm_kwargs=None):
+    kwargs = {"temperature": 0, **(llm_kwargs or {})}
+    kwargs["messages"] = [{"role": m.role, "content": m.content} for m in prompt.messages]
+    return kwargs
+
+
+class AnthropicLMM:
+    def __init__(self, model_name="claude-3-7-sonnet-20250219"):
+        self.client = anthropic.Anthropic()
+        self.model_name = model_name
+
+    def _convert(self, chat):
+        return [{"role": m["role"], "content": m["content"]} for m in chat]
+
+    def chat(self, chat, **kwargs):
+        messages = self._convert(chat)
+        return self.client.messages.create(model=self.model_name, max_tokens=1024, messages=messages, **kwargs)
+
+    def generate_metadata(self, *, prompt, llm_kwargs=None):
+        kwargs = get_generate_kwargs(prompt, llm_kwargs)
+        return self.client.messages.create(model=self.model_name, max_tokens=1024, **kwargs)
+'''
+
+PLAIN_HELPER = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def chat(chat, **kwargs):
+    messages = [{"role": m["role"], "content": m["content"]} for m in chat]
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=messages, **kwargs)
+'''
+
+
+def test_a_claude_adapter_class_that_forwards_its_callers_prompts_is_reported(tmp_path):
+    found = lint_tree(tmp_path, {"lib/llms/anthropic.py": CLAUDE_ADAPTER, "lib/llms/__init__.py": ""}, "lib/llms/anthropic.py", {"CL501"})
+    assert [f.row for f in found] == [20], found  # not the request made of one prompt (generate_metadata)
+    assert "`chat` sends what its callers pass" in found[0].message and "no file of this project sets a breakpoint" in found[0].message
+
+
+def test_a_helper_function_wrapping_a_prompt_is_not_an_adapter(tmp_path):
+    assert lint_tree(tmp_path, {"app/chat.py": PLAIN_HELPER}, "app/chat.py", {"CL501"}) == []
+
+
+def test_the_adapter_class_is_quiet_where_another_file_sets_breakpoints(tmp_path):
+    files = {"lib/llms/anthropic.py": CLAUDE_ADAPTER,
+             "lib/llms/cache.py": 'def mark(block):\n    block["cache_control"] = {"type": "ephemeral"}\n'}
+    assert lint_tree(tmp_path, files, "lib/llms/anthropic.py", {"CL501"}) == []
+
+
+# --- CL501: a tool loop sent bare in a module that marks its other request -----------------------------------------
+
+MARKS_ONE_REQUEST = '''
+import anthropic
+
+
+class LLMClient:
+    def __init__(self, use_prompt_caching=True):
+        self.client = anthropic.Anthropic()
+        self.model = "claude-sonnet-4-5"
+        self.use_prompt_caching = use_prompt_caching
+
+    def call(self, system_prompt, messages):
+        params = {"model": self.model, "max_tokens": 1024, "messages": messages}
+        if self.use_prompt_caching:
+            params["system"] = [{"type": "text", "text": system_prompt, "cache_control": {"type": "ephemeral"}}]
+        else:
+            params["system"] = system_prompt
+        return self.client.messages.create(**params)
+
+    def generate_with_tools(self, system_prompt, user_prompt, tools, run_tool):
+        messages = [{"role": "user", "content": user_prompt}]
+        for _ in range(10):
+            params = {"model": self.model, "max_tokens": 1024, "system": system_prompt, "messages": messages, "tools": tools}
+            response = self.client.messages.create(**params)
+            if response.stop_reason != "tool_use":
+                return response
+            messages.append({"role": "assistant", "content": response.content})
+            results = [{"type": "tool_result", "tool_use_id": b.id, "content": run_tool(b)} for b in response.content if b.type == "tool_use"]
+            messages.append({"role": "user", "content": results})
+
+    def generate_with_tools_cached(self, system_prompt, user_prompt, tools, run_tool):
+        messages = [{"role": "user", "content": user_prompt}]
+        for _ in range(10):
+            response = self.call_cached(system_prompt, messages, tools)
+            if response.stop_reason != "tool_use":
+                return response
+            messages.append({"role": "assistant", "content": response.content})
+
+    def call_cached(self, system_prompt, messages, tools):
+        system = [{"type": "text", "text": system_prompt, "cache_control": {"type": "ephemeral"}}]
+        return self.client.messages.create(model=self.model, max_tokens=1024, system=system, messages=messages, tools=tools)
+'''
+
+
+def test_a_tool_loop_sent_with_no_breakpoint_beside_a_request_that_sets_one_is_reported():
+    found = lint(MARKS_ONE_REQUEST, {"CL501"})
+    assert [f.row for f in found] == [22], found
+    assert "agent loop" in found[0].message
+
+
+# --- CL501: Claude 3 Sonnet never cached prompts ---------------------------------------------------------------------
+
+def test_a_request_to_claude_3_sonnet_has_nothing_to_cache():
+    from cachelint.simulate.models import caches_prompts
+
+    assert not caches_prompts("claude-3-sonnet-20240229") and not caches_prompts("anthropic.claude-3-sonnet-20240229-v1:0")
+    assert caches_prompts("claude-3-5-sonnet-20241022") and caches_prompts("claude-3-haiku-20240307") and caches_prompts("claude-3-opus-20240229")
+    loop = MARKS_ONE_REQUEST.replace('"claude-sonnet-4-5"', '"claude-3-sonnet-20240229"')
+    assert lint(loop, {"CL501"}) == []
+
+
+# --- CL301: a list each caller builds for one request is no conversation ---------------------------------------------
+
+FILE_BLOCKS = '''
+import anthropic
+
+
+class LLMClient:
+    def __init__(self):
+        self.client = anthropic.Anthropic()
+
+    def _call(self, system_prompt, messages, file_ids=None):
+        if file_ids and messages[0]["role"] == "user":
+            content = messages[0]["content"]
+            messages[0]["content"] = [{"type": "file", "file": {"file_id": f}} for f in file_ids] + [{"type": "text", "text": content}]
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system_prompt, messages=messages)
+
+    def generate_text(self, system_prompt, user_prompt, file_ids=None):
+        messages = [{"role": "user", "content": user_prompt}]
+        return self._call(system_prompt, messages, file_ids)
+
+    def generate_structured(self, system_prompt, user_prompt):
+        messages = [{"role": "user", "content": user_prompt}]
+        return self._call(system_prompt + " Answer in JSON.", messages)
+'''
+
+
+def test_editing_the_first_message_of_a_list_each_caller_builds_afresh_is_not_a_rewrite():
+    assert lint(FILE_BLOCKS, {"CL301"}) == []
+
+
+def test_editing_the_first_message_of_a_history_a_caller_keeps_is_still_a_rewrite():
+    kept = FILE_BLOCKS.replace('''    def generate_structured(self, system_prompt, user_prompt):
+        messages = [{"role": "user", "content": user_prompt}]
+        return self._call(system_prompt + " Answer in JSON.", messages)''', '''    def chat(self, system_prompt, user_prompt):
+        self.history.append({"role": "user", "content": user_prompt})
+        return self._call(system_prompt, self.history, ["f1"])''')
+    found = lint(kept, {"CL301"})
+    assert [f.row for f in found] == [11], found
+
+
+# --- CL104: a template filled as its object is set up, from the object's own settings ------------------------------
+
+TEMPLATE = '''
+SYSTEM_PROMPT = """You are a conversational {item} recommendation assistant. Help the human find {item}s.
+''' + "Follow these rules carefully when you recommend. " * 100 + '''
+Tools: {tool_names}
+"""
+'''
+
+
+def _agent(fill_site: str) -> str:
+    return '''
+from openai import OpenAI
+from app.prompts import SYSTEM_PROMPT
+
+client = OpenAI()
+
+
+class Agent:
+    def __init__(self, domain):
+        self._domain_map = {"item": domain}
+        self._tool_names = {"tool_names": "search, lookup"}
+
+''' + fill_site + '''
+
+    def ask(self, question):
+        return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": self.template}, {"role": "user", "content": question}])
+'''
+
+
+def test_a_template_filled_in_the_objects_setup_is_not_per_call(tmp_path):
+    setup = '''    def setup_prompts(self, table):
+        self.template = SYSTEM_PROMPT.format(table_info=table, **self._tool_names, **self._domain_map)'''
+    spread = '''    def render(self):
+        self.template = SYSTEM_PROMPT.format(**self._tool_names, **self._domain_map)'''
+    per_call = '''    def render(self, item):
+        self.template = SYSTEM_PROMPT.format(item=item, **self._tool_names)'''
+    for fill, rows in ((setup, []), (spread, []), (per_call, [1])):
+        files = {"app/prompts.py": TEMPLATE, "app/agent.py": _agent(fill), "app/__init__.py": ""}
+        found = lint_tree(tmp_path, files, "app/prompts.py", {"CL104"})
+        assert [f.row for f in found] == rows, (fill, found)

@@ -555,7 +555,7 @@ def string_constant(statement: cst.CSTNode, name: re.Pattern[str]) -> tuple[str,
 def _static_slot(placeholder: str, constant: set[str]) -> bool:
     key = re.match(r"\{(\w*)", placeholder)
     name = key.group(1) if key else ""
-    return name in constant or any(word in STATIC_WORDS for word in name.lower().split("_"))
+    return name in constant or "*" in constant or any(word in STATIC_WORDS for word in name.lower().split("_"))
 
 
 def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
@@ -580,9 +580,32 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
             fills = found.setdefault(name, _Fills([]))
             if path not in fills.paths:
                 fills.paths.append(path)
-            slots = {m.group(1) for m in CONSTANT_ARGUMENT.finditer(_arguments(text, match.end()))}
+            arguments = _arguments(text, match.end())
+            slots = {m.group(1) for m in CONSTANT_ARGUMENT.finditer(arguments)}
+            if _once_per_object(text, line_start, arguments):
+                slots |= SPREAD_ALL  # filled as the object is set up, from its own settings: no slot changes per call
             fills.constant_slots = slots if fills.constant_slots is None else fills.constant_slots & slots
     return found, read
+
+
+SPREAD_ALL = frozenset({"*"})  # a fill that gives every slot a value set once per object
+SETUP_METHOD = re.compile(r"__init__|_?(?:setup|set_up|init|initialize|configure)(?:_\w*)?$")
+SPREAD = re.compile(r"\*\*\s*([\w.]+)")
+KEYWORD = re.compile(r"(?:^|[(,])\s*(\w+)\s*=(?!=)")
+
+
+def _once_per_object(text: str, line_start: int, arguments: str) -> bool:
+    """A fill that runs as an object is set up (in `__init__`, `setup_prompts`, `_configure`), or that takes its values
+    only from the object's own settings and the module's constants (`**self._domain_map`, `**self._tool_names`, no
+    keyword given): the template is the same text for every call the object then makes."""
+    from cachelint.check.tree import _enclosing_def
+
+    lines = text[:line_start + 1].split("\n")
+    name = _enclosing_def(text.split("\n"), len(lines) - 1)
+    if name is not None and SETUP_METHOD.match(name):
+        return True
+    spreads = SPREAD.findall(arguments)
+    return bool(spreads) and all(s.startswith("self.") or s.isupper() for s in spreads) and not KEYWORD.search(arguments)
 
 
 def _arguments(text: str, start: int) -> str:
