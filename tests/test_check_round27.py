@@ -321,3 +321,104 @@ def test_a_template_filled_in_the_objects_setup_is_not_per_call(tmp_path):
         files = {"app/prompts.py": TEMPLATE, "app/agent.py": _agent(fill), "app/__init__.py": ""}
         found = lint_tree(tmp_path, files, "app/prompts.py", {"CL104"})
         assert [f.row for f in found] == rows, (fill, found)
+
+
+# --- CL101: a system prompt built once per conversation and kept ------------------------------------------------------
+
+BUILDER = '''
+import datetime
+import random
+
+STARTERS = ["the weather", "a book", "music"]
+
+
+class SmalltalkInstructions:
+    def make_system_prompt(self) -> str:
+        return SYSTEM_TEMPLATE.format(
+            current_time=datetime.datetime.now().strftime("%A %H:%M"),
+            starter=random.choice(STARTERS),
+        )
+
+
+SYSTEM_TEMPLATE = "You are a friendly voice assistant. It is {current_time}. Suggest talking about {starter}."
+'''
+
+KEEPER = '''
+from app.system_prompt import SmalltalkInstructions
+
+
+class Chatbot:
+    def __init__(self):
+        self.chat_history = [{"role": "system", "content": SmalltalkInstructions().make_system_prompt()}]
+
+    def set_instructions(self, instructions):
+        # make_system_prompt() is not deterministic: run it once and keep the result
+        self._update_system_prompt(instructions.make_system_prompt())
+
+    def _update_system_prompt(self, system_prompt):
+        self.chat_history[0] = {"role": "system", "content": system_prompt}
+'''
+
+PER_REQUEST = '''
+from app.system_prompt import SmalltalkInstructions
+
+
+def reply(client, history, instructions):
+    system = instructions.make_system_prompt()
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *history])
+'''
+
+
+def test_a_system_prompt_every_caller_keeps_for_the_conversation_may_draw_at_random(tmp_path):
+    files = {"app/__init__.py": "", "app/system_prompt.py": BUILDER, "app/chatbot.py": KEEPER,
+             "app/loadtest/make_dataset.py": "def rows(i):\n    return [i.make_system_prompt() for _ in range(100)]\n"}
+    assert lint_tree(tmp_path, files, "app/system_prompt.py", {"CL101"}) == []
+
+
+def test_a_system_prompt_built_for_each_request_is_still_reported(tmp_path):
+    files = {"app/__init__.py": "", "app/system_prompt.py": BUILDER, "app/chatbot.py": KEEPER, "app/reply.py": PER_REQUEST}
+    found = lint_tree(tmp_path, files, "app/system_prompt.py", {"CL101"})
+    assert [f.row for f in found] == [10, 11], found
+
+
+# --- CL102: conversations kept in a jsonb column of a table made with CREATE TABLE IF NOT EXISTS ---------------------
+
+SCHEMA = '''
+CREATE_CONVERSATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS conversations (
+    session_id TEXT,
+    msg_id TEXT PRIMARY KEY,
+    content JSONB
+);
+"""
+'''
+
+ADAPTER = '''
+import json
+
+
+class OpenAIAdapter:
+    def _format_messages(self, messages: list):
+        formatted = []
+        for message in messages:
+            if message["role"] == "assistant" and message.get("tool_calls"):
+                formatted.append({
+                    "role": "assistant",
+                    "content": message["content"],
+                    "tool_calls": [{"id": c["id"], "type": "function",
+                                    "function": {"name": c["tool"]["name"], "arguments": json.dumps(c["tool"]["arguments"])}}
+                                   for c in message["tool_calls"]],
+                })
+            else:
+                formatted.append(message)
+        return formatted
+'''
+
+
+def test_tool_arguments_reserialized_where_a_sql_schema_keeps_conversations_in_jsonb(tmp_path):
+    files = {"app/__init__.py": "", "app/db/initialize.py": SCHEMA, "app/llm/openai.py": ADAPTER}
+    found = lint_tree(tmp_path, files, "app/llm/openai.py", {"CL102"})
+    assert [f.row for f in found] == [13], found
+    assert "jsonb" in found[0].message
+    files["app/db/initialize.py"] = SCHEMA.replace("conversations", "embeddings")
+    assert lint_tree(tmp_path / "other", files, "app/llm/openai.py", {"CL102"}) == []

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
+from cachelint.check.kept_prompts import kept_by_every_caller
 from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants as descendants_of, names_in
 from cachelint.check.shared_prompts import SHARED_KINDS, shared_renderer
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, message_fields, string_value
@@ -601,9 +602,14 @@ def _walk_system(analysis) -> Iterator[tuple[CallSite, Fact]]:
             walker.walk(value, landing, 0)
         function = ctx.enclosing_function(built.node)
         shared = function is not None and not SYSTEM_BUILDER.match(function.name.value) and bool(shared_renderer(ctx, function))
+        kept = None
         for fact in walker.facts:
             if fact.kind not in (SHARED_KINDS if shared else SYSTEM_KINDS) or not fact.landing.prefix or fact.when == "per process":
                 continue
+            if fact.kind in ("volatile", "counter") and function is not None and SYSTEM_BUILDER.match(function.name.value):
+                kept = kept_by_every_caller(ctx.filename, function.name.value) if kept is None else kept
+                if kept:
+                    continue  # built once when the conversation starts and kept: its draw is that conversation's (kept_prompts.py)
             if fact.kind == "volatile" and fact.granularity in COARSE_GRANULARITY:
                 continue  # a date: the prompt changes once a day, and nothing in sight says it is long or reused
             yield site, fact

@@ -598,10 +598,10 @@ def _once_per_object(text: str, line_start: int, arguments: str) -> bool:
     """A fill that runs as an object is set up (in `__init__`, `setup_prompts`, `_configure`), or that takes its values
     only from the object's own settings and the module's constants (`**self._domain_map`, `**self._tool_names`, no
     keyword given): the template is the same text for every call the object then makes."""
-    from cachelint.check.tree import _enclosing_def
+    from cachelint.check.tree import enclosing_def
 
     lines = text[:line_start + 1].split("\n")
-    name = _enclosing_def(text.split("\n"), len(lines) - 1)
+    name = enclosing_def(text.split("\n"), len(lines) - 1)
     if name is not None and SETUP_METHOD.match(name):
         return True
     spreads = SPREAD.findall(arguments)

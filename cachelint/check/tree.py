@@ -253,7 +253,7 @@ def _grown(root: str, name: str, hops: int, test_path_below) -> tuple[bool, list
                                    "\n".join(lines[number + 1:number + 60])):
                 continue  # msg = to_message(result) ... messages.append(msg)
             if re.match(r"\s*return\s+(?:await\s+)?$", head) and hops > 0:
-                outer = _enclosing_def(lines, number)
+                outer = enclosing_def(lines, number)
                 if outer == name:
                     continue  # a module function wrapping the method of its name: its own calls are judged here
                 if outer is not None:
@@ -283,7 +283,7 @@ def _converts_each_item(lines: list[str], number: int, arguments: str) -> bool:
     return False
 
 
-def _enclosing_def(lines: list[str], number: int) -> str | None:
+def enclosing_def(lines: list[str], number: int) -> str | None:
     """The name of the function whose body holds line `number` (the nearest `def` above it, indented less)."""
     indent = len(lines[number]) - len(lines[number].lstrip())
     for line in reversed(lines[:number]):

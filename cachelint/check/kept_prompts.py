@@ -1,0 +1,86 @@
+"""A system prompt built once per conversation and kept: what its builder draws at random or reads from the clock is
+fixed for that conversation.
+
+A builder like `make_system_prompt()` may pick a conversation starter with `random.choice` or write the time of
+day into the prompt. Called for every request, that would change the cached prefix each time; but where every
+caller in the tree keeps what it returns (in an `__init__`, in an attribute of the object, or through a setter,
+`self._update_system_prompt(instructions.make_system_prompt())`), the prompt is made once when the conversation
+starts and every later request of that conversation sends the same text. Nothing is reported there.
+
+Read from the tree's text (no parse): the calls of the builder's name outside tests and load tests, each judged by
+its line and the function it is in.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cachelint.check import tree
+
+MAX_CALLS = 12  # calls judged before the builder is taken to be used in every way
+# a method that keeps what it is handed: set_system_prompt, _update_system_prompt, store_prompt, save, replace
+KEEPER = re.compile(r"\b_?(?:set|update|store|save|replace|reset)(?:_\w*)?\(\s*$")
+# an attribute of the object assigned: `self.system_prompt = ...`, `self.chat_history[0] = ...`
+ON_SELF = re.compile(r"^\s*self\.[\w.]+(?:\[[^\]]*\])?\s*(?::[^=]*)?=(?!=)")
+# a tree's load tests and benchmarks make requests to measure a server, not the app's conversations
+NOT_THE_APP = re.compile(r"(?:^|/)(?:load_?tests?|benchmarks?|bench)(?:/|$)")
+_KEPT: dict[tuple[str, int, str], tuple[float, tuple[bool, list[str]]]] = {}
+
+
+def kept_by_every_caller(filename: str, name: str) -> bool:
+    """Every call of `name` in the tree (at least one) keeps what it returns for the conversation."""
+    from cachelint.check.project import note_read
+
+    if not Path(filename).is_file():
+        return False
+    root = tree.root_of(filename)
+    key = (root, tree.stamp(root), name)
+    cached = tree.recalled(_KEPT, key)
+    if cached is None:
+        cached = tree.remember(_KEPT, key, _judge(root, name))
+    kept, read = cached
+    for path in read:
+        note_read(path)
+    return kept
+
+
+def _judge(root: str, name: str) -> tuple[bool, list[str]]:
+    from cachelint.check.config import test_path_below
+
+    call = re.compile(rf"(?<!def )\b{re.escape(name)}\s*\(")
+    read: list[str] = []
+    kept = 0
+    for path in tree.files_calling(root, name):
+        relative = Path(path).relative_to(root).as_posix() if Path(path).is_relative_to(root) else path
+        if test_path_below(path, root) or NOT_THE_APP.search(relative):
+            continue
+        read.append(path)
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        lines = text.split("\n")
+        for match in call.finditer(text):
+            number = text.count("\n", 0, match.start())
+            line = lines[number]
+            if "#" in line[:match.start() - text.rfind("\n", 0, match.start()) - 1]:
+                continue  # a comment that names the builder
+            function = tree.enclosing_def(lines, number)
+            if function == name:
+                continue  # one builder handing on to another of its name (`return Smalltalk().make_system_prompt()`)
+            column = match.start() - text.rfind("\n", 0, match.start()) - 1
+            if function != "__init__" and not ON_SELF.match(line) and not _inside_keeper(line, column):
+                return False, read
+            kept += 1
+            if kept > MAX_CALLS:
+                return False, read
+    return kept > 0, read
+
+
+def _inside_keeper(line: str, column: int) -> bool:
+    """The call is an argument of a keeping method's call on the same line: `self._update_system_prompt(x.make(...))`."""
+    before = line[:column]
+    opened = before.rfind("(")
+    while opened >= 0:
+        if KEEPER.search(before[:opened + 1]):
+            return True
+        opened = before.rfind("(", 0, opened)
+    return False
