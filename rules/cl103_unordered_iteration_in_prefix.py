@@ -30,6 +30,13 @@ so are a JSON schema's required names listed from a set (`{"properties": ..., "r
 `Parameters(properties=..., required=list(required_params))` with `required_params: set[str]`: a tool's parameters
 built from a function's signature). A response model or a tool's parameters go out with the request and open the prefix; `sorted(set(...))` is one
 order everywhere and is not reported.
+
+Prompt text made from a set is judged by its shape too (`likely`): a set (a parameter annotated `set[...]`, not of
+numbers, or a local bound to `set(...)`, a set literal or comprehension) written out in its own order (joined,
+`list(...)`, a comprehension, or a loop that adds to a text or a list) into what is named for prompt material: the
+text a function named for it returns (`_get_example_input_fields(self, modalities: set[Modality])`), a name
+(`tool_docs_str = "\n\n".join(set(tool_docs))`) or an entry (`{"examples": list(samples)}`). A set only tested for
+membership, or sorted first, is not reported.
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file

@@ -38,7 +38,8 @@ function binds to a long default literal, replaced only by a setting, counts as 
 for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data; or a
 template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string), that another module of the
 tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder, the app's tools,
-schema, format, examples, name or persona not counted as one), where
+schema, format, examples, name or persona not counted as one, nor any slot of a fill made as an object is set up
+(in `__init__`, `setup_prompts`) or only from the object's own settings (`**self._domain_map`)), where
 none of the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of
 the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`,
 `TEMPLATE.format(summary=..., chat_history=..., query=...)` with the template written here or in a module of the

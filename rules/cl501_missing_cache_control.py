@@ -47,7 +47,8 @@ class MissingCacheControl(Rule):
     what = """
 Finds an Anthropic request sent with no `cache_control` anywhere (no breakpoint on a block, no top-level
 `cache_control`) whose repeated prefix can be cached (all but the first shape only where its module never
-speaks of breakpoints, which a helper could set):
+speaks of breakpoints, which a helper could set; an agent loop is reported there too when the function that sends
+it says nothing of breakpoints and calls no function of the module that does, beside a request the module marks):
 - its static prefix (tools and system prompt written as constants, here or in another module of the tree:
   `SystemPrompts.DEFAULT`, `prompts.HANDBOOK`) is at least the model's minimum cacheable length; where the
   system prompt is a constant followed by per-request parts (`HANDBOOK + files`), the constant start counts
@@ -93,7 +94,10 @@ speaks of breakpoints, which a helper could set):
   once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
   in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
-  name: which provider runs is the user's setting). An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
+  name: which provider runs is the user's setting), or a public method of a class named for Anthropic / Claude that
+sends the conversation its callers hand it, converted but whole (`def chat(self, chat: Sequence[Message])`,
+`messages = self._convert(chat)`), with no system prompt of its own, outside any loop and with no caller in sight: a
+library's provider adapter. An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
 An SDK method handed to a helper that calls it is a request too: a retry wrapper whose result is called with the
 request's arguments (`retry(self.client.messages.create, should_retry)(**params)`), or a thread runner
 (`asyncio.to_thread(client.messages.create, **params)`). A loop left as soon as the request succeeds, or one over a
