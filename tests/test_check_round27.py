@@ -422,3 +422,51 @@ def test_tool_arguments_reserialized_where_a_sql_schema_keeps_conversations_in_j
     assert "jsonb" in found[0].message
     files["app/db/initialize.py"] = SCHEMA.replace("conversations", "embeddings")
     assert lint_tree(tmp_path / "other", files, "app/llm/openai.py", {"CL102"}) == []
+
+
+# --- round 26's review, left then: rules joined after the per-call part, and a history extended after the question --
+
+JOINED_RULES = '''
+from openai import OpenAI
+
+client = OpenAI()
+RULES = """Follow these design rules for every playground you build.
+''' + "Use semantic HTML, accessible colours and no external fonts.\n" * 80 + '''"""
+
+
+def build_system_prompt(name: str, description: str) -> str:
+    prompt = f"Playground: {name}\\nDescription: {description}"
+    return "\\n\\n".join([prompt, RULES])
+
+
+def generate(name, description, request):
+    system = build_system_prompt(name, description)
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": request}])
+'''
+
+
+def test_static_rules_joined_after_the_per_call_part_are_a_static_tail():
+    found = lint(JOINED_RULES, {"CL104"})
+    assert len(found) == 1 and "after the per-call value `name`" in found[0].message, found
+    rules_first = JOINED_RULES.replace("[prompt, RULES]", "[RULES, prompt]")
+    assert rules_first != JOINED_RULES and lint(rules_first, {"CL104"}) == []
+
+
+EXTENDED = '''
+def chat_messages(question: str, chat_history: list):
+    messages = [{"role": "system", "content": "You answer questions about the docs."}, {"role": "user", "content": question}]
+    messages.extend(chat_history)
+    return messages
+
+
+def run_messages(task: str, steps: list):
+    messages = [{"role": "system", "content": "You run tasks."}, {"role": "user", "content": task}]
+    messages.extend(steps)
+    return messages
+'''
+
+
+def test_a_history_extended_after_the_question_is_reported_where_no_request_is_in_sight():
+    found = lint(EXTENDED, {"CL104"})
+    assert [f.row for f in found] == [2], found
+    assert "`chat_history`" in found[0].message

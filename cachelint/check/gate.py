@@ -204,7 +204,8 @@ PROMPT_ASSIGN = re.compile(r"^[A-Z0-9_]*(?:PROMPT|INSTRUCTIONS?|SYSTEM)[A-Z0-9_]
 
 # a user message written ahead of a starred history in one list: `Message.user(question), *message_history`
 QUESTION_FIRST = re.compile(r"(?:\.user\(|\b(?:HumanMessage|UserMessage)\(|[\"']role[\"']\s*:\s*[\"']user[\"']|\(\s*[\"'](?:user|human)[\"']\s*,)"
-                            r"[^\[\]*]{0,200}(?:\*\s*|\]\s*\+\s*)[\w.]*(?:history|messages|msgs|conversation|convo|chat\w*|turns|dialog\w*|transcript)\b")
+                            r"[^\[\]*]{0,200}(?:\*\s*|\]\s*\+\s*|\][^\[\]]{0,200}?\.extend\(\s*)[\w.]*"
+                            r"(?:history|messages|msgs|conversation|convo|chat\w*|turns|dialog\w*|transcript)\b")
 
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)

@@ -44,10 +44,11 @@ def questions_before_history(ctx: ModuleContext) -> Iterator[QuestionFirst]:
     for listed in ctx.nodes(cst.List):
         if len(listed.elements) < 2 and not isinstance(ctx.parent(listed), cst.BinaryOperation):
             continue  # a question and a history after it, in the list or added to it
-        if not any(isinstance(e, cst.StarredElement) for e in listed.elements) and not isinstance(ctx.parent(listed), cst.BinaryOperation):
-            continue
         function = ctx.enclosing_function(listed)
         if function is None:
+            continue
+        if not any(isinstance(e, cst.StarredElement) for e in listed.elements) and not isinstance(ctx.parent(listed), cst.BinaryOperation) \
+                and _extended_later(ctx, function, listed) is None:
             continue
         params = parameters_of(function)
         question = None
@@ -67,6 +68,27 @@ def questions_before_history(ctx: ModuleContext) -> Iterator[QuestionFirst]:
             if question is not None and isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add) \
                     and parent.left is listed and _a_history(ctx, function, parent.right, question[1]):
                 yield QuestionFirst(question[0], question[2], _leaf(parent.right))
+            elif question is not None and (added := _extended_later(ctx, function, listed)) is not None \
+                    and _a_history(ctx, function, added, question[1]):
+                yield QuestionFirst(question[0], question[2], _leaf(added))
+
+
+def _extended_later(ctx: ModuleContext, function: cst.FunctionDef, listed: cst.List) -> cst.BaseExpression | None:
+    """`messages = [system, user(question)]`, then `messages.extend(chat_history)` (or `messages += chat_history`)
+    further down the function: what the list is extended with."""
+    statement = ctx.parent(listed)
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
+        return None
+    name = statement.targets[0].target.value
+    for node in ctx.nodes_in(cst.Call, function):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "extend" and isinstance(node.func.value, cst.Name) \
+                and node.func.value.value == name and len(node.args) == 1 and ctx.span(node).row > ctx.span(listed).row:
+            return node.args[0].value
+    for node in ctx.nodes_in(cst.AugAssign, function):
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name) and node.target.value == name \
+                and ctx.span(node).row > ctx.span(listed).row:
+            return node.value
+    return None
 
 
 def _a_history(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, question: str) -> bool:

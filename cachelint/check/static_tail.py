@@ -121,7 +121,8 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
 
 
 def _tail(ctx: ModuleContext, text: cst.BaseExpression, per_call=None) -> Tail | None:
-    if isinstance(text, (cst.FormattedString, cst.BinaryOperation)) or isinstance(text, cst.Name) and _appended_after(ctx, text):
+    if isinstance(text, (cst.FormattedString, cst.BinaryOperation)) or isinstance(text, cst.Name) and _appended_after(ctx, text) \
+            or _joined_parts(text) is not None:
         return _f_string_tail(ctx, text, per_call)
     if isinstance(text, cst.Call) and isinstance(text.func, cst.Attribute) and text.func.attr.value == "format":
         return _template_tail(ctx, text)
@@ -159,13 +160,35 @@ def text_pieces(ctx: ModuleContext, text: cst.BaseExpression, depth: int = 0) ->
         return [*text_pieces(ctx, text.left, depth), *text_pieces(ctx, text.right, depth)]
     if isinstance(text, cst.FormattedString):
         return list(text.parts)
+    joined = _joined_parts(text)
+    if joined is not None:
+        return [piece for part in joined for piece in text_pieces(ctx, part, depth)]
     if isinstance(text, cst.Name) and depth < 2 and ctx.enclosing_function(text) is not None:
         values = [v for b, v in ctx.assigned_values(text) if v is not None and not _an_append(ctx, b, v)]
-        if len(values) == 1 and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)) \
+        if len(values) == 1 and (isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString))
+                                 or _joined_parts(values[0]) is not None) \
                 and ctx.enclosing_function(values[0]) is ctx.enclosing_function(text) and _constant(ctx, text) is None:
             return [*text_pieces(ctx, values[0], depth + 1),
                     *(piece for appended in _appended_after(ctx, text) for piece in text_pieces(ctx, appended, depth + 1))]
     return [text]
+
+
+def _joined_parts(text: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """`"\\n\\n".join([prompt, RULES])`: a list written out joined by a literal separator reads as its items with the
+    separator between them (None for any other text, or a list with a starred part)."""
+    if not (isinstance(text, cst.Call) and isinstance(text.func, cst.Attribute) and text.func.attr.value == "join"
+            and isinstance(text.func.value, cst.SimpleString) and len(text.args) == 1
+            and isinstance(text.args[0].value, (cst.List, cst.Tuple))):
+        return None
+    elements = text.args[0].value.elements
+    if not elements or any(isinstance(e, cst.StarredElement) for e in elements):
+        return None
+    parts: list[cst.BaseExpression] = []
+    for i, element in enumerate(elements):
+        if i:
+            parts.append(text.func.value)
+        parts.append(element.value)
+    return parts
 
 
 def _appended_after(ctx: ModuleContext, name: cst.Name) -> list[cst.BaseExpression]:
