@@ -326,7 +326,7 @@ def make_llm(model="claude-sonnet-4-5"):
         tree_marks = functools.cache(lambda: tree_sets_breakpoints(ctx.filename))  # asked at most once per module
         reported: set[int] = set()  # places to fix already reported (a payload builder shared by two requests)
         for site in analysis.sites:
-            if "cache_control" in site.args or markers(ctx, site):
+            if "cache_control" in site.args or markers(ctx, site) or _marked_by_a_helper(ctx, site):
                 continue
             configured = None  # a litellm request whose model is configured: a Claude model the tree names
             if not _to_anthropic(analysis, site):
@@ -379,7 +379,32 @@ def _sent_bare(analysis, site) -> bool:
     function = ctx.enclosing_function(site.node)
     if function is None or mentions_caching(ctx.code(function)):
         return False
-    return not any(mentions_caching(ctx.code(helper)) for call in ctx.nodes_in(cst.Call, function) for helper in ctx.called_functions(call))
+    calls = ctx.nodes_in(cst.Call, function)
+    if any(MARKING_CALL.search(called_name(call) or "") for call in calls):
+        return False  # `mark_last_turn(messages)`, imported from elsewhere: it may set the breakpoint in place
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    if isinstance(cls, cst.ClassDef):  # `system=self.system`, made with its breakpoint in `__init__`
+        assigned = ctx.self_assignments(cls)
+        read = {n.attr.value for arg in site.args.values() if arg is not None for n in (arg, *descendants(arg))
+                if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"}
+        if any(mentions_caching(ctx.code(statement)) for attr in read for statement in assigned.get(attr, ())):
+            return False
+    return not any(mentions_caching(ctx.code(helper)) for call in calls for helper in ctx.called_functions(call))
+
+
+MARKING_CALL = re.compile(r"cach|mark|breakpoint", re.I)
+
+
+def _marked_by_a_helper(ctx, site) -> bool:
+    """The sending function hands the messages it sends to a helper named for breakpoints (`mark_last_turn(messages)`,
+    `add_cache_markers(history)`, imported from another module): it may set them in place."""
+    messages = site.arg("messages")
+    function = ctx.enclosing_function(site.node)
+    if not isinstance(messages, cst.Name) or function is None:
+        return False
+    return any(MARKING_CALL.search(called_name(call) or "") and any(isinstance(a.value, cst.Name) and a.value.value == messages.value
+                                                                    for a in call.args)
+               for call in ctx.nodes_in(cst.Call, function))
 
 
 def _long_static_prefix(analysis, site):
@@ -778,7 +803,26 @@ def _claude_class_forwards(ctx, site, function) -> bool:
             or site.arg("system") is not None or ctx.loops_around(site.node):
         return False
     given = [p for p in function.params.params if p.name.value in parameter_sources(ctx, messages, parameters_of(function), within=function)]
-    return len(given) == 1 and _a_conversation(ctx, given[0]) and not _one_question_each(ctx, function, messages)
+    return len(given) == 1 and _a_conversation(ctx, given[0]) and _whole(ctx, function, messages, given[0].name.value) \
+        and not _one_question_each(ctx, function, messages)
+
+
+def _whole(ctx, function, messages: cst.Name, param: str) -> bool:
+    """The messages sent are the conversation handed in, or that conversation converted: the parameter itself, a call
+    given it (`self._convert(chat)`, `list(history)`), or a comprehension over it; not a list written here around
+    a text made of it (`[{"role": "user", "content": f"...{listing}"}]`: one question)."""
+    if messages.value == param:
+        return True
+    values = [v for b, v in ctx.assigned_values(messages) if ctx.enclosing_function(b) is function]
+    if not values:
+        return False
+    for value in values:
+        if isinstance(value, cst.Call) and any(isinstance(a.value, cst.Name) and a.value.value == param for a in value.args):
+            continue
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and isinstance(value.for_in.iter, cst.Name) and value.for_in.iter.value == param:
+            continue
+        return False
+    return True
 
 
 CONVERSATION_PARAM = re.compile(r"^(?:chat|messages|msgs|history|chat_history|conversation_history)$")

@@ -470,3 +470,162 @@ def test_a_history_extended_after_the_question_is_reported_where_no_request_is_i
     found = lint(EXTENDED, {"CL104"})
     assert [f.row for f in found] == [2], found
     assert "`chat_history`" in found[0].message
+
+
+# --- the review's cases: what must stay quiet, and what must still be found ------------------------------------------
+
+SET_NOT_WRITTEN = '''
+import random
+
+BASE = "You are the operations assistant for Acme. Answer briefly."
+
+
+def build_system_prompt(user_roles: set[str]) -> str:
+    admin_roles = 0
+    for role in user_roles:
+        if role.startswith("admin"):
+            admin_roles += 1
+    return BASE + ("\\nYou may run admin tools." if admin_roles else "")
+
+
+def build_tool_prompt(enabled: set[str], registry: dict) -> str:
+    allowed = []
+    for name in enabled:
+        if name in registry:
+            allowed.append(name)
+    return BASE + f"\\nYou have {len(allowed)} tools."
+
+
+def load_examples(rows) -> list:
+    examples = list(set(r["text"] for r in rows))
+    examples.sort()
+    return examples
+
+
+def system_ids(rows) -> list:
+    system_ids = list(set(r["system_id"] for r in rows))
+    return system_ids
+
+
+def few_shot_prompt(pool, k: int) -> str:
+    indices = set(random.sample(range(len(pool)), k))
+    examples = [pool[i]["text"] for i in indices]
+    return "Examples:\\n" + "\\n".join(examples)
+'''
+
+
+def test_a_set_whose_order_never_reaches_the_text_is_quiet():
+    assert lint(SET_NOT_WRITTEN, {"CL103"}) == []
+
+
+def test_a_set_comprehension_joined_into_a_prompt_is_found_without_another_set_in_the_module():
+    source = 'def system_prompt_for(tags: list[str]) -> str:\n    return "You handle: " + ", ".join({t.lower() for t in tags})\n'
+    found = lint(source, {"CL103"})
+    assert [f.row for f in found] == [2] and "`system_prompt_for()`" in found[0].message, found
+
+
+def test_a_model_default_the_app_may_override_is_not_taken_as_the_model():
+    source = MARKS_ONE_REQUEST.replace('self.model = "claude-sonnet-4-5"', "self.model = model").replace(
+        "def __init__(self, use_prompt_caching=True):", 'def __init__(self, model="claude-3-sonnet-20240229", use_prompt_caching=True):')
+    assert [f.row for f in lint(source, {"CL501"})] == [22]
+
+
+REFRESHED = '''
+class Chatbot:
+    def __init__(self, llm, instructions):
+        self.llm = llm
+        self.instructions = instructions
+        self.system_prompt = instructions.make_system_prompt()
+        self.history = []
+
+    def on_user_turn(self, text: str) -> str:
+        self.system_prompt = self.instructions.make_system_prompt()
+        self.history.append({"role": "user", "content": text})
+        return self.llm.complete(system=self.system_prompt, messages=self.history)
+'''
+
+
+def test_a_system_prompt_refreshed_on_every_turn_is_not_kept(tmp_path):
+    for refresh in ("        self.system_prompt = self.instructions.make_system_prompt()\n",
+                    '        system = "# Role\\n" + self.instructions.make_system_prompt()\n',
+                    '        system = WRAPPER.replace("{SYSTEM}", self.instructions.make_system_prompt())\n'):
+        bot = REFRESHED.replace("        self.system_prompt = self.instructions.make_system_prompt()\n", refresh)
+        files = {"app/__init__.py": "", "app/system_prompt.py": BUILDER, "app/bot.py": bot}
+        found = lint_tree(tmp_path / str(len(refresh)), files, "app/system_prompt.py", {"CL101"})
+        assert [f.row for f in found] == [10, 11], (refresh, found)
+
+
+ONE_QUESTION_CLASS = '''
+import anthropic
+
+
+class ClaudeModerator:
+    def __init__(self):
+        self.client = anthropic.Anthropic()
+
+    def moderate(self, messages: list[str]) -> str:
+        listing = "\\n".join(messages)
+        request = [{"role": "user", "content": f"Flag any message that breaks the rules:\\n{listing}"}]
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=5, messages=request)
+'''
+
+
+def test_a_claude_class_method_that_makes_one_question_of_its_input_is_not_an_adapter(tmp_path):
+    assert lint_tree(tmp_path, {"app/moderator.py": ONE_QUESTION_CLASS}, "app/moderator.py", {"CL501"}) == []
+
+
+def test_a_list_appended_to_and_sent_again_by_its_caller_is_a_conversation():
+    followup = FILE_BLOCKS + '''
+    def generate_checked(self, system_prompt, user_prompt):
+        messages = [{"role": "user", "content": user_prompt}]
+        answer = self._call(system_prompt, messages, ["f1"])
+        messages.append({"role": "assistant", "content": answer})
+        messages.append({"role": "user", "content": "Check your answer."})
+        return self._call(system_prompt, messages, ["f1"])
+'''
+    assert [f.row for f in lint(followup, {"CL301"})] == [11]
+
+
+def test_a_tool_loop_sending_a_system_prompt_marked_in_init_or_a_history_a_helper_marks_is_not_bare():
+    marked_system = MARKS_ONE_REQUEST.replace(
+        "        self.use_prompt_caching = use_prompt_caching\n",
+        "        self.use_prompt_caching = use_prompt_caching\n"
+        '        self.system = [{"type": "text", "text": "You are an agent.", "cache_control": {"type": "ephemeral"}}]\n').replace(
+        '"system": system_prompt, "messages": messages, "tools": tools}', '"system": self.system, "messages": messages, "tools": tools}')
+    assert lint(marked_system, {"CL501"}) == []
+    helper = MARKS_ONE_REQUEST.replace("            response = self.client.messages.create(**params)\n",
+                                       "            mark_last_turn(messages)\n            response = self.client.messages.create(**params)\n")
+    assert lint("from app.caching import mark_last_turn\n" + helper, {"CL501"}) == []
+
+
+def test_a_telemetry_table_in_jsonb_keeps_no_conversation(tmp_path):
+    schema = SCHEMA.replace("TABLE IF NOT EXISTS conversations", "TABLE IF NOT EXISTS llm_usage_events")
+    files = {"app/__init__.py": "", "app/db/initialize.py": schema, "app/llm/openai.py": ADAPTER}
+    assert lint_tree(tmp_path, files, "app/llm/openai.py", {"CL102"}) == []
+
+
+def test_a_template_filled_per_call_by_a_method_named_init_or_from_a_dict_written_per_call_is_per_call(tmp_path):
+    named_init = '''    def init_template(self, item):
+        self.template = SYSTEM_PROMPT.format(item=item, **self._tool_names)'''
+    written = '''    def render(self, item):
+        self.prompt_vars["item"] = item
+        self.template = SYSTEM_PROMPT.format(**self.prompt_vars)'''
+    for i, fill in enumerate((named_init, written)):
+        files = {"app/prompts.py": TEMPLATE, "app/agent.py": _agent(fill), "app/__init__.py": ""}
+        found = lint_tree(tmp_path / str(i), files, "app/prompts.py", {"CL104"})
+        assert [f.row for f in found] == [1], (fill, found)
+
+
+def test_tables_read_with_pandas_in_listing_order_are_not_prompt_text():
+    source = '''
+import os
+import pandas as pd
+
+
+def load_examples(folder: str):
+    frames = []
+    for name in os.listdir(folder):
+        frames.append(pd.read_csv(os.path.join(folder, name)))
+    return pd.concat(frames).sort_values("example_id")
+'''
+    assert lint(source, {"CL103"}) == []

@@ -113,8 +113,8 @@ class Analysis:
         return string_value(expr) or (self._set_on_self(expr) if expr is not None else None) or self.options.model
 
     def _set_on_self(self, expr) -> str | None:
-        """`model=self.model` where the class sets `self.model` to one text: a literal, or the default of the
-        `__init__` parameter it is set from (`def __init__(self, model="claude-3-5-haiku-latest")`)."""
+        """`model=self.model` where the class sets `self.model` to one literal text and nothing else (a parameter's
+        default is only a fallback: the app may pass another model)."""
         from cachelint.check.values import string_value
 
         if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
@@ -126,10 +126,6 @@ class Analysis:
         for statement in self.ctx.self_assignments(cls).get(expr.attr.value, []):
             value = getattr(statement, "value", None)
             text = string_value(value) if value is not None and not isinstance(statement, cst.AugAssign) else None
-            if text is None and isinstance(value, cst.Name):
-                function = self.ctx.enclosing_function(statement)
-                param = next((p for p in (function.params.params if function is not None else ()) if p.name.value == value.value), None)
-                text = string_value(param.default) if param is not None and param.default is not None else None
             if text is None:
                 return None
             texts.add(text)

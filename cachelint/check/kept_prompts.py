@@ -3,7 +3,8 @@ fixed for that conversation.
 
 A builder like `make_system_prompt()` may pick a conversation starter with `random.choice` or write the time of
 day into the prompt. Called for every request, that would change the cached prefix each time; but where every
-caller in the tree keeps what it returns (in an `__init__`, in an attribute of the object, or through a setter,
+caller in the tree keeps what it returns (in an `__init__`, in an attribute of the object set by a method that runs
+once for a conversation (`start_session`, `set_instructions`), or through a setter of the object,
 `self._update_system_prompt(instructions.make_system_prompt())`), the prompt is made once when the conversation
 starts and every later request of that conversation sends the same text. Nothing is reported there.
 
@@ -19,10 +20,12 @@ from pathlib import Path
 from cachelint.check import tree
 
 MAX_CALLS = 12  # calls judged before the builder is taken to be used in every way
-# a method that keeps what it is handed: set_system_prompt, _update_system_prompt, store_prompt, save, replace
-KEEPER = re.compile(r"\b_?(?:set|update|store|save|replace|reset)(?:_\w*)?\(\s*$")
+# a method of the object that keeps what it is handed: self.set_system_prompt(...), self._update_system_prompt(...)
+KEEPER = re.compile(r"\bself\._?(?:set|update|store|save|reset)(?:_\w*)?\(\s*$")
 # an attribute of the object assigned: `self.system_prompt = ...`, `self.chat_history[0] = ...`
 ON_SELF = re.compile(r"^\s*self\.[\w.]+(?:\[[^\]]*\])?\s*(?::[^=]*)?=(?!=)")
+# a method that runs once for a conversation: where an attribute set from the builder is kept, not refreshed
+ONCE = re.compile(r"^(?:__init__|__post_init__|_?(?:set|setup|start|reset|begin|new)_\w*|_?(?:setup|start|reset))$")
 # a tree's load tests and benchmarks make requests to measure a server, not the app's conversations
 NOT_THE_APP = re.compile(r"(?:^|/)(?:load_?tests?|benchmarks?|bench)(?:/|$)")
 _KEPT: dict[tuple[str, int, str], tuple[float, tuple[bool, list[str]]]] = {}
@@ -61,13 +64,14 @@ def _judge(root: str, name: str) -> tuple[bool, list[str]]:
         for match in call.finditer(text):
             number = text.count("\n", 0, match.start())
             line = lines[number]
-            if "#" in line[:match.start() - text.rfind("\n", 0, match.start()) - 1]:
+            if line.lstrip().startswith("#"):
                 continue  # a comment that names the builder
             function = tree.enclosing_def(lines, number)
             if function == name:
                 continue  # one builder handing on to another of its name (`return Smalltalk().make_system_prompt()`)
             column = match.start() - text.rfind("\n", 0, match.start()) - 1
-            if function != "__init__" and not ON_SELF.match(line) and not _inside_keeper(line, column):
+            once = function is not None and ONCE.match(function) is not None
+            if not (once and ON_SELF.match(line)) and function != "__init__" and not _inside_keeper(line, column):
                 return False, read
             kept += 1
             if kept > MAX_CALLS:

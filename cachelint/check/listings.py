@@ -22,7 +22,7 @@ LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scan
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
 # reading what a listed path holds: open(path), path.read_text(), yaml.safe_load(f), Conversation.from_yaml(path)
 READS = re.compile(r"^(?:open|read_text|read_bytes|read|load|safe_load|loads|from_yaml|from_file|from_json|from_path|from_dict"
-                   r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|ya?ml|jsonl?|txt|csv|toml|text|lines)$")
+                   r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|ya?ml|jsonl?|txt|toml|text)$")
 # what the collected text is for
 PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
                              r"|guideline|\brules?\b|_rules?\b|rules?_|skill|haystack", re.I)

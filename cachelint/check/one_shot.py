@@ -165,13 +165,18 @@ def _no_history_in(value: cst.List) -> bool:
 
 
 def _sent_again(ctx: ModuleContext, call: cst.Call, name: str) -> bool:
-    """A loop around the call that also adds to the list: the answer is appended and the list sent again."""
+    """A loop around the call that also adds to the list, or a later statement of the caller that adds to it (the
+    answer and a follow-up question appended, then the list sent again)."""
     for loop in ctx.loops_around(call):
         for node in descendants(loop):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS \
                     and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
                 return True
-    return False
+    caller = ctx.enclosing_function(call)
+    row = ctx.span(call).row
+    return caller is not None and any(
+        isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == name and ctx.span(node).row > row for node in ctx.nodes_in(cst.Call, caller))
 
 
 def _through_kwargs(ctx: ModuleContext, call: cst.Call, param: str) -> cst.BaseExpression | None:

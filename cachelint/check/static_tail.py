@@ -592,6 +592,7 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
         read.append(path)  # a file that starts filling the template changes the answer
         if ".format" not in text or test_path_below(path, root) or not FOR_A_MODEL.search(text) or "cache_control" in text:
             continue
+        lines = None  # split once a file, for the first fill that asks which function it is in
         for match in FORMATTED_TEMPLATE.finditer(text):
             name = match.group(1)
             line_start = text.rfind("\n", 0, match.start()) + 1
@@ -605,30 +606,38 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
                 fills.paths.append(path)
             arguments = _arguments(text, match.end())
             slots = {m.group(1) for m in CONSTANT_ARGUMENT.finditer(arguments)}
-            if _once_per_object(text, line_start, arguments):
+            lines = text.split("\n") if lines is None else lines
+            if _once_per_object(text, lines, line_start, arguments):
                 slots |= SPREAD_ALL  # filled as the object is set up, from its own settings: no slot changes per call
             fills.constant_slots = slots if fills.constant_slots is None else fills.constant_slots & slots
     return found, read
 
 
 SPREAD_ALL = frozenset({"*"})  # a fill that gives every slot a value set once per object
-SETUP_METHOD = re.compile(r"__init__|_?(?:setup|set_up|init|initialize|configure)(?:_\w*)?$")
+SETUP_METHOD = re.compile(r"__init__|__post_init__|_?setup_\w+|_?setup")
 SPREAD = re.compile(r"\*\*\s*([\w.]+)")
 KEYWORD = re.compile(r"(?:^|[(,])\s*(\w+)\s*=(?!=)")
 
 
-def _once_per_object(text: str, line_start: int, arguments: str) -> bool:
-    """A fill that runs as an object is set up (in `__init__`, `setup_prompts`, `_configure`), or that takes its values
-    only from the object's own settings and the module's constants (`**self._domain_map`, `**self._tool_names`, no
-    keyword given): the template is the same text for every call the object then makes."""
+def _once_per_object(text: str, lines: list[str], line_start: int, arguments: str) -> bool:
+    """A fill that runs as an object is set up (in `__init__`, `setup_prompts`), or that takes its values only from
+    the object's own settings and the module's constants (`**self._domain_map`, `**self._tool_names`, no keyword
+    given; not a dict of the object's written into per call, `self.prompt_vars["item"] = item`): the template is the
+    same text for every call the object then makes."""
     from cachelint.check.tree import enclosing_def
 
-    lines = text[:line_start + 1].split("\n")
-    name = enclosing_def(text.split("\n"), len(lines) - 1)
-    if name is not None and SETUP_METHOD.match(name):
+    name = enclosing_def(lines, text.count("\n", 0, line_start))
+    if name is not None and SETUP_METHOD.fullmatch(name):
         return True
     spreads = SPREAD.findall(arguments)
-    return bool(spreads) and all(s.startswith("self.") or s.isupper() for s in spreads) and not KEYWORD.search(arguments)
+    return bool(spreads) and all(s.isupper() or (s.startswith("self.") and not _written_into(text, s)) for s in spreads) \
+        and not KEYWORD.search(arguments)
+
+
+def _written_into(text: str, attribute: str) -> bool:
+    """`self.prompt_vars["item"] = item` or `self.prompt_vars.update(...)` anywhere in the file: a dict filled per call."""
+    escaped = re.escape(attribute)
+    return re.search(rf"{escaped}\s*\[[^\]\n]*\]\s*=(?!=)|{escaped}\.(?:update|setdefault)\(", text) is not None
 
 
 def _arguments(text: str, start: int) -> str:

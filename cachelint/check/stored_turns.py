@@ -36,7 +36,7 @@ from cachelint.check.values import string_value
 
 REORDERING_STORE = re.compile(r"\bjsonb\b", re.IGNORECASE)
 CONVERSATION_STORE = re.compile(r"class\s+\w*(?:Message|Conversation|Session|Event|Chat|Thread|Turn)\w*\s*[(:]"
-                                r"|(?i:table)\s+(?i:if\s+not\s+exists\s+)?\W?\w*?(?:conversations?|messages?|chat_\w+|sessions?|events?|threads?)\b"
+                                r"|(?i:table)\s+(?i:if\s+not\s+exists\s+)?\W?(?:conversations?|messages?|chat_\w+|sessions?|events?|threads?)\b"
                                 r"|__tablename__\s*=\s*[\"'](?:conversations?|messages?|chat\w*|sessions?|events?|threads?)[\"']"
                                 # a table described as data: `SESSION_TABLE_SCHEMA = {...}`, `Table("sessions", metadata, ...)`
                                 r"|(?i:\b(?:conversations?|messages?|chats?|sessions?|events?|threads?)_table\w*\s*=)"
