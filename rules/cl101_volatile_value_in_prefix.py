@@ -31,7 +31,8 @@ a module that speaks of prompts (`text.replace("{DATE}", time.strftime("%H:%M %Y
 `prompt_context["current_datetime"] = datetime.now()`; not where the function puts the filled text into a user
 message and builds no system message). There only values that change within a day are
 reported (not in a builder whose every caller in the tree keeps what it returns for the conversation: in an
-`__init__`, on the object, or through a setter, `self._update_system_prompt(x.make_system_prompt())`), and a lone short f-string (below every minimum cacheable length) is not judged. So are the earlier turns
+`__init__`, on the object in a method that starts one (`start_session`, `set_instructions`), or through a setter of
+the object, `self._update_system_prompt(x.make_system_prompt())`), and a lone short f-string (below every minimum cacheable length) is not judged. So are the earlier turns
 of a conversation that a function renders into messages again for every request (one message per stored turn, in a
 loop, returned): a fresh id or time written there (`call_id = r.call_id or f"call_{uuid.uuid4().hex}"`) makes an
 old turn differ on every request (`likely`). The same holds for a converter of one message applied to every stored
