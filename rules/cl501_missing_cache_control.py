@@ -804,7 +804,20 @@ def _claude_class_forwards(ctx, site, function) -> bool:
         return False
     given = [p for p in function.params.params if p.name.value in parameter_sources(ctx, messages, parameters_of(function), within=function)]
     return len(given) == 1 and _a_conversation(ctx, given[0]) and _whole(ctx, function, messages, given[0].name.value) \
-        and not _one_question_each(ctx, function, messages)
+        and not _one_question_each(ctx, function, messages) and _called_in_tree(ctx, function.name.value)
+
+
+def _called_in_tree(ctx, name: str) -> bool:
+    """Some module of the tree that is not a test calls a function of this name (`self.chat(input)` in the class's
+    `__call__` counts): an adapter nothing calls sends nothing (sweep's `get_response_message`, left for another
+    client)."""
+    from cachelint.check.config import test_path_below
+    from cachelint.check.tree import files_calling, root_of
+
+    if not os.path.isfile(ctx.filename):
+        return True  # a source with no tree: judged by itself
+    root = root_of(ctx.filename)
+    return any(not test_path_below(path, root) for path in files_calling(root, name))
 
 
 def _whole(ctx, function, messages: cst.Name, param: str) -> bool:

@@ -162,10 +162,25 @@ def chat(chat, **kwargs):
 '''
 
 
+AGENT = '''
+from lib.llms.anthropic import AnthropicLMM
+
+
+def step(lmm: AnthropicLMM, chat):
+    return lmm.chat(chat)
+'''
+
+
 def test_a_claude_adapter_class_that_forwards_its_callers_prompts_is_reported(tmp_path):
-    found = lint_tree(tmp_path, {"lib/llms/anthropic.py": CLAUDE_ADAPTER, "lib/llms/__init__.py": ""}, "lib/llms/anthropic.py", {"CL501"})
+    files = {"lib/llms/anthropic.py": CLAUDE_ADAPTER, "lib/llms/__init__.py": "", "lib/agent.py": AGENT}
+    found = lint_tree(tmp_path, files, "lib/llms/anthropic.py", {"CL501"})
     assert [f.row for f in found] == [20], found  # not the request made of one prompt (generate_metadata)
     assert "`chat` sends what its callers pass" in found[0].message and "no file of this project sets a breakpoint" in found[0].message
+
+
+def test_a_claude_adapter_nothing_in_the_tree_calls_is_quiet(tmp_path):
+    files = {"lib/llms/anthropic.py": CLAUDE_ADAPTER, "lib/llms/__init__.py": "", "tests/test_agent.py": AGENT}
+    assert lint_tree(tmp_path, files, "lib/llms/anthropic.py", {"CL501"}) == []
 
 
 def test_a_helper_function_wrapping_a_prompt_is_not_an_adapter(tmp_path):
