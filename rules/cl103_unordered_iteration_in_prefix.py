@@ -115,6 +115,11 @@ def ask(q, skills: set[str]):
     without_sites = True  # a history renderer whose request is sent elsewhere
 
     def check(self, analysis):
+        from cachelint.check.gate import opened_alone
+
+        if not analysis.sites and opened_alone(analysis.ctx.source):
+            yield from _set_texts(analysis, set())  # a module opened for its set-made prompt text alone
+            return
         found = list(analysis.facts({"unordered"}, args=("system", "instructions", "messages", "input"))) + list(rendered_facts(analysis, {"unordered"}))
         found += list(system_facts(analysis, {"unordered"}))
         reported = set()
@@ -126,7 +131,6 @@ def ask(q, skills: set[str]):
             yield Report.at(site, fact.node, message, fix=fix)
         from cachelint.check.listings import listed_prompt_material
         from cachelint.check.schema_sets import choices_from_sets
-        from cachelint.check.set_text import text_from_sets
 
         for choices in choices_from_sets(analysis.ctx):
             if id(choices.node) not in reported:
@@ -137,13 +141,7 @@ def ask(q, skills: set[str]):
                              "process lists the same choices in another order, so no two share that prefix; sort them",
                              fix=None if choices.filled else wrap(analysis.ctx, choices.node, "sorted"), confidence="likely")
 
-        for made in text_from_sets(analysis.ctx):
-            if id(made.node) not in reported:
-                reported.add(id(made.node))
-                yield Report(made.node, f"a set is written out in its own order into {made.into}, prompt material: a set of strings "
-                             "(or of Enum members) iterates in an order that changes with PYTHONHASHSEED, so each process writes the "
-                             "same prompt in another order and shares no cached prefix with the others; sort it",
-                             fix=wrap(analysis.ctx, made.node, "sorted") if made.joined else None, confidence="likely")
+        yield from _set_texts(analysis, reported)
 
         for listed in listed_prompt_material(analysis.ctx):
             if id(listed.node) not in reported:
@@ -151,6 +149,19 @@ def ask(q, skills: set[str]):
                              f"checkouts, and their contents are collected into `{listed.collected}`, prompt material read in that order: "
                              "the same prompt is built in another order elsewhere and shares no cached prefix; sort the listing",
                              fix=wrap(analysis.ctx, listed.node, "sorted"), confidence="likely")
+
+
+def _set_texts(analysis, reported: set[int]):
+    """Prompt text made from a set (set_text.py), where no other finding of this rule took the set."""
+    from cachelint.check.set_text import text_from_sets
+
+    for made in text_from_sets(analysis.ctx):
+        if id(made.node) not in reported:
+            reported.add(id(made.node))
+            yield Report(made.node, f"a set is written out in its own order into {made.into}, prompt material: a set of strings "
+                         "(or of Enum members) iterates in an order that changes with PYTHONHASHSEED, so each process writes the "
+                         "same prompt in another order and shares no cached prefix with the others; sort it",
+                         fix=wrap(analysis.ctx, made.node, "sorted") if made.joined else None, confidence="likely")
 
 
 def _place(analysis, site) -> str:

@@ -790,8 +790,8 @@ def _request_passed_whole(ctx, site, function) -> bool:
 
 
 def _claude_class_forwards(ctx, site, function) -> bool:
-    """A method of a class named for Anthropic / Claude (`class AnthropicLMM`) that sends the conversation its callers
-    hand it, converted but whole (`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`): a
+    """A method named for chatting (`chat`, `achat`, `converse`, `reply`) of a class named for Anthropic / Claude
+    (`class AnthropicLMM`) that sends the conversation its callers hand it, converted but whole (`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`): a
     library's provider adapter, which every conversation of the library goes through, its instructions inside the
     messages. Not a request with a system prompt of its own (what that prompt is decides), not a method that makes one
     question of a prompt (`messages=[{"role": "user", "content": prompt}]`), nor one that loops over conversations.
@@ -800,7 +800,7 @@ def _claude_class_forwards(ctx, site, function) -> bool:
     messages = site.arg("messages")
     if site.api != "anthropic" or not isinstance(cls, cst.ClassDef) or not CLAUDE.search(cls.name.value) \
             or function.name.value.startswith("_") or messages is None or not isinstance(messages, cst.Name) \
-            or site.arg("system") is not None or ctx.loops_around(site.node):
+            or site.arg("system") is not None or ctx.loops_around(site.node) or not CHAT_METHOD.match(function.name.value):
         return False
     given = [p for p in function.params.params if p.name.value in parameter_sources(ctx, messages, parameters_of(function), within=function)]
     return len(given) == 1 and _a_conversation(ctx, given[0]) and _whole(ctx, function, messages, given[0].name.value) \
@@ -838,6 +838,9 @@ def _whole(ctx, function, messages: cst.Name, param: str) -> bool:
     return True
 
 
+# a method named for carrying on a conversation (not `generate_message(messages)`, a completion an eval harness asks
+# once per datapoint)
+CHAT_METHOD = re.compile(r"^a?(?:chat|converse|continue_conversation|respond|reply)(?:_\w+)?$")
 CONVERSATION_PARAM = re.compile(r"^(?:chat|messages|msgs|history|chat_history|conversation_history)$")
 
 

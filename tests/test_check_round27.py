@@ -644,3 +644,57 @@ def load_examples(folder: str):
     return pd.concat(frames).sort_values("example_id")
 '''
     assert lint(source, {"CL103"}) == []
+
+
+# --- spent sets run again: what the round's first cut reported wrongly ------------------------------------------------
+
+def test_skill_names_installed_from_a_set_of_folders_are_not_prompt_text():
+    source = '''
+def install_skills(file_names: list[str]) -> list[str]:
+    installed_skills = []
+    top_dirs = {name.split("/")[0] for name in file_names if name.strip()}
+    for root_name in top_dirs:
+        installed_skills.append(root_name.lower())
+    return installed_skills
+'''
+    assert lint(source, {"CL103"}) == []
+
+
+def test_a_listing_written_inline_into_one_prompt_is_left_to_its_request():
+    source = '''
+def commit_prompt_for(files: list[str]) -> str:
+    change_types = set()
+    for path in files:
+        change_types.add("test" if "test" in path else "code")
+    commit_prompt = f"""Write a commit message.
+- Change types: {", ".join(change_types) if change_types else "general"}"""
+    return commit_prompt
+'''
+    assert lint(source, {"CL103"}) == []
+
+
+def test_a_claude_class_completion_method_that_is_not_a_chat_is_no_adapter(tmp_path):
+    completion = CLAUDE_ADAPTER.replace("def chat(self, chat, **kwargs):", "def generate_message(self, chat, **kwargs):")
+    caller = AGENT.replace("lmm.chat(chat)", "lmm.generate_message(chat)")
+    files = {"lib/llms/anthropic.py": completion, "lib/llms/__init__.py": "", "lib/agent.py": caller}
+    assert lint_tree(tmp_path, files, "lib/llms/anthropic.py", {"CL501"}) == []
+
+
+def test_a_module_opened_for_its_set_made_text_alone_is_not_judged_for_other_shapes():
+    source = '''
+TEMPLATE = """You are {agent_name}, an open-source super agent.
+''' + "Follow the operating rules of the agent carefully and completely.\n" * 90 + '''"""
+
+
+def examples_for(kinds: set[str]) -> str:
+    example_text = ""
+    for kind in kinds:
+        example_text += f"Example of {kind}\\n"
+    return example_text
+
+
+def apply_prompt_template(agent_name: str) -> str:
+    return TEMPLATE.format(agent_name=agent_name)
+'''
+    found = lint(source, {"CL103", "CL104"})
+    assert [(f.code, f.row) for f in found] == [("CL103", 97)], found

@@ -225,6 +225,8 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
         found.add("CL201")  # tools handed on as `tools=list(a_set)` (conversation._local_set_tools)
     if "CL104" in codes and QUESTION_FIRST.search(source):
         found.add("CL104")  # the newest question written ahead of a starred history (question_first.py)
+    if "CL103" in codes and SET_TEXT.search(source) and SET_MATERIAL.search(source):
+        found.add("CL103")  # prompt text made from a set (set_text.py)
     if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):
         found.add("CL501")
     return frozenset(found)
@@ -306,8 +308,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a tool's description written with this turn's data (tool_descriptions.py)
     if "CL201" in codes and LISTING.search(source) and (TOOL_LOADING.search(source) or ("yield" in source and TOOL_GENERATOR.search(source))):
         return True  # tools loaded in a loop over a directory listing (listings.tools_loaded_from_listings)
-    if "CL103" in codes and SET_TEXT.search(source) and SET_MATERIAL.search(source):
-        return True  # prompt text made from a set (set_text.py)
     if "CL103" in codes and LISTING.search(source) and PROMPT_MATERIAL_WORD.search(source):
         return True  # prompt material read from a directory listing (listings.py)
     if "CL101" in codes and FILL_VOLATILE.search(source) and PLACEHOLDER_FILL.search(source) and re.search("prompt", source, re.I):

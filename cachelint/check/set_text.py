@@ -30,7 +30,7 @@ QUICK = re.compile(r"\bset\(|\bfrozenset\(|:\s*(?:set|Set|frozenset|FrozenSet|Ab
 # what the text is for: the parts a prompt is made of, by the words that name text (a function's name may also say
 # what the text is for: `_get_example_context`, `system_prompt_for`)
 MATERIAL = re.compile(r"prompt|examples?\b|examples?_|_examples?|instructions?|docs?\b|docs_|_docs|template|few_?shot|knowledge"
-                      r"|persona|guidelines?|\brules?\b|_rules?\b|rules?_|skills?\b|demonstrations?", re.I)
+                      r"|persona|guidelines?|\brules?\b|_rules?\b|rules?_|demonstrations?", re.I)
 # ... and a name that holds something else: ids, a count, statistics, a lookup
 NOT_TEXT = re.compile(r"(?:_|\b)(?:ids?|count|counts|num|stats|map|lookup|index|keys|set)$", re.I)
 NUMBERS = re.compile(r"\[\s*(?:int|float|bool|bytes)\s*\]")  # set[int]: small ints iterate in their own order
@@ -58,6 +58,15 @@ def text_from_sets(ctx: ModuleContext) -> Iterator[SetText]:
             if into is not None:
                 seen.add(id(node))
                 yield SetText(node, into, joined)
+
+
+def _inline(ctx: ModuleContext, join: cst.Call) -> bool:
+    """`f"Change types: {', '.join(kinds)}"`: a listing written inline into one prompt's own text, a fragment of that
+    prompt; whether its order matters is the request's to say (a short one-shot prompt caches nothing)."""
+    parent = ctx.parent(join)
+    while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):  # `{", ".join(kinds) if kinds else "general"}`
+        parent = ctx.parent(parent)
+    return isinstance(parent, cst.FormattedStringExpression)
 
 
 def _set_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
@@ -104,7 +113,7 @@ def _iterations(ctx: ModuleContext, function: cst.FunctionDef, sets: set[str]) -
         if isinstance(node, cst.Call) and node.args:
             first = node.args[0].value
             name = called_name(node)
-            if name == "join" and isinstance(node.func, cst.Attribute):
+            if name == "join" and isinstance(node.func, cst.Attribute) and not _inline(ctx, node):
                 if _is_a_set(first, sets):
                     yield first, node, True
                 elif isinstance(first, (cst.GeneratorExp, cst.ListComp)) and _is_a_set(first.for_in.iter, sets):
