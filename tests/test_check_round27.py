@@ -698,3 +698,12 @@ def apply_prompt_template(agent_name: str) -> str:
 '''
     found = lint(source, {"CL103", "CL104"})
     assert [(f.code, f.row) for f in found] == [("CL103", 97)], found
+
+
+def test_an_answer_appended_only_to_be_stored_leaves_the_list_one_question():
+    stored = FILE_BLOCKS.replace('''        messages = [{"role": "user", "content": user_prompt}]
+        return self._call(system_prompt + " Answer in JSON.", messages)''', '''        messages = [{"role": "user", "content": user_prompt}]
+        answer = self._call(system_prompt + " Answer in JSON.", messages)
+        messages.append({"role": "assistant", "content": answer})
+        return {"answer": answer, "messages": messages}''')
+    assert stored != FILE_BLOCKS and lint(stored, {"CL301"}) == []

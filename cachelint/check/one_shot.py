@@ -165,18 +165,23 @@ def _no_history_in(value: cst.List) -> bool:
 
 
 def _sent_again(ctx: ModuleContext, call: cst.Call, name: str) -> bool:
-    """A loop around the call that also adds to the list, or a later statement of the caller that adds to it (the
-    answer and a follow-up question appended, then the list sent again)."""
+    """A loop around the call that also adds to the list, or later statements of the caller that add to it and hand
+    it to the same function again (the answer and a follow-up question appended, then the list sent again)."""
     for loop in ctx.loops_around(call):
         for node in descendants(loop):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS \
                     and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
                 return True
     caller = ctx.enclosing_function(call)
+    if caller is None:
+        return False
     row = ctx.span(call).row
-    return caller is not None and any(
-        isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS and isinstance(node.func.value, cst.Name)
-        and node.func.value.value == name and ctx.span(node).row > row for node in ctx.nodes_in(cst.Call, caller))
+    calls = ctx.nodes_in(cst.Call, caller)
+    grown = [ctx.span(node).row for node in calls if isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS
+             and isinstance(node.func.value, cst.Name) and node.func.value.value == name and ctx.span(node).row > row]
+    # ... and then the same function is handed the list again (an answer appended only to be stored sends nothing)
+    return bool(grown) and any(called_name(node) == called_name(call) and ctx.span(node).row > min(grown)
+                               and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args) for node in calls)
 
 
 def _through_kwargs(ctx: ModuleContext, call: cst.Call, param: str) -> cst.BaseExpression | None:
