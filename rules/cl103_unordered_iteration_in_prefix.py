@@ -35,8 +35,9 @@ Prompt text made from a set is judged by its shape too (`likely`): a set (a para
 numbers, or a local bound to `set(...)`, a set literal or comprehension) written out in its own order (joined,
 `list(...)`, a comprehension, or a loop that adds to a text or a list) into what is named for prompt material: the
 text a function named for it returns (`_get_example_input_fields(self, modalities: set[Modality])`), a name
-(`tool_docs_str = "\n\n".join(set(tool_docs))`) or an entry (`{"examples": list(samples)}`). A set only tested for
-membership, or sorted first, is not reported.
+(`tool_docs_str = "\n\n".join(set(tool_docs))`) or an entry (`{"examples": list(samples)}`). Not a set only tested for membership, counted or measured
+(`len(...)`), nor one sorted first or whose list is sorted afterwards, nor ids or statistics, nor a listing written
+inline into one prompt's f-string (`f"Change types: {', '.join(kinds)}"`: the request it reaches judges it).
 """
     why = """
 Set iteration order changes with `PYTHONHASHSEED` (every process); directory listings follow the file

@@ -94,10 +94,11 @@ it says nothing of breakpoints and calls no function of the module that does, be
   once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
   in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
-  name: which provider runs is the user's setting), or a public method of a class named for Anthropic / Claude that
-sends the conversation its callers hand it, converted but whole (`def chat(self, chat: Sequence[Message])`,
-`messages = self._convert(chat)`), with no system prompt of its own, outside any loop and with no caller in sight: a
-library's provider adapter. An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
+  name: which provider runs is the user's setting), or a method named for chatting (`chat`, `achat`, `converse`,
+`reply`) of a class named for Anthropic / Claude that sends the conversation its callers hand it, converted but whole
+(`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`), with no system prompt of its own,
+outside any loop, with no caller's prompt in sight, and called by a module of the tree that is not a test: a
+library's provider adapter (not a method that makes one question of its input, nor one nothing calls). An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
 An SDK method handed to a helper that calls it is a request too: a retry wrapper whose result is called with the
 request's arguments (`retry(self.client.messages.create, should_retry)(**params)`), or a thread runner
 (`asyncio.to_thread(client.messages.create, **params)`). A loop left as soon as the request succeeds, or one over a
