@@ -707,3 +707,10 @@ def test_an_answer_appended_only_to_be_stored_leaves_the_list_one_question():
         messages.append({"role": "assistant", "content": answer})
         return {"answer": answer, "messages": messages}''')
     assert stored != FILE_BLOCKS and lint(stored, {"CL301"}) == []
+
+
+def test_a_message_list_the_object_is_made_with_is_computed_once_per_conversation(tmp_path):
+    files = {"app/__init__.py": "", "app/system_prompt.py": BUILDER, "app/chatbot.py": KEEPER}
+    found = lint_tree(tmp_path, files, "app/chatbot.py", {"CL101"})
+    assert [f.row for f in found] == [6], found
+    assert "computed once per conversation" in found[0].message and "on every call" not in found[0].message

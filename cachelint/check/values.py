@@ -899,6 +899,7 @@ class ValueWalker:
         anchor = call if call is not None else anchor if anchor is not None else name
         where = os.path.relpath(other.filename) if not os.path.isabs(self.ctx.filename) else other.filename
         shared: bool | None = None
+        kept = self._when(anchor) == "per conversation"  # the call into the other module runs once per object or conversation
         for fact in sub.facts:
             if fact.kind == "param":
                 continue
@@ -915,8 +916,9 @@ class ValueWalker:
                 if not os.path.isabs(self.ctx.filename) and os.path.isabs(path):
                     path = os.path.relpath(path)
                 origin = {"origin": f"{path}:{line}", "made_in": fact.extra.get("made_in")}
+            when = "per conversation" if kept and fact.when == "per call" else fact.when
             self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
-                                   fact.granularity, fact.when, origin))
+                                   fact.granularity, when, origin))
         return True
 
     def _argument_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -1328,6 +1330,9 @@ class ValueWalker:
             return "per process"
         if function.name.value in ("__init__", "__post_init__") and function is not self._site_function:
             return "per conversation"  # kept on the object: computed once when it is made, not on every request
+        if not isinstance(self.site.node, cst.Call) and self._site_function is not None \
+                and self._site_function.name.value in ("__init__", "__post_init__"):
+            return "per conversation"  # a message list the object is made with (`self.chat_history = [system]`): once per object
         if function is self._site_function and self._site_loops:
             loop = self._site_loops[-1]  # the outermost loop around the call
             if not self.ctx.contains(loop, node):
