@@ -380,8 +380,7 @@ def _sent_bare(analysis, site) -> bool:
     function = ctx.enclosing_function(site.node)
     if function is None or mentions_caching(ctx.code(function)):
         return False
-    calls = ctx.nodes_in(cst.Call, function)
-    if any(MARKING_CALL.search(called_name(call) or "") for call in calls):
+    if _marking_calls(ctx, function):
         return False  # `mark_last_turn(messages)`, imported from elsewhere: it may set the breakpoint in place
     cls = ctx.enclosing(function, (cst.ClassDef,))
     if isinstance(cls, cst.ClassDef):  # `system=self.system`, made with its breakpoint in `__init__`
@@ -390,10 +389,15 @@ def _sent_bare(analysis, site) -> bool:
                 if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"}
         if any(mentions_caching(ctx.code(statement)) for attr in read for statement in assigned.get(attr, ())):
             return False
-    return not any(mentions_caching(ctx.code(helper)) for call in calls for helper in ctx.called_functions(call))
+    return not any(mentions_caching(ctx.code(helper)) for call in ctx.nodes_in(cst.Call, function) for helper in ctx.called_functions(call))
 
 
 MARKING_CALL = re.compile(r"cach|mark|breakpoint", re.I)
+
+
+def _marking_calls(ctx, function) -> list[cst.Call]:
+    """The calls in `function` of something named for breakpoints (`mark_last_turn(...)`, `add_cache_markers(...)`)."""
+    return [call for call in ctx.nodes_in(cst.Call, function) if MARKING_CALL.search(called_name(call) or "")]
 
 
 def _marked_by_a_helper(ctx, site) -> bool:
@@ -403,9 +407,7 @@ def _marked_by_a_helper(ctx, site) -> bool:
     function = ctx.enclosing_function(site.node)
     if not isinstance(messages, cst.Name) or function is None:
         return False
-    return any(MARKING_CALL.search(called_name(call) or "") and any(isinstance(a.value, cst.Name) and a.value.value == messages.value
-                                                                    for a in call.args)
-               for call in ctx.nodes_in(cst.Call, function))
+    return any(isinstance(a.value, cst.Name) and a.value.value == messages.value for call in _marking_calls(ctx, function) for a in call.args)
 
 
 def _long_static_prefix(analysis, site):

@@ -28,7 +28,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, tuple_assignment
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, read_names, sorted_in
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, makes_a_set, read_names, sorted_in
 from cachelint.simulate.models import CACHE_KEY_PARAMS
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
@@ -1042,7 +1042,7 @@ def _set_attributes(ctx: ModuleContext) -> set[str]:
             found.add(node.target.attr.value)
     for node in ctx.nodes(cst.Assign):
         value = node.value
-        if isinstance(value, (cst.Set, cst.SetComp)) or (isinstance(value, cst.Call) and ctx.code(value.func) in ("set", "frozenset")):
+        if makes_a_set(value):
             for target in node.targets:
                 if isinstance(target.target, cst.Attribute) and ctx.code(target.target.value) == "self":
                     found.add(target.target.attr.value)
@@ -1125,9 +1125,7 @@ def _unordered(expr: cst.BaseExpression) -> bool:
     """A set made where it is iterated: `set(names)`, `frozenset(...)`, `{a, b}`, a set comprehension, `list(set(...))`."""
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") and expr.args:
         expr = expr.args[0].value
-    if isinstance(expr, (cst.Set, cst.SetComp)):
-        return True
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("set", "frozenset")
+    return makes_a_set(expr)
 
 
 def _set_binding(ctx: ModuleContext, name: cst.Name) -> cst.CSTNode | None:

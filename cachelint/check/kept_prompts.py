@@ -28,24 +28,12 @@ ON_SELF = re.compile(r"^\s*self\.[\w.]+(?:\[[^\]]*\])?\s*(?::[^=]*)?=(?!=)")
 ONCE = re.compile(r"^(?:__init__|__post_init__|_?(?:set|setup|start|reset|begin|new)_\w*|_?(?:setup|start|reset))$")
 # a tree's load tests and benchmarks make requests to measure a server, not the app's conversations
 NOT_THE_APP = re.compile(r"(?:^|/)(?:load_?tests?|benchmarks?|bench)(?:/|$)")
-_KEPT: dict[tuple[str, int, str], tuple[float, tuple[bool, list[str]]]] = {}
+_KEPT: dict = {}
 
 
 def kept_by_every_caller(filename: str, name: str) -> bool:
     """Every call of `name` in the tree (at least one) keeps what it returns for the conversation."""
-    from cachelint.check.project import note_read
-
-    if not Path(filename).is_file():
-        return False
-    root = tree.root_of(filename)
-    key = (root, tree.stamp(root), name)
-    cached = tree.recalled(_KEPT, key)
-    if cached is None:
-        cached = tree.remember(_KEPT, key, _judge(root, name))
-    kept, read = cached
-    for path in read:
-        note_read(path)
-    return kept
+    return bool(tree.tree_pass(filename, _KEPT, lambda root: _judge(root, name), name))
 
 
 def _judge(root: str, name: str) -> tuple[bool, list[str]]:

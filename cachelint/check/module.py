@@ -469,6 +469,12 @@ def called_name(call: cst.Call) -> str:
     return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
+def makes_a_set(expr: cst.BaseExpression) -> bool:
+    """A set made right here: a set literal or comprehension, or a call of `set(...)` / `frozenset(...)` by name."""
+    return isinstance(expr, (cst.Set, cst.SetComp)) or (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("set", "frozenset"))
+
+
 def sorted_in(ctx: ModuleContext, scope: cst.CSTNode | None, name: str) -> bool:
     """Whether `scope` sorts the list named `name`: `name.sort()`, or `sorted(...)` of an expression that holds it
     (`sorted(merged, key=...)`, `sorted(a + merged)`; not `sorted(tool_names & seen)` for `tools`)."""

@@ -47,8 +47,9 @@ def questions_before_history(ctx: ModuleContext) -> Iterator[QuestionFirst]:
         function = ctx.enclosing_function(listed)
         if function is None:
             continue
+        extended = _extended_later(ctx, function, listed)  # asked once: the filter and the `else` below both read it
         if not any(isinstance(e, cst.StarredElement) for e in listed.elements) and not isinstance(ctx.parent(listed), cst.BinaryOperation) \
-                and _extended_later(ctx, function, listed) is None:
+                and extended is None:
             continue
         params = parameters_of(function)
         question = None
@@ -68,9 +69,8 @@ def questions_before_history(ctx: ModuleContext) -> Iterator[QuestionFirst]:
             if question is not None and isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add) \
                     and parent.left is listed and _a_history(ctx, function, parent.right, question[1]):
                 yield QuestionFirst(question[0], question[2], _leaf(parent.right))
-            elif question is not None and (added := _extended_later(ctx, function, listed)) is not None \
-                    and _a_history(ctx, function, added, question[1]):
-                yield QuestionFirst(question[0], question[2], _leaf(added))
+            elif question is not None and extended is not None and _a_history(ctx, function, extended, question[1]):
+                yield QuestionFirst(question[0], question[2], _leaf(extended))
 
 
 def _extended_later(ctx: ModuleContext, function: cst.FunctionDef, listed: cst.List) -> cst.BaseExpression | None:

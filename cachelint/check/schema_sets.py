@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, last_name
+from cachelint.check.module import ModuleContext, last_name, makes_a_set
 from cachelint.check.values import SET_ANNOTATION, string_value
 
 # the module's text may make a schema's choices from a set (gate.py asks before parsing)
@@ -150,11 +150,8 @@ def _set_annotation(annotation: str) -> bool:
 
 def _set_like(expr: cst.BaseExpression) -> bool:
     """A set, or a dict's keys view (which `-`, `|`, `&` make a set)."""
-    if isinstance(expr, (cst.Set, cst.SetComp)):
-        return True
-    return isinstance(expr, cst.Call) and (
-        (isinstance(expr.func, cst.Name) and expr.func.value in ("set", "frozenset"))
-        or (isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "keys" and not expr.args))
+    return makes_a_set(expr) or (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                                 and expr.func.attr.value == "keys" and not expr.args)
 
 
 def _sorted_in_place(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:

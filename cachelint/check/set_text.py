@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name, descendants, sorted_in
+from cachelint.check.module import ModuleContext, called_name, descendants, makes_a_set, sorted_in
 from cachelint.check.values import SET_ANNOTATION
 
 # the module's text may turn a set into prompt text (gate.py asks before parsing): a set built, annotated, or written
@@ -76,10 +76,10 @@ def _set_names(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
              if p.annotation is not None and SET_ANNOTATION.match(ctx.code(p.annotation.annotation))
              and not NUMBERS.search(ctx.code(p.annotation.annotation))}
     for node in descendants(function.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _is_set(node.value) \
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and makes_a_set(node.value) \
                 and not _numbers(node.value):
             names.add(node.targets[0].target.value)
-        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.value is not None and _is_set(node.value) \
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.value is not None and makes_a_set(node.value) \
                 and not NUMBERS.search(ctx.code(node.annotation.annotation)):
             names.add(node.target.value)
     return names
@@ -96,13 +96,8 @@ def _numbers(expr: cst.BaseExpression) -> bool:
         isinstance(n, cst.Call) and called_name(n) == "range" for n in descendants(expr.args[0].value))
 
 
-def _is_set(value: cst.BaseExpression) -> bool:
-    return isinstance(value, (cst.Set, cst.SetComp)) or (isinstance(value, cst.Call) and called_name(value) in ("set", "frozenset")
-                                                         and isinstance(value.func, cst.Name))
-
-
 def _is_a_set(expr: cst.BaseExpression, sets: set[str]) -> bool:
-    return _is_set(expr) or (isinstance(expr, cst.Name) and expr.value in sets)
+    return makes_a_set(expr) or (isinstance(expr, cst.Name) and expr.value in sets)
 
 
 def _iterations(ctx: ModuleContext, function: cst.FunctionDef, sets: set[str]) -> Iterator[tuple[cst.BaseExpression, cst.CSTNode, bool]]:

@@ -100,21 +100,9 @@ def stamp(root: str) -> int:
 def first_file(filename: str, name: str, test: Callable[[str, str], bool]) -> str | None:
     """The first file of the tree that holds `filename` whose path and text pass `test` (a search called `name`), or
     None. The answer rests on the file found, or on every file when none is: each is noted as read
-    (project.note_read), so a cached result is judged again when one of them changes. A source with no file
-    (stdin, an example) has no tree: None."""
-    from cachelint.check.project import note_read
-
-    if not os.path.isfile(filename):
-        return None
-    root = root_of(filename)
-    key = (root, stamp(root), name)
-    cached = recalled(_FIRST, key)
-    if cached is None:
-        cached = remember(_FIRST, key, _search(root, test))
-    found, read = cached
-    for path in read:
-        note_read(path)
-    return found
+    (project.note_read), so a cached result is judged again when one of them changes. A source with no file (stdin,
+    an example) has no tree: None."""
+    return tree_pass(filename, _FIRST, lambda root: _search(root, test), name)
 
 
 def _search(root: str, test: Callable[[str, str], bool]) -> tuple[str | None, list[str]]:
@@ -167,16 +155,16 @@ def mentions_outside_tests(filename: str) -> dict[str, int] | None:
     return tree_pass(filename, _MENTIONS, count)
 
 
-def tree_pass(filename: str, memo: dict, build: Callable[[str], tuple[Any, list[str]]]) -> Any:
+def tree_pass(filename: str, memo: dict, build: Callable[[str], tuple[Any, list[str]]], name: str | None = None) -> Any:
     """What `build(root)` makes in one pass over the tree that holds `filename` (with the files it read), kept while
-    the tree is unchanged; every file read is noted (project.note_read), so a cached result is judged again when one
-    of them changes. None for a source with no file."""
+    the tree is unchanged (one answer per `name` too, when the pass asks about one); every file read is noted
+    (project.note_read), so a cached result is judged again when one of them changes. None for a source with no file."""
     from cachelint.check.project import note_read
 
     if not os.path.isfile(filename):
         return None
     root = root_of(filename)
-    key = (root, stamp(root))
+    key = (root, stamp(root)) if name is None else (root, stamp(root), name)
     cached = recalled(memo, key)
     if cached is None:
         cached = remember(memo, key, build(root))
