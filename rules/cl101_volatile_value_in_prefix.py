@@ -224,12 +224,20 @@ def get_system_message(agent):
         lines.append(f"The current time is {datetime.now()}.")
     return Message(role=agent.system_message_role, content="\\n".join(lines))
 """, line=6, message="system prompt built on line 7"),
+        # an agent framework's switch that appends the time to the system message of every run (likely)
+        Invalid("""
+from agno.agent import Agent
+from agno.db.in_memory import InMemoryDb
+agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
+              add_datetime_to_context=True, add_history_to_context=True)
+""", line=5, message="append the current time"),
     ]
 
     without_sites = True  # a system prompt built as a message object or by a builder, sent elsewhere
 
     def check(self, analysis):
         from cachelint.check.gate import holds_shared_renderer, opened_alone
+        from cachelint.check.framework_agents import clock_switches
         from cachelint.check.template_clocks import template_clocks
 
         for clock in template_clocks(analysis.ctx):
@@ -237,6 +245,10 @@ def get_system_message(agent):
                          "rendering differs to the second, so the prompt changes on every request and everything after that line "
                          "is prefilled again; render the time outside the cached prefix (in the newest message), or at the "
                          "resolution the model needs (the date)", severity="warning", confidence="likely", position=clock.position)
+        for switch in clock_switches(analysis.ctx):
+            yield Report(switch.node, f"{switch.what}: the system message differs on every run, so no run of a conversation reads the "
+                         "history the previous one cached; leave the switch off and put the date (at the resolution the agent needs) "
+                         "into the user's message", severity="warning", confidence="likely")
         source = analysis.ctx.source
         if not analysis.sites and opened_alone(source) and not holds_shared_renderer(source):
             return  # a prompts module, analysed for its templates alone

@@ -124,6 +124,21 @@ INSTRUCTIONS = "You are the support assistant of Acme Corp. Answer politely, cit
 def answer(user_name, question):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=f"The user is {user_name}.\\n{INSTRUCTIONS}", messages=[{"role": "user", "content": question}])
 """,
+        # the schema is retrieved for the question: both vary, and no order shares more
+        """
+def ask(llm, store, question):
+    schema = store.relevant_tables(question)
+    prompt = f\"\"\"You are a SQL expert. Write one query in the dialect of the database below that answers the user's question.
+Use only the tables and columns listed; never modify data, never create tables, and return the query in a sql block.
+Quote names that contain spaces, prefer explicit joins, and keep the query readable with one clause per line.
+
+Question: {question}
+
+Database schema:
+{schema}
+\"\"\"
+    return llm.invoke(prompt)
+""",
     ]
     INVALID = [
         # a history rendered by a call that takes a count (`max_turns`) is still the history
@@ -197,6 +212,20 @@ from langchain.chains.combine_documents import create_stuff_documents_chain
 prompt = ChatPromptTemplate.from_messages([("system", "Answer from the retrieved context:\\n{context}"), MessagesPlaceholder("chat_history"), ("human", "{input}")])
 chain = create_stuff_documents_chain(llm, prompt)
 """, line=4, message="MessagesPlaceholder"),
+        # a text-to-SQL template that asks the question before the database's description (likely)
+        Invalid("""
+SQL_PROMPT = \"\"\"You are a SQL expert. Write one query in the dialect of the database below that answers the user's question.
+Use only the tables and columns listed; never modify data, never create tables, and return the query in a sql block.
+Quote names that contain spaces, prefer explicit joins, and keep the query readable with one clause per line.
+
+Question: {question}
+
+Database schema:
+{schema}
+\"\"\"
+def ask(llm, question, schema):
+    return llm.invoke(SQL_PROMPT.format(question=question, schema=schema))
+""", line=6, message="before the database's description"),
     ]
 
     without_sites = True  # retrieved data put into a system message that another module sends
@@ -208,6 +237,8 @@ chain = create_stuff_documents_chain(llm, prompt)
         from cachelint.check.static_tail import static_tails, templates_filled_elsewhere, text_pieces
         from cachelint.check.gate import opened_alone
         from cachelint.check.question_first import questions_before_history
+        from cachelint.check.retry_notes import retry_notes
+        from cachelint.check.schema_after_question import schemas_after_questions
         from cachelint.check.tree import root_of
         from cachelint.check.turn_state import turn_state_in_system
         from cachelint.check.text_history import describe as describe_late
@@ -225,6 +256,15 @@ chain = create_stuff_documents_chain(llm, prompt)
                          f"value `{template.value}` ({where} fills it): no two calls share them as a prefix, so they are prefilled on "
                          "every call; put the static instructions first and the per-call data last", confidence="likely",
                          position=template.position)
+        for late in schemas_after_questions(ctx):
+            yield Report(late.node, f"the user's question (`{late.question}`) comes before the database's description (`{late.schema}`) "
+                         "in this prompt: the description is the same for every question of the database, but behind the question it "
+                         "is prefilled again for each one; put the description first and the question last", confidence="likely",
+                         position=late.position)
+        for note in retry_notes(ctx):
+            yield Report(note.node, f"the retry puts a note ahead of `{note.prompt}`, which the request on line {note.first} has just sent: "
+                         "that request cached the prompt, but behind the note none of it is read and the retry prefills all of it "
+                         f"again; put the note after the prompt in `{note.retry}` (or send it as a new message)", confidence="likely")
         for first in questions_before_history(ctx):
             yield Report(first.node, f"the newest question (`{first.question}`) is sent ahead of the history `{first.history}`: every "
                          "request differs from the previous one right there, so none of the conversation after it is read from "

@@ -230,8 +230,8 @@ class Runner:
     def check(self, analysis):
         from cachelint.check.conversation import delegated_requests, differing_requests, tools_by_last_role, wrapper_requests
         from cachelint.check.dropped_tools import (
-            tools_cleared_between_runs, tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass, tools_flag_off_in_a_call,
-            tools_flag_off_past_a_limit,
+            tools_added_on_the_first_pass, tools_cleared_between_runs, tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass,
+            tools_flag_off_in_a_call, tools_flag_off_past_a_limit,
             tools_left_out_after_the_loop, tools_none_beside_tools)
 
         last_pass = tools_dropped_on_a_last_pass(analysis.ctx, [s for s in analysis.sites if analysis.cacheable(s)])
@@ -241,6 +241,10 @@ class Runner:
             yield Report(dropped.node, f"`{dropped.what}` takes the tools off a request of the conversation {dropped.how}: tools open the "
                          "cached prefix, so that request shares no prefix with the ones sent with them and the whole history is "
                          "prefilled again (keep the same tools and forbid calls with tool_choice=\"none\")", confidence="likely")
+        for added in tools_added_on_the_first_pass(analysis.ctx):
+            yield Report(added.node, f"`{added.what}` adds a tool {added.how}: tools open the cached prefix, so the follow-up requests "
+                         "share no prefix with the first and the whole history is prefilled again (send the same tools on every "
+                         "request; forbid the tool on later passes with tool_choice, or ignore calls of it)", confidence="likely")
         if not analysis.sites:
             return  # the pairs below are of requests in sight (or of the app's own client beside one)
         from cachelint.check.settings_writes import TOOL_KEYS, settings_written_between_requests

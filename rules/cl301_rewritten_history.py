@@ -863,6 +863,13 @@ def system_prompt():
 def turn(history):
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=10, system=system_prompt() + "x" * 5000, messages=history)
 """, line=8, message="overwritten in place"),
+        # an agent framework that replays only the last n runs of the session as history (likely)
+        Invalid("""
+from agno.agent import Agent
+from agno.db.in_memory import InMemoryDb
+agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_context=True,
+              num_history_runs=5)
+""", line=5, message="replay only the last 5 runs"),
     ]
 
     without_sites = True
@@ -879,6 +886,7 @@ def turn(history):
         from cachelint.check.age_window import age_windows
         from cachelint.check.chain_walk import capped_chain_walks
         from cachelint.check.context_edits import clearing_without_a_minimum
+        from cachelint.check.framework_agents import history_windows
         from cachelint.check.framework_memory import window_memories
         from cachelint.check.text_history import behind_this_turns_value
 
@@ -898,6 +906,10 @@ def turn(history):
                          "again; set `clear_at_least` so that each clearing removes a large step and the turns after it read the "
                          "cache", confidence="likely")
 
+        for found in history_windows(analysis.ctx):
+            yield Report(found.node, f"{found.what}: once a conversation is longer, each run drops the oldest from the front of the "
+                         "history, right after the system prompt, so no request reuses the previous one's cached history; replay the "
+                         "whole session and compact it rarely, in one large step (session summaries)", confidence="likely")
         for found in window_memories(analysis.ctx):
             yield Report(found.node, f"`{found.cls}` {found.how} of the conversation: once it is longer, every turn drops the oldest "
                          "from the front of the history, right after the system prompt, so no request reuses the previous one's "

@@ -642,6 +642,10 @@ def _adapter(analysis, site, callers: list):
     found = forwarded_history(ctx, site)
     if found is None:
         return None
+    function = ctx.enclosing_function(site.node)
+    if any(other is not site and ctx.enclosing_function(other.node) is function and _agent_loop(analysis, other) is not None
+           for other in analysis.sites):
+        return None  # the function's own loop sends the history again after each tool step: reported there, one place to fix
     # the tools or the system prompt come from the callers too (a builder of the tree is not the callers'; a prompt
     # that starts with text written here is measured by _long_static_prefix)
     carries = [arg for arg in ("tools", "system") if site.arg(arg) is not None

@@ -418,6 +418,13 @@ def _endpoint_api(ctx: ModuleContext, url: cst.BaseExpression | None, depth: int
             if found:
                 return found
         return None
+    elif isinstance(url, cst.Attribute) and isinstance(url.value, cst.Name) and url.value.value == "self":
+        cls = ctx.enclosing(url, (cst.ClassDef,))  # `self.base_url = "https://api.openai.com/v1/responses"` in __init__
+        for value in _self_assignments(ctx, cls, url.attr.value) if isinstance(cls, cst.ClassDef) else ():
+            found = _endpoint_api(ctx, value, depth + 1)
+            if found:
+                return found
+        return None
     else:
         tail = string_value(url)
     if tail is None:

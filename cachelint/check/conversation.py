@@ -1099,6 +1099,9 @@ def _local_set_tools(ctx: ModuleContext) -> Iterator[SetTools]:
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") and value.args:
                 value = value.args[0].value
             made = _set_binding(ctx, value) if isinstance(value, cst.Name) else None
+            if made is not None and value is arg.value and isinstance(made, cst.Param) and made.annotation is not None \
+                    and re.search(r"\b(?:set|frozenset|Set|FrozenSet)\[\s*str\s*\]", ctx.code(made.annotation.annotation)):
+                continue  # a set of names handed on as it is (`tools: set[str]`, the tool groups to enable): the callee picks by them
             if made is not None and not sorted_in(ctx, ctx.enclosing_function(call), value.value):  # type: ignore[union-attr]
                 yield SetTools(ctx.statement_of(made), f"tools={ctx.code(arg.value)} (line {ctx.span(call).row})", value.value)  # type: ignore[union-attr]
 

@@ -13,6 +13,10 @@ Two shapes real agents take:
 
 Either request shares no prefix with the ones before it (tools open the prefix), so the whole history is prefilled
 again. Forbidding calls with `tool_choice="none"` keeps the prefix.
+
+The mirror image: a tool added on the first pass only (`if depth == 0: functions.append(DIRECT_ANSWER_TOOL)` in a
+function that calls itself with `depth + 1` once the tool results are in): the follow-up requests of the same turn
+send the tools without it, so none of them shares a prefix with the first.
 """
 
 from __future__ import annotations
@@ -510,3 +514,51 @@ def _switched_function(ctx: ModuleContext, call: cst.Call) -> cst.FunctionDef | 
         return found[0]
     imported = imported_function(ctx, call)
     return imported[1] if imported is not None else None
+
+
+# a count of passes, recursion depth or steps, by name
+PASS_COUNTER = re.compile(r"^_?(?:depth|level|recursion_depth|call_depth|i|step|step_index|iteration|iter|turn|round|attempt|n_calls|call_count|pass_index)$", re.I)
+
+
+def tools_added_on_the_first_pass(ctx: ModuleContext) -> Iterator[DroppedTools]:
+    """`if depth == 0: functions.append(DIRECT_ANSWER_TOOL)` (or `not depth`, `depth < 1`) in a function that calls
+    itself again with the pass counter moved on (`self.chat(None, depth=depth + 1)`): the tools of the first request
+    are not those of the requests that follow it."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert")
+                and TOOLS_HOLDER.match(last_name(func.value) or "")):
+            continue
+        function = ctx.enclosing_function(call)
+        guard = next((a for a in ctx.ancestors(call) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+        if function is None or not isinstance(guard, cst.If) or not ctx.contains(guard.body, call):
+            continue
+        counter = _first_pass(guard.test)
+        if counter is None or counter not in {p.name.value for p in function.params.params + function.params.kwonly_params}:
+            continue
+        if any(_moves_on(again, counter) for again in ctx.calls_by_name.get(function.name.value, ())):  # in it, or in a helper it hands on to
+            yield DroppedTools(ctx.statement_of(call), ctx.code(call).strip(), f"on the first pass only (`{ctx.code(guard.test)}`): "
+                               f"`{function.name.value}` calls itself again with `{counter}` moved on, and those requests go without it")
+
+
+def _first_pass(test: cst.BaseExpression) -> str | None:
+    """The counter of `depth == 0`, `not depth`, `depth < 1` (in an `and` with other tests)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _first_pass(test.left) or _first_pass(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
+        return test.expression.value if PASS_COUNTER.match(test.expression.value) else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and PASS_COUNTER.match(test.left.value):
+        comparison = test.comparisons[0]
+        bound = comparison.comparator
+        if isinstance(bound, cst.Integer) and ((isinstance(comparison.operator, (cst.Equal, cst.Is)) and bound.value == "0")
+                                               or (isinstance(comparison.operator, cst.LessThan) and bound.value == "1")):
+            return test.left.value
+    return None
+
+
+def _moves_on(call: cst.Call, counter: str) -> bool:
+    """The call passes `counter + 1` (by keyword or position)."""
+    return any(isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.Add)
+               and isinstance(a.value.left, cst.Name) and a.value.left.value == counter for a in call.args)
+

@@ -11,12 +11,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cachelint.check.framework_agents import QUICK as AGENT_SWITCH
 from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.framework_models import CLAUDE_MODULES
 from cachelint.check.framework_rag import FRAMEWORK_RAG
 from cachelint.check.history import FORMAT_QUICK, mentions_history_rewrite
 from cachelint.check.model_routing import QUICK as ROUTED_QUICK
 from cachelint.check.renderers import FILL_VOLATILE, PLACEHOLDER_FILL
+from cachelint.check.schema_after_question import QUICK as QUESTION_SLOT, SCHEMA as SCHEMA_SLOT
 from cachelint.check.schema_sets import SCHEMA_CHOICES
 from cachelint.check.set_text import MATERIAL as SET_MATERIAL, QUICK as SET_TEXT
 from cachelint.check.text_history import HISTORY_WORDS
@@ -131,6 +133,9 @@ CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
 TOOLS_FLAG_LIMIT = re.compile(r"\b(?:enable|use|allow|include|with|send)_tools?(?:_use)?\s*=(?:\s*False\b|[^=\n][^\n]*[<>])", re.I)
 TOOLS_OFF_GO_ROUND = re.compile(r"^[ \t]*\w*tools[ \t]*=[ \t]*(?:None|\[\])[ \t]*(?:#[^\n]*)?\n(?:[^\n]*\n){0,8}?[ \t]*continue\b", re.M)
 
+RETRY_NOTE = re.compile(r"(?i)^[ \t]*\w*retry\w*[ \t]*(?:\+=|=[^=\n]*\+)[ \t]*\w*(?:prompt|message|query|instruction|task|input|request)\w*[ \t]*$", re.M)
+FIRST_PASS_TOOL = re.compile(r"^[ \t]*if\b[^\n]*\b(?:depth|level|step|iteration|turn|round)\s*(?:==\s*0|<\s*1)\b[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|functions|tool_list)\.(?:append|extend|insert)\(",
+                             re.M | re.I)
 DESCRIPTION_FILLED = re.compile(r"""\[["']description["']\]\s*=\s*(?:f["']|[^=\n]*\.format\()""")
 LAST_PASS_TOOLS = re.compile(r"^[ \t]*(?:el)?if\b[^\n]*(?:max|limit|last|final)\w*[^\n]*:[ \t]*\n[ \t]*[\w.]*(?:tools?|tool_definitions|tool_defs|tool_specs|functions|tool_list)[ \t]*=[^=]",
                              re.M | re.I)
@@ -274,6 +279,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
     if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
         return True  # tools filtered in an agent middleware's per-call hook (middleware.py)
+    if codes & {"CL101", "CL301"} and AGENT_SWITCH.search(source):
+        return True  # an agent framework's switch: a clock in the system message, a window over past runs (framework_agents.py)
     if "CL301" in codes and WINDOW_MEMORY.search(source):
         return True  # a framework's sliding-window memory class (framework_memory.py)
     if "CL502" in codes and CACHE_FLAG.search(source):
@@ -290,6 +297,10 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
+    if "CL104" in codes and RETRY_NOTE.search(source):
+        return True  # a retry's note put ahead of the prompt just sent (retry_notes.py)
+    if "CL104" in codes and QUESTION_SLOT.search(source) and SCHEMA_SLOT.search(source) and long_template(source, 300):
+        return True  # a question asked before the database's description in a template (schema_after_question.py)
     if "CL104" in codes and FRAMEWORK_RAG.search(source):
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if codes & {"CL101", "CL104"} and TEXT_HISTORY.search(source):
@@ -302,6 +313,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a step sent `{**base, **tools_kwargs}` in a loop, then `base` alone (dropped_tools.tools_left_out_after_the_loop)
     if "CL203" in codes and (TOOLS_FLAG_LIMIT.search(source) or TOOLS_OFF_GO_ROUND.search(source)):
         return True  # tools switched off past a step limit, or before the loop goes round (dropped_tools.py)
+    if "CL203" in codes and FIRST_PASS_TOOL.search(source):
+        return True  # a tool added on the first pass only of a function that calls itself (dropped_tools.tools_added_on_the_first_pass)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL202" in codes and DESCRIPTION_FILLED.search(source):

@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from cachelint.check.depends import positional_index
-from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, called_name, declared_outside, descendants, is_template
+from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, called_name, declared_outside, descendants, is_template, names_in
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
 
@@ -1028,7 +1028,33 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     found = _cut(ctx, function, node)
     # a walk that stops at a count of turns beside the context window's test is a window whatever else the function fits
     counted = isinstance(node, cst.For) and found is not None and found.what == LATEST_TURNS
-    return None if found is None or at_the_context_window(ctx, node, whole_function=not counted) or cut_with_headroom(ctx, node) else found
+    return None if found is None or at_the_context_window(ctx, node, whole_function=not counted) or cut_with_headroom(ctx, node) \
+        or cut_after_a_failed_attempt(ctx, node) else found
+
+
+def cut_after_a_failed_attempt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`while True: reply = self._try_send(...); if isinstance(reply, Message): return reply; ... history.pop(1)`:
+    the loop goes on past the request only when it failed, so the cut is made only once the provider refused the
+    prompt (too long for the model), as at the context window, not on every turn."""
+    loop = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.While, cst.For, cst.FunctionDef, cst.ClassDef))), None)
+    if not isinstance(loop, (cst.While, cst.For)) or not isinstance(loop.body, cst.IndentedBlock):
+        return False
+    attempts: set[str] = set()
+    for statement in loop.body.body:
+        if ctx.contains(statement, node):
+            return False
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                        and isinstance(small.value, (cst.Call, cst.Await)):
+                    attempts.add(small.targets[0].target.value)
+        elif isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock) \
+                and names_in(statement.test) & attempts:
+            last = statement.body.body[-1] if statement.body.body else None
+            if isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) and small.value is not None
+                                                                 and names_in(small.value) & attempts for small in last.body):
+                return True  # the attempt's result is returned once it is good: what follows runs only after a failure
+    return False
 
 
 def cut_with_headroom(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -1065,6 +1091,21 @@ def _greater_than(ctx: ModuleContext, test: cst.BaseExpression) -> tuple[str, st
     return None
 
 
+def _dropped_by_a_setting(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
+    """`if self.is_no_prompt: dialogue.pop(0)` on the list a caller hands in for this request: a setting of the
+    object, not the history's length, decides, and the same leading message (a system prompt the endpoint does not
+    take) goes from every request, once; no window slides."""
+    if not isinstance(receiver, cst.Name) or receiver.value not in _params(function) or ctx.loops_around(node):
+        return False
+    guard = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+    if not isinstance(guard, cst.If):
+        return False
+    tests = [guard.test, *descendants(guard.test)]
+    settings = [n for n in tests if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"]
+    read = {n.value for n in tests if isinstance(n, cst.Name)} - {"self"} - {a.attr.value for a in settings}
+    return bool(settings) and not read and not any(isinstance(n, (cst.Call, cst.Comparison, cst.Subscript)) for n in tests)
+
+
 def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
     """The cut `node` makes in `function`, if it is one."""
     if COMPACTION.search(function.name.value) and not (SUMMARY_NAME.search(function.name.value) is None
@@ -1075,7 +1116,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
         receiver, method = node.func.value, node.func.attr.value
         if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
             if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
-                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver):
+                    and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver) \
+                    and not _dropped_by_a_setting(ctx, function, node, receiver):
                 return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
         elif method == "pop" and node.args and _is_history(ctx, function, receiver) and _pops_until_it_fits(ctx, node, receiver):
             return Rewrite(node, ctx.code(receiver), "removes messages from the middle of")

@@ -37,7 +37,7 @@ from cachelint.check import tree
 from cachelint.check.callsites import LIKELY, CallSite
 from cachelint.check.depends import parameters_of
 from cachelint.check.module import ModuleContext, called_name, descendants, names_in
-from cachelint.check.renderers import STORED_TURNS, outer_loop, returned, root_name
+from cachelint.check.renderers import STORED_TURNS, outer_loop, returned, returned_through_parameter, root_name
 from cachelint.check.static_prefix import mentions_caching, tree_sets_breakpoints
 from cachelint.check.values import Fact, Landing, ValueWalker, string_value
 
@@ -53,10 +53,23 @@ def _stored_turns(ctx: ModuleContext, loop: cst.For | cst.CompFor | None) -> boo
     """A loop over a stored conversation (`history`, `self.messages`, `records`), not over a reply just parsed."""
     if loop is None:
         return False
-    code = ctx.code(loop.iter)
+    return _names_stored_turns(ctx, loop.iter, 0)
+
+
+def _names_stored_turns(ctx: ModuleContext, expr: cst.BaseExpression, depth: int) -> bool:
+    """The loop's iterable is named for a stored conversation, or is a local name bound to one (two hops at most:
+    `complete = self._ensure_complete(actual_messages)`, `actual_messages = [m for m in self.dialogue ...]`)."""
+    code = ctx.code(expr)
     if ONE_TURNS_PARTS.search(code):
         return False  # for call in message["tool_calls"]: the parts of one turn, whichever turn the converter is handed
-    return STORED_TURNS.search(code) is not None and NEW_OUTPUT.search(code) is None
+    if NEW_OUTPUT.search(code) is not None:
+        return False
+    if STORED_TURNS.search(code) is not None:
+        return True
+    if isinstance(expr, cst.Name) and depth < 2:
+        values = [value for _, value in ctx.assigned_values(expr)]
+        return bool(values) and all(v is not None and _names_stored_turns(ctx, v, depth + 1) for v in values)
+    return False
 
 
 # a loop over the parts of one message: `message["tool_calls"]`, `msg.tool_calls`, `message.get("content", [])`
@@ -213,7 +226,8 @@ def _walk(analysis) -> Iterator[tuple[CallSite, Fact]]:
         function = ctx.enclosing_function(slot)
         if function is None:
             continue
-        if not (_mutates_given(ctx, slot, function) and not _kept_once(ctx, slot, key) if mutates else returned(ctx, slot)):
+        if not (_mutates_given(ctx, slot, function) and not _kept_once(ctx, slot, key) if mutates
+                else returned(ctx, slot) or returned_through_parameter(ctx, slot)):
             continue  # an id kept in the function (a log, a new record it stores), or minted once into the stored turn
         if not _stored_turns(ctx, outer_loop(ctx, slot)) and not _converted_per_turn(ctx, function):
             continue

@@ -39,16 +39,17 @@ def _files_matching(root: str, what: str, pattern: re.Pattern[str]) -> list[str]
     return found
 
 
-def one_shot_callers(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> bool:
+def one_shot_callers(ctx: ModuleContext, function: cst.FunctionDef, param: str, depth: int = 0) -> bool:
     """Every call of `function` in sight passes a list its caller builds afresh for one request as `param`; False
     when no call is in sight. Calls in tests and at a module's top level (an example script, a smoke test) say
-    nothing about how the app uses it, and are not counted."""
+    nothing about how the app uses it, and are not counted. A caller that hands on its own parameter (a retrying
+    closure inside the adapter's method, `return _send(messages)`) is judged by its own callers, one hop."""
     calls = [(other, call) for other, call in _calls(ctx, function)
              if not other.is_test and other.enclosing_function(call) is not None]
     if not calls or len(calls) > MAX_CALLS:
         return False
     position = positional_index(function, param)
-    return all(_fresh(other, call, param, position) for other, call in calls)
+    return all(_fresh(other, call, param, position, depth) for other, call in calls)
 
 
 def _calls(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[tuple[ModuleContext, cst.Call]]:
@@ -97,7 +98,7 @@ def _registry_calls(ctx: ModuleContext, registry: str) -> Iterator[cst.Call]:
                 yield call
 
 
-def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int) -> bool:
+def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int, depth: int = 0) -> bool:
     """The call's `param` is a list its function builds afresh for this one request."""
     value = argument_for(call, param, position)
     if value is None:
@@ -109,8 +110,8 @@ def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int) -> boo
         return _no_history_in(value)
     if not isinstance(value, cst.Name) or caller is None:
         return False
-    if value.value in parameters_of(caller):
-        return False  # the caller's own caller passes it: a conversation may be behind it
+    if value.value in parameters_of(caller):  # the caller's own caller passes it: a conversation may be behind it
+        return depth == 0 and not _filled_from_many(ctx, caller, value.value) and one_shot_callers(ctx, caller, value.value, depth + 1)
     bound = [v for _, v in ctx.assigned_values(value)]
     if not bound or not all(isinstance(v, cst.List) and _no_history_in(v) or _made_by_builder(ctx, v) for v in bound):
         return False

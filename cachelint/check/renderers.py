@@ -24,7 +24,8 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, added_after_history
 from cachelint.check.kept_prompts import kept_by_every_caller
-from cachelint.check.module import LIST_GROWERS, ModuleContext, called_name, descendants as descendants_of, names_in
+from cachelint.check.depends import parameters_of, positional_index
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants as descendants_of, names_in
 from cachelint.check.shared_prompts import SHARED_KINDS, shared_renderer
 from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, message_fields, string_value
 
@@ -120,6 +121,28 @@ def returned(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     statement = ctx.statement_of(node)
     target = _target_name(statement, node, ctx)
     return target is not None and target in _returned_names(ctx, function)
+
+
+def returned_through_parameter(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Whether the message reaches what a caller returns through a list it hands the function: the function
+    appends it to its parameter (`out.append(message)`), and a caller in the module passes a list of its own that
+    it returns (`out = []` ... `self.render(turn, out)` ... `return out`). A parameter that is a kept history the
+    caller does not return is stored state, rendered once."""
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return False
+    target = _target_name(ctx.statement_of(node), node, ctx)
+    if target is None or target not in parameters_of(function):
+        return False
+    index = positional_index(function, target)
+    for call in ctx.calls_by_name.get(function.name.value, ()):
+        caller = ctx.enclosing_function(call)
+        if caller is None or caller is function:
+            continue
+        handed = argument_for(call, target, index)
+        if isinstance(handed, cst.Name) and handed.value in _returned_names(ctx, caller):
+            return True
+    return False
 
 
 def _target_name(statement: cst.CSTNode, node: cst.CSTNode, ctx: ModuleContext) -> str | None:

@@ -439,9 +439,12 @@ def history_growth(ctx: ModuleContext, site: CallSite) -> Growth | None:
     """The append to the history a request sends that runs between this request and the next one of the same
     run: in a loop around the request, or in the function that sends it and then calls itself again."""
     messages = site.arg("messages")
-    if not isinstance(messages, (cst.Name, cst.Attribute)):
+    roots: set[str] = {ctx.code(messages)} if isinstance(messages, (cst.Name, cst.Attribute)) else set()
+    star = next((a.value for a in getattr(site.node, "args", ()) if a.star == "**"), None)
+    if isinstance(star, cst.Name):  # create(**request_params), then request_params["messages"].append(...)
+        roots |= {f'{star.value}["messages"]', f"{star.value}['messages']"}
+    if not roots:
         return None
-    roots = {ctx.code(messages)}
     function = ctx.enclosing_function(site.node)
     if isinstance(messages, cst.Name):  # messages = [*history, ...] rebuilt each step: the history it holds
         for _, value in ctx.assigned_values(messages):
@@ -466,6 +469,26 @@ def history_growth(ctx: ModuleContext, site: CallSite) -> Growth | None:
             return Growth(node, ctx.code(node.func.value), how)
         if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and ctx.code(node.target) in roots:
             return Growth(node, ctx.code(node.target), how)
+    for node in descendants(scope):
+        if isinstance(node, cst.Call) and (handed := _grown_by_helper(ctx, node, roots)) is not None:
+            return Growth(node, handed, how)
+    return None
+
+
+def _grown_by_helper(ctx: ModuleContext, call: cst.Call, roots: set[str]) -> str | None:
+    """The history handed to a function of this module that appends to that parameter
+    (`self._add_to_history(message, messages)`, `def _add_to_history(self, message, messages): messages.append(message)`)."""
+    handed = [(i, a) for i, a in enumerate(a for a in call.args if not a.star) if ctx.code(a.value) in roots]
+    if not handed:
+        return None
+    for function in ctx.called_functions(call):
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params) if p.name.value not in ("self", "cls")]
+        for index, arg in handed:
+            name = arg.keyword.value if arg.keyword is not None else params[index] if index < len(params) else None
+            if name is not None and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LIST_GROWERS
+                                        and isinstance(n.func.value, cst.Name) and n.func.value.value == name
+                                        for n in descendants(function.body)):
+                return ctx.code(arg.value)
     return None
 
 

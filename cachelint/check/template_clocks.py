@@ -52,7 +52,7 @@ def template_clocks(ctx: ModuleContext) -> Iterator[TemplateClock]:
         code = ctx.code(node)
         for match in JINJA_CLOCK.finditer(code):
             if not _date_only(match.group("expression")):
-                yield TemplateClock(node, name, match.group(0), _position(ctx, node, code, match.start()))
+                yield TemplateClock(node, name, match.group(0), position_in_string(ctx, node, code, match.start()))
                 break
 
 
@@ -65,7 +65,7 @@ def _date_only(expression: str) -> bool:
     return fmt is None or TIME_OF_DAY.search(fmt) is None
 
 
-def _position(ctx: ModuleContext, node: cst.CSTNode, code: str, index: int) -> tuple[int, int]:
+def position_in_string(ctx: ModuleContext, node: cst.CSTNode, code: str, index: int) -> tuple[int, int]:
     """Row and column (1-based) of `index` in the string's code, counted from the string itself (its span leaves out
     the parentheses around it, which the code keeps)."""
     start = ctx.span(node)

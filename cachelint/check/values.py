@@ -993,7 +993,12 @@ class ValueWalker:
             outer, _, bound = self._outer  # a function of another module called from the linted one
             value = bound.get(id(param))
             if value is not None:
-                outer.walk(value, replace(landing, cache_block=self._landing.cache_block) if self._landing else landing, d, newest_last, ordered)
+                carried = 1 if self._params_only else 0  # reached through an unknown call here: only per-request data counts there
+                outer._params_only += carried
+                try:
+                    outer.walk(value, replace(landing, cache_block=self._landing.cache_block) if self._landing else landing, d, newest_last, ordered)
+                finally:
+                    outer._params_only -= carried
             return
         if function is not None and function is self._site_function:
             self._fact("param", name, landing, param.name.value)

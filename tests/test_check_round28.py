@@ -1,0 +1,478 @@
+"""Round 28: what a spent set (holdout32) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL101 / CL301: an agent framework's switches (Agno, phidata) ----------------------------------------------------
+
+AGNO_AGENTS = '''
+from agno.agent import Agent
+from agno.db.in_memory import InMemoryDb
+
+
+def research_agent(model, tools):
+    return Agent(
+        model=model,
+        instructions=["You research listed companies from their filings."],
+        tools=tools,
+        db=InMemoryDb(),
+        add_datetime_to_context=True,
+        add_history_to_context=True,
+        num_history_runs=3,
+    )
+
+
+def planner(model):
+    return Agent(model=model, db=InMemoryDb(), add_history_to_context=True)
+
+
+def stateless(model):
+    return Agent(model=model, add_datetime_to_context=False, add_history_to_context=False)
+
+
+async def answer(agent, question, conversation_id):
+    async for chunk in agent.arun(question, session_id=conversation_id, add_history_to_context=True):
+        yield chunk
+'''
+
+
+def test_an_agent_made_to_put_the_time_into_its_system_message_is_reported():
+    found = lint(AGNO_AGENTS, {"CL101"})
+    assert [(f.row, f.confidence) for f in found] == [(11, "likely")], found
+    assert "add_datetime_to_context=True" in found[0].message and "to the second" in found[0].message
+
+
+def test_an_agent_made_to_replay_the_last_runs_is_a_window():
+    found = lint(AGNO_AGENTS, {"CL301"})
+    assert [f.row for f in found] == [13, 18], found  # the count given, else the switch (its default of 3 runs)
+    assert "last 3 runs" in found[0].message and "default" in found[1].message
+    # a run's own setting (`arun(..., add_history_to_context=True)`) is no construction: not reported
+
+
+# --- CL104: the user's question ahead of the database's description -------------------------------------------------
+
+SQL_AGENT = '''
+from langchain_core.prompts import PromptTemplate
+
+
+def recommend_steps(llm, conn, state):
+    summary = describe_database(conn)
+    prompt = PromptTemplate(
+        template="""
+        You are a SQL database instructions expert. Given the information about the SQL database below, recommend
+        numbered steps to collect and process the data the user asks for. Take into account the dialect, the tables
+        and the columns; never include steps that modify tables or create new ones; keep each step short.
+
+        User instructions / Question:
+        {user_instructions}
+
+        Below are summaries of the database metadata and the SQL tables:
+        {all_sql_database_summary}
+        """,
+        input_variables=["user_instructions", "all_sql_database_summary"],
+    )
+    return (prompt | llm).invoke({"user_instructions": state["user_instructions"], "all_sql_database_summary": summary})
+
+
+def pick_tables(llm, question, tables):
+    table_summaries = [t.describe() for t in tables]
+    prompt = f"""Given the following question and database tables, identify the most relevant tables needed to answer it.
+Return JSON with the table names and a relevance score for each table, and a short reason; do not invent tables.
+Rank tables by how directly their columns answer the question, and prefer fewer tables when two would do.
+
+Question: {question}
+
+Database Tables:
+{chr(10).join(table_summaries)}
+"""
+    return llm.invoke(prompt)
+
+
+def answer_with_retrieved_schema(llm, store, question):
+    schema = store.relevant_tables(question)
+    prompt = f"""You are a SQL expert. Write one query in the dialect of the database below that answers the question.
+Use only the tables and columns listed; never modify data, never create tables, and return the query in a sql block.
+Quote names that contain spaces, prefer explicit joins, and keep the query readable with one clause per line.
+
+Question: {question}
+
+Schema:
+{schema}
+"""
+    return llm.invoke(prompt)
+
+
+def schema_first(llm, question, schema):
+    prompt = f"""You are a SQL expert. Write one query in the dialect of the database below that answers the question.
+Use only the tables and columns listed; never modify data, never create tables, and return the query in a sql block.
+Quote names that contain spaces, prefer explicit joins, and keep the query readable with one clause per line.
+
+Schema:
+{schema}
+
+Question: {question}
+"""
+    return llm.invoke(prompt)
+'''
+
+
+def test_a_question_asked_before_the_database_description_is_reported():
+    found = lint(SQL_AGENT, {"CL104"})
+    assert [(f.row, f.confidence) for f in found] == [(13, "likely"), (29, "likely")], found
+    assert "`user_instructions`" in found[0].message and "`all_sql_database_summary`" in found[0].message
+    # a schema retrieved for the question varies with it, and a schema written first is the shared prefix
+
+
+# --- CL101: a converter that appends into its caller's fresh list mints ids for every stored turn ------------------
+
+DIALOGUE = '''
+import uuid
+
+
+class Dialogue:
+    def __init__(self):
+        self.dialogue = []
+
+    def getMessages(self, m, dialogue):
+        if m.role == "tool":
+            dialogue.append({"role": "tool", "tool_call_id": str(uuid.uuid4()) if m.tool_call_id is None else m.tool_call_id,
+                             "content": m.content})
+        else:
+            dialogue.append({"role": m.role, "content": m.content})
+
+    def get_llm_dialogue(self):
+        dialogue = []
+        actual_messages = [m for m in self.dialogue if not m.is_temporary]
+        complete = self._ensure_tool_calls_complete(actual_messages)
+        for m in complete:
+            self.getMessages(m, dialogue)
+        return dialogue
+
+    def _ensure_tool_calls_complete(self, messages):
+        return messages
+
+    def log_turn(self, m, log):
+        log.append({"tool_call_id": str(uuid.uuid4()), "content": m.content})
+'''
+
+
+def test_an_id_minted_into_a_list_the_caller_returns_is_reported():
+    found = lint(DIALOGUE, {"CL101"})
+    assert [f.row for f in found] == [10], found
+    assert "`getMessages` writes into every stored turn" in found[0].message
+
+
+# --- CL501: a tool loop that grows the history through a helper, or through the request's own dict --------------------
+
+HELPER_GROWN = '''
+from anthropic import AsyncAnthropic
+
+
+class MCPClient:
+    def __init__(self):
+        self.anthropic = AsyncAnthropic()
+        self.message_history = []
+
+    def _add_to_message_history(self, message, messages):
+        self.message_history.append(message)
+        messages.append(message)
+
+    async def query(self, messages, tools):
+        response = await self.anthropic.messages.create(model="claude-3-7-sonnet-latest", max_tokens=4000, messages=messages, tools=tools)
+        while True:
+            call = next((b for b in response.content if b.type == "tool_use"), None)
+            if call is None:
+                return response
+            self._add_to_message_history({"role": "assistant", "content": [call]}, messages)
+            result = await self.run_tool(call)
+            self._add_to_message_history({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": result}]}, messages)
+            response = await self.anthropic.messages.create(model="claude-3-7-sonnet-latest", max_tokens=4000, messages=messages, tools=tools)
+'''
+
+
+def test_a_tool_loop_that_appends_through_a_helper_is_reported_once_at_the_loop():
+    found = lint(HELPER_GROWN, {"CL501"})
+    assert [f.row for f in found] == [22], found  # the loop's request, not also the first one as an adapter
+    assert "this agent loop" in found[0].message
+
+
+PARAMS_GROWN = '''
+from anthropic import AsyncAnthropic
+
+client = AsyncAnthropic()
+
+
+async def chat(request_params, handle):
+    response = await client.messages.create(**request_params)
+    while response.stop_reason == "tool_use":
+        request_params["messages"].append({"role": "assistant", "content": response.content})
+        request_params["messages"].append({"role": "user", "content": await handle(response)})
+        response = await client.messages.create(**request_params)
+    return response
+'''
+
+
+def test_a_tool_loop_that_appends_to_the_request_dict_is_reported(tmp_path):
+    files = {"app/chat.py": PARAMS_GROWN, "app/run.py": '''
+from app.chat import chat
+
+async def main(handle, tools):
+    return await chat({"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": tools, "messages": [{"role": "user", "content": "hi"}]}, handle)
+'''}
+    found = lint_tree(tmp_path, files, "app/chat.py", {"CL501"})
+    assert [f.row for f in found] == [11], found
+    assert '`request_params["messages"]` appended' in found[0].message
+
+
+# --- CL101: an HTTP request to the Responses API at a URL the object was made with ----------------------------------
+
+RESPONSES_OVER_HTTP = '''
+import random
+import string
+import aiohttp
+
+
+def generate_random_seed(n=400):
+    return "".join(random.choices(string.ascii_letters + string.digits, k=n))
+
+
+class ResponsesClient:
+    def __init__(self, system_prompt):
+        self.system_prompt = system_prompt
+        self.base_url = "https://api.openai.com/v1/responses"
+
+    async def generate(self, prompt):
+        full = f"{generate_random_seed()}\\n\\n{self.system_prompt}\\n\\n{prompt}"
+        async with aiohttp.ClientSession() as session:
+            async with session.post(self.base_url, json={"model": "o4-mini", "input": full}) as response:
+                return await response.json()
+'''
+
+
+def test_a_post_to_an_endpoint_kept_on_the_object_is_a_request():
+    found = lint(RESPONSES_OVER_HTTP, {"CL101"})
+    assert [f.row for f in found] == [7], found  # where the seed is drawn, in this module
+    assert "session.post()" in found[0].message
+
+
+# --- CL301: cuts that are no window -----------------------------------------------------------------------------------
+
+CUT_ON_FAILURE = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Conversation:
+    def __init__(self):
+        self.messages = []
+
+    def _try_send(self, messages):
+        try:
+            return client.chat.completions.create(model="gpt-4o", messages=messages)
+        except Exception as error:
+            return error
+
+    def get_response(self):
+        indices_and_messages = list(enumerate(self.messages))
+        while True:
+            reply = self._try_send([m for _, m in indices_and_messages])
+            if not isinstance(reply, Exception):
+                return reply
+            if len(indices_and_messages) <= 1:
+                raise RuntimeError("the prompt does not fit")
+            indices_and_messages.pop(1)
+'''
+
+
+def test_messages_dropped_only_after_a_refused_request_are_no_window():
+    assert lint(CUT_ON_FAILURE, {"CL301"}) == []
+
+
+SYSTEM_DROPPED_BY_A_SETTING = '''
+from dashscope import Application
+
+
+class AliBLLLM:
+    def __init__(self, config):
+        self.is_no_prompt = config.get("is_no_prompt")
+
+    def response(self, session_id, dialogue):
+        if self.is_no_prompt:
+            dialogue.pop(0)
+        return Application.call(session_id=session_id, messages=dialogue)
+
+
+class Window:
+    def __init__(self):
+        self.messages = []
+
+    def add(self, message):
+        self.messages.append(message)
+        if len(self.messages) > 20:
+            self.messages.pop(0)
+'''
+
+
+def test_a_leading_message_dropped_by_a_setting_is_no_window():
+    found = lint(SYSTEM_DROPPED_BY_A_SETTING, {"CL301"})
+    assert [f.row for f in found] == [21], found  # the kept history cut by its length still is
+
+
+# --- CL103 / CL201: a set of names only tested for membership --------------------------------------------------------
+
+TOOL_GROUPS = '''
+def normalize_tools(tools, default):
+    if tools is None:
+        return set(default) if default is not None else None
+    resolved = {tools} if isinstance(tools, str) else set(tools)
+    return {"update" if t == "filter" else t for t in resolved}
+
+
+class App:
+    def __init__(self, system_prompt, tools=("query", "update")):
+        self._system_prompt = system_prompt
+        self.tools = tools
+
+    def make_chat(self, chat, tools=None):
+        resolved = normalize_tools(tools, default=self.tools)
+        chat.system_prompt = self._system_prompt.render(resolved)
+        return chat
+
+
+def serve(client, tools: set[str] | None = None):
+    def build():
+        return client(tools=tools)
+    return build
+'''
+
+SYSTEM_PROMPT = '''
+import chevron
+
+
+class SystemPrompt:
+    def __init__(self, template):
+        self.template = template
+
+    def render(self, tools):
+        context = {"has_tool_update": "update" in tools if tools else False, "include_query_guidelines": len(tools or ()) > 0}
+        return chevron.render(self.template, context)
+'''
+
+
+def test_a_set_of_tool_names_only_tested_for_membership_is_quiet(tmp_path):
+    files = {"app/base.py": TOOL_GROUPS.replace("class App:", "from app.prompt import SystemPrompt\n\n\nclass App:")
+             .replace("self._system_prompt = system_prompt", "self._system_prompt = SystemPrompt(system_prompt)"),
+             "app/prompt.py": SYSTEM_PROMPT, "app/__init__.py": ""}
+    assert lint_tree(tmp_path, files, "app/base.py", {"CL103", "CL201"}) == []
+
+
+# --- CL501: a provider adapter whose retrying closure hands on the method's parameter --------------------------------
+
+CLOSURE_ADAPTER = '''
+import backoff
+from anthropic import Anthropic, APIError
+
+
+class ClaudeProvider:
+    def __init__(self):
+        self.client = Anthropic()
+
+    def create_completion(self, messages, model="claude-sonnet-4-5"):
+        @backoff.on_exception(backoff.constant, APIError, max_tries=3)
+        def _send(messages, model):
+            system = messages[0]["content"]
+            return self.client.messages.create(model=model, max_tokens=512, system=system, messages=messages[1:])
+
+        return _send(messages, model)
+'''
+
+STEP = '''
+from app.provider import ClaudeProvider
+
+provider = ClaudeProvider()
+
+
+def describe_screen(template, screenshot):
+    message_prompts = [{"role": "system", "content": template}, {"role": "user", "content": screenshot}]
+    return provider.create_completion(message_prompts)
+'''
+
+
+def test_an_adapter_whose_callers_each_ask_one_question_is_quiet_through_a_retrying_closure(tmp_path):
+    files = {"app/provider.py": CLOSURE_ADAPTER, "app/step.py": STEP, "app/__init__.py": ""}
+    assert lint_tree(tmp_path, files, "app/provider.py", {"CL501"}) == []
+    chat = STEP.replace("def describe_screen(template, screenshot):", "def chat(history):").replace(
+        "    message_prompts = [{\"role\": \"system\", \"content\": template}, {\"role\": \"user\", \"content\": screenshot}]\n", "").replace(
+        "create_completion(message_prompts)", "create_completion(history)")
+    files["app/step.py"] = chat
+    assert [f.row for f in lint_tree(tmp_path, files, "app/provider.py", {"CL501"})] == [13]  # a caller's history: reported
+
+
+# --- CL203: a tool added on the first pass only of a function that calls itself ---------------------------------------
+
+FIRST_PASS_TOOL = '''
+DIRECT_ANSWER_TOOL = {"type": "function", "function": {"name": "direct_answer", "parameters": {"type": "object"}}}
+
+
+class Connection:
+    def chat(self, query, depth=0):
+        functions = list(self.func_handler.get_functions())
+        if functions is not None and depth == 0:
+            functions.append(DIRECT_ANSWER_TOOL)
+        reply = self.llm.response_with_functions(self.dialogue.get_llm_dialogue(), functions=functions)
+        if reply.tool_calls:
+            self._handle_function_result(self.run_tools(reply.tool_calls), depth)
+
+    def _handle_function_result(self, results, depth):
+        self.dialogue.put_all(results)
+        self.chat(None, depth=depth + 1)
+
+    def plan(self, steps, depth=0):
+        tools = list(self.tools)
+        if depth == 0:
+            tools.append(DIRECT_ANSWER_TOOL)
+        return self.llm.response_with_functions(steps, functions=tools)
+'''
+
+
+def test_a_tool_added_on_the_first_pass_of_a_recursion_only_is_reported():
+    found = lint(FIRST_PASS_TOOL, {"CL203"})
+    assert [(f.row, f.confidence) for f in found] == [(8, "likely")], found  # `plan` never calls itself again: one pass
+    assert "on the first pass only" in found[0].message
+
+
+# --- CL104: a retry that puts a note ahead of the prompt it has just sent ---------------------------------------------
+
+RETRY_NOTE = '''
+from app.llm import get_response
+
+
+def write_code(prompt, model):
+    text = get_response(promptStr=prompt, model=model)
+    if not parse(text):
+        prompt_retry = "**NOTE** THIS IS A RETRY, BECAUSE PARSING YOUR RESPONSE FAILED. CONDENSE YOUR CODE.\\n"
+        prompt_retry += "** ORIGINAL TASK DESCRIPTION FOLLOWS FROM HERE **\\n"
+        prompt_retry += prompt
+        text = get_response(promptStr=prompt_retry, model=model)
+    return text
+
+
+def write_code_again(prompt, model):
+    text = get_response(promptStr=prompt, model=model)
+    if not parse(text):
+        text = get_response(promptStr=prompt + "\\n\\nYour last answer could not be parsed; condense your code.", model=model)
+    return text
+
+
+def parse(text):
+    return "```" in text
+'''
+
+
+def test_a_retry_note_put_ahead_of_the_prompt_just_sent_is_reported():
+    found = lint(RETRY_NOTE, {"CL104"})
+    assert [(f.row, f.confidence) for f in found] == [(9, "likely")], found  # the note after the prompt is what to do
+    assert "line 5" in found[0].message and "`prompt_retry`" in found[0].message
