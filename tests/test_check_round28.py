@@ -476,3 +476,81 @@ def test_a_retry_note_put_ahead_of_the_prompt_just_sent_is_reported():
     found = lint(RETRY_NOTE, {"CL104"})
     assert [(f.row, f.confidence) for f in found] == [(9, "likely")], found  # the note after the prompt is what to do
     assert "line 5" in found[0].message and "`prompt_retry`" in found[0].message
+
+
+# --- CL201: a tool table filled in the order of a set of names ----------------------------------------------------------
+
+PLUGIN_TOOLS = '''
+class PluginExecutor:
+    def get_tools(self, registry, config_functions):
+        tools = {}
+        all_required_functions = list(set(["handle_exit_intent", "get_lunar"] + config_functions))
+        for func_name in all_required_functions:
+            item = registry.get(func_name)
+            if item:
+                tools[func_name] = {"type": "function", "function": item.description}
+        return tools
+
+    def get_sorted_tools(self, registry, config_functions):
+        tools = {}
+        for func_name in sorted(set(config_functions)):
+            tools[func_name] = registry[func_name]
+        return tools
+'''
+
+
+def test_a_tool_table_filled_in_a_sets_order_is_reported():
+    found = lint(PLUGIN_TOOLS, {"CL201"})
+    assert [f.row for f in found] == [5], found
+    assert "`all_required_functions`, a set" in found[0].message
+
+
+# --- CL301: a graph state's reducer that keeps the latest messages ----------------------------------------------------
+
+REDUCER = '''
+from typing import Annotated, Sequence, TypedDict
+
+from langchain_core.messages import BaseMessage
+from langgraph.graph.message import add_messages
+
+TEAM_MAX_MESSAGES = 20
+
+
+def merge_messages(left, right):
+    merged = add_messages(left or [], right or [])
+    cleaned = [m for m in merged if m.content]
+    return cleaned[-TEAM_MAX_MESSAGES:]
+
+
+def merge_all(left, right):
+    return add_messages(left or [], right or [])
+
+
+class TeamState(TypedDict):
+    messages: Annotated[Sequence[BaseMessage], merge_messages]
+    notes: Annotated[Sequence[BaseMessage], merge_all]
+'''
+
+
+def test_a_state_reducer_that_keeps_the_latest_messages_is_a_window():
+    found = lint(REDUCER, {"CL301"})
+    assert [f.row for f in found] == [12], found
+
+
+# --- CL104: a regular expression's search is no retrieval -------------------------------------------------------------
+
+REGEX_PARTS = '''
+import re
+
+
+def assemble_prompt(template, params, image_introduction_messages):
+    system_content = template.split("\\n\\n")[0]
+    system_message = {"role": "system", "content": [{"type": "text", "text": system_content}]}
+    user_messages_part2_content = re.search(r"<\\$image_introduction\\$>(.*)", template, re.S).group(1).format(**params)
+    user_messages_part2 = {"role": "user", "content": [{"type": "text", "text": f"{user_messages_part2_content}"}]}
+    return [system_message] + image_introduction_messages + [user_messages_part2]
+'''
+
+
+def test_a_regex_search_on_the_template_is_not_retrieval():
+    assert lint(REGEX_PARTS, {"CL104"}) == []

@@ -1111,17 +1111,29 @@ def _tools_over_a_set(ctx: ModuleContext) -> Iterator[SetTools]:
     in the order of a set made right there (a set of names is ordered by string hashing, which changes with every
     process), and not sorted afterwards."""
     for loop in ctx.nodes(cst.For):
-        if not _unordered(loop.iter):
+        if not _unordered(loop.iter) and not _bound_unordered(ctx, loop.iter):
             continue
         function = ctx.enclosing_function(loop)
         for node in descendants(loop.body):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ADDS):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ADDS:
+                target = ctx.code(node.func.value)
+            elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript) \
+                    and isinstance(node.targets[0].target.value, cst.Name):
+                target = node.targets[0].target.value.value  # tools[name] = ToolDefinition(...): a dict filled in the loop's order
+            else:
                 continue
-            target = ctx.code(node.func.value)
             if ACCUMULATOR_NAME.search(target.split(".")[-1]) and not BOOKKEEPING_NAME.search(target) \
                     and not sorted_in(ctx, function, target):
                 yield SetTools(loop.iter, target, ctx.code(loop.iter))
                 break
+
+
+def _bound_unordered(ctx: ModuleContext, expr: cst.BaseExpression) -> bool:
+    """A local name bound once, in its function, to a set made there (`names = list(set(a + b))`)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    values = [v for _, v in ctx.assigned_values(expr)]
+    return len(values) == 1 and values[0] is not None and _unordered(values[0])
 
 
 def _unordered(expr: cst.BaseExpression) -> bool:

@@ -106,10 +106,29 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
         if found is not None and id(ctx.statement_of(call)) not in seen:
             seen.add(id(ctx.statement_of(call)))
             yield found
-    for found in [*positional_windows(ctx), *system_replaced(ctx), *index_windows(ctx), *bounded_queues(ctx), *stored_windows(ctx)]:
+    for found in [*positional_windows(ctx), *system_replaced(ctx), *index_windows(ctx), *bounded_queues(ctx), *stored_windows(ctx),
+                  *reducer_windows(ctx)]:
         if id(ctx.statement_of(found.node)) not in seen:
             seen.add(id(ctx.statement_of(found.node)))
             yield found
+
+
+def reducer_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """A graph state's messages merged by a reducer of this module that keeps the latest n (`messages:
+    Annotated[Sequence[BaseMessage], merge]`, `def merge(left, right): ... return merged[-MAX_MESSAGES:]`): every
+    update of the state past n drops the oldest message from the front of the conversation the nodes send."""
+    for annotated in ctx.nodes(cst.AnnAssign):
+        field = annotated.target
+        annotation = annotated.annotation.annotation
+        if not (isinstance(field, cst.Name) and HISTORY_NAME.search(field.value) and isinstance(annotation, cst.Subscript)
+                and _last_name(annotation.value) == "Annotated" and len(annotation.slice) >= 2):
+            continue
+        reducer = annotation.slice[-1].slice
+        name = reducer.value.value if isinstance(reducer, cst.Index) and isinstance(reducer.value, cst.Name) else None
+        for function in ctx.functions.get(name or "", ()):
+            for value in ctx.returns_of(function):
+                if isinstance(value, cst.Subscript) and len(value.slice) == 1 and _late_slice(value):
+                    yield Rewrite(value, field.value, "keeps only the latest messages of")
 
 
 def index_windows(ctx: ModuleContext) -> Iterator[Rewrite]:

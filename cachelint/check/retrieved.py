@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import LITERAL_ARGS, ModuleContext, called_name, descendants
+from cachelint.check.module import LITERAL_ARGS, ModuleContext, called_name, descendants, last_name
 from cachelint.check.renderers import SYSTEM_NAME, system_message_text
 from cachelint.check.values import assigned_once, string_value
 
@@ -43,6 +43,7 @@ RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_rele
                             r"(?!\w*(?:size|length|limit|window|tokens|config|setting|enabled|prompt|instruction|template|index|mode|flag))(?:_\w+)?$", re.I)
 # a vector index or retriever asked by a generic method: `index.query(q)`, `collection.query(...)`, `retriever.invoke(q)`
 RETRIEVER_RECEIVER = re.compile(r"(?:^|_)(?:index|collection|vector_?store|vectordb|vector_?db|store|retriever|kb|knowledge_?base|rag|memory|chroma|qdrant|pinecone|faiss)$", re.I)
+REGEX_RECEIVER = re.compile(r"^(?:re|regex)$|(?:^|_)(?:pattern|regex|re|rx)$|^[A-Z][A-Z0-9_]*_(?:RE|PATTERN|REGEX)$", re.I)
 GENERIC_LOOKUPS = frozenset({"query", "aquery", "invoke", "ainvoke", "get_relevant_documents", "search"})
 MAX_ROUNDS = 4  # names built from names built from the retrieved value
 
@@ -52,9 +53,11 @@ def retrieval_call(call: cst.Call) -> bool:
     method of a vector index or retriever (`index.query(q, top_k=5)`, `retriever.invoke(q)`)."""
     if call.args and called_name(call).startswith("get_") and all(_a_setting(arg.value) for arg in call.args):
         return False  # `ContextRegistry.get_context(config.context)`: the entry the app is configured with, not this turn's
+    func = call.func
+    if isinstance(func, cst.Attribute) and REGEX_RECEIVER.search(last_name(func.value) or ""):
+        return False  # `re.search(pattern, template)`, `PATTERN.search(text)`: a match in a text, not a lookup
     if RETRIEVAL_CALL.match(called_name(call)):
         return True
-    func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value not in GENERIC_LOOKUPS:
         return False
     receiver = func.value.attr.value if isinstance(func.value, cst.Attribute) else func.value.value if isinstance(func.value, cst.Name) else ""
