@@ -554,3 +554,37 @@ def assemble_prompt(template, params, image_introduction_messages):
 
 def test_a_regex_search_on_the_template_is_not_retrieval():
     assert lint(REGEX_PARTS, {"CL104"}) == []
+
+
+# --- CL301: a kept conversation replaced by a copy without its tool messages ------------------------------------------
+
+FILTERED = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def handle(conn, text):
+    conn.dialogue.messages.append({"role": "user", "content": text})
+    reply = client.chat.completions.create(model="gpt-4o", messages=conn.dialogue.messages)
+    if reply.choices[0].finish_reason == "stop":
+        clean_history = [m for m in conn.dialogue.messages if m["role"] not in ("tool", "function")]
+        conn.dialogue.messages = clean_history
+    return reply
+
+
+def request_without_tools(conn):
+    visible = [m for m in conn.dialogue.messages if m["role"] != "tool"]
+    return client.chat.completions.create(model="gpt-4o", messages=visible)
+
+
+def new_system(conn, text):
+    conn.dialogue.messages = [m for m in conn.dialogue.messages if m["role"] != "system"]
+    conn.dialogue.messages.insert(0, {"role": "system", "content": text})
+'''
+
+
+def test_a_kept_history_replaced_by_a_copy_without_tool_messages_is_reported():
+    found = lint(FILTERED, {"CL301"})
+    assert [f.row for f in found] == [11], found
+    assert "drops messages of a kind" in found[0].message

@@ -107,7 +107,7 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
             seen.add(id(ctx.statement_of(call)))
             yield found
     for found in [*positional_windows(ctx), *system_replaced(ctx), *index_windows(ctx), *bounded_queues(ctx), *stored_windows(ctx),
-                  *reducer_windows(ctx)]:
+                  *reducer_windows(ctx), *filtered_histories(ctx)]:
         if id(ctx.statement_of(found.node)) not in seen:
             seen.add(id(ctx.statement_of(found.node)))
             yield found
@@ -467,6 +467,38 @@ def system_replaced(ctx: ModuleContext) -> Iterator[Rewrite]:
         new = [b for b in branches if isinstance(b, (cst.Call, cst.Dict)) and "system" in ctx.code(b)]
         if kept and new and "system" in ctx.code(value.elt.test):
             yield Rewrite(assign, target, "replaces the system message of")
+
+
+def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """`conn.dialogue.messages = [m for m in conn.dialogue.messages if m.role not in ("tool", "function")]` (directly or
+    through a local name): a kept conversation replaced by a copy without the messages of a kind (tool calls and
+    their results). The first message dropped is in the middle of the cached prefix: the next request reads nothing
+    after it, and it happens again each time such messages have been added."""
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(target := assign.targets[0].target, cst.Attribute):
+            continue  # an object's history, kept between requests
+        function = ctx.enclosing_function(assign)
+        if function is None or COMPACTION.search(function.name.value):
+            continue
+        value = assign.value
+        if isinstance(value, cst.Name):
+            bound = [v for _, v in ctx.assigned_values(value)]
+            value = bound[0] if len(bound) == 1 else None
+        if not isinstance(value, cst.ListComp) or not value.for_in.ifs or not isinstance(value.for_in.target, cst.Name) \
+                or ctx.code(value.for_in.iter) != ctx.code(target) or not isinstance(value.elt, cst.Name) \
+                or value.elt.value != value.for_in.target.value:
+            continue
+        if not _is_history(ctx, function, target):
+            continue
+        test = " ".join(ctx.code(i.test) for i in value.for_in.ifs)
+        element = value.for_in.target.value
+        if not re.search(rf"\b{re.escape(element)}(?:\.(?:role|type)\b|\[[\"'](?:role|type)[\"']\]|\.get\([\"'](?:role|type|tool_calls)[\"'])|isinstance\(\s*{re.escape(element)}\b", test):
+            continue  # dropped by their kind: role, type, class
+        if re.search(r"[\"']system[\"']", test) and not re.search(r"[\"'](?:tool|function|assistant|user)[\"']", test):
+            continue  # the system message taken out to put a new one in (system_replaced judges that)
+        if at_the_context_window(ctx, assign):
+            continue
+        yield Rewrite(assign, ctx.code(target), "drops messages of a kind (by their role or type) from the middle of")
 
 
 def positional_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
