@@ -52,7 +52,11 @@ the module counts up (`self.iteration += 1`) rendered into a prompt text ahead o
 there too (`likely`): the history grows by appending, but behind a value that changes on every pass none of it is
 read from cache. And a clock read in a prompt template's own Jinja text (`Current Time: {{now()}}` in a module
 constant named for a prompt, as Home Assistant's conversation agents write it; `now().date()` or a format with no
-time of day is a date), reported at the expression (`likely`).
+time of day is a date), reported at the expression (`likely`). An agent framework's switch that appends the
+current time to the system message of every run (Agno's `add_datetime_to_context=True`, `add_datetime_to_instructions`
+in Agno 1 and phidata) is reported at the switch (`likely`). A converter's output is also what it appends to a list its
+caller hands it and returns (`self.getMessages(m, dialogue)` ... `return dialogue`), and the stored turns it loops
+over may be a local name bound to them (`complete = self._ensure_complete(actual_messages)`).
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests

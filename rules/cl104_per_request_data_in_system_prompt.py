@@ -70,7 +70,12 @@ its tail, and a mode ahead of them (`{language_name}`) does not hide the per-cal
 for RAG (`query_course_rag(question)`) is a retrieval, a lookup of the entry the app is configured with
 (`registry.get_context(config.context)`) is not. And the newest question written ahead of the history in one list
 (`[system, Message.user(question), *message_history]`, `likely`): every request differs from the last right after
-the system prompt, so none of the history is read from cache.
+the system prompt, so none of the history is read from cache. The user's question ahead of the database's
+description in a template (`Question: {user_instructions} ... {all_sql_database_summary}`, `likely`): the
+description is the same for every question of a database and usually the largest part, so it belongs before the
+question (quiet where the description is retrieved, filtered or ranked for the question). And a retry that puts a
+note ahead of the prompt a request of the same function has just sent (`retry = "THIS IS A RETRY..."; retry +=
+prompt`, `likely`): behind the note none of the prompt the first request cached is read.
 """
     why = """
 The static instructions are the part every user shares. Put a user's name in front of them and no two users

@@ -27,7 +27,10 @@ them: `def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...`
 tools added by coroutines that connect several servers at once (`asyncio.gather(*[connect(s) for s in servers])`, where
 `connect` adds each listed tool to the toolset: their order follows which server answers first), and a list of tools
 handed to a discovery call in a loop over servers (`client.connect_and_discover(name, config, self.mcp_tools)`). A
-list of the servers that offer a tool (`servers_with_tool.append(server_name)`) is not a list of tools.
+list of the servers that offer a tool (`servers_with_tool.append(server_name)`) is not a list of tools. A table of
+tools filled in a loop over a set of names (`names = list(set(a + b))`, `for name in names: tools[name] = ...`) keeps
+the set's order; a set of tool names handed on as it is (`tools: set[str]`, the groups to enable) is the callee's to
+use, and is not reported where it is handed on.
 """
     why = """
 Tools come first in the cached prefix. The same tools in another order invalidate the tools, the system

@@ -48,7 +48,10 @@ tools on. Two requests whose history goes through the same function on its way i
 send the same history.
 
 Also (`likely`) the tools written into the dict the requests are sent with before the next request of the run or the
-recursive call that continues the tool loop (`kwargs["functions"] = []` once a tool was called too often).
+recursive call that continues the tool loop (`kwargs["functions"] = []` once a tool was called too often). And a
+tool added on the first pass only (`if depth == 0: functions.append(DIRECT_ANSWER_TOOL)` in a function that calls
+itself again with `depth + 1`, directly or through a helper it hands `depth` to, `likely`): the requests that follow
+the tool results go without it.
 """
     why = """
 Tools open the cached prefix. A request of the same history without them (or with another list) shares no

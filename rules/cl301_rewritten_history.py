@@ -133,7 +133,15 @@ max_input_tokens)`); a trimming function imported from a module of the tree, jud
 (only a package out of sight, `tokentrim.trim`, is judged by its name); a history cleared up to its
 newest user turn in one step (`del messages[1:last_user]`, `del messages[1:-1]`), a reset that then grows again; two
 queues merged until both are empty (`while len(a) > 0 or len(b) > 0: ... b.pop(0)`); and a breakpoint put on the
-newest user turn while walking from the end (`if seen < 1:`).
+newest user turn while walking from the end (`if seen < 1:`). Also (`likely`): an agent framework made to replay a
+fixed number of past runs as history (Agno's `add_history_to_context=True` with `num_history_runs`, 3 when not given;
+phidata's `add_history_to_messages` and `num_history_responses`); a graph state's messages merged by a reducer of the
+module that keeps the latest n (`messages: Annotated[Sequence[BaseMessage], merge]`, `return merged[-20:]`); and a
+kept conversation replaced by a copy without the messages of a kind (`conn.dialogue.messages = [m for m in
+conn.dialogue.messages if m.role not in ("tool", "function")]`). Not a window: messages dropped only after a request
+was refused (the loop goes on past the request only when it failed: `if isinstance(reply, Message): return reply`),
+and a leading message dropped by a setting of the object from the list a caller hands in for one request
+(`if self.is_no_prompt: dialogue.pop(0)`).
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after

@@ -123,7 +123,12 @@ OpenAI client (`model="anthropic/claude-3.5-sonnet"`, written or the default of 
 `self.model`): OpenRouter caches Claude's prompts only at `cache_control` breakpoints too. A request body posted over
 HTTP (`payload = {...}` then `session.post(url, json=payload)`) is reported where the body is built.
 OpenAI caches automatically and is not concerned; nor is a Claude model from before prompt caching (`claude-2.1`,
-`claude-instant-1.2`), where no breakpoint would help.
+`claude-instant-1.2`), where no breakpoint would help. A tool loop's history also grows through a helper of the
+module that appends to the list it is handed (`self._add_to_history(message, messages)`) or in the request's own
+dict (`create(**request_params)` after `request_params["messages"].append(...)`); where a function both sends the
+history it is given and loops on tool calls, the loop's request is the one reported. An adapter whose retrying
+closure hands on the method's parameter (`def _send(messages): ...` then `return _send(messages)`) is judged by
+the method's callers: quiet where each asks one question with a list made for it.
 """
     why = """
 Anthropic caches only at breakpoints. Without one, the same long instructions are prefilled and billed in
