@@ -446,10 +446,24 @@ def _agent_loop(analysis, site):
         return None
     row = analysis.ctx.span(growth.node).row
     again = {"loop": "the loop around it", "rerun": "Streamlit, running the script again on the next message,"}.get(growth.how, "the function calling itself")
+    first = _first_requests(analysis, site)
+    also = f"; the request on line{'s' if len(first) > 1 else ''} {', '.join(map(str, first))} sends the same history first, bare too" if first else ""
     return Report.at(site, site.node, f"this agent loop resends the tools, the system prompt and a history that grows every step "
                      f"(`{growth.history}` appended on line {row}, then {again} sends it again) to Anthropic with no cache_control: "
                      "nothing is ever read from cache and each step prefills the whole conversation again; put a breakpoint "
-                     "on the last message (or a top-level cache_control)")
+                     f"on the last message (or a top-level cache_control){also}")
+
+
+def _first_requests(analysis, site) -> list[int]:
+    """The lines of the function's other requests, before its loop, that send the same history with no breakpoint
+    (`response = create(messages=messages)` then `while True: ... create(messages=messages)`): one fix, named once."""
+    ctx = analysis.ctx
+    function = ctx.enclosing_function(site.node)
+    messages = ctx.code(site.arg("messages")) if site.arg("messages") is not None else None
+    return [ctx.span(other.node).row for other in analysis.sites
+            if other is not site and ctx.enclosing_function(other.node) is function and not conversation_loops(ctx, other.node)
+            and ctx.span(other.node).row < ctx.span(site.node).row and "cache_control" not in other.args
+            and other.arg("messages") is not None and ctx.code(other.arg("messages")) == messages]
 
 
 def _chat_loop(analysis, site):

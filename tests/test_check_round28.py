@@ -588,3 +588,222 @@ def test_a_kept_history_replaced_by_a_copy_without_tool_messages_is_reported():
     found = lint(FILTERED, {"CL301"})
     assert [f.row for f in found] == [11], found
     assert "drops messages of a kind" in found[0].message
+
+
+# --- the review of this round's change: shapes that must stay quiet, and findings that must stay ----------------------
+
+TOOL_LOOP_WINDOW = '''
+MAX_HISTORY = 20
+
+
+class Agent:
+    def __init__(self, llm, tools):
+        self.llm, self.tools, self.history = llm, tools, []
+
+    def run(self, task):
+        self.history.append({"role": "user", "content": task})
+        while True:
+            reply = self.llm.chat(self.history, tools=self.tools)
+            if not reply.tool_calls:
+                return reply.content
+            self.history.append(reply.to_message())
+            if len(self.history) > MAX_HISTORY:
+                self.history.pop(0)
+'''
+
+
+def test_a_window_in_a_tool_loop_that_goes_on_after_a_good_reply_is_still_a_window():
+    assert [f.row for f in lint(TOOL_LOOP_WINDOW, {"CL301"})] == [16]
+
+
+SCHEMA_FOR_THE_QUESTION = '''
+SQL_PROMPT = """You are a PostgreSQL expert. Given an input question, create a syntactically correct PostgreSQL query to
+run. Never query for all columns of a table; query only the columns needed to answer the question, and wrap each column
+name in double quotes. Pay attention to use only the column names you can see in the tables below. Return only the SQL.
+
+Question: {question}
+
+Only use the following tables:
+{table_info}
+"""
+
+
+def generate_sql(llm, db, question, table_store):
+    docs = table_store.similarity_search(question, k=4)
+    names = [d.metadata["table"] for d in docs]
+    table_info = db.get_table_info(table_names=names)
+    return llm.invoke(SQL_PROMPT.format(question=question, table_info=table_info))
+
+
+def classify(llm, query, schema_json):
+    prompt = f"""You triage customer support tickets for an online store. Read the customer's message and decide which
+team should handle it (billing, shipping, returns, technical or other), how urgent it is on a scale from 1 to 5, and
+write a one-sentence summary a support agent can read at a glance. Do not invent order numbers or promise refunds.
+
+Customer message: {query}
+
+Answer with a JSON object that follows this schema exactly:
+{Ticket.model_json_schema()}
+"""
+    return llm.invoke(prompt)
+'''
+
+
+def test_a_schema_picked_for_the_question_or_an_output_schema_is_not_the_databases_description():
+    assert lint(SCHEMA_FOR_THE_QUESTION, {"CL104"}) == []
+
+
+SUB_AGENT = '''
+from openai import OpenAI
+
+client = OpenAI()
+DELEGATE_TOOL = {"type": "function", "function": {"name": "delegate", "parameters": {"type": "object"}}}
+
+
+def run_agent(task, tools, depth=0):
+    tools = list(tools)
+    if depth == 0:
+        tools.append(DELEGATE_TOOL)
+    messages = [{"role": "system", "content": "You are a research agent."}, {"role": "user", "content": task}]
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+    for call in reply.choices[0].message.tool_calls or []:
+        run_agent(call.function.arguments, tools, depth=depth + 1)
+'''
+
+
+def test_a_tool_kept_from_a_sub_agents_fresh_conversation_is_quiet():
+    assert lint(SUB_AGENT, {"CL203"}) == []
+
+
+ONE_FIX_TWO_REQUESTS = '''
+from anthropic import Anthropic
+
+
+class ClaudeProvider:
+    def __init__(self):
+        self.client = Anthropic()
+
+    def chat(self, messages, system, tools, execute):
+        response = self.client.messages.create(model="claude-sonnet-4-5", max_tokens=4096, system=system, tools=tools, messages=messages)
+        while response.stop_reason == "tool_use":
+            messages.append({"role": "assistant", "content": response.content})
+            messages.append({"role": "user", "content": execute(response)})
+            response = self.client.messages.create(model="claude-sonnet-4-5", max_tokens=4096, system=system, tools=tools, messages=messages)
+        return response
+'''
+
+
+def test_the_loops_finding_names_the_request_before_the_loop():
+    found = lint(ONE_FIX_TWO_REQUESTS, {"CL501"})
+    assert [f.row for f in found] == [13], found
+    assert "the request on line 9 sends the same history first" in found[0].message
+
+
+OWN_CALLEE_ITERATES = '''
+TOOL_SPECS = {"search": {"name": "search"}, "fetch": {"name": "fetch"}}
+
+
+def tool_specs(tools):
+    return [TOOL_SPECS[name] for name in tools]
+
+
+class Assistant:
+    def __init__(self, llm, tools: set[str]):
+        self.llm = llm
+        self.specs = tool_specs(tools=tools)
+'''
+
+
+def test_a_set_of_names_handed_to_a_function_of_the_module_that_iterates_it_is_reported():
+    assert [f.row for f in lint(OWN_CALLEE_ITERATES, {"CL201"})] == [9]
+
+
+def test_a_clock_through_a_builder_of_another_module_wrapped_in_an_unknown_call_is_reported(tmp_path):
+    files = {"app/__init__.py": "", "app/bot.py": '''
+from datetime import datetime
+from anthropic import Anthropic
+from app import prompts
+
+client = Anthropic()
+
+
+def answer(user_name, history):
+    system = prompts.system_prompt(user_name, datetime.now())
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system, messages=history)
+''', "app/prompts.py": '''
+from textfmt import squash_whitespace
+
+
+def system_prompt(user_name, now):
+    return squash_whitespace(f"""You are the scheduling assistant of Acme Corp. You book meeting rooms and move meetings.
+Never book a room for more than four hours, never double-book, and confirm the attendees' time zone first.
+The current time is {now}. You are talking to {user_name}.""")
+'''}
+    assert [f.row for f in lint_tree(tmp_path, files, "app/bot.py", {"CL101"})] == [9]
+
+
+QUIET_WINDOWS = '''
+import json
+from typing import Annotated, TypedDict
+
+from agno.agent import Agent
+
+
+class ChatSession:
+    def __init__(self, path):
+        self.messages = json.loads(open(path).read())
+        self.messages = [m for m in self.messages if m["role"] in ("user", "assistant")]
+
+
+def keep_recent(left, right):
+    return (left + right)[-50:]
+
+
+class State(TypedDict):
+    status_messages: Annotated[list[str], keep_recent]
+
+
+agent = Agent(instructions=["Be brief."], add_history_to_context=True, num_history_runs=5)
+'''
+
+
+def test_a_session_cleaned_on_load_a_status_log_and_an_agent_with_no_store_are_no_windows():
+    assert lint(QUIET_WINDOWS, {"CL301"}) == []
+
+
+MEMORY_FULL = '''
+class Bot:
+    def __init__(self, llm, max_messages=30):
+        self.llm, self.max_messages, self.messages = llm, max_messages, []
+
+    @property
+    def memory_full(self):
+        return len(self.messages) > self.max_messages
+
+    def remember(self, history, message):
+        history.append(message)
+        if self.memory_full:
+            history.pop(0)
+
+    def ask(self, question):
+        self.remember(self.messages, {"role": "user", "content": question})
+        return self.llm.chat(self.messages)
+'''
+
+
+def test_a_cut_behind_a_property_that_measures_the_history_is_a_window():
+    assert [f.row for f in lint(MEMORY_FULL, {"CL301"})] == [12]
+
+
+SET_TABLE = '''
+def build_tools(enabled, extra, plugins):
+    tools = {}
+    names = list(set(enabled + extra))
+    for name in names:
+        tools[name] = plugins[name]
+    return list(tools.values())
+'''
+
+
+def test_a_tool_table_filled_from_a_set_of_names_is_reported_without_other_hints():
+    assert [f.row for f in lint(SET_TABLE, {"CL201"})] == [4]

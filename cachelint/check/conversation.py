@@ -1100,10 +1100,22 @@ def _local_set_tools(ctx: ModuleContext) -> Iterator[SetTools]:
                 value = value.args[0].value
             made = _set_binding(ctx, value) if isinstance(value, cst.Name) else None
             if made is not None and value is arg.value and isinstance(made, cst.Param) and made.annotation is not None \
-                    and re.search(r"\b(?:set|frozenset|Set|FrozenSet)\[\s*str\s*\]", ctx.code(made.annotation.annotation)):
+                    and re.search(r"\b(?:set|frozenset|Set|FrozenSet)\[\s*str\s*\]", ctx.code(made.annotation.annotation)) \
+                    and not any(_iterates(ctx, callee, "tools") for callee in ctx.called_functions(call)):
                 continue  # a set of names handed on as it is (`tools: set[str]`, the tool groups to enable): the callee picks by them
             if made is not None and not sorted_in(ctx, ctx.enclosing_function(call), value.value):  # type: ignore[union-attr]
                 yield SetTools(ctx.statement_of(made), f"tools={ctx.code(arg.value)} (line {ctx.span(call).row})", value.value)  # type: ignore[union-attr]
+
+
+def _iterates(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> bool:
+    """The function walks its parameter in its own order: a loop or a comprehension over it, or `list(param)`."""
+    for node in descendants(function.body):
+        if isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.iter, cst.Name) and node.iter.value == param:
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple") and node.args \
+                and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == param:
+            return True
+    return False
 
 
 def _tools_over_a_set(ctx: ModuleContext) -> Iterator[SetTools]:

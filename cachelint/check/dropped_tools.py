@@ -536,9 +536,20 @@ def tools_added_on_the_first_pass(ctx: ModuleContext) -> Iterator[DroppedTools]:
         counter = _first_pass(guard.test)
         if counter is None or counter not in {p.name.value for p in function.params.params + function.params.kwonly_params}:
             continue
-        if any(_moves_on(again, counter) for again in ctx.calls_by_name.get(function.name.value, ())):  # in it, or in a helper it hands on to
+        if any(_moves_on(again, counter) for again in ctx.calls_by_name.get(function.name.value, ())) \
+                and _conversation_kept(ctx, function):  # in it, or in a helper it hands on to
             yield DroppedTools(ctx.statement_of(call), ctx.code(call).strip(), f"on the first pass only (`{ctx.code(guard.test)}`): "
                                f"`{function.name.value}` calls itself again with `{counter}` moved on, and those requests go without it")
+
+
+def _conversation_kept(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The passes continue one conversation: the function sends a history kept on its object (`self.dialogue`,
+    `self.messages`), not one it writes afresh (`messages = [system, user(task)]`: a sub-agent's new conversation,
+    whose first request is its own)."""
+    fresh = any(isinstance(n, cst.Assign) and isinstance(n.value, cst.List) and any(isinstance(t.target, cst.Name)
+                and CONVERSATION_PARAM.search(t.target.value) for t in n.targets) for n in descendants(function.body))
+    kept = re.search(r"\bself\.\w*(?:messages|history|dialog|conversation|convo|memory|chat)\w*", ctx.code(function), re.I)
+    return kept is not None and not fresh
 
 
 def _first_pass(test: cst.BaseExpression) -> str | None:

@@ -33,6 +33,7 @@ CLOCK_SWITCHES = ("add_datetime_to_context", "add_datetime_to_instructions")
 HISTORY_SWITCHES = ("add_history_to_context", "add_history_to_messages")
 WINDOW_SIZES = ("num_history_messages", "num_history_runs", "num_history_responses")  # the first given decides
 DEFAULT_RUNS = 3
+STORES = frozenset({"db", "storage", "memory"})  # where the runs are kept: without one, no history is replayed
 
 # a cheap look at the text first (gate.py): one of the switches set to True
 QUICK = re.compile(r"\b(?:add_datetime_to_(?:context|instructions)|add_history_to_(?:context|messages))\s*=\s*True\b")
@@ -71,8 +72,8 @@ def history_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
     """An agent made to replay a fixed number of past runs (or messages) as the history of each run."""
     for _call, cls, keywords in _constructions(ctx):
         switch = next((s for s in HISTORY_SWITCHES if _on(keywords.get(s))), None)
-        if switch is None:
-            continue
+        if switch is None or not (STORES & set(keywords) or any(a.star == "**" for a in _call.args)):
+            continue  # no store to read the session's runs from: nothing is replayed
         size = next((keywords[s] for s in WINDOW_SIZES if s in keywords), None)
         if size is None:
             yield AgentSwitch(keywords[switch], cls, f"`{switch}=True` makes `{cls}` replay only the last {DEFAULT_RUNS} runs of the "

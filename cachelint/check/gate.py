@@ -103,6 +103,7 @@ CACHE_FLAG = re.compile(r"Message\([^()]*\bcache\s*=\s*True")
 # `for conn, listed in zip(self.connections, results):`, `self.enabled_tools = set()`, `for tool_name in set(names):`
 TOOL_SOURCES = Needs(re.compile(r"list_tools\(|get_tools\(|\bin\s+\w+\.tools\s*:|\bin\s+zip\([\w.]*(?:server|client|connection|session)|self\.\w*(?:tool|function)\w*\s*(?::\s*[\w.]*Set\b[^=\n]*)?=\s*set\(\)"
                                r"|\bfor\s+\w*(?:tool|function)\w*\s+in\s+(?:list\()?(?:set|frozenset)\("
+                               r"|(?:list|tuple)\(\s*(?:set|frozenset)\([^\n]*\n(?:[^\n]*\n){0,12}?[^\n]*\b\w*(?:tool|function)s?\w*\[\w+\]\s*="  # names = list(set(a + b)) ... tools[name] = ...
                                r"|\b\w*(?:tool|function|enabled|allowed|selected)\w*\s*:\s*(?:frozen|abstract)?set\[", re.I),  # def run(enabled: set[str])
                      ("list_tools(", "get_tools(", ".tools", "zip(", "set()", "set(", "et["))
 

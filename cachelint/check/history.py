@@ -113,6 +113,9 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
             yield found
 
 
+DISPLAY_FIELD = re.compile(r"^_?(?:status|log|logs|ui|progress|error|errors|debug|display|event|events|notification)_", re.I)
+
+
 def reducer_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
     """A graph state's messages merged by a reducer of this module that keeps the latest n (`messages:
     Annotated[Sequence[BaseMessage], merge]`, `def merge(left, right): ... return merged[-MAX_MESSAGES:]`): every
@@ -120,7 +123,8 @@ def reducer_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
     for annotated in ctx.nodes(cst.AnnAssign):
         field = annotated.target
         annotation = annotated.annotation.annotation
-        if not (isinstance(field, cst.Name) and HISTORY_NAME.search(field.value) and isinstance(annotation, cst.Subscript)
+        if not (isinstance(field, cst.Name) and HISTORY_NAME.search(field.value) and not DISPLAY_FIELD.match(field.value)
+                and isinstance(annotation, cst.Subscript)
                 and _last_name(annotation.value) == "Annotated" and len(annotation.slice) >= 2):
             continue
         reducer = annotation.slice[-1].slice
@@ -469,6 +473,9 @@ def system_replaced(ctx: ModuleContext) -> Iterator[Rewrite]:
             yield Rewrite(assign, target, "replaces the system message of")
 
 
+LOADING = re.compile(r"^_?(?:__init__|__post_init__|load|restore|resume|from_|reload|open|setup|init)", re.I)
+
+
 def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
     """`conn.dialogue.messages = [m for m in conn.dialogue.messages if m.role not in ("tool", "function")]` (directly or
     through a local name): a kept conversation replaced by a copy without the messages of a kind (tool calls and
@@ -478,8 +485,8 @@ def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
         if len(assign.targets) != 1 or not isinstance(target := assign.targets[0].target, cst.Attribute):
             continue  # an object's history, kept between requests
         function = ctx.enclosing_function(assign)
-        if function is None or COMPACTION.search(function.name.value):
-            continue
+        if function is None or COMPACTION.search(function.name.value) or LOADING.match(function.name.value):
+            continue  # (a session loaded and cleaned once, when the object is made or restored, is no repeated cut)
         value = assign.value
         if isinstance(value, cst.Name):
             bound = [v for _, v in ctx.assigned_values(value)]
@@ -1091,7 +1098,7 @@ def cut_after_a_failed_attempt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     if not isinstance(loop, (cst.While, cst.For)) or not isinstance(loop.body, cst.IndentedBlock):
         return False
     attempts: set[str] = set()
-    for statement in loop.body.body:
+    for index, statement in enumerate(loop.body.body):
         if ctx.contains(statement, node):
             return False
         if isinstance(statement, cst.SimpleStatementLine):
@@ -1104,7 +1111,10 @@ def cut_after_a_failed_attempt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
             last = statement.body.body[-1] if statement.body.body else None
             if isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) and small.value is not None
                                                                  and names_in(small.value) & attempts for small in last.body):
-                return True  # the attempt's result is returned once it is good: what follows runs only after a failure
+                # the attempt's result is returned once it is good: what follows runs only after a failure, unless it
+                # uses the result (an agent step that returns a final answer and appends a tool call's reply goes on)
+                after = loop.body.body[index + 1:]
+                return not any(names_in(later) & attempts for later in after)
     return False
 
 
@@ -1153,6 +1163,10 @@ def _dropped_by_a_setting(ctx: ModuleContext, function: cst.FunctionDef, node: c
         return False
     tests = [guard.test, *descendants(guard.test)]
     settings = [n for n in tests if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"]
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    computed = {f.name.value for f in cls.body.body if isinstance(f, cst.FunctionDef)} if isinstance(cls, cst.ClassDef) else set()
+    if any(a.attr.value in computed for a in settings):
+        return False  # `if self.memory_full:`, a property that measures the history: a window after all
     read = {n.value for n in tests if isinstance(n, cst.Name)} - {"self"} - {a.attr.value for a in settings}
     return bool(settings) and not read and not any(isinstance(n, (cst.Call, cst.Comparison, cst.Subscript)) for n in tests)
 

@@ -29,6 +29,7 @@ QUESTION = re.compile(r"^(?:user_|nl_|natural_language_|human_|input_|original_)
                       r"|^user_(?:instructions?|input|message|prompt|text|ask)$|^(?:question|query)_(?:text|str)$", re.I)
 SCHEMA = re.compile(r"schema|database|(?:^|_)db(?:$|_)|tables?_(?:info|summar|descr|list|definition|metadata)|table_summar|metadata"
                     r"|catalog|(?:^|_)ddl(?:$|_)|data_dictionary|columns?_(?:info|descr)", re.I)
+OUTPUT_SCHEMA = re.compile(r"json_schema|schema_json|\.schema\(\)|(?:output|response|result|answer|reply|tool|function)_?schema|response_format", re.I)
 PER_QUESTION = re.compile(r"relevant|filter|retriev|selected|pruned|matched|similar|top_?k|search|rank", re.I)
 MIN_STATIC_CHARS = 300  # a prompt, not a log line or a short label
 SLOT = re.compile(r"(?<!\{)\{\s*([A-Za-z_]\w*)\s*\}(?!\})|\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # `{question}`, Jinja's `{{ question }}`
@@ -65,7 +66,7 @@ def _in_template(ctx: ModuleContext, node: cst.SimpleString) -> SchemaAfterQuest
     if question is None:
         return None
     for at, name in slots:
-        if at > question[0] and SCHEMA.search(name) and not PER_QUESTION.search(name) \
+        if at > question[0] and SCHEMA.search(name) and not PER_QUESTION.search(name) and not OUTPUT_SCHEMA.search(name) \
                 and not _filled_from(ctx, node, name, question[1]):
             return SchemaAfterQuestion(node, question[1], name, position_in_string(ctx, node, code, question[0]))
     return None
@@ -86,7 +87,8 @@ def _in_fstring(ctx: ModuleContext, node: cst.FormattedString) -> SchemaAfterQue
                 question = (part, leaf)
             continue
         code = ctx.code(part.expression)
-        if SCHEMA.search(code) and not PER_QUESTION.search(code) and not _made_from(ctx, function, part.expression, question[1]):
+        if SCHEMA.search(code) and not PER_QUESTION.search(code) and not OUTPUT_SCHEMA.search(code) \
+                and not _made_from(ctx, function, part.expression, question[1]):
             code_of_string = ctx.code(node)
             return SchemaAfterQuestion(node, question[1], code, position_in_string(ctx, node, code_of_string,
                                                                                    code_of_string.find("{" + ctx.code(question[0].expression))))
@@ -108,15 +110,18 @@ def _leaf(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _made_from(ctx: ModuleContext, function: cst.FunctionDef | None, expr: cst.BaseExpression, question: str) -> bool:
-    """The value is computed from the question: it names it, or a name in it is bound (on some path) to something
-    that does, or that is named for picking what the question needs (`schema = relevant_schema(question)`)."""
-    mentions = re.compile(rf"\b{re.escape(question)}\b")
-    if mentions.search(ctx.code(expr)):
+def _made_from(ctx: ModuleContext, function: cst.FunctionDef | None, expr: cst.BaseExpression, question: str, depth: int = 0) -> bool:
+    """The value is computed from the question: it names it, or a name in it is bound (on some path, through up to
+    three names: `docs = store.similarity_search(question)`, `names = [d.name for d in docs]`, `info =
+    db.get_table_info(names)`) to something that does, or that is named for picking what the question needs."""
+    code = ctx.code(expr)
+    if re.search(rf"\b{re.escape(question)}\b", code) or (depth and PER_QUESTION.search(code)):
         return True
+    if depth >= 3:
+        return False
     for name in [n for n in descendants(expr) if isinstance(n, cst.Name)] + ([expr] if isinstance(expr, cst.Name) else []):
         for _, value in ctx.assigned_values(name):
-            if value is not None and (mentions.search(ctx.code(value)) or PER_QUESTION.search(ctx.code(value))):
+            if value is not None and value is not expr and _made_from(ctx, function, value, question, depth + 1):
                 return True  # made for the question on one path at least
     return False
 

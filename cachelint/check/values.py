@@ -314,9 +314,9 @@ class ValueWalker:
             comp = comp.inner_for_in
         element = replace(landing, item=True)  # each element is one tool / message / line
         if isinstance(expr, cst.DictComp):
-            self.walk(expr.value, element, d)
+            self.walk(expr.value, element, d, ordered=ordered)
         else:
-            self.walk(expr.elt, element, d)
+            self.walk(expr.elt, element, d, ordered=ordered)  # where the whole order does not matter, nor does the elements'
 
     def _iterable(self, iterable: cst.BaseExpression, landing: Landing, d: int, ordered: bool) -> None:
         argument = self._argument_of(iterable)
@@ -504,6 +504,8 @@ class ValueWalker:
                 else:
                     self.walk(arg.value, landing, d, ordered=ordered)
             return
+        if self.ctx.qualified_name_in(func, MEASURES):
+            return  # len(tools), bool(x), isinstance(x, T): a count or a test, in which no order or text of the value lands
         if self.ctx.qualified_name_in(func, PURE_BUILTINS):
             for arg in call.args:
                 self.walk(arg.value, landing, d)
@@ -992,13 +994,9 @@ class ValueWalker:
         if self._outer is not None and self._outer[1] is function:
             outer, _, bound = self._outer  # a function of another module called from the linted one
             value = bound.get(id(param))
-            if value is not None:
-                carried = 1 if self._params_only else 0  # reached through an unknown call here: only per-request data counts there
-                outer._params_only += carried
-                try:
-                    outer.walk(value, replace(landing, cache_block=self._landing.cache_block) if self._landing else landing, d, newest_last, ordered)
-                finally:
-                    outer._params_only -= carried
+            if value is not None:  # reached through an unknown call here (`has_tool(tools)`): a clock still lands, an order may not
+                outer.walk(value, replace(landing, cache_block=self._landing.cache_block) if self._landing else landing, d, newest_last,
+                           ordered or bool(self._params_only))
             return
         if function is not None and function is self._site_function:
             self._fact("param", name, landing, param.name.value)
@@ -1345,6 +1343,7 @@ class ValueWalker:
         return "per call"
 
 
+MEASURES = {f"builtins.{n}" for n in ("len", "bool", "isinstance", "issubclass", "hasattr", "callable", "id", "type", "hash")}
 PURE_BUILTINS = {f"builtins.{n}" for n in ("int", "float", "round", "abs", "min", "max", "format", "bool", "divmod", "hex", "oct")}
 
 
