@@ -807,3 +807,64 @@ def build_tools(enabled, extra, plugins):
 
 def test_a_tool_table_filled_from_a_set_of_names_is_reported_without_other_hints():
     assert [f.row for f in lint(SET_TABLE, {"CL201"})] == [4]
+
+
+# --- the gates of this round's shapes open a module for that shape alone ----------------------------------------------
+
+EVAL_MODULE = """
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+
+def insert_evals(ids, extract_with_llm, retrieve_chunk_spans, database):
+    related_chunks = [str(spans) for spans in retrieve_chunk_spans(ids)]
+    question = extract_with_llm(QuestionResponse, related_chunks).question
+    candidate_chunks = database.search(question)
+
+    class ContextEvalResponse(BaseModel):
+        hit: bool
+        system_prompt: ClassVar[str] = f\"\"\"
+You are given a context extracted from a document. You are a subject matter expert on the document's topic.
+Your task is to determine whether the provided context contains (a part of) the answer to this question: "{question}"
+An example of a context that does NOT contain (a part of) the answer is a table of contents. Answer with the JSON the
+response schema asks for and nothing else.
+\"\"\".strip()
+
+    return [extract_with_llm(ContextEvalResponse, str(chunk)) for chunk in candidate_chunks]
+"""
+
+
+def test_a_module_opened_for_a_question_template_is_judged_for_that_shape_alone():
+    assert lint(EVAL_MODULE, {"CL104"}) == []
+
+
+ADAPTER_THAT_APPENDS = '''
+from anthropic import AsyncAnthropic
+
+client = AsyncAnthropic()
+
+
+async def call_claude(messages, objective):
+    messages.append({"role": "user", "content": f"Next step towards: {objective}"})
+    response = await client.messages.create(model="claude-3-opus-20240229", max_tokens=3000, system=messages[0]["content"],
+                                            messages=messages[1:])
+    return response.content[0].text
+
+
+async def get_next_action(messages, objective):
+    return await call_claude(messages, objective)
+
+
+async def main(system_prompt, objective):
+    messages = [{"role": "system", "content": system_prompt}]
+    while True:
+        action = await get_next_action(messages, objective)
+        if action == "done":
+            break
+'''
+
+
+def test_an_adapter_that_adds_to_the_list_it_is_handed_keeps_its_finding():
+    found = lint(ADAPTER_THAT_APPENDS, {"CL501"})
+    assert [f.row for f in found] == [8], found

@@ -66,9 +66,9 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     llm = sends_requests(source, options.call_patterns if options is not None else ())
     analysed = llm or holds_prompt_shapes(source, codes)
     with _collector_paused():
-        if not analysed and "CL101" in codes and holds_shared_renderer(source):
-            return _analyse(source, filename, frozenset({"CL101"}), options, llm)  # a prompt renderer others call, alone
         narrow = narrow_shapes(source, codes) if not analysed else frozenset()
+        if not analysed and "CL101" in codes and holds_shared_renderer(source):
+            narrow |= {"CL101"}  # a prompt renderer others call, judged alone (beside any other narrow shape of the module)
         if narrow:
             return _analyse(source, filename, narrow, options, llm)  # one shape, judged alone by its rules
         if not analysed:

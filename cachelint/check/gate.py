@@ -235,6 +235,14 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
         found.add("CL103")  # prompt text made from a set (set_text.py)
     if "CL501" in codes and PROMPT_SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source) and PROMPT_JOIN.search(source):
         found.add("CL501")
+    if AGENT_SWITCH.search(source):
+        found |= codes & {"CL101", "CL301"}  # an agent framework's switch: a clock in the system message, a window over past runs
+    if "CL104" in codes and RETRY_NOTE.search(source):
+        found.add("CL104")  # a retry's note put ahead of the prompt just sent (retry_notes.py)
+    if "CL104" in codes and QUESTION_SLOT.search(source) and SCHEMA_SLOT.search(source) and long_template(source, 300):
+        found.add("CL104")  # a question asked before the database's description in a template (schema_after_question.py)
+    if "CL203" in codes and FIRST_PASS_TOOL.search(source):
+        found.add("CL203")  # a tool added on the first pass of a function that calls itself (dropped_tools.tools_added_on_the_first_pass)
     return frozenset(found)
 
 
@@ -280,8 +288,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # an Anthropic request body built here and posted elsewhere (cl501's _unsent_payloads)
     if "CL202" in codes and "tools" in source and MODEL_CALL_HOOK.search(source):
         return True  # tools filtered in an agent middleware's per-call hook (middleware.py)
-    if codes & {"CL101", "CL301"} and AGENT_SWITCH.search(source):
-        return True  # an agent framework's switch: a clock in the system message, a window over past runs (framework_agents.py)
     if "CL301" in codes and WINDOW_MEMORY.search(source):
         return True  # a framework's sliding-window memory class (framework_memory.py)
     if "CL502" in codes and CACHE_FLAG.search(source):
@@ -298,10 +304,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL104" in codes and RETRIEVED_INTO_SYSTEM.search(source):
         return True
-    if "CL104" in codes and RETRY_NOTE.search(source):
-        return True  # a retry's note put ahead of the prompt just sent (retry_notes.py)
-    if "CL104" in codes and QUESTION_SLOT.search(source) and SCHEMA_SLOT.search(source) and long_template(source, 300):
-        return True  # a question asked before the database's description in a template (schema_after_question.py)
     if "CL104" in codes and FRAMEWORK_RAG.search(source):
         return True  # a framework's prompt or chat engine that puts retrieved text in the system prompt (framework_rag.py)
     if codes & {"CL101", "CL104"} and TEXT_HISTORY.search(source):
@@ -314,8 +316,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a step sent `{**base, **tools_kwargs}` in a loop, then `base` alone (dropped_tools.tools_left_out_after_the_loop)
     if "CL203" in codes and (TOOLS_FLAG_LIMIT.search(source) or TOOLS_OFF_GO_ROUND.search(source)):
         return True  # tools switched off past a step limit, or before the loop goes round (dropped_tools.py)
-    if "CL203" in codes and FIRST_PASS_TOOL.search(source):
-        return True  # a tool added on the first pass only of a function that calls itself (dropped_tools.tools_added_on_the_first_pass)
     if "CL203" in codes and _drops_tools(source):
         return True  # tools taken off a last step or a retry of the conversation (dropped_tools.py)
     if "CL202" in codes and DESCRIPTION_FILLED.search(source):

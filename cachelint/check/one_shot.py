@@ -49,7 +49,16 @@ def one_shot_callers(ctx: ModuleContext, function: cst.FunctionDef, param: str, 
     if not calls or len(calls) > MAX_CALLS:
         return False
     position = positional_index(function, param)
-    return all(_fresh(other, call, param, position, depth) for other, call in calls)
+    # a caller's own parameter is followed to its callers one hop, unless this function adds to the list it is handed
+    # (`messages.append(vision_message)`): then whoever hands it on keeps a conversation there
+    hand_on = depth == 0 and not _grows(function, param)
+    return all(_fresh(other, call, param, position, hand_on) for other, call in calls)
+
+
+def _grows(function: cst.FunctionDef, param: str) -> bool:
+    """The function adds to the list it is handed as `param`."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LIST_GROWERS
+               and isinstance(n.func.value, cst.Name) and n.func.value.value == param for n in descendants(function.body))
 
 
 def _calls(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[tuple[ModuleContext, cst.Call]]:
@@ -98,7 +107,7 @@ def _registry_calls(ctx: ModuleContext, registry: str) -> Iterator[cst.Call]:
                 yield call
 
 
-def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int, depth: int = 0) -> bool:
+def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int, hand_on: bool = False) -> bool:
     """The call's `param` is a list its function builds afresh for this one request."""
     value = argument_for(call, param, position)
     if value is None:
@@ -111,7 +120,7 @@ def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int, depth:
     if not isinstance(value, cst.Name) or caller is None:
         return False
     if value.value in parameters_of(caller):  # the caller's own caller passes it: a conversation may be behind it
-        return depth == 0 and not _filled_from_many(ctx, caller, value.value) and one_shot_callers(ctx, caller, value.value, depth + 1)
+        return hand_on and not _filled_from_many(ctx, caller, value.value) and one_shot_callers(ctx, caller, value.value, 1)
     bound = [v for _, v in ctx.assigned_values(value)]
     if not bound or not all(isinstance(v, cst.List) and _no_history_in(v) or _made_by_builder(ctx, v) for v in bound):
         return False
