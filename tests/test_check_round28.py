@@ -32,6 +32,10 @@ def stateless(model):
     return Agent(model=model, add_datetime_to_context=False, add_history_to_context=False)
 
 
+def podcast_session(model, db):
+    return Agent(model=model, db=db, add_history_to_context=True, num_history_runs=30)  # a window that rarely slides
+
+
 async def answer(agent, question, conversation_id):
     async for chunk in agent.arun(question, session_id=conversation_id, add_history_to_context=True):
         yield chunk
@@ -868,3 +872,61 @@ async def main(system_prompt, objective):
 def test_an_adapter_that_adds_to_the_list_it_is_handed_keeps_its_finding():
     found = lint(ADAPTER_THAT_APPENDS, {"CL501"})
     assert [f.row for f in found] == [8], found
+
+
+EXTRACTION_TEMPLATE = '''
+PROMPT_EXTRACT_SCHEMA_WITH_INSTRUCTION = """Here is the content from the URL:
+<url>{URL}</url>
+
+<url_content>
+{HTML}
+</url_content>
+
+The user has made the following request for what information to extract from the above content:
+
+<user_request>
+{REQUEST}
+</user_request>
+
+<schema_block>
+{SCHEMA}
+</schema_block>
+
+Please carefully read the URL content and the user's request. If the user provided a desired JSON schema in the
+schema block above, extract the requested information from the URL content according to that schema."""
+'''
+
+
+def test_a_request_after_the_page_and_before_an_output_schema_is_not_a_question_before_a_database():
+    assert lint(EXTRACTION_TEMPLATE, {"CL104"}) == []  # crawl4ai: the page varies first, and the schema is the output's
+
+
+NOT_FILTERED_HISTORIES = '''
+import copy
+
+
+class Tui:
+    def __init__(self):
+        self.messages = []
+
+    def submit(self, text):
+        self.messages.append({"role": "status", "content": "thinking..."})
+        reply = self.execute(text)
+        self.messages = [m for m in self.messages if m["role"] != "status"]
+        return reply
+
+
+def solve(solver, task_state):
+    task_state = copy.deepcopy(task_state)
+    task_state.messages = [m for m in task_state.messages if m.role != "assistant"]
+    return solver(task_state)
+
+
+class Task:
+    def step(self):
+        self.pending_message.tool_messages = [t for t in self.pending_message.tool_messages if t.type != "done"]
+'''
+
+
+def test_a_screens_status_lines_a_copy_made_for_one_request_and_a_messages_tool_calls_are_no_filtered_history():
+    assert lint(NOT_FILTERED_HISTORIES, {"CL301"}) == []

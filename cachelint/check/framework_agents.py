@@ -8,7 +8,8 @@ Two of those settings break the cached prefix on their own, with no prompt text 
   current time, to the second, to the system message of every run, so no two runs of a conversation share it;
 - `add_history_to_context=True` (`add_history_to_messages` before) replays only the last `num_history_runs`
   runs of the session (3 when not given; `num_history_responses` in phidata, and `num_history_messages` caps
-  the messages): once a conversation is longer, each run drops the oldest from the front of the history.
+  the messages): once a conversation is longer, each run drops the oldest from the front of the history (a window
+  of 20 runs or 60 messages and more rarely slides within a conversation, and is left alone).
 
 What each class does is a fact of the framework, written down here once; the code only has to construct it with
 the switch set to a literal `True`. A setting passed to one run (`agent.run(..., add_history_to_context=True)`)
@@ -33,6 +34,7 @@ CLOCK_SWITCHES = ("add_datetime_to_context", "add_datetime_to_instructions")
 HISTORY_SWITCHES = ("add_history_to_context", "add_history_to_messages")
 WINDOW_SIZES = ("num_history_messages", "num_history_runs", "num_history_responses")  # the first given decides
 DEFAULT_RUNS = 3
+LONG_WINDOW = {"runs": 20, "messages": 60}  # windows this long rarely slide within a conversation
 STORES = frozenset({"db", "storage", "memory"})  # where the runs are kept: without one, no history is replayed
 
 # a cheap look at the text first (gate.py): one of the switches set to True
@@ -83,5 +85,7 @@ def history_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
         count = size.value.value if isinstance(size.value, cst.Integer) else f"`{ctx.code(size.value)}`"
         if isinstance(size.value, cst.Name) and size.value.value == "None":
             continue  # no cap: the whole session
+        if isinstance(size.value, cst.Integer) and int(size.value.value) >= LONG_WINDOW[what]:
+            continue  # `num_history_runs=30`: a conversation rarely gets that long, the window practically never slides
         yield AgentSwitch(size, cls, f"`{switch}=True` with `{ctx.code(size.keyword)}={ctx.code(size.value)}` makes `{cls}` replay "
                           f"only the last {count} {what} of the session")

@@ -476,6 +476,15 @@ def system_replaced(ctx: ModuleContext) -> Iterator[Rewrite]:
 LOADING = re.compile(r"^_?(?:__init__|__post_init__|load|restore|resume|from_|reload|open|setup|init)", re.I)
 
 
+API_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function", "tool_use", "tool_result", "function_call",
+                       "function_call_output", "message", "text", "image", "reasoning"})
+
+
+def _rebound(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:
+    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)
+               for n in descendants(function.body))
+
+
 def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
     """`conn.dialogue.messages = [m for m in conn.dialogue.messages if m.role not in ("tool", "function")]` (directly or
     through a local name): a kept conversation replaced by a copy without the messages of a kind (tool calls and
@@ -499,8 +508,17 @@ def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
             continue
         test = " ".join(ctx.code(i.test) for i in value.for_in.ifs)
         element = value.for_in.target.value
-        if not re.search(rf"\b{re.escape(element)}(?:\.(?:role|type)\b|\[[\"'](?:role|type)[\"']\]|\.get\([\"'](?:role|type|tool_calls)[\"'])|isinstance\(\s*{re.escape(element)}\b", test):
-            continue  # dropped by their kind: role, type, class
+        if not re.search(rf"\b{re.escape(element)}(?:\.(?:role|type)\b|\[[\"'](?:role|type)[\"']\]|\.get\([\"'](?:role|type|tool_calls)[\"'])", test):
+            continue  # dropped by their kind: role or type
+        kinds = set(re.findall(r"[\"'](\w+)[\"']", test)) - {"role", "type", "tool_calls"}
+        if kinds - API_ROLES:
+            continue  # `m.role != "status"`: a screen's own entries, not the roles a provider is sent
+        root = target
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if target.attr.value.startswith("tool_") or not isinstance(root, cst.Name) \
+                or (root.value != "self" and (root.value not in _params(function) or _rebound(ctx, function, root.value))):
+            continue  # kept on the object or handed in (not a copy made here: `state = deepcopy(state)`), and a conversation
         if re.search(r"[\"']system[\"']", test) and not re.search(r"[\"'](?:tool|function|assistant|user)[\"']", test):
             continue  # the system message taken out to put a new one in (system_replaced judges that)
         if at_the_context_window(ctx, assign):

@@ -62,14 +62,33 @@ def _in_template(ctx: ModuleContext, node: cst.SimpleString) -> SchemaAfterQuest
     slots = [(m.start(), m.group(1) or m.group(2)) for m in SLOT.finditer(code)]
     if len(code) - sum(len(name) + 2 for _, name in slots) < MIN_STATIC_CHARS:
         return None
-    question = next(((at, name) for at, name in slots if QUESTION.match(name)), None)
-    if question is None:
-        return None
+    first = next(((at, name) for at, name in slots if not _describes_a_database(name, code) and not SETTING.search(name)), None)
+    if first is None or not QUESTION.match(first[1]):
+        return None  # the question is not the first value that varies: the description is behind other per-call data too
+    question = first
     for at, name in slots:
-        if at > question[0] and SCHEMA.search(name) and not PER_QUESTION.search(name) and not OUTPUT_SCHEMA.search(name) \
-                and not _filled_from(ctx, node, name, question[1]):
+        if at > question[0] and _describes_a_database(name, code) and not _filled_from(ctx, node, name, question[1]):
             return SchemaAfterQuestion(node, question[1], name, position_in_string(ctx, node, code, question[0]))
     return None
+
+
+SETTING = re.compile(r"^(?:max|min|num|top|limit|n)_|_(?:limit|count|k)$|^(?:dialect|db_type|language|lang)$", re.I)
+
+
+def _setting(expr: cst.BaseExpression) -> bool:
+    """A value that is the same for every question of an app: a count or a limit (`{max_tables}`), a module constant,
+    the object's own setting (`self.dialect`)."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return True
+    return isinstance(expr, cst.Name) and (SETTING.search(expr.value) is not None or re.fullmatch(r"[A-Z][A-Z0-9_]*", expr.value) is not None)
+
+
+def _describes_a_database(name: str, text: str) -> bool:
+    """A slot named for the database's description: `table_info`, `db_schema`, `all_sql_database_summary`; a bare
+    `schema` only in a template that speaks of SQL or tables (else it is as likely an output's JSON schema)."""
+    if not SCHEMA.search(name) or PER_QUESTION.search(name) or OUTPUT_SCHEMA.search(name):
+        return False
+    return not re.fullmatch(r"_?schema", name, re.I) or re.search(r"\bSQL\b|\btables?\b|\bdatabase\b", text, re.I) is not None
 
 
 def _in_fstring(ctx: ModuleContext, node: cst.FormattedString) -> SchemaAfterQuestion | None:
@@ -77,18 +96,22 @@ def _in_fstring(ctx: ModuleContext, node: cst.FormattedString) -> SchemaAfterQue
     if static < MIN_STATIC_CHARS:
         return None
     function = ctx.enclosing_function(node)
+    text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
     question: tuple[cst.FormattedStringExpression, str] | None = None
     for part in node.parts:
         if not isinstance(part, cst.FormattedStringExpression):
             continue
         leaf = _leaf(part.expression)
+        code = ctx.code(part.expression)
         if question is None:
             if leaf is not None and QUESTION.match(leaf):
                 question = (part, leaf)
+            elif not _describes_a_database(code, text) and not _setting(part.expression):
+                return None  # another value varies first: the description is behind it too
             continue
-        code = ctx.code(part.expression)
-        if SCHEMA.search(code) and not PER_QUESTION.search(code) and not OUTPUT_SCHEMA.search(code) \
-                and not _made_from(ctx, function, part.expression, question[1]):
+        if isinstance(part.expression, cst.Name) and re.fullmatch(r"[A-Z][A-Z0-9_]*", part.expression.value):
+            continue  # a module constant: static text after the question, the static tail's to judge by its length
+        if _describes_a_database(code, text) and not _made_from(ctx, function, part.expression, question[1]):
             code_of_string = ctx.code(node)
             return SchemaAfterQuestion(node, question[1], code, position_in_string(ctx, node, code_of_string,
                                                                                    code_of_string.find("{" + ctx.code(question[0].expression))))
