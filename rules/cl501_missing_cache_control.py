@@ -435,6 +435,14 @@ def _long_static_prefix(analysis, site):
 
 
 def _agent_loop(analysis, site):
+    """`_loop_report`, asked once per request (the check asks it of each request, `_adapter` of a function's others)."""
+    reports = analysis.__dict__.setdefault("_agent_loops", {})
+    if id(site) not in reports:
+        reports[id(site)] = _loop_report(analysis, site)
+    return reports[id(site)]
+
+
+def _loop_report(analysis, site):
     """An agent loop: the request goes out again after the model's tool calls and their results are appended to
     the history it sends, with the same tools and system prompt ahead of them. From the second step on, all of
     it is a prefix the previous request already sent; without a breakpoint it is prefilled in full every step."""

@@ -63,7 +63,7 @@ def _on(arg: cst.Arg | None) -> bool:
 
 def clock_switches(ctx: ModuleContext) -> Iterator[AgentSwitch]:
     """An agent made to put the current time into its system message on every run."""
-    for _call, cls, keywords in _constructions(ctx):
+    for _, cls, keywords in _constructions(ctx):
         for switch in CLOCK_SWITCHES:
             if _on(keywords.get(switch)):
                 yield AgentSwitch(keywords[switch], cls, f"`{switch}=True` makes `{cls}` append the current time, to the second, "
@@ -72,9 +72,9 @@ def clock_switches(ctx: ModuleContext) -> Iterator[AgentSwitch]:
 
 def history_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
     """An agent made to replay a fixed number of past runs (or messages) as the history of each run."""
-    for _call, cls, keywords in _constructions(ctx):
+    for call, cls, keywords in _constructions(ctx):
         switch = next((s for s in HISTORY_SWITCHES if _on(keywords.get(s))), None)
-        if switch is None or not (STORES & set(keywords) or any(a.star == "**" for a in _call.args)):
+        if switch is None or not (STORES & set(keywords) or any(a.star == "**" for a in call.args)):
             continue  # no store to read the session's runs from: nothing is replayed
         size = next((keywords[s] for s in WINDOW_SIZES if s in keywords), None)
         if size is None:

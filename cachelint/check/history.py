@@ -504,8 +504,6 @@ def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
                 or ctx.code(value.for_in.iter) != ctx.code(target) or not isinstance(value.elt, cst.Name) \
                 or value.elt.value != value.for_in.target.value:
             continue
-        if not _is_history(ctx, function, target):
-            continue
         test = " ".join(ctx.code(i.test) for i in value.for_in.ifs)
         element = value.for_in.target.value
         if not re.search(rf"\b{re.escape(element)}(?:\.(?:role|type)\b|\[[\"'](?:role|type)[\"']\]|\.get\([\"'](?:role|type|tool_calls)[\"'])", test):
@@ -521,8 +519,8 @@ def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
             continue  # kept on the object or handed in (not a copy made here: `state = deepcopy(state)`), and a conversation
         if re.search(r"[\"']system[\"']", test) and not re.search(r"[\"'](?:tool|function|assistant|user)[\"']", test):
             continue  # the system message taken out to put a new one in (system_replaced judges that)
-        if at_the_context_window(ctx, assign):
-            continue
+        if not _is_history(ctx, function, target) or at_the_context_window(ctx, assign):
+            continue  # (the costly tests last)
         yield Rewrite(assign, ctx.code(target), "drops messages of a kind (by their role or type) from the middle of")
 
 

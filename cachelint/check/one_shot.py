@@ -51,14 +51,14 @@ def one_shot_callers(ctx: ModuleContext, function: cst.FunctionDef, param: str, 
     position = positional_index(function, param)
     # a caller's own parameter is followed to its callers one hop, unless this function adds to the list it is handed
     # (`messages.append(vision_message)`): then whoever hands it on keeps a conversation there
-    hand_on = depth == 0 and not _grows(function, param)
+    hand_on = depth == 0 and not _grows(ctx, function, param)
     return all(_fresh(other, call, param, position, hand_on) for other, call in calls)
 
 
-def _grows(function: cst.FunctionDef, param: str) -> bool:
+def _grows(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> bool:
     """The function adds to the list it is handed as `param`."""
-    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LIST_GROWERS
-               and isinstance(n.func.value, cst.Name) and n.func.value.value == param for n in descendants(function.body))
+    return any(call.func.attr.value in LIST_GROWERS and ctx.contains(function, call)  # type: ignore[attr-defined]
+               for call in ctx.calls_on.get(param, ()))
 
 
 def _calls(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[tuple[ModuleContext, cst.Call]]:

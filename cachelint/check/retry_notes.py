@@ -50,6 +50,8 @@ def _in_function(ctx: ModuleContext, function: cst.FunctionDef) -> Iterator[Retr
     if not sent:
         return
     for node in descendants(function.body):
+        if ctx.enclosing_function(node) is not function:
+            continue  # a nested function's statements: judged once, with its own requests
         found = _note_then_prompt(ctx, node, set(sent))
         if found is None:
             continue

@@ -485,9 +485,8 @@ def _grown_by_helper(ctx: ModuleContext, call: cst.Call, roots: set[str]) -> str
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params) if p.name.value not in ("self", "cls")]
         for index, arg in handed:
             name = arg.keyword.value if arg.keyword is not None else params[index] if index < len(params) else None
-            if name is not None and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LIST_GROWERS
-                                        and isinstance(n.func.value, cst.Name) and n.func.value.value == name
-                                        for n in descendants(function.body)):
+            if name is not None and any(grower.func.attr.value in LIST_GROWERS and ctx.contains(function, grower)  # type: ignore[attr-defined]
+                                        for grower in ctx.calls_on.get(name, ())):
                 return ctx.code(arg.value)
     return None
 
