@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from cachelint.check import minted_ids
 from cachelint.check.renderers import describe, describe_system, filled_placeholder, is_rendered, is_system_built, rendered_facts, system_facts
 from cachelint.check.values import GRANULARITY_WORDS
@@ -141,8 +143,34 @@ while True:
     reply = client.chat.completions.create(model="gpt-4o", messages=messages)
     messages.append({"role": "assistant", "content": reply.choices[0].message.content})
 """,
+        # the environment's message, made once per conversation after the instructions: every conversation shares them
+        """
+import datetime
+from litellm import completion
+RULES = "You write Python scripts for the user."
+class Session:
+    def __init__(self):
+        env = f"Now: {datetime.datetime.now():%Y-%m-%d %H:%M:%S}. OS: Linux."
+        self.conversation = [{"role": "system", "content": RULES}, {"role": "system", "content": env}]
+    def ask(self, text):
+        self.conversation.append({"role": "user", "content": text})
+        return completion(model="gpt-4o", messages=self.conversation)
+""",
     ]
     INVALID = [
+        # the same environment message ahead of the instructions: no two conversations share them
+        Invalid("""
+import datetime
+from litellm import completion
+RULES = "You write Python scripts for the user."
+class Session:
+    def __init__(self):
+        env = f"Now: {datetime.datetime.now():%Y-%m-%d %H:%M:%S}. OS: Linux."
+        self.conversation = [{"role": "system", "content": env}, {"role": "system", "content": RULES}]
+    def ask(self, text):
+        self.conversation.append({"role": "user", "content": text})
+        return completion(model="gpt-4o", messages=self.conversation)
+""", line=7, message="computed once per conversation"),
         Invalid("""
 from datetime import datetime
 import anthropic
@@ -264,6 +292,8 @@ agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
         for site, fact in found:
             if fact.when == "per conversation" and fact.landing.arg in ("messages", "input") and fact.landing.words != "system prompt":
                 continue  # a turn rendered once per conversation and then kept is stable history
+            if fact.when == "per conversation" and (fact.landing.closing or _closes_the_system_messages(analysis, site)):
+                continue  # an environment message after the instructions, fixed for the conversation: nothing static follows it
             if fact.granularity in ("day", "month"):
                 continue  # a date: the prefix changes once a day (one cache miss a day), not between the turns of a conversation
             where = fact.landing.words
@@ -305,6 +335,18 @@ def _ahead_of_a_rendered_history(analysis, reported: set[int]):
         yield Report(late.node, f"{ahead.split(', ')[0]} changes on every pass and comes before {history} in this prompt text: the "
                      "history grows turn by turn, but behind a clock or a counter none of it is read from cache; render the "
                      "history first and the values of this pass after it", severity="warning", confidence="likely")
+
+
+def _closes_the_system_messages(analysis, site) -> bool:
+    """The system message built here is the last of those that open the conversation's list literal, after one or
+    more others (`self.conversation = [{"role": "system", ...}, ..., {"role": "system", "content": env_info()}]`)."""
+    from cachelint.check.values import closing_system_message
+
+    if not is_system_built(site):
+        return False
+    element = analysis.ctx.parent(site.node)
+    listed = analysis.ctx.parent(element) if isinstance(element, cst.Element) else None
+    return listed is not None and closing_system_message(listed) is site.node
 
 
 def _place(analysis, site) -> str:

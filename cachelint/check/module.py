@@ -425,8 +425,17 @@ _CONTEXTS: weakref.WeakSet[ModuleContext] = weakref.WeakSet()
 
 def declared_outside(function: cst.FunctionDef) -> set[str]:
     """Names the function binds in the module or an enclosing function (`global history`, `nonlocal turns`): a
-    value assigned to one outlives the call."""
-    return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
+    value assigned to one outlives the call. Only the function's own statements count: `nonlocal n` in a function
+    nested in it names the function's own variable."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            found.update(n.name.value for n in node.names)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(node.children)
+    return found
 
 
 def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:

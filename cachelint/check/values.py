@@ -107,6 +107,7 @@ class Landing:
     cache_block: cst.Dict | cst.Call | None = None  # the enclosing content block (a literal or `dict(...)`) that carries cache_control, if any
     role: str | None = None  # the role of the enclosing message dict, when it is a literal
     item: bool = False  # inside one element (a tool definition, a message): a comprehension here builds a field, not the list
+    closing: bool = False  # in the last of the system messages that open a list, after one or more others: nothing static follows
 
     @property
     def words(self) -> str:
@@ -134,6 +135,21 @@ class Fact:
     def severe(self) -> bool:
         """Changes within a conversation, not just between processes or days."""
         return self.when == "per call" and self.granularity not in _COARSE
+
+
+def closing_system_message(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The last of the system messages that open a list literal, after one or more others
+    (`[{"role": "system", "content": rules}, {"role": "system", "content": examples}, {"role": "system", "content": env}, ...]`):
+    a value there that is fixed for the conversation follows every static instruction, so every conversation
+    still shares the instructions before it, and the turns after it differ between conversations anyway."""
+    if not isinstance(expr, cst.List):
+        return None
+    leading = []
+    for element in expr.elements:
+        if isinstance(element, cst.StarredElement) or not is_system_message(element.value):
+            break
+        leading.append(element.value)
+    return leading[-1] if len(leading) >= 2 else None
 
 
 def strftime_granularity(fmt: str) -> str:
@@ -260,10 +276,12 @@ class ValueWalker:
             if isinstance(expr, cst.Set):
                 self._fact("unordered", expr, landing, "a set literal", ordered=ordered)
             elements = list(expr.elements)
+            closing = closing_system_message(expr)
             for i, element in enumerate(elements):
                 newest = newest_last and i == len(elements) - 1 and not isinstance(element, cst.StarredElement) and not is_system_message(element.value)
                 item = landing.item or not isinstance(element, cst.StarredElement)
-                self.walk(element.value, replace(landing, prefix=landing.prefix and not newest, item=item), d)
+                inner = replace(landing, prefix=landing.prefix and not newest, item=item, closing=landing.closing or element.value is closing)
+                self.walk(element.value, inner, d)
         elif isinstance(expr, cst.Dict):
             block = expr if any(_key_is(e, "cache_control") for e in expr.elements) else landing.cache_block
             role = next((string_value(e.value) for e in expr.elements if _key_is(e, "role")), None) or landing.role
@@ -745,6 +763,19 @@ class ValueWalker:
                     return True
         return False
 
+    def _closure_defined_later(self, name: cst.Name, increment: cst.CSTNode) -> bool:
+        """The increment is in a function nested in the one that reads the counter, defined below the read and
+        outside any loop there: when the read runs, no call of it has counted yet."""
+        reader = self.ctx.enclosing_function(name)
+        closure = self.ctx.enclosing_function(increment)
+        if reader is None or closure is None or closure is reader or not self.ctx.contains(reader, closure):
+            return False
+        while self.ctx.enclosing_function(closure) is not reader:
+            closure = self.ctx.enclosing_function(closure)
+        if any(isinstance(a, (cst.For, cst.While)) for a in self.ctx.ancestors(closure) if self.ctx.contains(reader, a)):
+            return False
+        return self.ctx.span(closure).row > self.ctx.span(name).row
+
     def _counted_afresh(self, name: cst.Name, increment: cst.CSTNode) -> bool:
         """`step = 1` (or `n = len(steps) + 1`) then `step += 1` for each section, outside any loop, in the function
         that builds the prompt: the counter starts again on every call, so it numbers the same items the same way (a
@@ -775,6 +806,8 @@ class ValueWalker:
                 continue
             if isinstance(parent, cst.AugAssign):
                 if isinstance(parent.value, (cst.Integer, cst.Float)):
+                    if self._closure_defined_later(name, binding):
+                        continue  # `nonlocal n; n += 1` in a function defined after this read: it cannot have run yet
                     if self._counted_afresh(name, binding):
                         continue  # n = 1 ... n += 1 in one call: a number given to a list item, the same on every call
                     self._fact("counter", name, landing, f"{name.value} (incremented with {self.ctx.code(parent.operator).strip()})", "turn")
