@@ -35,6 +35,8 @@ HISTORY_WORD = re.compile(HISTORY_WORDS, re.IGNORECASE)  # the quick test, befor
 PER_TURN = re.compile(r"query|question|user_?input|^input$|_input$|user_?message|request|retriev|documents?|^docs$|snippets?|knowledge"
                       r"|memories|observation|scratchpad|editor|workspace|environment|summary|participants|candidates|guidelines?"
                       r"|matches|feedback|search_results|current_|latest_|^state$|_state$", re.IGNORECASE)
+# the standing instructions a request carries (`{question.system_context}`): the same on every turn, whatever holds them
+STANDING = re.compile(r"^(?:system_?(?:context|prompt|message|instructions?)?|instructions?|persona)$", re.IGNORECASE)
 # history looked up for this turn (`{relevant_history}`) is this turn's data, not the conversation that grows
 LOOKED_UP = re.compile(r"relevant|retriev|similar|related|search", re.IGNORECASE)
 # a number about the history, not the history: `{min_dialogue}` exchanges, `{max_history}`, `{num_turns}`
@@ -143,7 +145,7 @@ def _judge(ctx: ModuleContext, fields: list[tuple[str, cst.CSTNode]]) -> tuple[s
                     ahead.append((name, True))
                     continue
                 per_pass = _passed_per_pass(ctx, place) if BARE_NAME.fullmatch(name) and "." not in name else None
-                if per_pass or (per_pass is None and PER_TURN.search(name)):
+                if per_pass or (per_pass is None and PER_TURN.search(name) and not STANDING.search(name.rsplit(".", 1)[-1])):
                     ahead.append((name, False))
             if not ahead:
                 return None
