@@ -894,7 +894,8 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
         from cachelint.check.age_window import age_windows
         from cachelint.check.chain_walk import capped_chain_walks
         from cachelint.check.context_edits import clearing_without_a_minimum
-        from cachelint.check.framework_agents import history_windows
+        from cachelint.check.framework_agents import history_windows, placeholder_windows
+        from cachelint.check.media_windows import media_windows
         from cachelint.check.framework_memory import window_memories
         from cachelint.check.text_history import behind_this_turns_value
 
@@ -918,6 +919,15 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
             yield Report(found.node, f"{found.what}: once a conversation is longer, each run drops the oldest from the front of the "
                          "history, right after the system prompt, so no request reuses the previous one's cached history; replay the "
                          "whole session and compact it rarely, in one large step (session summaries)", confidence="likely")
+        for found in media_windows(analysis.ctx):
+            yield Report(found.node, f"takes the images out of older messages, keeping only the newest (`{found.setting}`): each new "
+                         "image pushes one more out, so a message the previous request sent with its image is sent without it and "
+                         "everything after it is prefilled again on every step; remove them in large chunks (a multiple of a "
+                         "threshold at once) or keep them", confidence="likely")
+        for found in placeholder_windows(analysis.ctx):
+            yield Report(found.node, f"{found.what}: once a conversation is longer, each request drops the oldest from the front of "
+                         "the history, right after the system prompt, so no request reuses the previous one's cached history; render "
+                         "the whole history and compact it rarely, in one large step", confidence="likely")
         for found in window_memories(analysis.ctx):
             yield Report(found.node, f"`{found.cls}` {found.how} of the conversation: once it is longer, every turn drops the oldest "
                          "from the front of the history, right after the system prompt, so no request reuses the previous one's "
@@ -1139,6 +1149,9 @@ def _conversation_regions(ctx, site, history):
             return
         owner = ctx.enclosing(function, (cst.ClassDef,))
         method = owner is not None
+        from cachelint.check.callsites import module_sites
+
+        sent = {id(s.node) for s in module_sites(ctx)}
         for call in ctx.nodes(cst.Call):
             func = call.func
             name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
@@ -1146,7 +1159,11 @@ def _conversation_regions(ctx, site, history):
                 continue
             if isinstance(func, cst.Attribute) and ctx.code(func.value) in ("self", "cls") and ctx.enclosing(call, (cst.ClassDef,)) is not owner:
                 continue  # `self._stream_response(client, params)` of another class runs that class's method
+            if id(call) in sent:
+                continue  # `self.client.messages.create(**params)` in a method named `create`: the SDK's request, not this method
             for position, arg in enumerate(call.args):
+                if arg.star:
+                    continue  # `f(*args)`, `f(**params)`: no one parameter
                 keyword = arg.keyword.value if arg.keyword is not None else None
                 if keyword == history.value or (keyword is None and position == index - (1 if method else 0)):
                     loops = ctx.loops_around(call)

@@ -37,8 +37,11 @@ DEFAULT_RUNS = 3
 LONG_WINDOW = {"runs": 20, "messages": 60}  # windows this long rarely slide within a conversation
 STORES = frozenset({"db", "storage", "memory"})  # where the runs are kept: without one, no history is replayed
 
-# a cheap look at the text first (gate.py): one of the switches set to True
-QUICK = re.compile(r"\b(?:add_datetime_to_(?:context|instructions)|add_history_to_(?:context|messages))\s*=\s*True\b")
+# a cheap look at the text first (gate.py): one of the switches set to True, or a placeholder's cap
+QUICK = re.compile(r"\b(?:add_datetime_to_(?:context|instructions)|add_history_to_(?:context|messages))\s*=\s*True\b"
+                   r"|\bMessagesPlaceholder\([^)]*\bn_messages\s*=")
+PLACEHOLDERS = frozenset({"langchain_core.prompts.MessagesPlaceholder", "langchain_core.prompts.chat.MessagesPlaceholder",
+                          "langchain.prompts.MessagesPlaceholder", "langchain.prompts.chat.MessagesPlaceholder"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +92,22 @@ def history_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
             continue  # `num_history_runs=30`: a conversation rarely gets that long, the window practically never slides
         yield AgentSwitch(size, cls, f"`{switch}=True` with `{ctx.code(size.keyword)}={ctx.code(size.value)}` makes `{cls}` replay "
                           f"only the last {count} {what} of the session")
+
+
+def placeholder_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
+    """LangChain's `MessagesPlaceholder("history", n_messages=n)`: the template renders only the last n messages of
+    the history it is given (all of them when `n_messages` is None, the default), so once a conversation is longer
+    each request drops the oldest from the front. A cap of 60 messages or more rarely slides and is left alone."""
+    if ctx.is_test or "n_messages" not in ctx.source:
+        return
+    for call in ctx.nodes(cst.Call):
+        if ctx.qualified_name_in(call.func, PLACEHOLDERS) is None:
+            continue
+        size = next((a for a in call.args if a.keyword is not None and a.keyword.value == "n_messages"), None)
+        if size is None or isinstance(size.value, cst.Name) and size.value.value == "None":
+            continue
+        if isinstance(size.value, cst.Integer) and int(size.value.value) >= LONG_WINDOW["messages"]:
+            continue
+        count = size.value.value if isinstance(size.value, cst.Integer) else f"`{ctx.code(size.value)}`"
+        yield AgentSwitch(size, "MessagesPlaceholder", f"`n_messages={ctx.code(size.value)}` makes the template render only the last "
+                          f"{count} messages of the history")

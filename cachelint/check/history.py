@@ -107,7 +107,7 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
             seen.add(id(ctx.statement_of(call)))
             yield found
     for found in [*positional_windows(ctx), *system_replaced(ctx), *index_windows(ctx), *bounded_queues(ctx), *stored_windows(ctx),
-                  *reducer_windows(ctx), *filtered_histories(ctx)]:
+                  *reducer_windows(ctx), *filtered_histories(ctx), *reworked_histories(ctx)]:
         if id(ctx.statement_of(found.node)) not in seen:
             seen.add(id(ctx.statement_of(found.node)))
             yield found
@@ -524,6 +524,65 @@ def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
         yield Rewrite(assign, ctx.code(target), "drops messages of a kind (by their role or type) from the middle of")
 
 
+def reworked_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """`self._messages = self._truncate_tool_results(self._messages, max_chars=2048)` at the start of a turn, before a
+    loop that appends to `self._messages` and sends it: a method of the class that rebuilds every message with the
+    parts of a kind rewritten (`replace(part, content=_truncate(part.content))`, an image put in place of a note). The
+    loop sends what it added as it came; the next turn rewrites those messages, in the middle of the cached prefix.
+    The same rewrite made inside the loop too, with the same arguments, changes nothing that was sent, and is quiet."""
+    if "self." not in ctx.source or not re.search(r"\breplace\(|model_copy\(|\*\*\w+", ctx.source):
+        return
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(target := assign.targets[0].target, cst.Attribute) \
+                or not isinstance(call := assign.value, cst.Call) or not call.args or call.args[0].keyword is not None:
+            continue
+        code = ctx.code(target)
+        func = call.func
+        if ctx.code(call.args[0].value) != code or not (isinstance(func, cst.Attribute) and ctx.code(func.value) == "self"):
+            continue
+        cls = ctx.enclosing(assign, (cst.ClassDef,))
+        function = ctx.enclosing_function(assign)
+        helpers = ctx.functions.get(f"{cls.name.value}.{func.attr.value}", []) if cls is not None else []
+        if function is None or len(helpers) != 1 or not _rewrites_parts(ctx, helpers[0]) or ctx.loops_around(assign):
+            continue
+        loops = [loop for loop in _own_nodes_of_kind(function, cst.While) + _own_nodes_of_kind(function, cst.For)
+                 if _grows_and_sends(ctx, loop, code)]
+        if not loops or any(isinstance(n, cst.Call) and ctx.code(n) == ctx.code(call) for loop in loops for n in descendants(loop)):
+            continue
+        if _is_history(ctx, function, target):
+            yield Rewrite(assign, code, "rewrites parts of earlier messages (a turn after they were sent) of")
+
+
+def _rewrites_parts(ctx: ModuleContext, helper: cst.FunctionDef) -> bool:
+    """The method walks the list it is handed and builds a new one, with some part's content replaced by a function
+    of it: `parts.append(replace(p, content=_truncate(p.content)))`, `p.model_copy(update={"content": ...})`."""
+    params = [p.name.value for p in helper.params.params if p.name.value not in ("self", "cls")]
+    if not params:
+        return False
+    walks = any(isinstance(loop, cst.For) and isinstance(loop.iter, cst.Name) and loop.iter.value == params[0]
+                for loop in descendants(helper.body))
+    if not walks:
+        return False
+    for node in descendants(helper.body):
+        if isinstance(node, cst.Call) and _last_name(node.func) in ("replace", "model_copy", "copy"):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value in ("content", "update") and not isinstance(arg.value, cst.Name):
+                    return True
+    return False
+
+
+def _grows_and_sends(ctx: ModuleContext, loop: cst.CSTNode, code: str) -> bool:
+    """The loop appends to the history and hands it to a call (the request, or a method that makes it)."""
+    appends = hands = False
+    for node in descendants(loop):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == code \
+                and node.func.attr.value in ("append", "extend"):
+            appends = True
+        elif isinstance(node, cst.Arg) and ctx.code(node.value) == code:
+            hands = True
+    return appends and hands
+
+
 def positional_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
     """A history rendered with its latest N entries in full and the older ones another way: `for t in turns[:-4]:
     out.append(short(t))` beside `for t in turns[-4:]: out.append(full(t))`, or `if i >= len(turns) - 4:` inside
@@ -633,6 +692,9 @@ def _role_message(value: cst.BaseExpression) -> bool:
 def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpression) -> bool:
     if isinstance(target, cst.Subscript):
         return _keyed_history(ctx, target)
+    keyed = _keys_of(ctx, target)
+    if keyed is not None:
+        return _is_history(ctx, scope, keyed)  # `sorted_keys = sorted(chat_history.keys(), key=int)`: the turns, by their keys
     name = _last_name(target)
     if name is None:
         return False
@@ -645,6 +707,22 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
     if HISTORY_NAME.search(name):
         return not _holds_records(ctx, target) and not _read_as_records(ctx, name)
     return _read_as_messages(ctx, scope, ctx.code(target))
+
+
+def _keys_of(ctx: ModuleContext, target: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`keys` bound once to the keys of a dict, in order (`sorted(history.keys(), key=int)`, `list(history.keys())`,
+    `sorted(history)`): the dict."""
+    if not isinstance(target, cst.Name):
+        return None
+    values = [v for _, v in ctx.assigned_values(target)]
+    if len(values) != 1 or not isinstance(call := values[0], cst.Call) or _last_name(call.func) not in ("sorted", "list") or not call.args:
+        return None
+    inner = call.args[0].value
+    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "keys" and not inner.args:
+        inner = inner.func.value
+    elif _last_name(call.func) != "sorted":
+        return None  # `list(self._items)`: a copy of a list, not its keys
+    return inner if isinstance(inner, (cst.Name, cst.Attribute)) and ctx.code(inner) != ctx.code(target) else None
 
 
 # what a message (or a stored turn holding messages) is read by
@@ -1192,6 +1270,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     if COMPACTION.search(function.name.value) and not (SUMMARY_NAME.search(function.name.value) is None
                                                        and _message_count_cap(ctx, function, node)):
         return None  # a summary that replaces the history in one step: what the rule recommends, not a sliding cut
+    if _summary_made_in(ctx, function) and not _message_count_cap(ctx, function, node):
+        return None  # `def truncate(self): summary = summarize(history) ... [summary, *history[cut:]]`: compaction too
     params = _params(function)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         receiver, method = node.func.value, node.func.attr.value
@@ -1228,7 +1308,9 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
         if _accessor(ctx, function, node, params):
             return None  # `def get_recent_messages(self, count): return self.messages[-count:]`: a read for its caller
-        if SIDE_TASK.search(function.name.value) and not _sends_in(function):
+        if _rendered_behind_the_question(ctx, function):
+            return None  # "Question: {question}\n\nChat History: {chat_history}": the history was never a reused prefix
+        if _side_task(ctx, function) and not _sends_in(function):
             return None  # `def _build_debug_trace(self): tail = self.history[-20:]`: a view for a log or a screen, not a request
         if LOADER.match(function.name.value) and ctx.enclosing(node, (cst.For,)) is not None and not _sends_in(function):
             return None  # every stored conversation trimmed once as the app loads them: the cache is cold then anyway
@@ -1236,12 +1318,12 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
             return None  # a session capped at MAX_ITERATIONS = 6 passes of two messages never fills `history[-12:]`
         if not _in_for_header(ctx, node) and _kept_as_history(ctx, node) and _window_passed_on(ctx, function, node):
             # history[-keep:]: a window, whoever sets its size
-            return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
+            return Rewrite(node, ctx.code(_keys_of(ctx, node.value) or node.value), "keeps only the latest messages of")
         if _in_for_header(ctx, node) and _window_collected(ctx, function, node):
             # for turn in history[-keep:]: out.append(...) ... return out: a window, converted item by item
-            return Rewrite(node, ctx.code(node.value), "keeps only the latest messages of")
+            return Rewrite(node, ctx.code(_keys_of(ctx, node.value) or node.value), "keeps only the latest messages of")
         if _rendered_window(ctx, function, node):
-            return Rewrite(node, ctx.code(node.value), "renders the first and only the latest items of")
+            return Rewrite(node, ctx.code(_keys_of(ctx, node.value) or node.value), "renders the first and only the latest items of")
     elif isinstance(node, cst.Assign):
         found = _copy_edit(ctx, function, node)
         return found
@@ -1288,6 +1370,28 @@ def window_never_fills(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     function = ctx.enclosing_function(node)
     return function is not None and any(isinstance(sub, cst.Subscript) and isinstance(sub.slice[0].slice, cst.Slice)
                                         and _session_shorter_than_window(ctx, function, sub) for sub in (node, *descendants(node)))
+
+
+def _summary_made_in(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The function asks for a summary and keeps it (`response = _summarize_message_history(...)`,
+    `summary = await self.summarizer.compact(old)`): whatever the function is called, it replaces the older part of
+    the history in one step and the history grows again from there, as compaction does: where the function keeps
+    the result on the object (`self.history = [summary, *recent]`). A summary made again on every request from the
+    whole history the caller keeps (and returned, with the latest turns) is a window behind a summary."""
+    if not SUMMARY_NAME.search(ctx.code(function.body)):
+        return False
+    if not any(isinstance(t.target, cst.Attribute) and ctx.code(t.target.value) == "self"
+               for assign in ctx.nodes_in(cst.Assign, function) for t in assign.targets):
+        return False
+    for call in ctx.nodes_in(cst.Call, function):
+        name = _last_name(call.func) or ""
+        if not SUMMARY_NAME.search(name) or ctx.enclosing_function(call) is not function:
+            continue
+        holder = ctx.parent(call)
+        holder = ctx.parent(holder) if isinstance(holder, cst.Await) else holder
+        if isinstance(holder, (cst.Assign, cst.AnnAssign)):
+            return True
+    return False
 
 
 def _message_count_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
@@ -1396,6 +1500,52 @@ def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cs
 LATEST_TURNS = "keeps only the latest turns of"
 # a function that reads the newest turns for a side task: a retrieval query, an embedding, a title, a log entry
 LOADER = re.compile(r"^_?(?:async_)?(?:load|restore|rehydrate)(?:_|$)", re.I)
+def _rendered_behind_the_question(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The function renders the history as text (it returns `"\n".join(...)`), and every template of the module with a
+    slot for a history puts this turn's question ahead of it (`"Question: {question}\n\nChat History: {chat_history}"`):
+    the history sits behind a value that changes every turn, so no request ever read it from cache, and cutting it
+    loses nothing. (The order itself is CL104's business.)"""
+    import string as _string
+
+    from cachelint.check.text_history import HISTORY, PER_TURN, STANDING
+
+    returns = ctx.returns_of(function)
+    joined = [r for r in returns if isinstance(r, cst.Call) and isinstance(r.func, cst.Attribute) and r.func.attr.value == "join"
+              and isinstance(r.func.value, cst.SimpleString)]
+    if not joined or not all(r in joined or string_value(r) == "" for r in returns):
+        return False
+    templates = 0
+    for literal in ctx.nodes(cst.SimpleString):
+        text = string_value(literal)
+        if not text or "{" not in text:
+            continue
+        try:
+            fields = [name for _, name, _, _ in _string.Formatter().parse(text) if name]
+        except ValueError:
+            continue
+        at = next((i for i, name in enumerate(fields) if HISTORY.search(name)), None)
+        if at is None:
+            continue
+        templates += 1
+        if not any(PER_TURN.search(name) and not STANDING.search(name) for name in fields[:at]):
+            return False
+    return templates > 0
+
+
+def _side_task(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The function, or the class it belongs to, is named for a side task (`def search_query(...)`,
+    `class QueryRewriter: def _format_history(self, history)`): the recent turns it reads feed a short request of
+    its own (a standalone question, a title), not the conversation's."""
+    if SIDE_TASK.search(function.name.value):
+        return True
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    return cls is not None and SIDE_CLASS.search(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", cls.name.value)) is not None
+
+
+# a class named for a side task (`QueryRewriter`, `TitleGenerator`); not `StepLog`, `ChatLog`: those hold the history
+SIDE_CLASS = re.compile(r"(?:^|_)(?:query|search|embed\w*|title)(?:$|_)", re.I)
+
+
 SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display|debug|trace|telemetry)(?:$|_)", re.I)
 
 
@@ -2092,6 +2242,10 @@ def _length_less(ctx: ModuleContext, value: cst.BaseExpression, target: str) -> 
     left, right = value.left, value.right
     if isinstance(right, cst.Integer) and int(right.value) <= 2:
         return False  # `start = len(messages) - 1` before this turn's messages are added: a mark, read back after
+    if isinstance(left, cst.Name):  # `n = len(messages)` ... `start = n - max_messages`
+        values = [v for _, v in ctx.assigned_values(left)]
+        if len(values) == 1 and values[0] is not None and ctx.enclosing_function(values[0]) is ctx.enclosing_function(value):
+            left = values[0]
     return isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" and bool(left.args) \
         and ctx.code(left.args[0].value) == target
 
@@ -2116,7 +2270,8 @@ def _window_passed_on(ctx: ModuleContext, function: cst.FunctionDef, sub: cst.Su
         return True  # self.messages = ..., state["messages"] = ...
     if names & declared_outside(function):
         return True  # global history; history = history[-20:]: the module's history, kept for the next call
-    return handed_on(ctx, _own_nodes(function), names, ctx.span(assign).row)
+    keys = _keys_of(ctx, sub.value) is not None  # {k: history[k] for k in kept_keys}: the dict's window, made from its keys
+    return handed_on(ctx, _own_nodes(function), names, ctx.span(assign).row, comprehended=keys)
 
 
 def handed_on(ctx: ModuleContext, nodes: list[cst.CSTNode], names: set[str], after: int, outside: cst.CSTNode | None = None,

@@ -1,0 +1,141 @@
+"""The images of older messages stripped in place, beyond the newest few (CL301).
+
+Computer-use and vision agents send a screenshot with every step and keep only the newest few in the history:
+`images_to_remove = total_images - images_to_keep`, then a walk over the messages that puts a placeholder where the
+oldest images were (`msg["content"] = new_content`, `fr.parts = None`, `history[i] = Message(...)`). Each new image
+pushes one more out, so a message the previous request sent with its image is sent without it: the prefix breaks
+there on every step, and everything after it is prefilled again. Removing them in large chunks (Anthropic's
+computer-use demo removes a multiple of `min_removal_threshold` at once) keeps the prefix for several steps, and is
+left alone.
+
+Recognized in one function: a setting that counts the images (or screenshots, embeds) to keep, and either a write
+into an item of a list the function walks (or into the list at an index), in a loop, or the history replaced by a
+copy rebuilt from it with a filter (`filtered = [m for i, m in enumerate(messages) if i not in to_remove]`, returned;
+`messages = new_messages` after a loop over `messages` that fills `new_messages`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, descendants
+
+MEDIA = r"(?:images?|imgs?|screenshots?|embeds?|media|photos?|pictures?|frames?|vision)"
+# the number of images kept: `images_to_keep`, `self._n_images_to_keep`, `max_recent_turn_with_screenshots`,
+# `IMAGE_RETAIN_TURNS`, `max_embeds`, `only_n_most_recent_images`
+KEEP = re.compile(rf"\b\w*(?:(?:keep|max|recent|retain|last|limit)\w*?{MEDIA}|{MEDIA}\w*?(?:to_?keep|keep|retain|retention|limit|window|recent|max))\w*\b",
+                  re.I)
+QUICK = re.compile(rf"(?i){KEEP.pattern}")
+CHUNKED = re.compile(r"min_removal_threshold|chunk", re.I)  # removed in large steps: the prefix holds for several steps
+
+
+@dataclass(frozen=True, slots=True)
+class MediaWindow:
+    node: cst.CSTNode  # the write that strips an older image
+    setting: str  # how many are kept
+
+
+def media_windows(ctx: ModuleContext) -> Iterator[MediaWindow]:
+    if ctx.is_test or not QUICK.search(ctx.source):
+        return
+    for function in ctx.nodes(cst.FunctionDef):
+        code = ctx.code(function.body)
+        setting = KEEP.search(code)
+        if setting is None or CHUNKED.search(code) or not _walks(function):
+            continue
+        write = _first_write(ctx, function) or _rebuilt_without(ctx, function)
+        if write is not None:
+            yield MediaWindow(write, setting.group(0))
+
+
+def _walks(function: cst.FunctionDef) -> bool:
+    return any(isinstance(n, cst.For) for n in descendants(function.body))
+
+
+def _first_write(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode | None:
+    """The first statement, in a loop of the function's own, that writes into an item of what the loop walks (or
+    into the walked list at an index): `msg["content"] = new_content`, `fr.parts = None`, `history[i] = Message(...)`."""
+    for loop in descendants(function.body):
+        if not isinstance(loop, cst.For) or ctx.enclosing_function(loop) is not function:
+            continue
+        walked = _walked(loop)
+        if not walked:
+            continue
+        for node in descendants(loop.body):
+            if isinstance(node, cst.Assign) and ctx.enclosing_function(node) is function:
+                for target in node.targets:
+                    root = _root(target.target)
+                    if isinstance(target.target, (cst.Subscript, cst.Attribute)) and root in walked:
+                        return ctx.statement_of(node)
+    return None
+
+
+# a list of a conversation's messages or an agent's steps
+HISTORY = re.compile(r"messages|history|conversation|turns|trajectory|steps|msgs|records", re.I)
+
+
+def _rebuilt_without(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode | None:
+    """The history replaced by a copy rebuilt from it without the older images: `messages = new_messages` after a
+    loop over `messages` that appends to `new_messages`, or `filtered = [m for i, m in enumerate(messages) if i not
+    in to_remove]` returned."""
+    returned = {ctx.code(r) for r in ctx.returns_of(function) if isinstance(r, cst.Name)}
+    for assign in descendants(function.body):
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+                or ctx.enclosing_function(assign) is not function:
+            continue
+        target, value = assign.targets[0].target.value, assign.value
+        if isinstance(value, cst.ListComp):
+            iterable = value.for_in.iter
+            while isinstance(iterable, cst.Call) and iterable.args:
+                iterable = iterable.args[0].value
+            source = _root(iterable)
+            if source and HISTORY.search(source) and value.for_in.ifs and (target in returned or target == source):
+                return ctx.statement_of(assign)
+        elif isinstance(value, cst.Name) and HISTORY.search(target) and _filled_from(ctx, function, value.value, target):
+            return ctx.statement_of(assign)
+    return None
+
+
+def _filled_from(ctx: ModuleContext, function: cst.FunctionDef, new: str, history: str) -> bool:
+    """A loop over `history` appends to the list named `new`."""
+    for loop in descendants(function.body):
+        if isinstance(loop, cst.For) and history in _walked(loop):
+            for node in descendants(loop.body):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append" \
+                        and isinstance(node.func.value, cst.Name) and node.func.value.value == new:
+                    return True
+    return False
+
+
+def _walked(loop: cst.For) -> set[str]:
+    """The names a loop binds to what it walks (`msg`, `i, msg`, `old_turn`, and `msg = messages[idx]` in its body)
+    and the list itself (`messages`)."""
+    names = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    for node in descendants(loop.body):  # for idx in range(boundary): msg = messages[idx]
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Subscript) and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node.value.slice[0])):
+            names.add(node.targets[0].target.value)
+    iterable = loop.iter
+    while isinstance(iterable, cst.Call) and iterable.args:  # enumerate(...), reversed(...)
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Subscript):
+        iterable = iterable.value
+    root = _root(iterable)
+    if root is not None and root != "self":
+        names.add(root)
+    elif isinstance(iterable, cst.Attribute):
+        names.add(f"self.{iterable.attr.value}")
+    return names
+
+
+def _root(expr: cst.BaseExpression) -> str | None:
+    """`msg["content"]` -> msg; `self._history[i]` -> self._history; `fr.parts` -> fr."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return f"self.{expr.attr.value}"
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
