@@ -59,6 +59,13 @@ current time to the system message of every run (Agno's `add_datetime_to_context
 in Agno 1 and phidata) is reported at the switch (`likely`). A converter's output is also what it appends to a list its
 caller hands it and returns (`self.getMessages(m, dialogue)` ... `return dialogue`), and the stored turns it loops
 over may be a local name bound to them (`complete = self._ensure_complete(actual_messages)`).
+
+A value fixed for the conversation (computed when the object that keeps it is made) in the last of the system
+messages that open the conversation, after one or more others (`[{"role": "system", "content": rules}, {"role":
+"system", "content": examples}, {"role": "system", "content": env_info()}]`), is not reported: every conversation
+still shares the instructions before it, and the turns after it differ between conversations anyway. The same message
+ahead of the instructions is. A counter that a function nested below the read bumps (`nonlocal n; n += 1`) cannot
+have counted yet when the prompt is built, and numbers the same items the same way on every call.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests

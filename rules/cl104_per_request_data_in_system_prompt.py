@@ -46,7 +46,8 @@ the newest turn (`f"<NOTES>{scratchpad}</NOTES>...<HISTORY>{history}</HISTORY>"`
 tree), found by the names of the placeholders (`likely`): the history grows by appending, but behind a value
 that changes every turn none of it is read from cache. A parameter of the function that renders it counts as this
 turn's value when every caller in the module passes a value made in its loop's pass (`self._select(next_gap, query)`:
-`gap`), and does not when every caller passes it unchanged through the loop (`query`). A system prompt given as a list of content
+`gap`), and does not when every caller passes it unchanged through the loop (`query`); the standing instructions a
+request object carries (`{question.system_context}`, `.instructions`, `.persona`) are no value of the turn. A system prompt given as a list of content
 blocks is judged by its first block's text; when that block carries `cache_control` and its static text is
 shorter than the model's minimum cacheable length, moving the value would cache nothing, so it is not reported; nor
 is a prompt whose static text, all of it together, is shorter than that minimum (`"rule. " * 40` counts as forty

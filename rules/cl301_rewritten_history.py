@@ -142,6 +142,25 @@ conn.dialogue.messages if m.role not in ("tool", "function")]`). Not a window: m
 was refused (the loop goes on past the request only when it failed: `if isinstance(reply, Message): return reply`),
 and a leading message dropped by a setting of the object from the list a caller hands in for one request
 (`if self.is_no_prompt: dialogue.pop(0)`).
+
+Also (`likely`): the images of older messages taken out beyond the newest few, in one function that counts the
+images to keep (`images_to_keep`, `self._n_images_to_keep`, `max_recent_turn_with_screenshots`, `IMAGE_RETAIN_TURNS`)
+and either writes into the messages it walks (`msg["content"] = new_content`, `fr.parts = None`, `history[i] =
+Message(...)`) or replaces the history by a filtered copy (`messages = new_messages`, `return [m for i, m in
+enumerate(messages) if i not in to_remove]`); removal in large chunks (`min_removal_threshold`) is left alone.
+LangChain's `MessagesPlaceholder("history", n_messages=n)` renders only the last n messages (under 60). A kept
+history rebuilt at the start of each turn by a method of its class that rewrites parts of every message
+(`self._messages = self._truncate_tool_results(self._messages, max_chars=2048)`, `replace(part, content=...)`),
+before a loop that appends to it and sends it, rewrites what earlier requests sent (the same call inside the loop,
+with the same arguments, changes nothing and is quiet). A window's start may be counted from a length held in a name
+(`n = len(messages)`, `start = n - max_messages`, `messages[start:]`), and the turns of a history kept as a dict may be
+windowed through its sorted keys (`sorted_keys[-max_messages:]`, then `{k: history[k] for k in ...}`). Not windows:
+a summary kept on the object with the latest messages, whatever the function is called (`def truncate(self): summary
+= summarize(...); self.history = [summary, *recent]`: compaction, the history grows again from there; a summary made
+again from the whole history on every request is not compaction); the recent turns a side task of a class named for it
+reads (`class QueryRewriter`); a history rendered as text (`"\n".join(...)`) where every template of the module puts
+this turn's question ahead of its slot (`"Question: {question}\n\nChat History: {chat_history}"`: it never was a
+cached prefix).
 """
     why = """
 The earlier messages are the cached prefix of the next turn. Changing or dropping one makes everything after
