@@ -914,6 +914,7 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
         from cachelint.check.chain_walk import capped_chain_walks
         from cachelint.check.context_edits import clearing_without_a_minimum
         from cachelint.check.framework_agents import history_windows, placeholder_windows
+        from cachelint.check.grown_system import grown_system_messages
         from cachelint.check.media_windows import media_windows
         from cachelint.check.framework_memory import window_memories
         from cachelint.check.text_history import behind_this_turns_value
@@ -938,6 +939,11 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
             yield Report(found.node, f"{found.what}: once a conversation is longer, each run drops the oldest from the front of the "
                          "history, right after the system prompt, so no request reuses the previous one's cached history; replay the "
                          "whole session and compact it rarely, in one large step (session summaries)", confidence="likely")
+        for found in grown_system_messages(analysis.ctx):
+            yield Report(found.node, f"adds to the system message of `{found.messages}`, the list its caller hands in, in place: a shallow "
+                         "copy still holds the caller's message, so the caller's conversation keeps the text and the next request "
+                         "adds it again; the system prompt grows on every request and nothing after its start is read from cache; "
+                         "build a new system message for the request instead", confidence="likely")
         for found in media_windows(analysis.ctx):
             yield Report(found.node, f"takes the images out of older messages, keeping only the newest (`{found.setting}`): each new "
                          "image pushes one more out, so a message the previous request sent with its image is sent without it and "

@@ -478,3 +478,81 @@ def test_the_latest_keys_of_a_history_dict_are_a_window():
     found = lint(KEYED, {"CL301"})
     assert [f.row for f in found] == [8]
     assert "`chat_history_dict`" in found[0].message
+
+
+DECOMPOSED = '''
+from openai import OpenAI
+
+client = OpenAI()
+histories = {}
+
+
+def answer(session_id, query, query_decomposer):
+    history = histories.setdefault(session_id, [])
+    recent_history = history[-5:] if history else []
+    sub_queries = query_decomposer.decompose(query, recent_history)
+    messages = [{"role": "system", "content": "Answer from the documents."}]
+    for turn in history:
+        messages += [{"role": "user", "content": turn["query"]}, {"role": "assistant", "content": turn["answer"]}]
+    messages.append({"role": "user", "content": query + "\\n" + "\\n".join(sub_queries)})
+    reply = client.chat.completions.create(model="gpt-4o", messages=messages).choices[0].message.content
+    history.append({"query": query, "answer": reply})
+    return reply
+'''
+
+
+def test_the_latest_turns_handed_to_a_side_task_are_quiet():
+    assert lint(DECOMPOSED, {"CL301"}) == []
+    kept = DECOMPOSED.replace("    for turn in history:", "    for turn in recent_history:")
+    assert [f.row for f in lint(kept, {"CL301"})] == [9]
+
+
+# --- CL301: the caller's system message grown in place ------------------------------------------------------------
+
+SCHEMA_APPENDED = '''
+import json
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def handle_json_mode(response_model, kwargs):
+    new_kwargs = kwargs.copy()
+    message = "Answer with JSON that follows this schema:\\n" + json.dumps(response_model.model_json_schema())
+    if new_kwargs["messages"][0]["role"] != "system":
+        new_kwargs["messages"].insert(0, {"role": "system", "content": message})
+    else:
+        new_kwargs["messages"][0]["content"] += f"\\n\\n{message}"
+    return client.chat.completions.create(**new_kwargs)
+
+
+def generate_text(messages, schema):
+    system_message = next(m for m in messages if m["role"] == "system")
+    system_message["content"] += "\\nRespond with JSON only: " + json.dumps(schema)
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+'''
+
+
+def test_the_callers_system_message_grown_in_place_is_reported():
+    found = lint(SCHEMA_APPENDED, {"CL301"})
+    assert [f.row for f in found] == [13, 19]
+    assert "in place" in found[0].message
+
+
+def test_a_deep_copy_or_a_fresh_list_is_quiet():
+    deep = SCHEMA_APPENDED.replace("import json\n", "import copy\nimport json\n").replace(
+        "new_kwargs = kwargs.copy()", "new_kwargs = copy.deepcopy(kwargs)").replace(
+        "    system_message = next(", "    messages = copy.deepcopy(messages)\n    system_message = next(")
+    assert lint(deep, {"CL301"}) == []
+    fresh = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(question, schema):
+    messages = [{"role": "system", "content": "You answer in JSON."}, {"role": "user", "content": question}]
+    messages[0]["content"] += "\\nSchema: " + schema
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+'''
+    assert lint(fresh, {"CL301"}) == []

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cachelint.check.framework_agents import QUICK as AGENT_SWITCH
+from cachelint.check.grown_system import QUICK as GROWN_SYSTEM
 from cachelint.check.media_windows import QUICK as MEDIA_KEEP
 from cachelint.check.framework_memory import WINDOWS
 from cachelint.check.framework_models import CLAUDE_MODULES
@@ -291,6 +292,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # tools filtered in an agent middleware's per-call hook (middleware.py)
     if "CL301" in codes and WINDOW_MEMORY.search(source):
         return True  # a framework's sliding-window memory class (framework_memory.py)
+    if "CL301" in codes and "system" in source and GROWN_SYSTEM.search(source):
+        return True  # the system message of a caller's list grown in place (grown_system.py)
     if "CL301" in codes and MEDIA_KEEP.search(source):
         return True  # the images of older messages stripped beyond the newest few (media_windows.py)
     if "CL502" in codes and CACHE_FLAG.search(source):

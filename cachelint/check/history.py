@@ -1310,7 +1310,7 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
             return None  # `def get_recent_messages(self, count): return self.messages[-count:]`: a read for its caller
         if _rendered_behind_the_question(ctx, function):
             return None  # "Question: {question}\n\nChat History: {chat_history}": the history was never a reused prefix
-        if _side_task(ctx, function) and not _sends_in(function):
+        if (SIDE_TASK.search(function.name.value) and not _sends_in(function)) or _side_class(ctx, function):
             return None  # `def _build_debug_trace(self): tail = self.history[-20:]`: a view for a log or a screen, not a request
         if LOADER.match(function.name.value) and ctx.enclosing(node, (cst.For,)) is not None and not _sends_in(function):
             return None  # every stored conversation trimmed once as the app loads them: the cache is cold then anyway
@@ -1532,12 +1532,10 @@ def _rendered_behind_the_question(ctx: ModuleContext, function: cst.FunctionDef)
     return templates > 0
 
 
-def _side_task(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
-    """The function, or the class it belongs to, is named for a side task (`def search_query(...)`,
-    `class QueryRewriter: def _format_history(self, history)`): the recent turns it reads feed a short request of
-    its own (a standalone question, a title), not the conversation's."""
-    if SIDE_TASK.search(function.name.value):
-        return True
+def _side_class(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """The class the function belongs to is named for a side task (`class QueryRewriter`, `class QueryDecomposer`):
+    the recent turns it reads feed a short request of its own (a standalone question, sub-queries, a title), sent
+    here or not, never the conversation's."""
     cls = ctx.enclosing(function, (cst.ClassDef,))
     return cls is not None and SIDE_CLASS.search(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", cls.name.value)) is not None
 
@@ -2318,6 +2316,9 @@ MEASURES = frozenset({"len", "print", "enumerate", "reversed", "any", "all"})
 LOOKUP_CALL = re.compile(r"^(?:get_relevant_documents|aget_relevant_documents|similarity_search\w*|max_marginal_relevance_search|retrieve"
                          r"|aretrieve|embed_query|embed_documents|embed|encode|count_tokens|num_tokens\w*|token_count|get_num_tokens\w*)$")
 CONVERSIONS = frozenset({"str", "repr", "list", "tuple", "dumps", "join", "format"})
+# a side task handed the latest turns: the question made standalone, split into sub-queries, classified, titled
+SIDE_CALL = re.compile(r"^a?(?:decompose|rewrite|rephrase|condense_question|classify\w*|generate_title|make_title|route_query)$")
+SIDE_RECEIVER = re.compile(r"(?:^|_)(?:query_?\w*|title\w*|intent\w*|router|classifier|decomposer|rewriter|rephraser|condenser)$", re.I)
 
 
 def _looked_up_with(ctx: ModuleContext, node: cst.CSTNode) -> bool:
@@ -2328,6 +2329,8 @@ def _looked_up_with(ctx: ModuleContext, node: cst.CSTNode) -> bool:
             name = _last_name(ancestor.func) or ""
             if name in CONVERSIONS:
                 continue
+            if SIDE_CALL.match(name) or (isinstance(ancestor.func, cst.Attribute) and SIDE_RECEIVER.search(_last_name(ancestor.func.value) or "")):
+                return True  # `self.query_decomposer.decompose(query, history[-5:])`: a side task's own short request
             return LOOKUP_CALL.match(name) is not None and not _defined_here(ctx, name)
         if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Lambda)):
             return False
@@ -2531,9 +2534,16 @@ def _abstract(function: cst.FunctionDef) -> bool:
 
 
 def _collects(loop: cst.For) -> bool:
-    """The loop's body appends to a conversation (`messages.append(m)`, `history.extend(run.messages)`)."""
-    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
-               and (name := _last_name(n.func.value)) is not None and HISTORY_NAME.search(name) for n in descendants(loop.body))
+    """The loop's body appends to a conversation (`messages.append(m)`, `history.extend(run.messages)`, `messages +=
+    [...]`)."""
+    for n in descendants(loop.body):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend") \
+                and (name := _last_name(n.func.value)) is not None and HISTORY_NAME.search(name):
+            return True
+        if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and (name := _last_name(n.target)) is not None \
+                and HISTORY_NAME.search(name):
+            return True
+    return False
 
 
 def _in_for_header(ctx: ModuleContext, node: cst.CSTNode) -> bool:

@@ -1,0 +1,117 @@
+"""A caller's system message grown in place on every request (CL301).
+
+A helper that adds instructions to the request (a JSON schema, a format reminder) often appends them to the system
+message of the list its caller hands in: `messages[0]["content"] += schema`, or `system = next(m for m in messages
+if m["role"] == "system")` then `system["content"] += ...`. A shallow copy (`kwargs.copy()`, `list(messages)`) still
+holds the caller's message dicts, so the caller's conversation keeps the text; the next request of that
+conversation appends it again. The system prompt then grows on every request, and nothing after its start is read
+from cache.
+
+Recognized in one function: `+=` on the `content` (or a content block's `text`) of the first message, or of the
+system message picked by role, of a list that is a parameter of the function or a value of one (`new_kwargs =
+kwargs.copy()`, `new_kwargs["messages"]`), with no deep copy in the function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.depends import parameters_of
+from cachelint.check.module import ModuleContext
+from cachelint.check.values import string_value
+
+QUICK = re.compile(r"""\[\s*["'](?:content|text)["']\s*\]\s*\+=""")
+
+
+@dataclass(frozen=True, slots=True)
+class GrownSystem:
+    node: cst.CSTNode  # the `+=` statement
+    messages: str  # the caller's list, as the code names it
+
+
+def grown_system_messages(ctx: ModuleContext) -> Iterator[GrownSystem]:
+    if ctx.is_test or not QUICK.search(ctx.source) or "system" not in ctx.source:
+        return
+    for node in ctx.nodes(cst.AugAssign):
+        if not isinstance(node.operator, cst.AddAssign) or not isinstance(node.target, cst.Subscript):
+            continue
+        if _key(node.target) not in ("content", "text"):
+            continue
+        function = ctx.enclosing_function(node)
+        if function is None or "deepcopy" in ctx.code(function):
+            continue
+        messages = _system_message_of(ctx, function, node.target)
+        if messages is not None and _from_a_parameter(ctx, function, messages):
+            yield GrownSystem(ctx.statement_of(node), ctx.code(messages))
+
+
+def _key(sub: cst.Subscript) -> str | None:
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    return string_value(sub.slice[0].slice.value)
+
+
+def _index(sub: cst.Subscript) -> str | None:
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    value = sub.slice[0].slice.value
+    return value.value if isinstance(value, cst.Integer) else None
+
+
+def _system_message_of(ctx: ModuleContext, function: cst.FunctionDef, target: cst.Subscript) -> cst.BaseExpression | None:
+    """The list whose system message `target` (its `content`, or a block's `text`) belongs to:
+    `msgs[0]["content"]`, `msgs[0]["content"][0]["text"]`, or `system["content"]` with `system = msgs[0]` or
+    `system = next(m for m in msgs if m["role"] == "system")`."""
+    expr: cst.BaseExpression = target.value
+    if _key(target) == "text":  # content[0]["text"]: the block's text, of the message's content
+        if not (isinstance(expr, cst.Subscript) and _index(expr) == "0" and isinstance(expr.value, cst.Subscript)
+                and _key(expr.value) == "content"):
+            return None
+        expr = expr.value.value
+    if isinstance(expr, cst.Subscript) and _index(expr) == "0":
+        return expr.value
+    if isinstance(expr, cst.Name):
+        values = [v for _, v in ctx.assigned_values(expr) if v is not None and ctx.enclosing_function(v) is function]
+        if len(values) != 1:
+            return None
+        value = values[0]
+        if isinstance(value, cst.Subscript) and _index(value) == "0":
+            return value.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next" and value.args \
+                and isinstance(generator := value.args[0].value, cst.GeneratorExp) and generator.for_in.ifs \
+                and "system" in ctx.code(generator.for_in.ifs[0].test):
+            return generator.for_in.iter
+    return None
+
+
+def _from_a_parameter(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> bool:
+    """The list is a parameter of the function, an entry of one (`kwargs["messages"]`), or of a shallow copy of one
+    (`new_kwargs = kwargs.copy()`; `dict(kwargs)`, `{**kwargs}`, `list(messages)`, `messages.copy()`)."""
+    while isinstance(messages, cst.Subscript):
+        messages = messages.value
+    if not isinstance(messages, cst.Name):
+        return False
+    params = parameters_of(function)
+    if messages.value in params:
+        return True
+    values = [v for _, v in ctx.assigned_values(messages) if v is not None and ctx.enclosing_function(v) is function]
+    if len(values) != 1:
+        return False
+    value = values[0]
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" \
+            and isinstance(value.func.value, cst.Name):
+        return value.func.value.value in params
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("dict", "list") and value.args:
+        inner = value.args[0].value
+        return isinstance(inner, cst.Name) and inner.value in params
+    if isinstance(value, cst.Dict) and len(value.elements) >= 1 and isinstance(value.elements[0], cst.StarredDictElement):
+        inner = value.elements[0].value
+        return isinstance(inner, cst.Name) and inner.value in params
+    if isinstance(value, cst.Subscript):
+        root = value.value
+        return isinstance(root, cst.Name) and root.value in params
+    return False
