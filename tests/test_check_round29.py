@@ -556,3 +556,34 @@ def ask(question, schema):
     return client.chat.completions.create(model="gpt-4o", messages=messages)
 '''
     assert lint(fresh, {"CL301"}) == []
+
+
+# --- CL101: values carried through enumerate / zip / reversed -----------------------------------------------------
+
+FEW_SHOTS = '''
+import random
+from litellm import completion
+
+
+class FewShotAgent:
+    def __init__(self, wiki, displays):
+        self.wiki = wiki
+        self.displays = displays
+
+    def solve(self, env, max_steps=30):
+        sampled = random.sample(self.displays, 5)
+        few_shots = "\\n\\n".join([f"Example {i + 1}:\\n{d}" for i, d in enumerate(sampled)])
+        messages = [{"role": "system", "content": f"{self.wiki}\\n\\n{few_shots}"}, {"role": "user", "content": env.reset()}]
+        for _ in range(max_steps):
+            res = completion(model="gpt-4o", messages=messages)
+            messages.append(res.choices[0].message.model_dump())
+            messages.append({"role": "user", "content": env.step(res)})
+'''
+
+
+def test_few_shots_drawn_at_random_through_enumerate_are_reported():
+    found = lint(FEW_SHOTS, {"CL101"})
+    assert [f.row for f in found] == [11]
+    assert "random.sample()" in found[0].message
+    fixed = FEW_SHOTS.replace("random.sample(self.displays, 5)", "self.displays[:5]")
+    assert lint(fixed, {"CL101"}) == []

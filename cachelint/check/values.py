@@ -512,6 +512,10 @@ class ValueWalker:
             for arg in call.args[:1]:
                 self.walk(arg.value, landing, d, ordered=True)
             return
+        if self.ctx.qualified_name_in(func, ITERATORS):
+            for arg in call.args if called_name(call) == "zip" else call.args[:1]:
+                self._iterable(arg.value, landing, d, ordered)  # `enumerate(sampled)`: the items, in the same order
+            return
         builder = self.ctx.qualified_name_in(func, STRING_BUILDERS)
         if builder:
             for arg in call.args[:1]:
@@ -1376,6 +1380,7 @@ class ValueWalker:
         return "per call"
 
 
+ITERATORS = {f"builtins.{n}" for n in ("enumerate", "reversed", "iter", "zip")}  # the items of what they are given, in its order
 MEASURES = {f"builtins.{n}" for n in ("len", "bool", "isinstance", "issubclass", "hasattr", "callable", "id", "type", "hash")}
 PURE_BUILTINS = {f"builtins.{n}" for n in ("int", "float", "round", "abs", "min", "max", "format", "bool", "divmod", "hex", "oct")}
 
