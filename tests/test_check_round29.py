@@ -587,3 +587,85 @@ def test_few_shots_drawn_at_random_through_enumerate_are_reported():
     assert "random.sample()" in found[0].message
     fixed = FEW_SHOTS.replace("random.sample(self.displays, 5)", "self.displays[:5]")
     assert lint(fixed, {"CL101"}) == []
+
+
+# --- the review's cases: the new classes' edges ------------------------------------------------------------------
+
+def test_a_resize_or_a_frame_caption_is_no_image_window():
+    resize = '''
+from openai import OpenAI
+
+client = OpenAI()
+MAX_IMAGE_SIZE = 1024
+
+
+def prepare_images(messages):
+    for message in messages:
+        for block in message["content"]:
+            if block["type"] == "image":
+                block["source"] = shrink(block["source"], MAX_IMAGE_SIZE)
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+'''
+    assert not [f for f in lint(resize, {"CL301"}) if "images out" in f.message]
+    captions = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def caption_video(frames, max_frames=8):
+    for frame in frames[:max_frames]:
+        reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": [frame["image"]]}])
+        frame["caption"] = reply.choices[0].message.content
+'''
+    assert lint(captions, {"CL301"}) == []
+
+
+def test_a_summary_kept_only_for_a_debug_panel_is_still_a_window():
+    kept = '        self.messages = [{"role": "user", "content": response.text}, *recent]'
+    debug = '        self.last_prompt = [{"role": "user", "content": response.text}, *recent]'
+    assert kept in TRUNCATION
+    assert [f.code for f in lint(TRUNCATION.replace(kept, debug), {"CL301"})] == ["CL301"]
+
+
+def test_sessions_evicted_by_their_sorted_ids_are_no_window():
+    source = '''
+from openai import OpenAI
+
+client = OpenAI()
+MAX_SESSIONS = 500
+
+
+class Bot:
+    def __init__(self):
+        self.chat_history = {}
+
+    def _evict(self):
+        ids = sorted(self.chat_history, key=lambda k: self.chat_history[k]["updated"])
+        self.chat_history = {k: self.chat_history[k] for k in ids[-MAX_SESSIONS:]}
+
+    def ask(self, session, text):
+        history = self.chat_history.setdefault(session, {"updated": 0, "messages": []})["messages"]
+        history.append({"role": "user", "content": text})
+        self._evict()
+        return client.chat.completions.create(model="gpt-4o", messages=history)
+'''
+    assert lint(source, {"CL301"}) == []
+
+
+def test_a_placeholder_for_the_standalone_question_or_a_long_constant_cap_is_quiet():
+    source = PLACEHOLDER.replace("def chat_prompt(question):", "def contextualize_q_prompt(question):")
+    assert lint(source, {"CL301"}) == []
+    constant = "MAX_HISTORY_MESSAGES = 200\\n" + PLACEHOLDER.replace("n_messages=question.n_messages", "n_messages=MAX_HISTORY_MESSAGES")
+    assert lint(constant, {"CL301"}) == []
+
+
+def test_static_text_after_the_environment_value_is_reported():
+    closing = '{"role": "system", "content": Environment().render()},'
+    assert closing in SESSION
+    manual = '{"role": "system", "content": f"{Environment().render()} Tools: {TOOL_MANUAL}"},'
+    tail = SESSION.replace(closing, manual).replace('EXAMPLES = "', 'TOOL_MANUAL = "Use the tools as follows."' + chr(10) + 'EXAMPLES = "')
+    assert [f.code for f in lint(tail, {"CL101"})] == ["CL101"]
+    shots = SESSION.replace(closing, closing + chr(10) + "            *SHOTS,").replace(
+        'EXAMPLES = "', 'SHOTS = [{"role": "user", "content": "ls"}]' + chr(10) + 'EXAMPLES = "')
+    assert [f.code for f in lint(shots, {"CL101"})] == ["CL101"]

@@ -106,8 +106,34 @@ def placeholder_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
         size = next((a for a in call.args if a.keyword is not None and a.keyword.value == "n_messages"), None)
         if size is None or isinstance(size.value, cst.Name) and size.value.value == "None":
             continue
-        if isinstance(size.value, cst.Integer) and int(size.value.value) >= LONG_WINDOW["messages"]:
+        value = size.value
+        if isinstance(value, cst.Name):  # `n_messages=MAX_HISTORY_MESSAGES`, a constant of the module
+            bound = [v for _, v in ctx.assigned_values(value) if v is not None]
+            value = bound[0] if len(bound) == 1 else value
+        if isinstance(value, cst.Integer) and int(value.value) >= LONG_WINDOW["messages"]:
             continue
+        if _side_prompt(ctx, call):
+            continue  # the prompt that makes the question standalone for a retriever: a side request of its own
         count = size.value.value if isinstance(size.value, cst.Integer) else f"`{ctx.code(size.value)}`"
         yield AgentSwitch(size, "MessagesPlaceholder", f"`n_messages={ctx.code(size.value)}` makes the template render only the last "
                           f"{count} messages of the history")
+
+
+SIDE_PROMPT = re.compile(r"contextuali[sz]e|condense|rephrase|standalone|rewrite", re.I)
+
+
+def _side_prompt(ctx: ModuleContext, call: cst.Call) -> bool:
+    """The template the placeholder is part of is named for a side task (`contextualize_q_prompt`, a function
+    `condense_question_prompt()`), or its text asks for a standalone question: LangChain's history-aware retriever
+    sends the latest turns to rewrite the question, not the conversation."""
+    statement = ctx.statement_of(call)
+    names = [ctx.code(t.target) for t in statement.body[0].targets] \
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body and isinstance(statement.body[0], cst.Assign) else []
+    function = ctx.enclosing_function(call)
+    if function is not None:
+        names.append(function.name.value)
+    if any(SIDE_PROMPT.search(n) for n in names):
+        return True
+    template = next((a for a in ctx.ancestors(call) if isinstance(a, cst.Call)), None)
+    return template is not None and re.search(r"standalone question", ctx.code(template), re.I) is not None
+

@@ -526,10 +526,12 @@ def filtered_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
 
 def reworked_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
     """`self._messages = self._truncate_tool_results(self._messages, max_chars=2048)` at the start of a turn, before a
-    loop that appends to `self._messages` and sends it: a method of the class that rebuilds every message with the
-    parts of a kind rewritten (`replace(part, content=_truncate(part.content))`, an image put in place of a note). The
-    loop sends what it added as it came; the next turn rewrites those messages, in the middle of the cached prefix.
-    The same rewrite made inside the loop too, with the same arguments, changes nothing that was sent, and is quiet."""
+    loop that appends to `self._messages` and sends it: a function of the module (or a method of the class) that
+    rebuilds every message with the parts of a kind rewritten (`replace(part, content=_truncate(part.content))`,
+    `{**m, "content": m["content"][:n]}`, an image put in place of a note). The loop sends what it added as it came;
+    the next turn rewrites those messages, in the middle of the cached prefix. The same rewrite made inside the loop
+    too, with the same arguments, changes nothing that was sent, and neither does a cap the loop already applied to
+    what it adds (`self._messages.append(Msg("tool", out[:MAX_TOOL_CHARS]))`): both are quiet."""
     if "self." not in ctx.source or not re.search(r"\breplace\(|model_copy\(|\*\*\w+", ctx.source):
         return
     for assign in ctx.nodes(cst.Assign):
@@ -537,29 +539,58 @@ def reworked_histories(ctx: ModuleContext) -> Iterator[Rewrite]:
                 or not isinstance(call := assign.value, cst.Call) or not call.args or call.args[0].keyword is not None:
             continue
         code = ctx.code(target)
-        func = call.func
-        if ctx.code(call.args[0].value) != code or not (isinstance(func, cst.Attribute) and ctx.code(func.value) == "self"):
+        if ctx.code(call.args[0].value) != code:
             continue
-        cls = ctx.enclosing(assign, (cst.ClassDef,))
         function = ctx.enclosing_function(assign)
-        helpers = ctx.functions.get(f"{cls.name.value}.{func.attr.value}", []) if cls is not None else []
+        helpers = _helpers_called(ctx, assign, call.func)
         if function is None or len(helpers) != 1 or not _rewrites_parts(ctx, helpers[0]) or ctx.loops_around(assign):
             continue
         loops = [loop for loop in _own_nodes_of_kind(function, cst.While) + _own_nodes_of_kind(function, cst.For)
                  if _grows_and_sends(ctx, loop, code)]
         if not loops or any(isinstance(n, cst.Call) and ctx.code(n) == ctx.code(call) for loop in loops for n in descendants(loop)):
             continue
+        caps = {ctx.code(a.value) for a in call.args[1:]}
+        if caps and any(_adds_capped(ctx, loop, code, caps) for loop in loops):
+            continue  # what the loop adds is cut to the same cap already: the rewrite changes nothing that was sent
         if _is_history(ctx, function, target):
             yield Rewrite(assign, code, "rewrites parts of earlier messages (a turn after they were sent) of")
 
 
+def _helpers_called(ctx: ModuleContext, assign: cst.Assign, func: cst.BaseExpression) -> list[cst.FunctionDef]:
+    """The function `func` names: a method of the class (`self._truncate(...)`) or a function of the module."""
+    if isinstance(func, cst.Attribute) and ctx.code(func.value) == "self":
+        cls = ctx.enclosing(assign, (cst.ClassDef,))
+        return ctx.functions.get(f"{cls.name.value}.{func.attr.value}", []) if cls is not None else []
+    if isinstance(func, cst.Name):
+        return [f for f in ctx.functions.get(func.value, []) if ctx.enclosing(f, (cst.ClassDef,)) is None]
+    return []
+
+
+def _adds_capped(ctx: ModuleContext, loop: cst.CSTNode, code: str, caps: set[str]) -> bool:
+    for node in descendants(loop):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == code \
+                and node.func.attr.value in ("append", "extend") and node.args:
+            added = ctx.code(node.args[0].value)
+            if any(re.search(rf"(?<![\w.]){re.escape(cap)}(?!\w)", added) for cap in caps):
+                return True
+    return False
+
+
 def _rewrites_parts(ctx: ModuleContext, helper: cst.FunctionDef) -> bool:
-    """The method walks the list it is handed and builds a new one, with some part's content replaced by a function
-    of it: `parts.append(replace(p, content=_truncate(p.content)))`, `p.model_copy(update={"content": ...})`."""
+    """The function walks the list it is handed and builds a new one, with some part's content replaced by a function
+    of it: `parts.append(replace(p, content=_truncate(p.content)))`, `p.model_copy(update={"content": ...})`,
+    `{**m, "content": m["content"][:n]}`; in a loop (`for m in messages`, `for i, m in enumerate(messages)`) or a
+    comprehension."""
     params = [p.name.value for p in helper.params.params if p.name.value not in ("self", "cls")]
     if not params:
         return False
-    walks = any(isinstance(loop, cst.For) and isinstance(loop.iter, cst.Name) and loop.iter.value == params[0]
+
+    def over_the_list(iterable: cst.BaseExpression) -> bool:
+        if isinstance(iterable, cst.Call) and _last_name(iterable.func) == "enumerate" and iterable.args:
+            iterable = iterable.args[0].value
+        return isinstance(iterable, cst.Name) and iterable.value == params[0]
+
+    walks = any((isinstance(loop, cst.For) or isinstance(loop, cst.CompFor)) and over_the_list(loop.iter)
                 for loop in descendants(helper.body))
     if not walks:
         return False
@@ -568,6 +599,10 @@ def _rewrites_parts(ctx: ModuleContext, helper: cst.FunctionDef) -> bool:
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value in ("content", "update") and not isinstance(arg.value, cst.Name):
                     return True
+        if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) for e in node.elements):
+            if any(isinstance(e, cst.DictElement) and string_value(e.key) == "content" and not isinstance(e.value, cst.Name)
+                   for e in node.elements):
+                return True
     return False
 
 
@@ -579,8 +614,13 @@ def _grows_and_sends(ctx: ModuleContext, loop: cst.CSTNode, code: str) -> bool:
                 and node.func.attr.value in ("append", "extend"):
             appends = True
         elif isinstance(node, cst.Arg) and ctx.code(node.value) == code:
-            hands = True
+            call = ctx.parent(node)
+            if isinstance(call, cst.Call) and (_last_name(call.func) or "") not in MEASURES and not NOT_SENT.match(_last_name(call.func) or ""):
+                hands = True  # not `len(self._messages)`, `logger.debug(...)`
     return appends and hands
+
+
+NOT_SENT = re.compile(r"^(?:print|repr|str|log\w*|debug|info|warning|error|exception|dumps|dump|save\w*|write\w*|copy|deepcopy)$")
 
 
 def positional_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -710,18 +750,17 @@ def _is_history(ctx: ModuleContext, scope: cst.CSTNode, target: cst.BaseExpressi
 
 
 def _keys_of(ctx: ModuleContext, target: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`keys` bound once to the keys of a dict, in order (`sorted(history.keys(), key=int)`, `list(history.keys())`,
-    `sorted(history)`): the dict."""
+    """`keys` bound once to the keys of a dict, in order (`sorted(history.keys(), key=int)`, `list(history.keys())`):
+    the dict."""
     if not isinstance(target, cst.Name):
         return None
     values = [v for _, v in ctx.assigned_values(target)]
     if len(values) != 1 or not isinstance(call := values[0], cst.Call) or _last_name(call.func) not in ("sorted", "list") or not call.args:
         return None
     inner = call.args[0].value
-    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "keys" and not inner.args:
-        inner = inner.func.value
-    elif _last_name(call.func) != "sorted":
-        return None  # `list(self._items)`: a copy of a list, not its keys
+    if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "keys" and not inner.args):
+        return None  # `list(self._items)`, `sorted(self.sessions, key=...)`: a copy, or whole conversations by key
+    inner = inner.func.value
     return inner if isinstance(inner, (cst.Name, cst.Attribute)) and ctx.code(inner) != ctx.code(target) else None
 
 
@@ -1373,25 +1412,41 @@ def window_never_fills(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 
 
 def _summary_made_in(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
-    """The function asks for a summary and keeps it (`response = _summarize_message_history(...)`,
-    `summary = await self.summarizer.compact(old)`): whatever the function is called, it replaces the older part of
-    the history in one step and the history grows again from there, as compaction does: where the function keeps
-    the result on the object (`self.history = [summary, *recent]`). A summary made again on every request from the
-    whole history the caller keeps (and returned, with the latest turns) is a window behind a summary."""
-    if not SUMMARY_NAME.search(ctx.code(function.body)):
-        return False
-    if not any(isinstance(t.target, cst.Attribute) and ctx.code(t.target.value) == "self"
-               for assign in ctx.nodes_in(cst.Assign, function) for t in assign.targets):
-        return False
-    for call in ctx.nodes_in(cst.Call, function):
-        name = _last_name(call.func) or ""
-        if not SUMMARY_NAME.search(name) or ctx.enclosing_function(call) is not function:
+    """The function asks for a summary and keeps it on the object with what it keeps of the history
+    (`response = _summarize_message_history(...)`, `summary = _extract(response)`, `new = [Message(summary),
+    *recent]`, `self.history = new`): whatever the function is called, it replaces the older part of the history in
+    one step and the history grows again from there, as compaction does. A summary made again on every request from
+    the whole history the caller keeps (and returned, with the latest turns) is a window behind a summary."""
+    per_function = _SUMMARIES.setdefault(ctx, {})
+    found = per_function.get(id(function))
+    if found is None:
+        found = per_function[id(function)] = _kept_summary(ctx, function)
+    return found
+
+
+_SUMMARIES: WeakKeyDictionary[ModuleContext, dict[int, bool]] = WeakKeyDictionary()
+
+
+def _kept_summary(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    bindings: list[tuple[list[cst.BaseExpression], cst.BaseExpression]] = []  # (targets, value) of the function's own
+    for node in [*ctx.nodes_in(cst.Assign, function), *ctx.nodes_in(cst.AnnAssign, function)]:
+        if ctx.enclosing_function(node) is not function or node.value is None:
             continue
-        holder = ctx.parent(call)
-        holder = ctx.parent(holder) if isinstance(holder, cst.Await) else holder
-        if isinstance(holder, (cst.Assign, cst.AnnAssign)):
-            return True
-    return False
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        bindings.append((targets, node.value))
+    made: set[str] = set()  # names bound to the summary, or to what is built from it
+    for targets, value in bindings:
+        value = value.expression if isinstance(value, cst.Await) else value
+        if isinstance(value, cst.Call) and SUMMARY_NAME.search(_last_name(value.func) or ""):
+            made |= {t.value for t in targets if isinstance(t, cst.Name)}
+    if not made:
+        return False
+    for _ in range(3):  # summary = _extract(response); new = [Message(content=summary)]; then self.history = new
+        for targets, value in bindings:
+            if _uses(value, made):
+                made |= {t.value for t in targets if isinstance(t, cst.Name)}
+    return any(isinstance(t, cst.Attribute) and ctx.code(t.value) == "self" and HISTORY_NAME.search(t.attr.value) and _uses(value, made)
+               for targets, value in bindings for t in targets)  # the history itself, not `self.last_prompt` for a debug panel
 
 
 def _message_count_cap(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
@@ -1501,33 +1556,49 @@ LATEST_TURNS = "keeps only the latest turns of"
 # a function that reads the newest turns for a side task: a retrieval query, an embedding, a title, a log entry
 LOADER = re.compile(r"^_?(?:async_)?(?:load|restore|rehydrate)(?:_|$)", re.I)
 def _rendered_behind_the_question(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
-    """The function renders the history as text (it returns `"\n".join(...)`), and every template of the module with a
-    slot for a history puts this turn's question ahead of it (`"Question: {question}\n\nChat History: {chat_history}"`):
-    the history sits behind a value that changes every turn, so no request ever read it from cache, and cutting it
-    loses nothing. (The order itself is CL104's business.)"""
-    import string as _string
-
-    from cachelint.check.text_history import HISTORY, PER_TURN, STANDING
-
+    """The function renders the history as text (it returns `"\\n".join(...)`), and every template of the module with a
+    slot for a history puts this turn's question ahead of it (`"Question: {question}\\n\\nChat History: {chat_history}"`,
+    a constant or an f-string): the history sits behind a value that changes every turn, so no request ever read it
+    from cache, and cutting it loses nothing. (The order itself is CL104's business.)"""
     returns = ctx.returns_of(function)
     joined = [r for r in returns if isinstance(r, cst.Call) and isinstance(r.func, cst.Attribute) and r.func.attr.value == "join"
               and isinstance(r.func.value, cst.SimpleString)]
     if not joined or not all(r in joined or string_value(r) == "" for r in returns):
         return False
+    found = _HISTORY_BEHIND.get(ctx)
+    if found is None:
+        found = _HISTORY_BEHIND[ctx] = _every_history_slot_behind_the_question(ctx)
+    return found
+
+
+_HISTORY_BEHIND: WeakKeyDictionary[ModuleContext, bool] = WeakKeyDictionary()
+
+
+def _every_history_slot_behind_the_question(ctx: ModuleContext) -> bool:
+    import string as _string
+
+    from cachelint.check.text_history import HISTORY, PER_TURN, STANDING
+
+    def per_turn(name: str) -> bool:
+        return PER_TURN.search(name) is not None and not STANDING.search(name.rsplit(".", 1)[-1])
+
     templates = 0
-    for literal in ctx.nodes(cst.SimpleString):
-        text = string_value(literal)
-        if not text or "{" not in text:
-            continue
-        try:
-            fields = [name for _, name, _, _ in _string.Formatter().parse(text) if name]
-        except ValueError:
-            continue
+    for literal in [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedString)]:
+        if isinstance(literal, cst.FormattedString):
+            fields = [ctx.code(p.expression) for p in literal.parts if isinstance(p, cst.FormattedStringExpression)]
+        else:
+            text = string_value(literal)
+            if not text or "{" not in text:
+                continue
+            try:
+                fields = [name for _, name, _, _ in _string.Formatter().parse(text) if name]
+            except ValueError:
+                continue
         at = next((i for i, name in enumerate(fields) if HISTORY.search(name)), None)
         if at is None:
             continue
         templates += 1
-        if not any(PER_TURN.search(name) and not STANDING.search(name) for name in fields[:at]):
+        if not any(per_turn(name) for name in fields[:at]):
             return False
     return templates > 0
 
@@ -1540,8 +1611,10 @@ def _side_class(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     return cls is not None and SIDE_CLASS.search(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", cls.name.value)) is not None
 
 
-# a class named for a side task (`QueryRewriter`, `TitleGenerator`); not `StepLog`, `ChatLog`: those hold the history
-SIDE_CLASS = re.compile(r"(?:^|_)(?:query|search|embed\w*|title)(?:$|_)", re.I)
+# a class named for a side task by its role (`QueryRewriter`, `QueryDecomposer`, `TitleGenerator`, `IntentClassifier`);
+# not `SearchAgent`, `QueryAssistant`, `StepLog`: an agent or a log holds the conversation
+SIDE_CLASS = re.compile(r"(?:^|_)(?:rewriter|decomposer|condenser|rephraser|expander|classifier|titler)$"
+                        r"|^query_(?:transformer|generator|analy[sz]er|planner|expander|builder)$|^title_generator$", re.I)
 
 
 SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display|debug|trace|telemetry)(?:$|_)", re.I)

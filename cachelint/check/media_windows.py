@@ -24,13 +24,19 @@ import libcst as cst
 
 from cachelint.check.module import ModuleContext, descendants
 
-MEDIA = r"(?:images?|imgs?|screenshots?|embeds?|media|photos?|pictures?|frames?|vision)"
-# the number of images kept: `images_to_keep`, `self._n_images_to_keep`, `max_recent_turn_with_screenshots`,
-# `IMAGE_RETAIN_TURNS`, `max_embeds`, `only_n_most_recent_images`
-KEEP = re.compile(rf"\b\w*(?:(?:keep|max|recent|retain|last|limit)\w*?{MEDIA}|{MEDIA}\w*?(?:to_?keep|keep|retain|retention|limit|window|recent|max))\w*\b",
-                  re.I)
-QUICK = re.compile(rf"(?i){KEEP.pattern}")
-CHUNKED = re.compile(r"min_removal_threshold|chunk", re.I)  # removed in large steps: the prefix holds for several steps
+MEDIA = r"(?:images?|imgs?|screenshots?|embeds?|photos?|pictures?)"
+# the number of images kept, as a name the code binds or reads (not a function it calls): `images_to_keep`,
+# `self._n_images_to_keep`, `max_recent_turn_with_screenshots`, `IMAGE_RETAIN_TURNS`, `max_embeds`,
+# `only_n_most_recent_images`; not a size (`MAX_IMAGE_SIZE`, `max_image_width`)
+MEDIA_WORD = re.compile(rf"(?i)(?:^|_){MEDIA}(?:_|$)")
+KEEP_WORD = re.compile(r"(?i)(?:^|_)(?:keep|retain|retention|recent|max|limit|n|num|only)(?:_|$)|to_?keep")
+NOT_A_COUNT = re.compile(r"(?i)size|width|height|bytes|dim|pixel|resolution|quality|url|path|dir|file|format|token|char")
+# the cheap look at the text first (gate.py): a media word and a keeping word in one identifier
+QUICK = re.compile(r"(?i)(?:keep|retain|recent|max|limit|last)\w{0,30}?(?:image|img|screenshot|embed|photo|picture)"
+                   r"|(?:image|img|screenshot|embed|photo|picture)\w{0,30}?(?:keep|retain|retention|limit|window|recent|max)")
+CHUNKED = re.compile(r"(?i)removal_threshold|remove\w*_chunk|chunk\w*_remov|in_chunks")  # large steps: the prefix holds
+# a list of a conversation's messages or an agent's steps
+HISTORY = re.compile(r"messages|history|conversation|turns|trajectory|steps|msgs|records|memory|context", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +49,26 @@ def media_windows(ctx: ModuleContext) -> Iterator[MediaWindow]:
     if ctx.is_test or not QUICK.search(ctx.source):
         return
     for function in ctx.nodes(cst.FunctionDef):
-        code = ctx.code(function.body)
-        setting = KEEP.search(code)
-        if setting is None or CHUNKED.search(code) or not _walks(function):
+        setting = _keep_setting(ctx, function)
+        if setting is None or CHUNKED.search(ctx.code(function.body)) or not _walks(function):
             continue
         write = _first_write(ctx, function) or _rebuilt_without(ctx, function)
         if write is not None:
-            yield MediaWindow(write, setting.group(0))
+            yield MediaWindow(write, setting)
+
+
+def _keep_setting(ctx: ModuleContext, function: cst.FunctionDef) -> str | None:
+    """The first name the function binds or reads (a parameter, a local, an attribute, a constant; not a function it
+    calls) that counts the images to keep."""
+    for node in descendants(function):
+        if isinstance(node, cst.Name):
+            parent = ctx.parent(node)
+            if isinstance(parent, cst.Call) and parent.func is node or isinstance(parent, cst.Attribute) and parent.attr is node \
+                    and isinstance(ctx.parent(parent), cst.Call) and ctx.parent(parent).func is parent:
+                continue  # `get_recent_task_screenshot_urls(...)`: a function, not a count
+            if MEDIA_WORD.search(node.value) and KEEP_WORD.search(node.value) and not NOT_A_COUNT.search(node.value):
+                return node.value
+    return None
 
 
 def _walks(function: cst.FunctionDef) -> bool:
@@ -57,25 +76,51 @@ def _walks(function: cst.FunctionDef) -> bool:
 
 
 def _first_write(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode | None:
-    """The first statement, in a loop of the function's own, that writes into an item of what the loop walks (or
-    into the walked list at an index): `msg["content"] = new_content`, `fr.parts = None`, `history[i] = Message(...)`."""
+    """The first statement, in a loop of the function's own over a history (or over what such a loop walks), that
+    writes into an item of what the loop walks (or into the walked list at an index), where the loop speaks of
+    images: `msg["content"] = new_content`, `fr.parts = None`, `history[i] = Message(...)`."""
+    histories: set[str] = set()  # the walked names of the loops over a history, for the loops nested in them
     for loop in descendants(function.body):
         if not isinstance(loop, cst.For) or ctx.enclosing_function(loop) is not function:
             continue
         walked = _walked(loop)
-        if not walked:
+        root = _iterated_root(loop)
+        if not (root is not None and (HISTORY.search(root) or root in histories or _made_from_history(ctx, function, root))):
             continue
+        histories |= walked
         for node in descendants(loop.body):
             if isinstance(node, cst.Assign) and ctx.enclosing_function(node) is function:
                 for target in node.targets:
-                    root = _root(target.target)
-                    if isinstance(target.target, (cst.Subscript, cst.Attribute)) and root in walked:
+                    if isinstance(target.target, (cst.Subscript, cst.Attribute)) and _root(target.target) in walked:
                         return ctx.statement_of(node)
     return None
 
 
-# a list of a conversation's messages or an agent's steps
-HISTORY = re.compile(r"messages|history|conversation|turns|trajectory|steps|msgs|records", re.I)
+def _made_from_history(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:
+    """`tool_results = [b for m in messages for b in m["content"] if ...]`: the name holds items of a history."""
+    for node in ctx.nodes_in(cst.Assign, function):
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == name \
+                and isinstance(node.value, (cst.ListComp, cst.GeneratorExp)):
+            root = _root(node.value.for_in.iter)
+            return root is not None and HISTORY.search(root) is not None
+    return False
+
+
+def _iterated_root(loop: cst.For) -> str | None:
+    """What the loop walks: `messages` in `for m in reversed(messages[:n])`, or in `for idx in range(boundary):
+    msg = messages[idx]`."""
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+        index = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+        for node in descendants(loop.body):
+            if isinstance(node, cst.Subscript) and any(isinstance(n, cst.Name) and n.value in index for n in descendants(node.slice[0])):
+                return _root(node.value)
+        return None
+    while isinstance(iterable, cst.Call) and iterable.args:  # enumerate(...), reversed(...)
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Subscript):
+        iterable = iterable.value
+    return _root(iterable) if isinstance(iterable, (cst.Name, cst.Attribute, cst.Subscript)) else None
 
 
 def _rebuilt_without(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode | None:

@@ -425,17 +425,9 @@ _CONTEXTS: weakref.WeakSet[ModuleContext] = weakref.WeakSet()
 
 def declared_outside(function: cst.FunctionDef) -> set[str]:
     """Names the function binds in the module or an enclosing function (`global history`, `nonlocal turns`): a
-    value assigned to one outlives the call. Only the function's own statements count: `nonlocal n` in a function
-    nested in it names the function's own variable."""
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Global, cst.Nonlocal)):
-            found.update(n.name.value for n in node.names)
-        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(node.children)
-    return found
+    value assigned to one outlives the call. (A declaration in a function nested in it counts too: the nested
+    handler's `global chat_history` is the module's history, whoever cuts it.)"""
+    return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
 
 
 def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:

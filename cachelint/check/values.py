@@ -137,19 +137,55 @@ class Fact:
         return self.when == "per call" and self.granularity not in _COARSE
 
 
+def _declared_by(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Names the function's own statements declare `global` or `nonlocal` (not a function nested in it: its
+    `nonlocal n` names this function's own variable)."""
+    return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal))
+            and ctx.enclosing_function(node) is function for n in node.names}
+
+
 def closing_system_message(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """The last of the system messages that open a list literal, after one or more others
     (`[{"role": "system", "content": rules}, {"role": "system", "content": examples}, {"role": "system", "content": env}, ...]`):
     a value there that is fixed for the conversation follows every static instruction, so every conversation
-    still shares the instructions before it, and the turns after it differ between conversations anyway."""
+    still shares the instructions before it, and the turns after it differ between conversations anyway. Not where
+    static text follows it: a constant after the first value in the message (`f"Opened at {now}.\\n\\n{TOOL_MANUAL}"`),
+    or messages written as constants after it (`*EXAMPLES`, a user message with a literal text)."""
     if not isinstance(expr, cst.List):
         return None
     leading = []
-    for element in expr.elements:
+    elements = list(expr.elements)
+    for element in elements:
         if isinstance(element, cst.StarredElement) or not is_system_message(element.value):
             break
         leading.append(element.value)
-    return leading[-1] if len(leading) >= 2 else None
+    if len(leading) < 2:
+        return None
+    closing = leading[-1]
+    for element in elements[len(leading):]:
+        if isinstance(element, cst.StarredElement) and _constant_name(element.value):
+            return None  # `*EXAMPLES`: static few-shot messages after it
+        fields = message_fields(element.value) if not isinstance(element, cst.StarredElement) else None
+        content = (fields or {}).get("content")
+        if content is not None and (string_value(content) is not None or _constant_name(content)):
+            return None
+    content = (message_fields(closing) or {}).get("content")
+    if isinstance(content, cst.FormattedString):
+        seen = False
+        for part in content.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                if seen and any(_constant_name(n) for n in (part.expression, *descendants(part.expression))):
+                    return None
+                seen = True
+            elif seen and len(part.value) > 400:
+                return None
+    return closing
+
+
+def _constant_name(node: cst.CSTNode) -> bool:
+    """`TOOL_MANUAL`, `prompts.EXAMPLES`: a module constant by its name."""
+    name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
+    return name is not None and len(name) > 1 and name.isupper()
 
 
 def strftime_granularity(fmt: str) -> str:
@@ -774,6 +810,8 @@ class ValueWalker:
         closure = self.ctx.enclosing_function(increment)
         if reader is None or closure is None or closure is reader or not self.ctx.contains(reader, closure):
             return False
+        if not any(isinstance(n, cst.Nonlocal) and any(a.name.value == name.value for a in n.names) for n in descendants(closure.body)):
+            return False  # `global calls; calls += 1`: the module's counter, kept from one call to the next
         while self.ctx.enclosing_function(closure) is not reader:
             closure = self.ctx.enclosing_function(closure)
         if any(isinstance(a, (cst.For, cst.While)) for a in self.ctx.ancestors(closure) if self.ctx.contains(reader, a)):
@@ -785,7 +823,7 @@ class ValueWalker:
         that builds the prompt: the counter starts again on every call, so it numbers the same items the same way (a
         counter kept on the module, `global`, or in an enclosing function, `nonlocal`, or counted in a loop, is not)."""
         function = self.ctx.enclosing_function(increment)
-        if function is None or name.value in declared_outside(function):
+        if function is None or name.value in _declared_by(self.ctx, function):
             return False
         for ancestor in self.ctx.ancestors(increment):
             if ancestor is function:
