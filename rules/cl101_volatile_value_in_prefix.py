@@ -64,7 +64,8 @@ A value fixed for the conversation (computed when the object that keeps it is ma
 messages that open the conversation, after one or more others (`[{"role": "system", "content": rules}, {"role":
 "system", "content": examples}, {"role": "system", "content": env_info()}]`), is not reported: every conversation
 still shares the instructions before it, and the turns after it differ between conversations anyway. The same message
-ahead of the instructions is. A counter that a function nested below the read bumps (`nonlocal n; n += 1`) cannot
+ahead of the instructions is, and so is one followed by static text (a constant after the value in the message,
+`f"Opened at {now}. {TOOL_MANUAL}"`, or constant messages after it, `*EXAMPLES`). A counter that a function nested below the read bumps (`nonlocal n; n += 1`) cannot
 have counted yet when the prompt is built, and numbers the same items the same way on every call.
 """
     why = """

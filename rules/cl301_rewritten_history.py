@@ -143,8 +143,10 @@ was refused (the loop goes on past the request only when it failed: `if isinstan
 and a leading message dropped by a setting of the object from the list a caller hands in for one request
 (`if self.is_no_prompt: dialogue.pop(0)`).
 
-Also (`likely`): the images of older messages taken out beyond the newest few, in one function that counts the
-images to keep (`images_to_keep`, `self._n_images_to_keep`, `max_recent_turn_with_screenshots`, `IMAGE_RETAIN_TURNS`)
+Also (`likely`): a caller's system message grown in place (`messages[0]["content"] += schema` on the list a caller
+hands in or a shallow copy of it, or on the system message picked by its role), so the caller's conversation keeps
+the text and the next request adds it again. The images of older messages taken out beyond the newest few, in one
+function that counts the images to keep (`images_to_keep`, `self._n_images_to_keep`, `max_recent_turn_with_screenshots`, `IMAGE_RETAIN_TURNS`)
 and either writes into the messages it walks (`msg["content"] = new_content`, `fr.parts = None`, `history[i] =
 Message(...)`) or replaces the history by a filtered copy (`messages = new_messages`, `return [m for i, m in
 enumerate(messages) if i not in to_remove]`); removal in large chunks (`min_removal_threshold`) is left alone.
@@ -157,8 +159,9 @@ with the same arguments, changes nothing and is quiet). A window's start may be 
 windowed through its sorted keys (`sorted_keys[-max_messages:]`, then `{k: history[k] for k in ...}`). Not windows:
 a summary kept on the object with the latest messages, whatever the function is called (`def truncate(self): summary
 = summarize(...); self.history = [summary, *recent]`: compaction, the history grows again from there; a summary made
-again from the whole history on every request is not compaction); the recent turns a side task of a class named for it
-reads (`class QueryRewriter`); a history rendered as text (`"\n".join(...)`) where every template of the module puts
+again from the whole history on every request is not compaction); the recent turns a side task reads (a class named
+for its role, `class QueryRewriter`, `QueryDecomposer`; a call of one, `query_decomposer.decompose(q, history[-5:])`;
+LangChain's prompt for the standalone question, `contextualize_q_prompt`); a history rendered as text (`"\n".join(...)`) where every template of the module puts
 this turn's question ahead of its slot (`"Question: {question}\n\nChat History: {chat_history}"`: it never was a
 cached prefix).
 """
