@@ -938,10 +938,10 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
                          "again; set `clear_at_least` so that each clearing removes a large step and the turns after it read the "
                          "cache", confidence="likely")
 
-        for found in history_windows(analysis.ctx):
-            yield Report(found.node, f"{found.what}: once a conversation is longer, each run drops the oldest from the front of the "
-                         "history, right after the system prompt, so no request reuses the previous one's cached history; replay the "
-                         "whole session and compact it rarely, in one large step (session summaries)", confidence="likely")
+        for found in [*history_windows(analysis.ctx), *placeholder_windows(analysis.ctx)]:  # a framework's window by a setting
+            yield Report(found.node, f"{found.what}: once a conversation is longer, each request drops the oldest from the front of "
+                         "the history, right after the system prompt, so no request reuses the previous one's cached history; send "
+                         "the whole history and compact it rarely, in one large step", confidence="likely")
         for found in grown_system_messages(analysis.ctx):
             yield Report(found.node, f"adds to the system message of `{found.messages}`, the list its caller hands in, in place: a shallow "
                          "copy still holds the caller's message, so the caller's conversation keeps the text and the next request "
@@ -952,10 +952,6 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
                          "image pushes one more out, so a message the previous request sent with its image is sent without it and "
                          "everything after it is prefilled again on every step; remove them in large chunks (a multiple of a "
                          "threshold at once) or keep them", confidence="likely")
-        for found in placeholder_windows(analysis.ctx):
-            yield Report(found.node, f"{found.what}: once a conversation is longer, each request drops the oldest from the front of "
-                         "the history, right after the system prompt, so no request reuses the previous one's cached history; render "
-                         "the whole history and compact it rarely, in one large step", confidence="likely")
         for found in window_memories(analysis.ctx):
             yield Report(found.node, f"`{found.cls}` {found.how} of the conversation: once it is longer, every turn drops the oldest "
                          "from the front of the history, right after the system prompt, so no request reuses the previous one's "
