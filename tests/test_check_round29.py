@@ -669,3 +669,25 @@ def test_static_text_after_the_environment_value_is_reported():
     shots = SESSION.replace(closing, closing + chr(10) + "            *SHOTS,").replace(
         'EXAMPLES = "', 'SHOTS = [{"role": "user", "content": "ls"}]' + chr(10) + 'EXAMPLES = "')
     assert [f.code for f in lint(shots, {"CL101"})] == ["CL101"]
+
+
+def test_a_loop_that_handles_no_image_in_a_function_that_keeps_images_is_quiet():
+    source = '''
+from openai import OpenAI
+
+client = OpenAI()
+MARKDOWN = "Formatting re-enabled. "
+
+
+def build_messages(history, keep_image_indices):
+    messages = []
+    for i, m in enumerate(history):
+        if i in keep_image_indices or m["type"] != "image":
+            messages.append(m)
+    for i, m in enumerate(messages):
+        if m["role"] == "system":
+            messages[i] = {"role": "system", "content": MARKDOWN + m["content"]}
+            break
+    return client.chat.completions.create(model="o3", messages=messages)
+'''
+    assert not [f for f in lint(source, {"CL301"}) if "images out" in f.message]

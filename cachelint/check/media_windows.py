@@ -34,6 +34,7 @@ NOT_A_COUNT = re.compile(r"(?i)size|width|height|bytes|dim|pixel|resolution|qual
 # the cheap look at the text first (gate.py): a media word and a keeping word in one identifier
 QUICK = re.compile(r"(?i)(?:keep|retain|recent|max|limit|last)\w{0,30}?(?:image|img|screenshot|embed|photo|picture)"
                    r"|(?:image|img|screenshot|embed|photo|picture)\w{0,30}?(?:keep|retain|retention|limit|window|recent|max)")
+MEDIA_TEXT = re.compile(r"(?i)image|screenshot|img|embed|photo|picture|base64")
 CHUNKED = re.compile(r"(?i)removal_threshold|remove\w*_chunk|chunk\w*_remov|in_chunks")  # large steps: the prefix holds
 # a list of a conversation's messages or an agent's steps
 HISTORY = re.compile(r"messages|history|conversation|turns|trajectory|steps|msgs|records|memory|context", re.I)
@@ -88,12 +89,18 @@ def _first_write(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode |
         if not (root is not None and (HISTORY.search(root) or root in histories or _made_from_history(ctx, function, root))):
             continue
         histories |= walked
+        if not any(MEDIA_TEXT.search(ctx.code(around)) for around in (loop, *_loops_around(ctx, loop, function))):
+            continue  # `messages[i] = SystemMessage(MARKDOWN + m.content)`: a loop that handles no image
         for node in descendants(loop.body):
             if isinstance(node, cst.Assign) and ctx.enclosing_function(node) is function:
                 for target in node.targets:
                     if isinstance(target.target, (cst.Subscript, cst.Attribute)) and _root(target.target) in walked:
                         return ctx.statement_of(node)
     return None
+
+
+def _loops_around(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef) -> list[cst.CSTNode]:
+    return [a for a in ctx.ancestors(node) if isinstance(a, cst.For) and ctx.contains(function, a)]
 
 
 def _made_from_history(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> bool:
