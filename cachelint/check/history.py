@@ -2391,7 +2391,8 @@ LOOKUP_CALL = re.compile(r"^(?:get_relevant_documents|aget_relevant_documents|si
 CONVERSIONS = frozenset({"str", "repr", "list", "tuple", "dumps", "join", "format"})
 # a side task handed the latest turns: the question made standalone, split into sub-queries, classified, titled
 SIDE_CALL = re.compile(r"^a?(?:decompose|rewrite|rephrase|condense_question|classify\w*|generate_title|make_title|route_query)$")
-SIDE_RECEIVER = re.compile(r"(?:^|_)(?:query_?\w*|title\w*|intent\w*|router|classifier|decomposer|rewriter|rephraser|condenser)$", re.I)
+SIDE_RECEIVER = re.compile(r"(?:^|_)(?:query_?(?:rewriter|decomposer|transformer|expander|condenser|generator)|title_?\w*|intent_?\w*"
+                           r"|router|classifier|decomposer|rewriter|rephraser|condenser)$", re.I)  # not `query_engine`: the chat itself
 
 
 def _looked_up_with(ctx: ModuleContext, node: cst.CSTNode) -> bool:
