@@ -691,3 +691,29 @@ def build_messages(history, keep_image_indices):
     return client.chat.completions.create(model="o3", messages=messages)
 '''
     assert not [f for f in lint(source, {"CL301"}) if "images out" in f.message]
+
+
+def test_a_system_message_grown_on_a_list_every_caller_builds_for_the_request_is_quiet():
+    source = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Agent:
+    def __init__(self, history_store):
+        self.store = history_store
+
+    @staticmethod
+    def _append_system_prompt(msg, extra):
+        if extra and msg and msg[0]["role"] == "system":
+            msg[0]["content"] += "\\n" + extra
+
+    def invoke(self, question, schema_prompt):
+        msg = [{"role": "system", "content": "You are a helpful agent."}, *self.store.load(), {"role": "user", "content": question}]
+        self._append_system_prompt(msg, schema_prompt)
+        return client.chat.completions.create(model="gpt-4o", messages=msg)
+'''
+    assert lint(source, {"CL301"}) == []
+    kept = source.replace("        msg = [{", "        self.msg = [{").replace("self._append_system_prompt(msg, schema_prompt)", "self._append_system_prompt(self.msg, schema_prompt)")
+    assert [f.code for f in lint(kept, {"CL301"})] == ["CL301"]

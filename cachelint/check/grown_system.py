@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.depends import parameters_of
-from cachelint.check.module import ModuleContext
+from cachelint.check.depends import parameters_of, positional_index
+from cachelint.check.module import ModuleContext, argument_for, declared_outside, descendants
+from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.values import string_value
 
 QUICK = re.compile(r"""\[\s*["'](?:content|text)["']\s*\]\s*\+=""")
@@ -45,8 +46,53 @@ def grown_system_messages(ctx: ModuleContext) -> Iterator[GrownSystem]:
         if function is None or "deepcopy" in ctx.code(function):
             continue
         messages = _system_message_of(ctx, function, node.target)
-        if messages is not None and _from_a_parameter(ctx, function, messages):
-            yield GrownSystem(ctx.statement_of(node), ctx.code(messages))
+        if messages is None or not _from_a_parameter(ctx, function, messages):
+            continue
+        param = _parameter_of(ctx, function, messages)
+        if param is not None and (one_shot_callers(ctx, function, param) or _local_to_every_caller(ctx, function, param)):
+            continue  # every caller in sight builds the list for one request: nothing carries the text over
+        yield GrownSystem(ctx.statement_of(node), ctx.code(messages))
+
+
+def _local_to_every_caller(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> bool:
+    """Every call of the function in this module (`self._append_system_prompt(msg, extra)`, `helper(messages)`)
+    passes a name its caller binds itself (not a parameter of the caller, nor the object's or the module's list),
+    outside any loop: the list is made for the request the caller is about to send, not a conversation it keeps.
+    False when no call is in sight (a library's function, whose callers keep what they like)."""
+    position = positional_index(function, param)
+    owner = ctx.enclosing(function, (cst.ClassDef,))
+    calls = [c for c in ctx.calls_by_name.get(function.name.value, []) if not ctx.contains(function, c)]
+    if not calls:
+        return False
+    for call in calls:
+        caller = ctx.enclosing_function(call)
+        value = argument_for(call, param, position)
+        if caller is None or not isinstance(value, cst.Name) or ctx.loops_around(call):
+            return False
+        if value.value in declared_outside(caller):
+            return False
+        if value.value in parameters_of(caller):
+            if owner is not None and ctx.enclosing(caller, (cst.ClassDef,)) is owner:
+                continue  # another method of the class hands on the list it was given: the class builds it for a request
+            return False
+        bound = [(b, v) for b, v in ctx.assigned_values(value) if ctx.enclosing_function(b) is caller]
+        if not bound or any(isinstance(b, cst.Param) or v is not None and _from_a_parameter(ctx, caller, v) for b, v in bound):
+            return False  # `new_kwargs = kwargs.copy()`: the caller's own caller's list, shallow-copied
+    return True
+
+
+def _parameter_of(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> str | None:
+    """The parameter the list comes from: itself, or the one a shallow copy or an entry of it is made of."""
+    while isinstance(messages, cst.Subscript):
+        messages = messages.value
+    if not isinstance(messages, cst.Name):
+        return None
+    params = parameters_of(function)
+    if messages.value in params:
+        return messages.value
+    values = [v for _, v in ctx.assigned_values(messages) if v is not None and ctx.enclosing_function(v) is function]
+    names = {n.value for v in values for n in (v, *descendants(v)) if isinstance(n, cst.Name)} & params
+    return next(iter(names), None)
 
 
 def _key(sub: cst.Subscript) -> str | None:
