@@ -1557,7 +1557,7 @@ LATEST_TURNS = "keeps only the latest turns of"
 LOADER = re.compile(r"^_?(?:async_)?(?:load|restore|rehydrate)(?:_|$)", re.I)
 def _rendered_behind_the_question(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     """The function renders the history as text (it returns `"\\n".join(...)`), and every template of the module with a
-    slot for a history puts this turn's question ahead of it (`"Question: {question}\\n\\nChat History: {chat_history}"`,
+    slot for a history puts this turn's question itself ahead of it (`"Question: {question}\\n\\nChat History: {chat_history}"`,
     a constant or an f-string): the history sits behind a value that changes every turn, so no request ever read it
     from cache, and cutting it loses nothing. (The order itself is CL104's business.)"""
     returns = ctx.returns_of(function)
@@ -1577,10 +1577,10 @@ _HISTORY_BEHIND: WeakKeyDictionary[ModuleContext, bool] = WeakKeyDictionary()
 def _every_history_slot_behind_the_question(ctx: ModuleContext) -> bool:
     import string as _string
 
-    from cachelint.check.text_history import HISTORY, PER_TURN, STANDING
+    from cachelint.check.text_history import HISTORY, NEWEST_INPUT
 
-    def per_turn(name: str) -> bool:
-        return PER_TURN.search(name) is not None and not STANDING.search(name.rsplit(".", 1)[-1])
+    def per_turn(name: str) -> bool:  # the question itself (`{question}`, `{query.text}`), not any value of the turn
+        return any(NEWEST_INPUT.match(part) for part in name.split("."))
 
     templates = 0
     for literal in [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedString)]:
