@@ -717,3 +717,14 @@ class Agent:
     assert lint(source, {"CL301"}) == []
     kept = source.replace("        msg = [{", "        self.msg = [{").replace("self._append_system_prompt(msg, schema_prompt)", "self._append_system_prompt(self.msg, schema_prompt)")
     assert [f.code for f in lint(kept, {"CL301"})] == ["CL301"]
+
+
+
+def test_a_window_in_a_class_named_for_its_topic_is_judged_by_its_role():
+    # a class named for a side topic reads the latest turns for a short request of its own (a search query, an
+    # embedding); an agent or an assistant named for its topic still holds the conversation, and its window slides
+    for name in ("SearchQueryBuilder", "EmbeddingService", "TitleMaker", "QueryProcessor"):
+        assert lint(REWRITER.replace("class QueryRewriter", f"class {name}"), {"CL301"}) == [], name
+    for name in ("SearchAgent", "QueryAssistant", "SearchChatEngine"):
+        found = lint(REWRITER.replace("class QueryRewriter", f"class {name}"), {"CL301"})
+        assert [f.row for f in found] == [7], name

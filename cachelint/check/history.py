@@ -1608,13 +1608,20 @@ def _side_class(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     the recent turns it reads feed a short request of its own (a standalone question, sub-queries, a title), sent
     here or not, never the conversation's."""
     cls = ctx.enclosing(function, (cst.ClassDef,))
-    return cls is not None and SIDE_CLASS.search(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", cls.name.value)) is not None
+    if cls is None:
+        return False
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", cls.name.value)
+    return SIDE_CLASS.search(name) is not None or (SIDE_TOPIC.search(name) is not None and ACTOR_CLASS.search(name) is None)
 
 
-# a class named for a side task by its role (`QueryRewriter`, `QueryDecomposer`, `TitleGenerator`, `IntentClassifier`);
-# not `SearchAgent`, `QueryAssistant`, `StepLog`: an agent or a log holds the conversation
+# a class named for a side task by its role (`QueryRewriter`, `QueryDecomposer`, `TitleGenerator`, `IntentClassifier`)
 SIDE_CLASS = re.compile(r"(?:^|_)(?:rewriter|decomposer|condenser|rephraser|expander|classifier|titler)$"
                         r"|^query_(?:transformer|generator|analy[sz]er|planner|expander|builder)$|^title_generator$", re.I)
+# or by its topic (`SearchTool`, `QueryProcessor`, `EmbeddingService`), unless the name makes it an actor that holds
+# the conversation (`SearchAgent`, `QueryAssistant`, `SearchChatEngine`, `QuerySession`)
+SIDE_TOPIC = re.compile(r"(?:^|_)(?:query|search|embed\w*|title)(?:$|_)", re.I)
+ACTOR_CLASS = re.compile(r"(?:^|_)(?:agent|assistant|bot|chat\w*|copilot|companion|session|conversation|dialog\w*|engine|memory"
+                         r"|manager|runner|orchestrator)s?(?:$|_)", re.I)
 
 
 SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display|debug|trace|telemetry)(?:$|_)", re.I)
