@@ -160,7 +160,8 @@ windowed through its sorted keys (`sorted_keys[-max_messages:]`, then `{k: histo
 a summary kept on the object with the latest messages, whatever the function is called (`def truncate(self): summary
 = summarize(...); self.history = [summary, *recent]`: compaction, the history grows again from there; a summary made
 again from the whole history on every request is not compaction); the recent turns a side task reads (a class named
-for its role, `class QueryRewriter`, `QueryDecomposer`; a call of one, `query_decomposer.decompose(q, history[-5:])`;
+for its role, `class QueryRewriter`, `QueryDecomposer`, or for its topic and not as an actor, `SearchQueryBuilder`,
+not `SearchAgent`; a call of one, `query_decomposer.decompose(q, history[-5:])`;
 LangChain's prompt for the standalone question, `contextualize_q_prompt`); a history rendered as text (`"\n".join(...)`) where every template of the module puts
 this turn's question ahead of its slot (`"Question: {question}\n\nChat History: {chat_history}"`: it never was a
 cached prefix).
