@@ -83,16 +83,26 @@ def _local_to_every_caller(ctx: ModuleContext, function: cst.FunctionDef, param:
 
 def _parameter_of(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> str | None:
     """The parameter the list comes from: itself, or the one a shallow copy or an entry of it is made of."""
+    found = _root_name(ctx, function, messages)
+    if found is None:
+        return None
+    name, params, values = found
+    if name in params:
+        return name
+    names = {n.value for v in values for n in (v, *descendants(v)) if isinstance(n, cst.Name)} & params
+    return next(iter(names), None)
+
+
+def _root_name(ctx: ModuleContext, function: cst.FunctionDef,
+               messages: cst.BaseExpression) -> tuple[str, set[str], list[cst.BaseExpression]] | None:
+    """The name under the list's subscripts (`kwargs` of `kwargs["messages"][0]`), the function's parameters, and the
+    values the function itself binds to that name."""
     while isinstance(messages, cst.Subscript):
         messages = messages.value
     if not isinstance(messages, cst.Name):
         return None
-    params = parameters_of(function)
-    if messages.value in params:
-        return messages.value
     values = [v for _, v in ctx.assigned_values(messages) if v is not None and ctx.enclosing_function(v) is function]
-    names = {n.value for v in values for n in (v, *descendants(v)) if isinstance(n, cst.Name)} & params
-    return next(iter(names), None)
+    return messages.value, parameters_of(function), values
 
 
 def _key(sub: cst.Subscript) -> str | None:
@@ -137,14 +147,12 @@ def _system_message_of(ctx: ModuleContext, function: cst.FunctionDef, target: cs
 def _from_a_parameter(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> bool:
     """The list is a parameter of the function, an entry of one (`kwargs["messages"]`), or of a shallow copy of one
     (`new_kwargs = kwargs.copy()`; `dict(kwargs)`, `{**kwargs}`, `list(messages)`, `messages.copy()`)."""
-    while isinstance(messages, cst.Subscript):
-        messages = messages.value
-    if not isinstance(messages, cst.Name):
+    found = _root_name(ctx, function, messages)
+    if found is None:
         return False
-    params = parameters_of(function)
-    if messages.value in params:
+    name, params, values = found
+    if name in params:
         return True
-    values = [v for _, v in ctx.assigned_values(messages) if v is not None and ctx.enclosing_function(v) is function]
     if len(values) != 1:
         return False
     value = values[0]
