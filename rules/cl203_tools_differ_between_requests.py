@@ -18,7 +18,9 @@ is the same conversation, and so is one returned with a flag (`history, done = s
 the app's own LLM wrapper in one function with the same history, one with `tools=` (`self.llm.gen(messages=messages,
 tools=None)` after the tool loop), are requests too (`likely`). A name that is only ever a copy of a `self` attribute
 (`messages = copy.deepcopy(self.history)`, `list(self.history)`, `self.history + [q]`) sends that attribute's
-conversation. Call sites in exclusive branches of one `if` (a configuration switch) are not paired.
+conversation. Call sites in exclusive branches of one `if` (a configuration switch) are not paired. A request written
+above the loop's request with the tools, under a test of the loop's step count (`while True: if rounds >= MAX:
+return create(messages=messages)`), is sent after it once the loop goes round, and is paired with it.
 
 Also (`likely`), where the request is sent by the app's own agent code: tools taken off the request object after a
 step-limited loop before one more step (`self.req.func_tool = None`, then `await self.step()` to force an answer),
@@ -28,7 +30,8 @@ request built with `tools=None` from the conversation a function (or the functio
 retry) is handed, beside calls of the same builder with tools.
 
 Also (`likely`) tools taken off the last pass of the loop that sends them (`tools = None if i == max_steps else
-tools`, `if i == max_steps: tools = None`), a final step after a step-limited `for` loop's `else:` that resets them on
+tools`, `if i == max_steps: tools = None`, through a flag, `last = step == MAX_STEPS - 1`, or in the request itself,
+`tools=TOOLS if step < MAX_STEPS - 1 else None`), a final step after a step-limited `for` loop's `else:` that resets them on
 the request settings (`self._reset_function_choice_settings(settings)`), and tools emptied or narrowed to a few once
 a step count reaches its limit while the other branch keeps them all (`if turn == self.max_turns - 1: tools = [t for
 t in tools if t["name"] == "submit"]`). A token count (`litellm.token_counter(messages=..., tools=...)`) is not a

@@ -728,3 +728,94 @@ def test_a_window_in_a_class_named_for_its_topic_is_judged_by_its_role():
     for name in ("SearchAgent", "QueryAssistant", "SearchChatEngine"):
         found = lint(REWRITER.replace("class QueryRewriter", f"class {name}"), {"CL301"})
         assert [f.row for f in found] == [7], name
+
+
+# --- CL203: the tools taken off the last request of a tool loop, in the shapes real loops write it --------------------
+
+LOOP_HEAD = '''
+from openai import OpenAI
+client = OpenAI()
+TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {}}}}]
+MAX_STEPS = 8
+'''
+
+FLAG_LOOP = LOOP_HEAD + '''
+def run(messages):
+    for step in range(MAX_STEPS):
+        last = step == MAX_STEPS - 1
+        tools = None if last else TOOLS
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+        messages.append(reply.choices[0].message)
+        if not reply.choices[0].message.tool_calls:
+            return reply.choices[0].message.content
+        messages.append({"role": "tool", "tool_call_id": "1", "content": "x"})
+'''
+
+
+def test_tools_taken_off_through_a_flag_for_the_last_pass_are_reported():
+    found = lint(FLAG_LOOP, {"CL203"})
+    assert [f.row for f in found] == [9]
+    assert "on the last pass of the loop" in found[0].message
+
+
+def test_a_flag_that_is_no_step_count_is_quiet():
+    # `last` is whether this item is the last document, not the loop's step against its limit
+    source = FLAG_LOOP.replace("last = step == MAX_STEPS - 1", "last = messages[-1] is None")
+    assert lint(source, {"CL203"}) == []
+
+
+INLINE_LOOP = LOOP_HEAD + '''
+def run(messages):
+    for step in range(MAX_STEPS):
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages,
+                                               tools=TOOLS if step < MAX_STEPS - 1 else None)
+        messages.append(reply.choices[0].message)
+        if not reply.choices[0].message.tool_calls:
+            return reply.choices[0].message.content
+        messages.append({"role": "tool", "tool_call_id": "1", "content": "x"})
+'''
+
+
+def test_tools_taken_off_the_last_pass_in_the_request_itself_are_reported():
+    found = lint(INLINE_LOOP, {"CL203"})
+    assert [f.row for f in found] == [8]
+    assert "tools=TOOLS if step < MAX_STEPS - 1 else None" in found[0].message
+    found = lint(INLINE_LOOP.replace("TOOLS if step < MAX_STEPS - 1 else None", "None if step == MAX_STEPS - 1 else TOOLS"), {"CL203"})
+    assert [f.row for f in found] == [8]
+
+
+def test_tools_chosen_by_a_setting_in_the_request_are_quiet():
+    assert lint(INLINE_LOOP.replace("TOOLS if step < MAX_STEPS - 1 else None", "TOOLS if USE_TOOLS else None"), {"CL203"}) == []
+
+
+BUDGET_LOOP = LOOP_HEAD + '''
+def run(messages):
+    rounds = 0
+    while True:
+        if rounds >= MAX_STEPS:
+            reply = client.chat.completions.create(model="gpt-4o", messages=messages)
+            return reply.choices[0].message.content
+        reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS)
+        messages.append(reply.choices[0].message)
+        if not reply.choices[0].message.tool_calls:
+            return reply.choices[0].message.content
+        rounds += 1
+        messages.append({"role": "tool", "tool_call_id": "1", "content": "x"})
+'''
+
+
+def test_a_budget_branch_above_the_loops_request_is_paired_with_it():
+    # the request written first is sent last: once the loop has gone round MAX_STEPS times, without the tools
+    found = lint(BUDGET_LOOP, {"CL203"})
+    assert [f.row for f in found] == [10]
+    assert "without the tools (the request on line 12 sends them)" in found[0].message
+
+
+def test_a_list_made_anew_in_each_pass_is_no_conversation_across_passes():
+    source = BUDGET_LOOP.replace("    while True:\n", "    while True:\n        messages = [{\"role\": \"user\", \"content\": \"go\"}]\n")
+    assert lint(source, {"CL203"}) == []
+
+
+def test_a_branch_under_a_setting_above_the_loops_request_is_quiet():
+    # `if stream:` is the same on every pass: the loop never goes round into it after sending with the tools
+    assert lint(BUDGET_LOOP.replace("if rounds >= MAX_STEPS:", "if STREAM:"), {"CL203"}) == []

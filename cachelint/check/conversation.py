@@ -96,12 +96,36 @@ def differing_requests(ctx: ModuleContext, sites: list[CallSite]) -> Iterator[Di
         reported: set[int] = set()
         for index, second in enumerate(group):
             for first in group[max(0, index - NEAREST):index]:
-                if id(second) in reported or first.api != second.api or _exclusive(ctx, first.node, second.node) \
-                        or _leaves_after(ctx, first.node, second.node):
+                if id(second) in reported or first.api != second.api or _exclusive(ctx, first.node, second.node):
+                    continue
+                if _leaves_after(ctx, first.node, second.node):
+                    # `while True: if rounds >= MAX: return create(messages=messages)` above the loop's request with the
+                    # tools: the request written first is sent after the other one, once the loop has gone round
+                    if id(first) not in reported and _goes_round_to(ctx, second.node, first.node, key[-1]):
+                        for difference in _differences(ctx, second, first, key[-1]):
+                            reported.add(id(first))
+                            yield difference
                     continue
                 for difference in _differences(ctx, first, second, key[-1]):
                     reported.add(id(second))
                     yield difference
+
+
+def _goes_round_to(ctx: ModuleContext, sent: cst.CSTNode, later: cst.CSTNode, history: str) -> bool:
+    """`later`, written above `sent` in a loop around both, runs after it once the loop goes round, with the same
+    history: the loop keeps the list (it is not bound anew in each pass), nothing after `sent` always leaves, and
+    `later` is sent under a test of the loop's step count against its limit (`if rounds >= MAX_STEPS:`), not under a
+    setting that never changes between passes (`if stream:`)."""
+    from cachelint.check.dropped_tools import last_pass
+    from cachelint.check.history import bound_anew_in
+
+    loop = next((a for a in ctx.ancestors(sent) if isinstance(a, (cst.For, cst.While, cst.FunctionDef, cst.Lambda))), None)
+    if not isinstance(loop, (cst.For, cst.While)) or not ctx.contains(loop, later):
+        return False
+    guard = next((a for a in ctx.ancestors(later) if isinstance(a, (cst.If, cst.For, cst.While))), None)
+    if not isinstance(guard, cst.If) or not ctx.contains(loop, guard) or not last_pass(ctx, guard.test):
+        return False
+    return not _leaves_after(ctx, sent, later) and not bound_anew_in(ctx, loop, history)
 
 
 def _history_key(ctx: ModuleContext, site: CallSite) -> tuple | None:

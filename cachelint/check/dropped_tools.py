@@ -202,6 +202,7 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
     other branch need not keep the tools: the value before the loop does), else the other branch of the test must
     keep them all."""
     anchors = _sent_in_loops(ctx, sites)
+    yield from _dropped_in_the_call(ctx, sites)
     for assign in ctx.nodes(cst.Assign):
         if len(assign.targets) != 1 or ctx.enclosing_function(assign) is None:
             continue
@@ -217,7 +218,7 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
         how = "on the last pass of the loop that sends it" if anchored else "once the steps reach their limit"
         value = assign.value
         if isinstance(value, cst.IfExp):
-            if (_dropped(ctx, value.body) or _dropped(ctx, value.orelse)) and _last_pass(ctx, value.test) and anchored:
+            if _dropped_when_last(ctx, value) and anchored:
                 yield DroppedTools(statement, what, how)
             continue
         if not _dropped(ctx, value):
@@ -226,10 +227,39 @@ def tools_dropped_on_a_last_pass(ctx: ModuleContext, sites) -> Iterator[DroppedT
         if anchored and _goes_round(ctx, statement, loop):
             yield DroppedTools(statement, what, "before the loop that sends it goes round for the next request")
             continue
-        if guard is None or not _last_pass(ctx, guard.test) or not ctx.contains(guard.body, assign):
+        if guard is None or not last_pass(ctx, guard.test) or not ctx.contains(guard.body, assign):
             continue
         if (anchored and ctx.contains(loop, guard)) or (statement in guard.body.body and _kept_otherwise(ctx, guard, target)):
             yield DroppedTools(statement, what, how)
+
+
+def _dropped_when_last(ctx: ModuleContext, value: cst.IfExp) -> bool:
+    """`None if i == max_steps else tools`, `tools if step < self.max_steps - 1 else []`: nothing (or a few) on the
+    last pass, the tools on the others."""
+    if not (_dropped(ctx, value.body) or _dropped(ctx, value.orelse)):
+        return False
+    return last_pass(ctx, value.test) or _before_the_last(ctx, value.test)
+
+
+def _before_the_last(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
+    """`step < max_steps - 1`, `rounds < self.max_rounds`, `not is_last_step`, `not last`: every pass but the last."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return last_pass(ctx, test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
+        flipped = cst.Comparison(left=test.comparisons[0].comparator,
+                                 comparisons=[cst.ComparisonTarget(cst.GreaterThan(), test.left)])
+        return last_pass(ctx, flipped)
+    return False
+
+
+def _dropped_in_the_call(ctx: ModuleContext, sites) -> Iterator[DroppedTools]:
+    """`client.chat.completions.create(..., tools=None if step == MAX_STEPS - 1 else TOOLS)` in a loop: the tools
+    taken off the last pass in the request itself."""
+    for site in sites:
+        tools = site.arg("tools") if isinstance(site.node, cst.Call) else None
+        if isinstance(tools, cst.IfExp) and ctx.loops_around(site.node) and _dropped_when_last(ctx, tools):
+            yield DroppedTools(ctx.statement_of(site.node), f"tools={ctx.code(tools)}", "on the last pass of the loop that sends it")
 
 
 def _sent_in_loops(ctx: ModuleContext, sites) -> dict[str, list[cst.CSTNode]]:
@@ -301,11 +331,19 @@ LIMIT = re.compile(r"(?:^|_)(?:max|limit|maximum|budget|last|final)(?:$|_)|^max[
 LAST_FLAG = re.compile(r"^_?(?:is_)?(?:last|final)_(?:step|turn|round|iter|iteration|pass|attempt|trial)$", re.I)
 
 
-def _last_pass(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
+def last_pass(ctx: ModuleContext, test: cst.BaseExpression, depth: int = 0) -> bool:
     """`i == max_steps`, `step >= self.max_iterations - 1`, `count >= self.tool_call_limit`, `is_last_step`: a step
-    counter against its limit, or a flag named for the last step; a setting's value (`plan == "limited"`) is not."""
+    counter against its limit, or a flag named for the last step, or a name the function binds once to such a test
+    (`last = step == MAX_STEPS - 1`, then `tools = None if last else TOOLS`); a setting's value (`plan == "limited"`)
+    is not."""
     if isinstance(test, cst.BooleanOperation):
-        return _last_pass(ctx, test.left) or _last_pass(ctx, test.right)
+        return last_pass(ctx, test.left, depth) or last_pass(ctx, test.right, depth)
+    if isinstance(test, cst.Name) and depth < 2 and LAST_FLAG.match(test.value) is None:
+        function = ctx.enclosing_function(test)
+        values = [v for _, v in ctx.assigned_values(test)]
+        if function is not None and len(values) == 1 and isinstance(values[0], (cst.Comparison, cst.BooleanOperation)) \
+                and ctx.enclosing_function(values[0]) is function:
+            return last_pass(ctx, values[0], depth + 1)
     if isinstance(test, cst.Comparison):
         if not any(isinstance(c.operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan)) for c in test.comparisons):
             return False
