@@ -247,9 +247,7 @@ def _before_the_last(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
         return last_pass(ctx, test.expression)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
             and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
-        flipped = cst.Comparison(left=test.comparisons[0].comparator,
-                                 comparisons=[cst.ComparisonTarget(cst.GreaterThan(), test.left)])
-        return last_pass(ctx, flipped)
+        return _counter_against_limit(test)
     return False
 
 
@@ -340,19 +338,15 @@ def last_pass(ctx: ModuleContext, test: cst.BaseExpression, depth: int = 0) -> b
         return last_pass(ctx, test.left, depth) or last_pass(ctx, test.right, depth)
     if isinstance(test, cst.Name) and depth < 2 and LAST_FLAG.match(test.value) is None:
         function = ctx.enclosing_function(test)
-        values = [v for _, v in ctx.assigned_values(test)]
-        if function is not None and len(values) == 1 and isinstance(values[0], (cst.Comparison, cst.BooleanOperation)) \
-                and ctx.enclosing_function(values[0]) is function:
-            return last_pass(ctx, values[0], depth + 1)
+        value = ctx.sole_value(test)
+        if function is not None and isinstance(value, (cst.Comparison, cst.BooleanOperation)) and ctx.enclosing_function(value) is function:
+            return last_pass(ctx, value, depth + 1)
     if isinstance(test, cst.Comparison):
         if not any(isinstance(c.operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan)) for c in test.comparisons):
             return False
-        sides = [test.left, *(c.comparator for c in test.comparisons)]
-        names = [[last_name(n) or "" for n in (side, *descendants(side)) if isinstance(n, (cst.Name, cst.Attribute))] for side in sides]
-        counted = any(COUNTER.match(name) for side in names for name in side)
-        limited = any(LIMIT.search(name) for side in names for name in side)
-        return counted and limited
+        return _counter_against_limit(test)  # `i == max_steps`, `count >= self.tool_call_limit`
     return isinstance(test, (cst.Name, cst.Attribute)) and LAST_FLAG.match(last_name(test) or "") is not None
+
 
 
 # a call named for taking the tools (function calling) off the request settings

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.depends import parameters_of, positional_index
-from cachelint.check.module import ModuleContext, argument_for, declared_outside, descendants
+from cachelint.check.module import ModuleContext, argument_for, declared_outside
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.values import string_value
 
@@ -46,10 +46,10 @@ def grown_system_messages(ctx: ModuleContext) -> Iterator[GrownSystem]:
         if function is None or "deepcopy" in ctx.code(function):
             continue
         messages = _system_message_of(ctx, function, node.target)
-        if messages is None or not _from_a_parameter(ctx, function, messages):
+        param = _source_parameter(ctx, function, messages) if messages is not None else None
+        if param is None:
             continue
-        param = _parameter_of(ctx, function, messages)
-        if param is not None and (one_shot_callers(ctx, function, param) or _local_to_every_caller(ctx, function, param)):
+        if one_shot_callers(ctx, function, param) or _local_to_every_caller(ctx, function, param):
             continue  # every caller in sight builds the list for one request: nothing carries the text over
         yield GrownSystem(ctx.statement_of(node), ctx.code(messages))
 
@@ -76,45 +76,25 @@ def _local_to_every_caller(ctx: ModuleContext, function: cst.FunctionDef, param:
                 continue  # another method of the class hands on the list it was given: the class builds it for a request
             return False
         bound = [(b, v) for b, v in ctx.assigned_values(value) if ctx.enclosing_function(b) is caller]
-        if not bound or any(isinstance(b, cst.Param) or v is not None and _from_a_parameter(ctx, caller, v) for b, v in bound):
+        if not bound or any(isinstance(b, cst.Param) or v is not None and _source_parameter(ctx, caller, v) is not None for b, v in bound):
             return False  # `new_kwargs = kwargs.copy()`: the caller's own caller's list, shallow-copied
     return True
 
 
-def _parameter_of(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> str | None:
-    """The parameter the list comes from: itself, or the one a shallow copy or an entry of it is made of."""
-    found = _root_name(ctx, function, messages)
-    if found is None:
+def _subscript(sub: cst.Subscript) -> cst.BaseExpression | None:
+    """What a single plain index holds: the `"content"` of `m["content"]`, the `0` of `msgs[0]`."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
         return None
-    name, params, values = found
-    if name in params:
-        return name
-    names = {n.value for v in values for n in (v, *descendants(v)) if isinstance(n, cst.Name)} & params
-    return next(iter(names), None)
-
-
-def _root_name(ctx: ModuleContext, function: cst.FunctionDef,
-               messages: cst.BaseExpression) -> tuple[str, set[str], list[cst.BaseExpression]] | None:
-    """The name under the list's subscripts (`kwargs` of `kwargs["messages"][0]`), the function's parameters, and the
-    values the function itself binds to that name."""
-    while isinstance(messages, cst.Subscript):
-        messages = messages.value
-    if not isinstance(messages, cst.Name):
-        return None
-    values = [v for _, v in ctx.assigned_values(messages) if v is not None and ctx.enclosing_function(v) is function]
-    return messages.value, parameters_of(function), values
+    return sub.slice[0].slice.value
 
 
 def _key(sub: cst.Subscript) -> str | None:
-    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
-        return None
-    return string_value(sub.slice[0].slice.value)
+    value = _subscript(sub)
+    return string_value(value) if value is not None else None
 
 
 def _index(sub: cst.Subscript) -> str | None:
-    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
-        return None
-    value = sub.slice[0].slice.value
+    value = _subscript(sub)
     return value.value if isinstance(value, cst.Integer) else None
 
 
@@ -131,10 +111,7 @@ def _system_message_of(ctx: ModuleContext, function: cst.FunctionDef, target: cs
     if isinstance(expr, cst.Subscript) and _index(expr) == "0":
         return expr.value
     if isinstance(expr, cst.Name):
-        values = [v for _, v in ctx.assigned_values(expr) if v is not None and ctx.enclosing_function(v) is function]
-        if len(values) != 1:
-            return None
-        value = values[0]
+        value = ctx.sole_value(expr, within=function)
         if isinstance(value, cst.Subscript) and _index(value) == "0":
             return value.value
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next" and value.args \
@@ -144,28 +121,26 @@ def _system_message_of(ctx: ModuleContext, function: cst.FunctionDef, target: cs
     return None
 
 
-def _from_a_parameter(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> bool:
-    """The list is a parameter of the function, an entry of one (`kwargs["messages"]`), or of a shallow copy of one
-    (`new_kwargs = kwargs.copy()`; `dict(kwargs)`, `{**kwargs}`, `list(messages)`, `messages.copy()`)."""
-    found = _root_name(ctx, function, messages)
-    if found is None:
-        return False
-    name, params, values = found
-    if name in params:
-        return True
-    if len(values) != 1:
-        return False
-    value = values[0]
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" \
-            and isinstance(value.func.value, cst.Name):
-        return value.func.value.value in params
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("dict", "list") and value.args:
-        inner = value.args[0].value
-        return isinstance(inner, cst.Name) and inner.value in params
-    if isinstance(value, cst.Dict) and len(value.elements) >= 1 and isinstance(value.elements[0], cst.StarredDictElement):
-        inner = value.elements[0].value
-        return isinstance(inner, cst.Name) and inner.value in params
-    if isinstance(value, cst.Subscript):
-        root = value.value
-        return isinstance(root, cst.Name) and root.value in params
-    return False
+def _source_parameter(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> str | None:
+    """The parameter of the function the list is, or is an entry of (`kwargs["messages"]`), or of a shallow copy of
+    (`new_kwargs = kwargs.copy()`; `dict(kwargs)`, `{**kwargs}`, `list(messages)`, `messages.copy()`); None when the
+    list is the function's own."""
+    while isinstance(messages, cst.Subscript):
+        messages = messages.value
+    if not isinstance(messages, cst.Name):
+        return None
+    params = parameters_of(function)
+    if messages.value in params:
+        return messages.value
+    value = ctx.sole_value(messages, within=function)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy":
+        source = value.func.value  # kwargs.copy()
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("dict", "list") and value.args:
+        source = value.args[0].value  # dict(kwargs)
+    elif isinstance(value, cst.Dict) and value.elements and isinstance(value.elements[0], cst.StarredDictElement):
+        source = value.elements[0].value  # {**kwargs}
+    elif isinstance(value, cst.Subscript):
+        source = value.value  # kwargs["messages"]
+    else:
+        return None
+    return source.value if isinstance(source, cst.Name) and source.value in params else None

@@ -754,8 +754,8 @@ def _keys_of(ctx: ModuleContext, target: cst.BaseExpression) -> cst.BaseExpressi
     the dict."""
     if not isinstance(target, cst.Name):
         return None
-    values = [v for _, v in ctx.assigned_values(target)]
-    if len(values) != 1 or not isinstance(call := values[0], cst.Call) or _last_name(call.func) not in ("sorted", "list") or not call.args:
+    call = ctx.sole_value(target)
+    if not isinstance(call, cst.Call) or _last_name(call.func) not in ("sorted", "list") or not call.args:
         return None
     inner = call.args[0].value
     if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "keys" and not inner.args):
@@ -2321,9 +2321,9 @@ def _length_less(ctx: ModuleContext, value: cst.BaseExpression, target: str) -> 
     if isinstance(right, cst.Integer) and int(right.value) <= 2:
         return False  # `start = len(messages) - 1` before this turn's messages are added: a mark, read back after
     if isinstance(left, cst.Name):  # `n = len(messages)` ... `start = n - max_messages`
-        values = [v for _, v in ctx.assigned_values(left)]
-        if len(values) == 1 and values[0] is not None and ctx.enclosing_function(values[0]) is ctx.enclosing_function(value):
-            left = values[0]
+        bound = ctx.sole_value(left)
+        if bound is not None and ctx.enclosing_function(bound) is ctx.enclosing_function(value):
+            left = bound
     return isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" and bool(left.args) \
         and ctx.code(left.args[0].value) == target
 

@@ -123,11 +123,16 @@ def _iterated_root(loop: cst.For) -> str | None:
             if isinstance(node, cst.Subscript) and any(isinstance(n, cst.Name) and n.value in index for n in descendants(node.slice[0])):
                 return _root(node.value)
         return None
-    while isinstance(iterable, cst.Call) and iterable.args:  # enumerate(...), reversed(...)
-        iterable = iterable.args[0].value
-    if isinstance(iterable, cst.Subscript):
-        iterable = iterable.value
+    iterable = _unwrapped(iterable)
     return _root(iterable) if isinstance(iterable, (cst.Name, cst.Attribute, cst.Subscript)) else None
+
+
+def _unwrapped(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """The list a loop walks, out of `enumerate(...)`, `reversed(...)` and a slice: `messages` of
+    `enumerate(reversed(messages[:n]))`."""
+    while isinstance(iterable, cst.Call) and iterable.args:
+        iterable = iterable.args[0].value
+    return iterable.value if isinstance(iterable, cst.Subscript) else iterable
 
 
 def _rebuilt_without(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode | None:
@@ -141,10 +146,7 @@ def _rebuilt_without(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNo
             continue
         target, value = assign.targets[0].target.value, assign.value
         if isinstance(value, cst.ListComp):
-            iterable = value.for_in.iter
-            while isinstance(iterable, cst.Call) and iterable.args:
-                iterable = iterable.args[0].value
-            source = _root(iterable)
+            source = _root(_unwrapped(value.for_in.iter))
             if source and HISTORY.search(source) and value.for_in.ifs and (target in returned or target == source):
                 return ctx.statement_of(assign)
         elif isinstance(value, cst.Name) and HISTORY.search(target) and _filled_from(ctx, function, value.value, target):
@@ -171,11 +173,7 @@ def _walked(loop: cst.For) -> set[str]:
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and isinstance(node.value, cst.Subscript) and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node.value.slice[0])):
             names.add(node.targets[0].target.value)
-    iterable = loop.iter
-    while isinstance(iterable, cst.Call) and iterable.args:  # enumerate(...), reversed(...)
-        iterable = iterable.args[0].value
-    if isinstance(iterable, cst.Subscript):
-        iterable = iterable.value
+    iterable = _unwrapped(loop.iter)
     root = _root(iterable)
     if root is not None and root != "self":
         names.add(root)

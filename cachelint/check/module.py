@@ -238,6 +238,13 @@ class ModuleContext:
                 continue
             yield node, None
 
+    def sole_value(self, name: cst.Name, within: cst.FunctionDef | None = None) -> cst.BaseExpression | None:
+        """The value of `name`'s only binding (`n = len(messages)`), or None when it has several, or one with no value
+        (a parameter, a loop target). With `within`, only the bindings with a value made in that function count."""
+        values = [v for _, v in self.assigned_values(name)
+                  if within is None or v is not None and self.enclosing_function(v) is within]
+        return values[0] if len(values) == 1 else None
+
     def scope_of(self, node: cst.CSTNode):
         return self._scopes.get(node)
 
@@ -428,6 +435,13 @@ def declared_outside(function: cst.FunctionDef) -> set[str]:
     value assigned to one outlives the call. (A declaration in a function nested in it counts too: the nested
     handler's `global chat_history` is the module's history, whoever cuts it.)"""
     return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal)) for n in node.names}
+
+
+def declared_in(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """Names the function's own statements declare `global` or `nonlocal`, unlike `declared_outside` (a function
+    nested in it is not counted: its `nonlocal n` names this function's own variable)."""
+    return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal))
+            and ctx.enclosing_function(node) is function for n in node.names}
 
 
 def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:

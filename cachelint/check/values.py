@@ -18,7 +18,7 @@ import libcst as cst
 
 from cachelint.check.callsites import CallSite, is_system_message
 from cachelint.check.depends import positional_index
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, declared_outside, descendants, last_name
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, declared_in, declared_outside, descendants, last_name
 
 MAX_DEPTH = 24
 MAX_FRAMES = 6  # calls followed into functions (or out to their callers) at once
@@ -135,13 +135,6 @@ class Fact:
     def severe(self) -> bool:
         """Changes within a conversation, not just between processes or days."""
         return self.when == "per call" and self.granularity not in _COARSE
-
-
-def _declared_by(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
-    """Names the function's own statements declare `global` or `nonlocal` (not a function nested in it: its
-    `nonlocal n` names this function's own variable)."""
-    return {n.name.value for node in descendants(function.body) if isinstance(node, (cst.Global, cst.Nonlocal))
-            and ctx.enclosing_function(node) is function for n in node.names}
 
 
 def closing_system_message(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
@@ -823,7 +816,7 @@ class ValueWalker:
         that builds the prompt: the counter starts again on every call, so it numbers the same items the same way (a
         counter kept on the module, `global`, or in an enclosing function, `nonlocal`, or counted in a loop, is not)."""
         function = self.ctx.enclosing_function(increment)
-        if function is None or name.value in _declared_by(self.ctx, function):
+        if function is None or name.value in declared_in(self.ctx, function):
             return False
         for ancestor in self.ctx.ancestors(increment):
             if ancestor is function:
