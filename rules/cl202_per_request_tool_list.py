@@ -43,6 +43,13 @@ kwargs["tools"] = tools`, or `kwargs.update(tools=...)`), and, in a class that k
 attribute, tools that a method running during the conversation adds to (`self.add_tool(...)` from the method that
 sends, `likely`; a list filled once behind `if self.tools: return` is not): register every tool before the first
 request.
+
+Also (`likely`) tools narrowed on each step by what the run has done so far, found by a call named for narrowing
+tools and given the run's state: `solver.get_allowed_tool_names(last_function_response=self.last_function_response)`
+(tool rules: the tools allowed after the last call), `filter_tools_by_group_and_state(tools, current_state=request.state)`
+(a state machine that moves after each tool call), reported where the tools are narrowed (the comprehension that keeps
+the allowed names, or the call). A filter given only settings, groups or permissions, one run as the object is set up
+(`__init__`), one of a tool's own parameters (`filter_tool_parameters`) and one in a test are not reported.
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates
@@ -198,6 +205,16 @@ class DeferredToolFilter(AgentMiddleware):
         from cachelint.check.class_state import class_state_in_tools
         from cachelint.check.middleware import tool_filters
         from cachelint.check.values import ValueWalker
+        from cachelint.check.gate import opened_alone
+        from cachelint.check.state_tool_filters import state_filtered_tools
+
+        for found in state_filtered_tools(analysis.ctx):
+            yield Report(found.node, f"`{found.callee}` narrows the tools to those allowed by `{found.reads}`, what the run has done so far: "
+                         "the tool list changes between the steps of one conversation, and the tools open the prefix, so each change "
+                         "prefills the whole conversation again; send every tool on every step and enforce the rules when a call "
+                         "comes in (or with tool_choice)", confidence="likely")
+        if not analysis.sites and opened_alone(analysis.ctx.source):
+            return  # a module opened for that shape alone
 
         for found in tool_filters(analysis.ctx):
             yield Report(found.node, f"this middleware filters the tools of every model call ({found.hook}) on what `{found.reads}` holds: "

@@ -166,7 +166,7 @@ MODEL_SET = re.compile(r"""(?:\.|\b)(?:model|model_name|model_id|llm_model|curre
 SPREAD_TOOLS = re.compile(r"\{\s*\*\*[\w.]+\s*,\s*\*\*[\w.]*tool\w*\s*\}|\{\s*\*\*[\w.]*tool\w*\s*,\s*\*\*[\w.]+\s*\}")
 
 # a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
-TEMPLATE_ASSIGN = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*(?:\s*:\s*(?:str|(?:typing\.)?Final(?:\[str\])?))?\s*=\s*\(?\s*"
+TEMPLATE_ASSIGN = re.compile(r"^(?:(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))(?:\s*:\s*(?:str|(?:typing\.)?Final(?:\[str\])?))?\s*=\s*\(?\s*"
                              r"(?:(?:textwrap\.)?dedent\(\s*|(?:inspect\.)?cleandoc\(\s*)?[rRuU]?(?:\"\"\"|\'\'\')", re.M)
 PROMPT_SENDER_LOOP = re.compile(r"\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]")
 PROMPT_JOIN = re.compile(r"\.join\(|\.format\(")
@@ -215,6 +215,9 @@ QUESTION_FIRST = re.compile(r"(?:\.user\(|\b(?:HumanMessage|UserMessage)\(|[\"']
                             r"[^\[\]*]{0,200}(?:\*\s*|\]\s*\+\s*|\][^\[\]]{0,200}?\.extend\(\s*)[\w.]*"
                             r"(?:history|messages|msgs|conversation|convo|chat\w*|turns|dialog\w*|transcript)\b")
 
+# a call that narrows a tool list given the run's state: `filter_tools_by_group_and_state(..., current_state=request.state)`
+STATE_TOOL_FILTER = re.compile(r"(?i)\b\w*(?:filter|allowed|visible|permitted)\w*tool\w*\([\s\S]{0,300}?"
+                               r"(?:state|last_function_response|last_tool|step|turn|iteration)")
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
 
@@ -243,6 +246,8 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
         found.add("CL104")  # a retry's note put ahead of the prompt just sent (retry_notes.py)
     if "CL104" in codes and QUESTION_SLOT.search(source) and SCHEMA_SLOT.search(source) and long_template(source, 300):
         found.add("CL104")  # a question asked before the database's description in a template (schema_after_question.py)
+    if "CL202" in codes and STATE_TOOL_FILTER.search(source):
+        found.add("CL202")  # tools narrowed per step by the run's state (state_tool_filters.py)
     if "CL203" in codes and FIRST_PASS_TOOL.search(source):
         found.add("CL203")  # a tool added on the first pass of a function that calls itself (dropped_tools.tools_added_on_the_first_pass)
     return frozenset(found)

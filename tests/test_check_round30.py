@@ -1,0 +1,86 @@
+"""Round 30: what a spent set (holdout34) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL202: tools narrowed on each step by what the run has done so far --------------------------------------------
+
+TOOL_RULES = '''
+from anthropic import Anthropic
+
+client = Anthropic()
+
+
+class Agent:
+    def __init__(self, tools, solver):
+        self.tools = tools
+        self.tool_rules_solver = solver
+        self.last_function_response = None
+        self.messages = []
+
+    def step(self):
+        allowed = self.tool_rules_solver.get_allowed_tool_names(
+            available_tools={t["name"] for t in self.tools},
+            last_function_response=self.last_function_response,
+        )
+        tools = [t for t in self.tools if t["name"] in allowed]
+        reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=tools, messages=self.messages)
+        self.messages.append({"role": "assistant", "content": reply.content})
+        return reply
+'''
+
+
+def test_tools_allowed_after_the_last_call_are_reported_where_they_are_narrowed():
+    found = lint(TOOL_RULES, {"CL202"})
+    assert [f.row for f in found] == [18]
+    assert "self.last_function_response" in found[0].message
+
+
+STATE_MACHINE = '''
+from .filtering import filter_tools_by_group_and_state
+
+
+class AgentService:
+    async def on_request(self, request, flow):
+        agent = self.agents[flow.workspace]
+        tools = filter_tools_by_group_and_state(
+            tools=agent.tools,
+            requested_groups=getattr(request, "group", None),
+            current_state=getattr(request, "state", None),
+        )
+        return await self.react(request.question, tools, request.history)
+'''
+
+
+def test_tools_filtered_by_the_request_state_are_reported_without_a_request_in_sight():
+    found = lint(STATE_MACHINE, {"CL202"})
+    assert [f.row for f in found] == [7]
+    assert "state" in found[0].message
+
+
+def test_tools_filtered_by_settings_groups_or_at_setup_are_quiet():
+    source = STATE_MACHINE.replace('''            current_state=getattr(request, "state", None),
+''', "")
+    assert lint(source, {"CL202"}) == []
+    at_setup = '''
+from .filtering import filter_tools_by_group_and_state
+
+
+class AgentService:
+    def __init__(self, tools, config):
+        self.tools = filter_tools_by_group_and_state(tools, requested_groups=config.groups, current_state="start")
+'''
+    assert lint(at_setup, {"CL202"}) == []
+    # a tool's own parameters filtered on state are no tool list
+    parameters = STATE_MACHINE.replace("filter_tools_by_group_and_state", "filter_tool_parameters_by_state")
+    assert lint(parameters, {"CL202"}) == []
+
+
+def test_a_test_of_the_rules_solver_is_quiet(tmp_path):
+    files = {"pyproject.toml": "", "tests/test_solver.py": '''
+def test_solver(solver):
+    assert solver.get_allowed_tool_names(last_function_response='{"message": "true"}') == ["send_message"]
+'''}
+    assert lint_tree(tmp_path, files, "tests/test_solver.py", {"CL202"}) == []
