@@ -36,7 +36,8 @@ template whose per-call data comes before at least about 1,024 tokens of static 
 constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`; a section the
 function binds to a long default literal, replaced only by a setting, counts as that literal; in a function named
 for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data; or a
-template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string), that another module of the
+template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string; in
+lower case, `summarizer_instructions = r'''...'''`, where the filling module imports it by that name), that another module of the
 tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder, the app's tools,
 schema, format, examples, name or persona not counted as one, nor any slot of a fill made as an object is set up
 (in `__init__`, `setup_prompts`) or only from the object's own settings (`**self._domain_map`)), where

@@ -84,3 +84,63 @@ def test_solver(solver):
     assert solver.get_allowed_tool_names(last_function_response='{"message": "true"}') == ["send_message"]
 '''}
     assert lint_tree(tmp_path, files, "tests/test_solver.py", {"CL202"}) == []
+
+
+# --- CL104: a lower-case template constant of a prompts module, filled in another module -------------------------
+
+RULES = "Cite every source, keep the report's sections in the order given, and never invent a statistic. " * 60
+
+
+def _prompts(name: str) -> str:
+    return f'''
+{name} = r"""
+Current date: {{current_date}}
+
+<TOPIC>
+{{research_topic}}
+</TOPIC>
+
+{RULES}
+"""
+'''
+
+
+def _graph(name: str, how: str = "from app.prompts import {name}") -> str:
+    return f'''
+from langchain_core.messages import HumanMessage, SystemMessage
+{how.format(name=name)}
+
+CURRENT_DATE = "2026-12-05"
+
+
+def summarize(llm, state):
+    system_prompt = {name}.format(current_date=CURRENT_DATE, research_topic=state.research_topic)
+    return llm.invoke([SystemMessage(content=system_prompt), HumanMessage(content=state.notes)])
+'''
+
+
+def test_a_lower_case_template_imported_and_filled_elsewhere_is_reported_at_its_placeholder(tmp_path):
+    files = {"pyproject.toml": "", "app/__init__.py": "", "app/prompts.py": _prompts("summarizer_instructions"),
+             "app/graph.py": _graph("summarizer_instructions")}
+    found = lint_tree(tmp_path, files, "app/prompts.py", {"CL104"})
+    assert [f.row for f in found] == [5]
+    assert "{research_topic}" in found[0].message and "app/graph.py" in found[0].message
+
+
+def test_a_lower_case_name_filled_where_it_is_not_imported_is_quiet(tmp_path):
+    # `summarizer_instructions` in graph.py is its own local (a parameter here), not the prompts module's constant
+    graph = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+
+
+def summarize(llm, state, summarizer_instructions):
+    system_prompt = summarizer_instructions.format(research_topic=state.research_topic)
+    return llm.invoke([SystemMessage(content=system_prompt), HumanMessage(content=state.notes)])
+'''
+    files = {"pyproject.toml": "", "app/__init__.py": "", "app/prompts.py": _prompts("summarizer_instructions"),
+             "app/graph.py": graph}
+    assert lint_tree(tmp_path, files, "app/prompts.py", {"CL104"}) == []
+    # and a lower-case name that is no prompt's (`summary_text`) is not a template constant
+    files["app/prompts.py"] = _prompts("summary_text")
+    files["app/graph.py"] = _graph("summary_text")
+    assert lint_tree(tmp_path, files, "app/prompts.py", {"CL104"}) == []

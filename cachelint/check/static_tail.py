@@ -478,8 +478,11 @@ def system_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]
 # --- a module's prompt template, filled by another module -----------------------------------------------------------
 
 # a prompt template kept as a module constant (`EDIT_INTENT_ANALYZER_PROMPT = """..."""`), and its `.format(` elsewhere
-TEMPLATE_CONSTANT = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*$")
-FORMATTED_TEMPLATE = re.compile(r"\b((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*)\s*\.\s*format(?:_map)?\(")
+# or in lower case (`summarizer_instructions = r"""..."""`), which a filling module must import by that name: a lower-case
+# name is as often a local variable of the filling function (`system_prompt.format(...)`)
+TEMPLATE_CONSTANT = re.compile(r"^(?:(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))$")
+FORMATTED_TEMPLATE = re.compile(r"(?<![.\w])((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))"
+                                r"\s*\.\s*format(?:_map)?\(")
 # a slot an app fills the same way for every call, by a word of its name: its tools, a schema, the output format,
 # examples, its own name or persona, a language (a date is CL101's): not the first per-call value
 STATIC_WORDS = frozenset({"tool", "tools", "schema", "schemas", "format", "formats", "example", "examples", "persona", "name",
@@ -601,6 +604,8 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
             if IN_A_MESSAGE.search(text[max(0, match.start() - 40):match.start()]) \
                     or re.search(rf"^\s*{re.escape(name)}\s*[:=][^=]", text, re.M):
                 continue  # made into a message here (judged in this module), or this module's own template of that name
+            if name.islower() and not _imported_by_name(text, name):
+                continue  # `system_prompt.format(...)`: a local or a parameter of that name, not the prompts module's constant
             fills = found.setdefault(name, _Fills([]))
             if path not in fills.paths:
                 fills.paths.append(path)
@@ -611,6 +616,12 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
                 slots |= SPREAD_ALL  # filled as the object is set up, from its own settings: no slot changes per call
             fills.constant_slots = slots if fills.constant_slots is None else fills.constant_slots & slots
     return found, read
+
+
+def _imported_by_name(text: str, name: str) -> bool:
+    """`from app.prompts import summarizer_instructions` (also inside parentheses, over several lines)."""
+    escaped = re.escape(name)
+    return re.search(rf"^\s*from\s+[\w.]+\s+import\s+(?:\([^)]*\b{escaped}\b|[^\n(]*\b{escaped}\b)", text, re.M) is not None
 
 
 SPREAD_ALL = frozenset({"*"})  # a fill that gives every slot a value set once per object
