@@ -31,7 +31,8 @@ by the data's shape (confidence `likely`): a history class or utility that drops
 messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), the
 newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`, over
 a copy of it, `ordered = list(turns)`, or by index, `for i in range(n - 1, -1, -1): message = history[i]`;
-a literal budget of 32k tokens or more is the context window's and is left alone), the history from the n-th last
+a literal budget of 32k tokens or more is the context window's and is left alone; seeded with the newest few,
+`kept = history[-k:]`, then grown back from the older ones, it is one window, reported at the loop), the history from the n-th last
 user message on (`start = human_indices[-rounds]; messages[start:]`), the latest n rounds counted from
 the end and written back as the history (`for m in reversed(conv.messages): if rounds >= max_rounds: break` then
 `conv.messages = kept[::-1]`, or returned by a trim function), a

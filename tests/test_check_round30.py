@@ -144,3 +144,38 @@ def summarize(llm, state, summarizer_instructions):
     files["app/prompts.py"] = _prompts("summary_text")
     files["app/graph.py"] = _graph("summary_text")
     assert lint_tree(tmp_path, files, "app/prompts.py", {"CL104"}) == []
+
+
+# --- CL301: the newest few, grown back from older messages to fit a budget, is one window ------------------------
+
+PRUNER = '''
+class RecentHistoryPruner:
+    def __init__(self, tokenizer, min_history_messages=1):
+        self._tokenizer = tokenizer
+        self._min_history_messages = min_history_messages
+
+    def build(self, chat_history, max_tokens):
+        if self._tokenizer.messages_token_count(chat_history) < max_tokens:
+            return chat_history
+        truncated_history = chat_history[-self._min_history_messages:]
+        for message in reversed(chat_history[:-self._min_history_messages]):
+            if self._tokenizer.messages_token_count(truncated_history + [message]) > max_tokens:
+                break
+            truncated_history.insert(0, message)
+        return truncated_history
+'''
+
+
+def test_a_budget_window_seeded_with_the_newest_messages_is_reported_once_at_its_loop():
+    found = lint(PRUNER, {"CL301"})
+    assert [(f.row, "fit a budget" in f.message) for f in found] == [(10, True)]
+
+
+def test_a_window_of_the_newest_messages_alone_is_still_reported():
+    source = PRUNER.replace('''        for message in reversed(chat_history[:-self._min_history_messages]):
+            if self._tokenizer.messages_token_count(truncated_history + [message]) > max_tokens:
+                break
+            truncated_history.insert(0, message)
+''', "")
+    found = lint(source, {"CL301"})
+    assert [(f.row, "latest messages" in f.message) for f in found] == [(9, True)]

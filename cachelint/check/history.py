@@ -90,7 +90,35 @@ def mentions_history_rewrite(source: str) -> bool:
 
 
 def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
-    """Every rewrite of a conversation in this module, once per statement."""
+    """Every rewrite of a conversation in this module, once per statement; a window of the newest few that a budget
+    loop then grows back from the older messages (`kept = history[-k:]`, then `for m in reversed(history[:-k]): ...
+    kept.insert(0, m)`) is one window, reported at the loop."""
+    found = list(_rewrites(ctx))
+    seeds = {name for rewrite in found if isinstance(rewrite.node, cst.For) and rewrite.what.startswith(BUDGET_WINDOW)
+             for name in _grown_in(rewrite.node)}
+    for rewrite in found:
+        if not (seeds and isinstance(rewrite.node, cst.Subscript) and _bound_name(ctx, rewrite.node) in seeds):
+            yield rewrite
+
+
+BUDGET_WINDOW = "keeps only the newest messages that fit a budget"
+
+
+def _grown_in(loop: cst.For) -> set[str]:
+    """The names the loop's body adds to (`kept.insert(0, m)`, `kept.append(m)`)."""
+    return {n.func.value.value for n in descendants(loop.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in ("insert", "append", "appendleft") and isinstance(n.func.value, cst.Name)}
+
+
+def _bound_name(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    """The name a value is bound to by the statement it is the whole value of (`kept = history[-k:]`)."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return None
+
+
+def _rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
     seen: set[int] = set()
     for node, function in _candidates(ctx):
         found = _judge(ctx, function, node)
@@ -1516,7 +1544,7 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
                for n in descendants(loop.body))
     if not kept or _older_part_returned(ctx, function, history):
         return None
-    return Rewrite(loop, ctx.code(history), "keeps only the newest messages that fit a budget of")
+    return Rewrite(loop, ctx.code(history), f"{BUDGET_WINDOW} of")
 
 
 def _older_part_returned(ctx: ModuleContext, function: cst.FunctionDef, history: cst.BaseExpression) -> bool:
