@@ -38,7 +38,8 @@ function binds to a long default literal, replaced only by a setting, counts as 
 for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data; or a
 template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string; in
 lower case, `summarizer_instructions = r'''...'''`, where the filling module imports it by that name), that another module of the
-tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder, the app's tools,
+tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder (once: not again
+where a module fills it, unless it fills it right into a message's content, which is judged there), the app's tools,
 schema, format, examples, name or persona not counted as one, nor any slot of a fill made as an object is set up
 (in `__init__`, `setup_prompts`) or only from the object's own settings (`**self._domain_map`)), where
 none of the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of

@@ -107,15 +107,17 @@ Current date: {{current_date}}
 
 def _graph(name: str, how: str = "from app.prompts import {name}") -> str:
     return f'''
-from langchain_core.messages import HumanMessage, SystemMessage
+from openai import OpenAI
 {how.format(name=name)}
 
 CURRENT_DATE = "2026-12-05"
+client = OpenAI()
 
 
-def summarize(llm, state):
+def summarize(state):
     system_prompt = {name}.format(current_date=CURRENT_DATE, research_topic=state.research_topic)
-    return llm.invoke([SystemMessage(content=system_prompt), HumanMessage(content=state.notes)])
+    messages = [{{"role": "system", "content": system_prompt}}, {{"role": "user", "content": state.notes}}]
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
 '''
 
 
@@ -179,3 +181,18 @@ def test_a_window_of_the_newest_messages_alone_is_still_reported():
 ''', "")
     found = lint(source, {"CL301"})
     assert [(f.row, "latest messages" in f.message) for f in found] == [(9, True)]
+
+
+def test_the_module_that_fills_an_imported_template_leaves_the_report_to_the_template(tmp_path):
+    files = {"pyproject.toml": "", "app/__init__.py": "", "app/prompts.py": _prompts("SUMMARIZER_INSTRUCTIONS"),
+             "app/graph.py": _graph("SUMMARIZER_INSTRUCTIONS")}
+    assert [f.row for f in lint_tree(tmp_path, files, "app/prompts.py", {"CL104"})] == [5]
+    assert lint_tree(tmp_path, files, "app/graph.py", {"CL104"}) == []
+    # filled right into a message's content, the fill is judged where it is made, and the template is not reported again
+    files["app/graph.py"] = _graph("SUMMARIZER_INSTRUCTIONS").replace(
+        "    system_prompt = SUMMARIZER_INSTRUCTIONS.format(current_date=CURRENT_DATE, research_topic=state.research_topic)\n", "").replace(
+        '{"role": "system", "content": system_prompt}',
+        '{"role": "system", "content": SUMMARIZER_INSTRUCTIONS.format(current_date=CURRENT_DATE, research_topic=state.research_topic)}')
+    assert lint_tree(tmp_path, files, "app/prompts.py", {"CL104"}) == []
+    found = lint_tree(tmp_path, files, "app/graph.py", {"CL104"})
+    assert [f.row for f in found] == [9] and "research_topic" in found[0].message

@@ -346,9 +346,11 @@ def _set_at_construction(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
 
 
 def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
-    """`TEMPLATE.format(question=q)` on a module constant: the text after its first placeholder."""
+    """`TEMPLATE.format(question=q)` on a module constant: the text after its first placeholder. Not a template
+    imported from the prompts module that `templates_filled_elsewhere` reports at its placeholder for this fill (one
+    problem, reported once, where the fix is)."""
     template = _constant(ctx, call.func.value)  # type: ignore[attr-defined]
-    if template is None:
+    if template is None or _reported_at_the_template(ctx, call, template):
         return None
     for match in PLACEHOLDER.finditer(template):
         name = match.group(0).strip("{}").split(":")[0].split("!")[0]
@@ -358,6 +360,31 @@ def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
         after = len(PLACEHOLDER.sub("", template[match.end():]))
         return Tail(value, name, after) if after >= MIN_TAIL_CHARS else None
     return None
+
+
+def _reported_at_the_template(ctx: ModuleContext, call: cst.Call, template: str) -> bool:
+    """The fill is one `_formatted_templates` counts: a template constant's name, imported by name from another module,
+    filled in a function of a non-test module that speaks to a model and sets no breakpoint, not right into a
+    message's content."""
+    name = call.func.value  # type: ignore[attr-defined]
+    if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name) and name.attr.value.isupper():
+        name, constant = name.value, name.attr.value  # `prompts.RESEARCH_INSTRUCTIONS.format(...)`: the module imported
+    elif isinstance(name, cst.Name):
+        constant = name.value
+    else:
+        return False
+    if not (TEMPLATE_CONSTANT.match(constant) and len(template) >= MIN_TAIL_CHARS):
+        return False
+    bindings = list(ctx.assigned_values(name))
+    if len(bindings) != 1 or not isinstance(bindings[0][0], (cst.ImportFrom, cst.Import)) or ctx.enclosing_function(call) is None:
+        return False
+    source = ctx.source
+    if ctx.is_test or not FOR_A_MODEL.search(source) or "cache_control" in source:
+        return False
+    parent = ctx.parent(call)
+    into_content = (isinstance(parent, cst.DictElement) and string_value(parent.key) == "content") or \
+        (isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "content")
+    return not into_content
 
 
 def _fixed(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
@@ -481,7 +508,7 @@ def system_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]
 # or in lower case (`summarizer_instructions = r"""..."""`), which a filling module must import by that name: a lower-case
 # name is as often a local variable of the filling function (`system_prompt.format(...)`)
 TEMPLATE_CONSTANT = re.compile(r"^(?:(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))$")
-FORMATTED_TEMPLATE = re.compile(r"(?<![.\w])((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))"
+FORMATTED_TEMPLATE = re.compile(r"\b((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|(?<![.\w])[a-z][a-z0-9_]*_(?:prompt|template|instructions?))"
                                 r"\s*\.\s*format(?:_map)?\(")
 # a slot an app fills the same way for every call, by a word of its name: its tools, a schema, the output format,
 # examples, its own name or persona, a language (a date is CL101's): not the first per-call value
