@@ -39,7 +39,8 @@ for the prompt it builds, a section it makes from its parameters, `{perspective_
 template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string; in
 lower case, `summarizer_instructions = r'''...'''`, where the filling module imports it by that name), that another module of the
 tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder (once: not again
-where a module fills it, unless it fills it right into a message's content, which is judged there), the app's tools,
+where a module fills it, unless it fills it right into a message's content, imports it under another name or reads
+it from a class, which are judged there; a lower-case one only for the modules that import it from there), the app's tools,
 schema, format, examples, name or persona not counted as one, nor any slot of a fill made as an object is set up
 (in `__init__`, `setup_prompts`) or only from the object's own settings (`**self._domain_map`)), where
 none of the static part is ever a shared prefix (`likely`); and a conversation rendered into one prompt text after a value of

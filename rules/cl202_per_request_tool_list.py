@@ -45,11 +45,15 @@ sends, `likely`; a list filled once behind `if self.tools: return` is not): regi
 request.
 
 Also (`likely`) tools narrowed on each step by what the run has done so far, found by a call named for narrowing
-tools and given the run's state: `solver.get_allowed_tool_names(last_function_response=self.last_function_response)`
-(tool rules: the tools allowed after the last call), `filter_tools_by_group_and_state(tools, current_state=request.state)`
-(a state machine that moves after each tool call), reported where the tools are narrowed (the comprehension that keeps
-the allowed names, or the call). A filter given only settings, groups or permissions, one run as the object is set up
-(`__init__`), one of a tool's own parameters (`filter_tool_parameters`) and one in a test are not reported.
+tools and given the run's state (read by its keyword or its last name): `solver.get_allowed_tool_names(
+last_function_response=self.last_function_response)` (tool rules: the tools allowed after the last call),
+`filter_tools_by_group_and_state(tools, current_state=request.state)` (a state machine that moves after each tool
+call), whose answer goes out as the tools (a `tools=` keyword, a list named for tools handed to a call, a returned
+list), reported where the tools are narrowed (the comprehension whose list goes out, or the call). Not reported: a
+filter given only settings, groups or permissions (`self.settings.state`, `initial_state`, `request.state.user`), one
+run as the object is set up (`__init__`, `setup_tools`, `initialize`, a classmethod), one whose answer only checks a
+call as it comes in or picks `tool_choice` (the tools sent stay the same: that is the fix), one of a tool's own
+parameters (`filter_tool_parameters`) and one in a test.
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates

@@ -196,3 +196,145 @@ def test_the_module_that_fills_an_imported_template_leaves_the_report_to_the_tem
     assert lint_tree(tmp_path, files, "app/prompts.py", {"CL104"}) == []
     found = lint_tree(tmp_path, files, "app/graph.py", {"CL104"})
     assert [f.row for f in found] == [9] and "research_topic" in found[0].message
+
+
+# --- the review's reproductions ----------------------------------------------------------------------------------
+
+def _narrowed(body: str) -> str:
+    return f'''
+from anthropic import Anthropic
+
+client = Anthropic()
+
+
+class Agent:
+{body}
+'''
+
+
+def test_narrowed_names_that_never_reach_the_tools_sent_are_quiet():
+    # enforced as a call comes in, or a tool_choice picked from them: the tools sent stay the same (the fix itself)
+    enforced = _narrowed('''    def execute_tool(self, call):
+        allowed = self.solver.get_allowed_tool_names(last_function_response=self.last_function_response)
+        if call.name not in allowed:
+            raise ValueError(call.name)
+        return self.registry[call.name](**call.input)''')
+    choice = _narrowed('''    def step(self):
+        allowed = self.solver.get_allowed_tool_names(last_function_response=self.last_function_response)
+        choice = {"type": "tool", "name": allowed[0]} if len(allowed) == 1 else {"type": "auto"}
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=self.tools, tool_choice=choice,
+                                      messages=self.messages)''')
+    assert lint(enforced, {"CL202"}) == [] and lint(choice, {"CL202"}) == []
+
+
+def test_settings_a_starting_state_or_what_a_state_holds_besides_are_no_run_state():
+    for value in ("self.settings.state", "self.initial_state", "request.state.user", "agent_state.tools"):
+        source = _narrowed(f'''    def step(self, request, agent_state):
+        tools = self.registry.filter_tools(self.tools, {value})
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=tools, messages=self.messages)''')
+        assert lint(source, {"CL202"}) == [], value
+
+
+def test_filters_run_as_the_object_is_set_up_are_quiet():
+    for header in ("    def setup_tools(self, state):", "    def initialize(self, state):",
+                   "    @classmethod\n    def from_config(cls, state):"):
+        source = _narrowed(f'''{header}
+        tools = filter_tools_by_state(ALL_TOOLS, current_state=state)
+        return tools''')
+        assert lint(source, {"CL202"}) == [], header
+
+
+def test_narrowed_tools_handed_on_by_position_are_reported_at_the_list_that_goes_out():
+    handed = '''
+class AgentService:
+    async def on_request(self, request, flow):
+        tools = self.registry.tools_allowed_for(current_state=request.state)
+        return await self.react(request.question, tools, request.history)
+'''
+    assert [f.row for f in lint(handed, {"CL202"})] == [3]
+    two = _narrowed('''    def step(self):
+        allowed = self.solver.get_allowed_tool_names(last_function_response=self.last_function_response)
+        hidden = [t["name"] for t in self.tools if t["name"] not in allowed]
+        self.log(f"hidden: {hidden}")
+        tools = [t for t in self.tools if t["name"] in allowed]
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, tools=tools, messages=self.messages)''')
+    assert [f.row for f in lint(two, {"CL202"})] == [11]
+
+
+def test_a_window_of_the_same_name_in_another_function_is_its_own_window():
+    source = PRUNER + '''
+
+class ChatEngine:
+    def chat(self, question):
+        truncated_history = self.chat_history[-10:]
+        return self.llm.chat(truncated_history + [{"role": "user", "content": question}])
+'''
+    assert sorted(f.row for f in lint(source, {"CL301"})) == [10, 19]
+
+
+def _fills(graph: str, prompts: str | None = None) -> dict[str, str]:
+    return {"pyproject.toml": "", "app/__init__.py": "", "app/prompts.py": prompts or _prompts("SUMMARIZER_PROMPT"), "app/graph.py": graph}
+
+
+GRAPH_HEAD = '''
+from openai import OpenAI
+{imports}
+
+client = OpenAI()
+
+
+def summarize(state):
+    system_prompt = {fill}
+    messages = [{{"role": "system", "content": system_prompt}}, {{"role": "user", "content": state.notes}}]
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+'''
+
+
+def _graph_with(imports: str, fill: str) -> str:
+    return GRAPH_HEAD.format(imports=imports, fill=fill)
+
+
+def test_a_fill_the_template_side_does_not_count_is_reported_where_it_is_made(tmp_path):
+    topic = "research_topic=state.research_topic, current_date=CURRENT_DATE"
+    aliased = _graph_with("from app.prompts import SUMMARIZER_PROMPT as SYS_PROMPT\nCURRENT_DATE = '2026-12-05'",
+                          f"SYS_PROMPT.format({topic})")
+    assert [f.row for f in lint_tree(tmp_path / "a", _fills(aliased), "app/graph.py", {"CL104"})] == [9]
+    in_a_class = '''
+class Prompts:
+    SUMMARIZER_PROMPT = r"""
+Current date: {current_date}
+
+<TOPIC>
+{research_topic}
+</TOPIC>
+
+''' + RULES + '''
+"""
+'''
+    classed = _graph_with("from app.prompts import Prompts\nCURRENT_DATE = '2026-12-05'", f"Prompts.SUMMARIZER_PROMPT.format({topic})")
+    assert [f.row for f in lint_tree(tmp_path / "b", _fills(classed, in_a_class), "app/graph.py", {"CL104"})] == [9]
+
+
+def test_a_keyword_named_like_the_template_is_no_template_of_the_filling_module(tmp_path):
+    graph = '''
+from app.prompts import research_prompt
+from .chains import run_chain
+
+CURRENT_DATE = "2026-12-05"
+
+
+def research(state, llm):
+    return run_chain(
+        llm,
+        research_prompt=research_prompt.format(current_date=CURRENT_DATE, research_topic=state.research_topic),
+    )
+'''
+    files = _fills(graph, _prompts("research_prompt"))
+    assert [f.row for f in lint_tree(tmp_path, files, "app/prompts.py", {"CL104"})] == [5]
+
+
+def test_a_lower_case_template_is_reported_only_in_the_module_its_fill_imports_it_from(tmp_path):
+    files = _fills(_graph("system_prompt", "from app.a_prompts import {name}"))
+    files["app/a_prompts.py"] = files["app/b_prompts.py"] = _prompts("system_prompt")
+    assert [f.row for f in lint_tree(tmp_path, files, "app/a_prompts.py", {"CL104"})] == [5]
+    assert lint_tree(tmp_path, files, "app/b_prompts.py", {"CL104"}) == []

@@ -216,7 +216,8 @@ QUESTION_FIRST = re.compile(r"(?:\.user\(|\b(?:HumanMessage|UserMessage)\(|[\"']
                             r"(?:history|messages|msgs|conversation|convo|chat\w*|turns|dialog\w*|transcript)\b")
 
 # a call that narrows a tool list given the run's state: `filter_tools_by_group_and_state(..., current_state=request.state)`
-STATE_TOOL_FILTER = re.compile(r"(?i)\b\w*(?:filter|allowed|visible|permitted)\w*tool\w*\([\s\S]{0,300}?"
+STATE_TOOL_FILTER = re.compile(r"(?i)\b(?:\w*(?:filter|allowed|visible|permitted|available)\w*tool\w*|tools?_(?:allowed|visible|permitted|for_state)\w*)"
+                               r"\([\s\S]{0,300}?"
                                r"(?:state|last_function_response|last_tool|step|turn|iteration)")
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)

@@ -94,10 +94,9 @@ def rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
     loop then grows back from the older messages (`kept = history[-k:]`, then `for m in reversed(history[:-k]): ...
     kept.insert(0, m)`) is one window, reported at the loop."""
     found = list(_rewrites(ctx))
-    seeds = {name for rewrite in found if isinstance(rewrite.node, cst.For) and rewrite.what.startswith(BUDGET_WINDOW)
-             for name in _grown_in(rewrite.node)}
+    loops = [rewrite.node for rewrite in found if isinstance(rewrite.node, cst.For) and rewrite.what.startswith(BUDGET_WINDOW)]
     for rewrite in found:
-        if not (seeds and isinstance(rewrite.node, cst.Subscript) and _bound_name(ctx, rewrite.node) in seeds):
+        if not (loops and isinstance(rewrite.node, cst.Subscript) and any(_seeds(ctx, rewrite.node, loop) for loop in loops)):
             yield rewrite
 
 
@@ -108,6 +107,13 @@ def _grown_in(loop: cst.For) -> set[str]:
     """The names the loop's body adds to (`kept.insert(0, m)`, `kept.append(m)`)."""
     return {n.func.value.value for n in descendants(loop.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
             and n.func.attr.value in ("insert", "append", "appendleft") and isinstance(n.func.value, cst.Name)}
+
+
+def _seeds(ctx: ModuleContext, window: cst.Subscript, loop: cst.For) -> bool:
+    """The window is bound, in the budget loop's function and before it, to the name the loop grows."""
+    function = ctx.enclosing_function(loop)
+    return function is not None and ctx.enclosing_function(window) is function and ctx.span(window).row < ctx.span(loop).row \
+        and _bound_name(ctx, window) in _grown_in(loop)
 
 
 def _bound_name(ctx: ModuleContext, node: cst.CSTNode) -> str | None:

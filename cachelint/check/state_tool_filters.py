@@ -7,9 +7,12 @@ after each tool call). The tool list then changes between the steps of one conve
 prefix: every change prefills the whole conversation again.
 
 Found by the call's name, which says it narrows tools (`filter_tools`, `get_allowed_tool_names`,
-`visible_tools`), and by what it is given: a value named for the run's state (`state`, `current_state`, the last
-function's response, the step, the turn, the history). A filter given only settings, permissions or groups (the
-same for every step of a conversation) is not one, nor one run as an object is set up (`__init__`).
+`visible_tools`), by what it is given: a value named for the run's state (`state`, `current_state`, the last
+function's response, the step, the turn, the history; read by its last name, so `request.state.user` or
+`self.settings.state` is not one), and by where its answer goes: the tools handed on (`tools=`, `functions=`, a
+returned list). A filter given only settings, permissions or groups, one run as an object is set up (`__init__`,
+`setup_tools`, a classmethod), one whose answer only checks a call as it comes in or picks `tool_choice` (the tools
+sent stay the same: that is the fix), and one in a test are not reported.
 """
 
 from __future__ import annotations
@@ -25,47 +28,137 @@ from cachelint.check.module import ModuleContext, called_name, descendants
 # the callee's name narrows a tool list: `filter_tools`, `filter_tools_by_group_and_state`, `get_allowed_tool_names`,
 # `visible_tools`, `tools_allowed_for` (not `_filter_tool_parameters`: a tool's own arguments)
 NARROWS = re.compile(r"^_?(?:get_|compute_|select_)?(?:filter(?:ed)?|allowed|visible|permitted|available)_tools?(?:_names?)?(?:_(?:by|for)_\w+)?$"
-                     r"|^_?(?:get_)?tools?_(?:allowed|visible|permitted)(?:_\w+)?$", re.I)
+                     r"|^_?(?:get_)?tools?_(?:allowed|visible|permitted|for_state)(?:_\w+)?$", re.I)
 # what the run has done so far: its state, the last call's result, the step or the turn, the history
 RUN_STATE = re.compile(r"(?:^|_)(?:state|last_function_response|last_tool\w*|last_call\w*|previous_tool\w*|tool_call_history|step|"
                        r"turn|iteration|messages|history|called_tools|used_tools)$", re.I)
-SETUP = frozenset({"__init__", "__post_init__", "setup", "_setup", "build", "configure"})
+FIXED_STATE = re.compile(r"^(?:initial|default|start|base|config|configured)_", re.I)  # `initial_state`: where a run starts
+SETTINGS_OWNER = re.compile(r"(?:^|_)(?:settings|config|configuration|options|opts|env)$", re.I)
+SETUP = re.compile(r"__init__|__post_init__|_?(?:setup|init|initialize|configure|build|register)(?:_\w+)?")
+# where narrowed tools go out: the keyword a sender or an agent takes them by (not `tool_choice`)
+TOOLS_KEYWORD = re.compile(r"^(?:\w+_)?(?:tools|functions|tool_list|tool_schemas|tool_definitions)$")
+MAX_HOPS = 4  # names followed from the call's answer to where the tools go
 
 
 @dataclass(frozen=True, slots=True)
 class StateFilter:
-    node: cst.Call  # the narrowing call
-    callee: str  # its name, as written
+    node: cst.CSTNode  # where the tools are narrowed
+    callee: str  # the narrowing call, as written
     reads: str  # the value of the run's state it is given
 
 
 def state_filtered_tools(ctx: ModuleContext) -> Iterator[StateFilter]:
+    if ctx.is_test:
+        return
     for call in ctx.nodes(cst.Call):
         name = called_name(call)
         if not name or NARROWS.search(name) is None:
             continue
         function = ctx.enclosing_function(call)
-        if function is None or function.name.value in SETUP or ctx.is_test:
+        if function is None or SETUP.fullmatch(function.name.value) or _made_once(function):
             continue
         reads = _run_state(ctx, call)
-        if reads is not None:
-            yield StateFilter(_narrowing(ctx, function, call), ctx.code(call.func), reads)
+        if reads is None:
+            continue
+        reaching = _names_reaching_tools(ctx, function, call)
+        if reaching is not None:
+            yield StateFilter(_narrowing(ctx, function, call, reaching), ctx.code(call.func), reads)
 
 
-def _narrowing(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call) -> cst.CSTNode:
-    """Where the tool list is narrowed: the comprehension that keeps the tools whose names the call allowed
-    (`allowed = solver.get_allowed_tool_names(...)`, then `[f for f in schemas if f["name"] in allowed]`), or the
-    call itself when it returns the tools."""
+def _made_once(function: cst.FunctionDef) -> bool:
+    """A classmethod or staticmethod (`from_config`): it makes the object, once."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("classmethod", "staticmethod") for d in function.decorators)
+
+
+def _run_state(ctx: ModuleContext, call: cst.Call) -> str | None:
+    """The first argument that is the run's state, by its keyword (`current_state=...`) or by its last name
+    (`self.last_function_response`, `getattr(request, "state", None)`); not a setting's (`self.settings.state`), a
+    starting point (`initial_state`) or what a state holds besides (`request.state.user`)."""
+    for arg in call.args:
+        value = arg.value
+        last, owner = _last_names(ctx, value)
+        if last is None or FIXED_STATE.match(last) or (owner is not None and SETTINGS_OWNER.search(owner)):
+            continue
+        if RUN_STATE.search(last) or (arg.keyword is not None and RUN_STATE.search(arg.keyword.value)
+                                      and not FIXED_STATE.match(arg.keyword.value) and not isinstance(value, (cst.SimpleString, cst.Integer))):
+            return ctx.code(value)
+    return None
+
+
+def _last_names(ctx: ModuleContext, value: cst.BaseExpression) -> tuple[str | None, str | None]:
+    """(the last name, the one before it) of `a.b.c` (`c`, `b`), of `getattr(request, "state", None)` (`state`,
+    `request`), of a name (`step`, None)."""
+    if isinstance(value, cst.Call) and called_name(value) == "getattr" and len(value.args) >= 2 \
+            and isinstance(value.args[1].value, cst.SimpleString) and isinstance(value.args[1].value.evaluated_value, str):
+        owner = value.args[0].value
+        return value.args[1].value.evaluated_value, _last_names(ctx, owner)[0]
+    if isinstance(value, cst.Attribute):
+        inner = value.value
+        return value.attr.value, inner.attr.value if isinstance(inner, cst.Attribute) else inner.value if isinstance(inner, cst.Name) else None
+    if isinstance(value, cst.Name):
+        return value.value, None
+    return None, None
+
+
+def _names_reaching_tools(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call) -> set[str] | None:
+    """The names that carry the call's answer on to where the tools go out (a `tools=` keyword, a list named for tools
+    handed to a call, `self.react(question, tools)`, a returned list),
+    a few assignments deep; None when it never gets there (it only checks a call, or picks `tool_choice`)."""
+    start = _bound(ctx, call)
+    carried = {start} if start is not None else set()
+    assigns = [n for n in descendants(function.body) if isinstance(n, cst.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0].target, cst.Name)]
+    for _ in range(MAX_HOPS):
+        grown = {a.targets[0].target.value for a in assigns  # type: ignore[attr-defined]
+                 if _mentions(a.value, carried) or ctx.contains(a.value, call)}
+        if grown <= carried:
+            break
+        carried |= grown
+    sinks = [node.value for node in descendants(function.body) if isinstance(node, cst.Arg) and node.keyword is not None
+             and TOOLS_KEYWORD.match(node.keyword.value)]
+    sinks += [node.value for node in descendants(function.body) if isinstance(node, cst.Arg) and node.keyword is None
+              and isinstance(node.value, cst.Name) and TOOLS_KEYWORD.match(node.value.value)]  # `self.react(question, tools)`
+    sinks += [node.value for node in descendants(function.body) if isinstance(node, cst.Return) and node.value is not None
+              and (not isinstance(node.value, (cst.Call, cst.Await)) or node.value is call)]  # a list handed back, not a request
+    if any(sink is call or ctx.contains(sink, call) for sink in sinks):
+        return carried
+    need = {n.value for sink in sinks for n in (sink, *descendants(sink)) if isinstance(n, cst.Name) and n.value in carried}
+    if not need:
+        return None
+    for _ in range(MAX_HOPS):  # back from where the tools go out to the call: the names on that path
+        more = {n.value for a in assigns if a.targets[0].target.value in need  # type: ignore[attr-defined]
+                for n in descendants(a.value) if isinstance(n, cst.Name) and n.value in carried}
+        if more <= need:
+            break
+        need |= more
+    return need
+
+
+def _bound(ctx: ModuleContext, call: cst.Call) -> str | None:
     parent = ctx.parent(call)
-    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+    while isinstance(parent, (cst.BooleanOperation, cst.Await)):
+        parent = ctx.parent(parent)  # `names = solver.allowed(...) or all_names`
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return None
+
+
+def _mentions(expr: cst.CSTNode, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and n.value in names for n in (expr, *descendants(expr)))
+
+
+def _narrowing(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, reaching: set[str]) -> cst.CSTNode:
+    """Where the tool list is narrowed: the comprehension that keeps the tools whose names the call allowed
+    (`allowed = solver.get_allowed_tool_names(...)`, then `tools = [f for f in schemas if f["name"] in allowed]`),
+    the one whose list goes out before any other; or the call itself when it returns the tools."""
+    name = _bound(ctx, call)
+    if name is None:
         return call
-    name = parent.targets[0].target.value
     after = ctx.span(call).row
-    for node in descendants(function.body):
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and ctx.span(node).row > after \
-                and any(isinstance(n, cst.Name) and n.value == name for clause in _conditions(node) for n in descendants(clause)):
-            return node
-    return call
+    found = [node for node in descendants(function.body) if isinstance(node, (cst.ListComp, cst.GeneratorExp))
+             and ctx.span(node).row > after and any(_mentions(clause, {name}) for clause in _conditions(node))]
+    going_out = [node for node in found if _bound(ctx, node) in reaching - {name}]
+    return (going_out or found or [call])[0]
 
 
 def _conditions(comprehension: cst.ListComp | cst.GeneratorExp) -> list[cst.BaseExpression]:
@@ -75,20 +168,3 @@ def _conditions(comprehension: cst.ListComp | cst.GeneratorExp) -> list[cst.Base
         found.extend(i.test for i in clause.ifs)
         clause = clause.inner_for_in
     return found
-
-
-def _run_state(ctx: ModuleContext, call: cst.Call) -> str | None:
-    """The first argument (or keyword) that names the run's state: `current_state=request.state`,
-    `last_function_response=self.last_function_response`, `getattr(request, "state", None)`."""
-    for arg in call.args:
-        if arg.keyword is not None and RUN_STATE.search(arg.keyword.value):
-            return ctx.code(arg.value)
-        for node in (arg.value, *descendants(arg.value)):
-            last = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else None
-            if last is None and isinstance(node, cst.SimpleString) and isinstance(ctx.parent(node), cst.Arg):
-                owner = ctx.parent(ctx.parent(node))
-                if isinstance(owner, cst.Call) and called_name(owner) == "getattr":
-                    last = node.evaluated_value if isinstance(node.evaluated_value, str) else None
-            if last is not None and RUN_STATE.search(last):
-                return ctx.code(arg.value)
-    return None

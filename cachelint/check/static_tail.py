@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pathlib import Path
 
@@ -363,28 +363,40 @@ def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
 
 
 def _reported_at_the_template(ctx: ModuleContext, call: cst.Call, template: str) -> bool:
-    """The fill is one `_formatted_templates` counts: a template constant's name, imported by name from another module,
-    filled in a function of a non-test module that speaks to a model and sets no breakpoint, not right into a
-    message's content."""
-    name = call.func.value  # type: ignore[attr-defined]
-    if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name) and name.attr.value.isupper():
-        name, constant = name.value, name.attr.value  # `prompts.RESEARCH_INSTRUCTIONS.format(...)`: the module imported
+    """The fill is one `templates_filled_elsewhere` reports at the template, in its module: a module-level constant of
+    another module, imported under its own name (or read through its module, `prompts.NAME`), which the tree's pass
+    over the fills (`_formatted_templates`) lists for this file. Then the problem is reported once, where the fix is."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or len(template) < MIN_TAIL_CHARS:
+        return False
+    name = func.value
+    if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name):
+        from cachelint.check.static_prefix import attribute_definition
+
+        found = attribute_definition(ctx, name)  # `prompts.NAME`, not a class's attribute (`Prompts.NAME`)
+        if found is None or found[0].enclosing(found[1], (cst.ClassDef,)) is not None:
+            return False
+        constant = name.attr.value
     elif isinstance(name, cst.Name):
+        bindings = list(ctx.assigned_values(name))
+        if len(bindings) != 1 or not isinstance(bindings[0][0], cst.ImportFrom) or not _under_its_own_name(bindings[0][0], name.value):
+            return False
         constant = name.value
     else:
         return False
-    if not (TEMPLATE_CONSTANT.match(constant) and len(template) >= MIN_TAIL_CHARS):
+    if not TEMPLATE_CONSTANT.match(constant) or ctx.enclosing_function(call) is None:
         return False
-    bindings = list(ctx.assigned_values(name))
-    if len(bindings) != 1 or not isinstance(bindings[0][0], (cst.ImportFrom, cst.Import)) or ctx.enclosing_function(call) is None:
-        return False
-    source = ctx.source
-    if ctx.is_test or not FOR_A_MODEL.search(source) or "cache_control" in source:
-        return False
-    parent = ctx.parent(call)
-    into_content = (isinstance(parent, cst.DictElement) and string_value(parent.key) == "content") or \
-        (isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "content")
-    return not into_content
+    from cachelint.check.tree import tree_pass
+
+    fills = (tree_pass(ctx.filename, _FORMATTED, _formatted_templates) or {}).get(constant)
+    here = os.path.abspath(ctx.filename)
+    return fills is not None and any(os.path.abspath(path) == here for path in fills.paths)
+
+
+def _under_its_own_name(node: cst.ImportFrom, name: str) -> bool:
+    """`from app.prompts import NAME` (not `... import OTHER as NAME`)."""
+    aliases = node.names if isinstance(node.names, (list, tuple)) else ()
+    return any(isinstance(a.name, cst.Name) and a.name.value == name and a.asname is None for a in aliases)
 
 
 def _fixed(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
@@ -518,7 +530,7 @@ STATIC_WORDS = frozenset({"tool", "tools", "schema", "schemas", "format", "forma
 # a module that fills a template for a model (not an e-mail or a web page)
 FOR_A_MODEL = re.compile(r"(?i)\bllm\b|\bllm_|_llm\b|completion|anthropic|openai|litellm|langchain|llama_index|ollama|\.invoke\(|\.ainvoke\(")
 # `"content": NAME.format(`, `content=NAME.format(`: filled into a message there, which static_tails judges in that module
-IN_A_MESSAGE = re.compile(r"""(?:["']content["']\s*:|\bcontent\s*=)\s*$""")
+IN_A_MESSAGE = re.compile(r"""(?:["']content["']\s*:|\bcontent\s*=)\s*\(?\s*$""")
 # a plain value given to a slot: a string literal or a module constant (`audience=AUDIENCE`), the same for every call
 CONSTANT_ARGUMENT = re.compile(r"""\b(\w+)\s*=\s*(?:[rRbBuU]?(?:"[^"{}\n]*"|'[^'{}\n]*')|[A-Z][A-Z0-9_]+)\s*(?=[,)])""")
 _FORMATTED: dict = {}
@@ -537,6 +549,7 @@ class TemplateTail:
 class _Fills:
     paths: list[str]  # the files that fill the template in a function, for a model, with no breakpoint and not into a message
     constant_slots: set[str] | None = None  # the slots every fill gives a constant
+    sources: dict[str, str] = field(default_factory=dict)  # a lower-case template's fills: the module each imports it from
 
 
 def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
@@ -557,6 +570,8 @@ def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
     for name, node, text in candidates:
         fills = filled.get(name)
         where = [path for path in fills.paths if os.path.abspath(path) != here] if fills is not None else []
+        if name.islower():  # a common name: only the fills that import it from this module
+            where = [path for path in where if _from_module(fills.sources.get(path, ""), ctx.filename)]
         if not where:
             continue
         constant = fills.constant_slots or set()
@@ -629,13 +644,16 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
             if not text[line_start:match.start()].startswith((" ", "\t")):
                 continue  # filled once, at import (`SUPPORT_PROMPT = BASE_TEMPLATE.format(policy=POLICY)`)
             if IN_A_MESSAGE.search(text[max(0, match.start() - 40):match.start()]) \
-                    or re.search(rf"^\s*{re.escape(name)}\s*[:=][^=]", text, re.M):
+                    or re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=[^=]", text, re.M):
                 continue  # made into a message here (judged in this module), or this module's own template of that name
-            if name.islower() and not _imported_by_name(text, name):
+            source = _imported_by_name(text, name) if name.islower() else None
+            if name.islower() and source is None:
                 continue  # `system_prompt.format(...)`: a local or a parameter of that name, not the prompts module's constant
             fills = found.setdefault(name, _Fills([]))
             if path not in fills.paths:
                 fills.paths.append(path)
+                if source is not None:
+                    fills.sources[path] = source
             arguments = _arguments(text, match.end())
             slots = {m.group(1) for m in CONSTANT_ARGUMENT.finditer(arguments)}
             lines = text.split("\n") if lines is None else lines
@@ -645,10 +663,20 @@ def _formatted_templates(root: str) -> tuple[dict[str, _Fills], list[str]]:
     return found, read
 
 
-def _imported_by_name(text: str, name: str) -> bool:
-    """`from app.prompts import summarizer_instructions` (also inside parentheses, over several lines)."""
+def _imported_by_name(text: str, name: str) -> str | None:
+    """The module of `from app.prompts import summarizer_instructions` (also inside parentheses, over several lines;
+    not `... as other`): `app.prompts`; None when the file does not import the name."""
     escaped = re.escape(name)
-    return re.search(rf"^\s*from\s+[\w.]+\s+import\s+(?:\([^)]*\b{escaped}\b|[^\n(]*\b{escaped}\b)", text, re.M) is not None
+    found = re.search(rf"^\s*from\s+([\w.]+)\s+import\s+(?:\([^)]*\b{escaped}\b(?!\s+as\b)|[^\n(]*\b{escaped}\b(?!\s+as\b))", text, re.M)
+    return found.group(1) if found is not None else None
+
+
+def _from_module(source: str, filename: str) -> bool:
+    """An import's module names this file: its last part is the file's stem (`app.a_prompts` for a_prompts.py), or
+    the package's folder for an `__init__.py`."""
+    stem = Path(filename).stem
+    last = source.rstrip(".").rsplit(".", 1)[-1]
+    return last == (Path(filename).parent.name if stem == "__init__" else stem)
 
 
 SPREAD_ALL = frozenset({"*"})  # a fill that gives every slot a value set once per object
