@@ -338,3 +338,19 @@ def test_a_lower_case_template_is_reported_only_in_the_module_its_fill_imports_i
     files["app/a_prompts.py"] = files["app/b_prompts.py"] = _prompts("system_prompt")
     assert [f.row for f in lint_tree(tmp_path, files, "app/a_prompts.py", {"CL104"})] == [5]
     assert lint_tree(tmp_path, files, "app/b_prompts.py", {"CL104"}) == []
+
+
+def test_a_fill_is_left_to_the_template_only_where_the_template_is_reported(tmp_path):
+    # the template side counts `{persona}` as the app's own (its persona), so it says nothing: the fill, which sees a
+    # value of this call there, reports it
+    prompts = '''
+SUPPORT_PROMPT = """You speak as {persona}.
+
+''' + RULES + '''
+"""
+'''
+    graph = _graph_with("from app.prompts import SUPPORT_PROMPT", "SUPPORT_PROMPT.format(persona=state.user.persona)")
+    files = _fills(graph, prompts)
+    assert lint_tree(tmp_path, files, "app/prompts.py", {"CL104"}) == []
+    found = lint_tree(tmp_path, files, "app/graph.py", {"CL104"})
+    assert [f.row for f in found] == [8] and "persona" in found[0].message

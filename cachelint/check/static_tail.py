@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -363,34 +364,47 @@ def _template_tail(ctx: ModuleContext, call: cst.Call) -> Tail | None:
 
 
 def _reported_at_the_template(ctx: ModuleContext, call: cst.Call, template: str) -> bool:
-    """The fill is one `templates_filled_elsewhere` reports at the template, in its module: a module-level constant of
-    another module, imported under its own name (or read through its module, `prompts.NAME`), which the tree's pass
-    over the fills (`_formatted_templates`) lists for this file. Then the problem is reported once, where the fix is."""
+    """The fill's template is reported by `templates_filled_elsewhere` in its own module, for this fill: a
+    module-level constant of another module, imported under its own name (or read through its module,
+    `prompts.NAME`), that the tree's pass over the fills lists for this file and that is reported there. Then the
+    problem is reported once, where the fix is."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or len(template) < MIN_TAIL_CHARS:
+    if not isinstance(func, cst.Attribute) or len(template) < MIN_TAIL_CHARS or ctx.enclosing_function(call) is None:
         return False
     name = func.value
     if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name):
         from cachelint.check.static_prefix import attribute_definition
 
         found = attribute_definition(ctx, name)  # `prompts.NAME`, not a class's attribute (`Prompts.NAME`)
-        if found is None or found[0].enclosing(found[1], (cst.ClassDef,)) is not None:
-            return False
         constant = name.attr.value
     elif isinstance(name, cst.Name):
         bindings = list(ctx.assigned_values(name))
         if len(bindings) != 1 or not isinstance(bindings[0][0], cst.ImportFrom) or not _under_its_own_name(bindings[0][0], name.value):
             return False
+        from cachelint.check.project import imported_definition
+
+        try:
+            found = imported_definition(ctx, bindings[0][0], name.value)
+        except (RecursionError, ValueError, OSError):
+            return False
         constant = name.value
     else:
         return False
-    if not TEMPLATE_CONSTANT.match(constant) or ctx.enclosing_function(call) is None:
+    if found is None or not TEMPLATE_CONSTANT.match(constant) or found[0].enclosing(found[1], (cst.ClassDef,)) is not None:
         return False
-    from cachelint.check.tree import tree_pass
-
-    fills = (tree_pass(ctx.filename, _FORMATTED, _formatted_templates) or {}).get(constant)
     here = os.path.abspath(ctx.filename)
-    return fills is not None and any(os.path.abspath(path) == here for path in fills.paths)
+    module, value = found
+    return any((reported.node is value or module.contains(value, reported.node)) and here in reported.fillers
+               for reported in _templates_reported(module))
+
+
+_REPORTED: WeakKeyDictionary[ModuleContext, list[TemplateTail]] = WeakKeyDictionary()
+
+
+def _templates_reported(ctx: ModuleContext) -> list[TemplateTail]:
+    if ctx not in _REPORTED:
+        _REPORTED[ctx] = list(templates_filled_elsewhere(ctx))
+    return _REPORTED[ctx]
 
 
 def _under_its_own_name(node: cst.ImportFrom, name: str) -> bool:
@@ -543,6 +557,7 @@ class TemplateTail:
     chars: int  # static characters after it
     position: tuple[int, int]  # where that placeholder is (row, column)
     where: str  # a file of the tree that fills the template
+    fillers: frozenset[str] = frozenset()  # every file whose fills it stands for (absolute paths)
 
 
 @dataclass(slots=True)
@@ -580,7 +595,8 @@ def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
             continue
         static = len(PLACEHOLDER.sub("", text[first.end():]).strip())
         if static >= MIN_TAIL_CHARS:
-            yield TemplateTail(node, first.group(0), static, _position(ctx, node, first.group(0)), where[0])
+            yield TemplateTail(node, first.group(0), static, _position(ctx, node, first.group(0)), where[0],
+                               frozenset(os.path.abspath(path) for path in where))
 
 
 def _template(statement: cst.CSTNode) -> tuple[str, cst.CSTNode, str] | None:
