@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.depends import parameter_sources
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, comprehension_clauses, descendants
 
 HOOKS = frozenset({"wrap_model_call", "awrap_model_call", "modify_model_request", "amodify_model_request"})
 MAX_HOPS = 2  # helper methods followed from the hook: self._filter(request) -> self._allowed(request)
@@ -100,7 +100,7 @@ def _filtering(ctx: ModuleContext, value: cst.BaseExpression, function: cst.Func
     """Comprehensions with a condition (and `filter(...)` calls) the value is, or is assigned from in `function`."""
     if depth > 3:
         return
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and any(f.ifs for f in _for_ins(value)):
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and any(f.ifs for f in comprehension_clauses(value)):
         yield value
     elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("filter", "list", "tuple"):
         if value.func.value == "filter":
@@ -113,23 +113,14 @@ def _filtering(ctx: ModuleContext, value: cst.BaseExpression, function: cst.Func
                 yield from _filtering(ctx, bound, function, depth + 1)
 
 
-def _for_ins(comp: cst.ListComp | cst.GeneratorExp) -> list[cst.CompFor]:
-    found = []
-    part = comp.for_in
-    while part is not None:
-        found.append(part)
-        part = part.inner_for_in
-    return found
-
-
 def _param_read(ctx: ModuleContext, comp: cst.CSTNode, function: cst.FunctionDef, params: set[str]) -> str | None:
     """The parameter the filter's condition depends on (through locals of `function`), else None: a condition
     on constants and the middleware's own settings."""
     conditions: list[cst.CSTNode] = []
     own: set[str] = set()  # the comprehension's variables: each tool, not what the filter reads
     if isinstance(comp, (cst.ListComp, cst.GeneratorExp)):
-        conditions = [cond.test for f in _for_ins(comp) for cond in f.ifs]
-        own = {n.value for f in _for_ins(comp) for n in descendants(f.target) if isinstance(n, cst.Name)}
+        conditions = [cond.test for f in comprehension_clauses(comp) for cond in f.ifs]
+        own = {n.value for f in comprehension_clauses(comp) for n in descendants(f.target) if isinstance(n, cst.Name)}
     elif isinstance(comp, cst.Call) and comp.args:
         conditions = [comp.args[0].value]
         if isinstance(comp.args[0].value, cst.Lambda):

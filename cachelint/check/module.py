@@ -478,6 +478,16 @@ def last_name(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def comprehension_clauses(comp: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> list[cst.CompFor]:
+    """The `for ... in ... if ...` clauses of a comprehension, outermost first."""
+    found = []
+    part: cst.CompFor | None = comp.for_in
+    while part is not None:
+        found.append(part)
+        part = part.inner_for_in
+    return found
+
+
 def called_name(call: cst.Call) -> str:
     """The last name of what a call calls: `search` of `store.search(q)`, `glob` of `glob(p)`; "" otherwise."""
     func = call.func

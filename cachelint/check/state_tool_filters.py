@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name, descendants
+from cachelint.check.module import ModuleContext, called_name, comprehension_clauses, descendants
 
 # the callee's name narrows a tool list: `filter_tools`, `filter_tools_by_group_and_state`, `get_allowed_tool_names`,
 # `visible_tools`, `tools_allowed_for` (not `_filter_tool_parameters`: a tool's own arguments)
@@ -156,15 +156,6 @@ def _narrowing(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, re
         return call
     after = ctx.span(call).row
     found = [node for node in descendants(function.body) if isinstance(node, (cst.ListComp, cst.GeneratorExp))
-             and ctx.span(node).row > after and any(_mentions(clause, {name}) for clause in _conditions(node))]
+             and ctx.span(node).row > after and any(_mentions(i.test, {name}) for clause in comprehension_clauses(node) for i in clause.ifs)]
     going_out = [node for node in found if _bound(ctx, node) in reaching - {name}]
     return (going_out or found or [call])[0]
-
-
-def _conditions(comprehension: cst.ListComp | cst.GeneratorExp) -> list[cst.BaseExpression]:
-    found = []
-    clause = comprehension.for_in
-    while clause is not None:
-        found.extend(i.test for i in clause.ifs)
-        clause = clause.inner_for_in
-    return found
