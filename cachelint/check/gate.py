@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cachelint.check.framework_agents import QUICK as AGENT_SWITCH
+from cachelint.check.module import TEMPLATE_NAME
 from cachelint.check.grown_system import QUICK as GROWN_SYSTEM
 from cachelint.check.media_windows import QUICK as MEDIA_KEEP
 from cachelint.check.framework_memory import WINDOWS
@@ -166,7 +167,7 @@ MODEL_SET = re.compile(r"""(?:\.|\b)(?:model|model_name|model_id|llm_model|curre
 SPREAD_TOOLS = re.compile(r"\{\s*\*\*[\w.]+\s*,\s*\*\*[\w.]*tool\w*\s*\}|\{\s*\*\*[\w.]*tool\w*\s*,\s*\*\*[\w.]+\s*\}")
 
 # a call that hands a name as `messages=` and `tools=` (CL501: sender_calls.loops_through_a_sender)
-TEMPLATE_ASSIGN = re.compile(r"^(?:(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))(?:\s*:\s*(?:str|(?:typing\.)?Final(?:\[str\])?))?\s*=\s*\(?\s*"
+TEMPLATE_ASSIGN = re.compile(rf"^{TEMPLATE_NAME}(?:\s*:\s*(?:str|(?:typing\.)?Final(?:\[str\])?))?\s*=\s*\(?\s*"
                              r"(?:(?:textwrap\.)?dedent\(\s*|(?:inspect\.)?cleandoc\(\s*)?[rRuU]?(?:\"\"\"|\'\'\')", re.M)
 PROMPT_SENDER_LOOP = re.compile(r"\b(?:prompt|user_prompt|system_prompt|user_message|instructions?)\s*=\s*[A-Za-z_]")
 PROMPT_JOIN = re.compile(r"\.join\(|\.format\(")

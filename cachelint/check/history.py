@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from cachelint.check.depends import positional_index
-from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, called_name, declared_outside, descendants, is_template, names_in
+from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, is_template, names_in
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
 
@@ -113,15 +113,7 @@ def _seeds(ctx: ModuleContext, window: cst.Subscript, loop: cst.For) -> bool:
     """The window is bound, in the budget loop's function and before it, to the name the loop grows."""
     function = ctx.enclosing_function(loop)
     return function is not None and ctx.enclosing_function(window) is function and ctx.span(window).row < ctx.span(loop).row \
-        and _bound_name(ctx, window) in _grown_in(loop)
-
-
-def _bound_name(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
-    """The name a value is bound to by the statement it is the whole value of (`kept = history[-k:]`)."""
-    parent = ctx.parent(node)
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        return parent.targets[0].target.value
-    return None
+        and bound_name(ctx, window) in _grown_in(loop)
 
 
 def _rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:

@@ -478,6 +478,22 @@ def last_name(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+# the name of a prompt template kept as a module constant: `EDIT_PROMPT`, `SUMMARY_TEMPLATE`, or in lower case
+# `summarizer_instructions` (the gate's text test and static_tail's templates read it alike)
+TEMPLATE_NAME = r"(?:(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))"
+
+
+def bound_name(ctx: ModuleContext, node: cst.CSTNode, through: tuple[type[cst.CSTNode], ...] = ()) -> str | None:
+    """The name a value is bound to by the statement it is the whole value of (`kept = history[-k:]`), looking up
+    through the wrappers `through` names (`names = solver.allowed(...) or every_name`, `await ...`)."""
+    parent = ctx.parent(node)
+    while through and isinstance(parent, through):
+        parent = ctx.parent(parent)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return None
+
+
 def comprehension_clauses(comp: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> list[cst.CompFor]:
     """The `for ... in ... if ...` clauses of a comprehension, outermost first."""
     found = []

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name, comprehension_clauses, descendants
+from cachelint.check.module import ModuleContext, bound_name, called_name, comprehension_clauses, descendants
 
 # the callee's name narrows a tool list: `filter_tools`, `filter_tools_by_group_and_state`, `get_allowed_tool_names`,
 # `visible_tools`, `tools_allowed_for` (not `_filter_tool_parameters`: a tool's own arguments)
@@ -38,6 +38,7 @@ SETUP = re.compile(r"__init__|__post_init__|_?(?:setup|init|initialize|configure
 # where narrowed tools go out: the keyword a sender or an agent takes them by (not `tool_choice`)
 TOOLS_KEYWORD = re.compile(r"^(?:\w+_)?(?:tools|functions|tool_list|tool_schemas|tool_definitions)$")
 MAX_HOPS = 4  # names followed from the call's answer to where the tools go
+THROUGH = (cst.BooleanOperation, cst.Await)  # `names = solver.allowed(...) or all_names`, `tools = await registry.visible(...)`
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,7 @@ def _names_reaching_tools(ctx: ModuleContext, function: cst.FunctionDef, call: c
     """The names that carry the call's answer on to where the tools go out (a `tools=` keyword, a list named for tools
     handed to a call, `self.react(question, tools)`, a returned list),
     a few assignments deep; None when it never gets there (it only checks a call, or picks `tool_choice`)."""
-    start = _bound(ctx, call)
+    start = bound_name(ctx, call, THROUGH)
     carried = {start} if start is not None else set()
     assigns = [n for n in descendants(function.body) if isinstance(n, cst.Assign) and len(n.targets) == 1
                and isinstance(n.targets[0].target, cst.Name)]
@@ -114,12 +115,7 @@ def _names_reaching_tools(ctx: ModuleContext, function: cst.FunctionDef, call: c
         if grown <= carried:
             break
         carried |= grown
-    sinks = [node.value for node in descendants(function.body) if isinstance(node, cst.Arg) and node.keyword is not None
-             and TOOLS_KEYWORD.match(node.keyword.value)]
-    sinks += [node.value for node in descendants(function.body) if isinstance(node, cst.Arg) and node.keyword is None
-              and isinstance(node.value, cst.Name) and TOOLS_KEYWORD.match(node.value.value)]  # `self.react(question, tools)`
-    sinks += [node.value for node in descendants(function.body) if isinstance(node, cst.Return) and node.value is not None
-              and (not isinstance(node.value, (cst.Call, cst.Await)) or node.value is call)]  # a list handed back, not a request
+    sinks = [sink for node in descendants(function.body) if (sink := _tools_going_out(node, call)) is not None]
     if any(sink is call or ctx.contains(sink, call) for sink in sinks):
         return carried
     need = {n.value for sink in sinks for n in (sink, *descendants(sink)) if isinstance(n, cst.Name) and n.value in carried}
@@ -134,12 +130,15 @@ def _names_reaching_tools(ctx: ModuleContext, function: cst.FunctionDef, call: c
     return need
 
 
-def _bound(ctx: ModuleContext, call: cst.Call) -> str | None:
-    parent = ctx.parent(call)
-    while isinstance(parent, (cst.BooleanOperation, cst.Await)):
-        parent = ctx.parent(parent)  # `names = solver.allowed(...) or all_names`
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        return parent.targets[0].target.value
+def _tools_going_out(node: cst.CSTNode, call: cst.Call) -> cst.BaseExpression | None:
+    """What `node` sends out as tools: a `tools=` keyword's value, a list named for tools handed to a call
+    (`self.react(question, tools)`), a returned list (not a request sent with it), or the call's own answer returned."""
+    if isinstance(node, cst.Arg):
+        if node.keyword is not None:
+            return node.value if TOOLS_KEYWORD.match(node.keyword.value) else None
+        return node.value if isinstance(node.value, cst.Name) and TOOLS_KEYWORD.match(node.value.value) else None
+    if isinstance(node, cst.Return) and node.value is not None and (not isinstance(node.value, (cst.Call, cst.Await)) or node.value is call):
+        return node.value
     return None
 
 
@@ -151,11 +150,11 @@ def _narrowing(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, re
     """Where the tool list is narrowed: the comprehension that keeps the tools whose names the call allowed
     (`allowed = solver.get_allowed_tool_names(...)`, then `tools = [f for f in schemas if f["name"] in allowed]`),
     the one whose list goes out before any other; or the call itself when it returns the tools."""
-    name = _bound(ctx, call)
+    name = bound_name(ctx, call, THROUGH)
     if name is None:
         return call
     after = ctx.span(call).row
     found = [node for node in descendants(function.body) if isinstance(node, (cst.ListComp, cst.GeneratorExp))
              and ctx.span(node).row > after and any(_mentions(i.test, {name}) for clause in comprehension_clauses(node) for i in clause.ifs)]
-    going_out = [node for node in found if _bound(ctx, node) in reaching - {name}]
+    going_out = [node for node in found if bound_name(ctx, node, THROUGH) in reaching - {name}]
     return (going_out or found or [call])[0]

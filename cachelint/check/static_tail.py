@@ -23,7 +23,7 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from cachelint.check.module import LITERAL_ARGS, ModuleContext, argument_for, descendants, is_template
+from cachelint.check.module import LITERAL_ARGS, TEMPLATE_NAME, ModuleContext, argument_for, descendants, is_template
 from cachelint.check.renderers import message_shape
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
 from cachelint.check.values import VOLATILE_NAMES, assigned_once, string_value
@@ -394,7 +394,7 @@ def _reported_at_the_template(ctx: ModuleContext, call: cst.Call, template: str)
         return False
     here = os.path.abspath(ctx.filename)
     module, value = found
-    return any((reported.node is value or module.contains(value, reported.node)) and here in reported.fillers
+    return any((reported.node is value or module.contains(value, reported.node)) and here in map(os.path.abspath, reported.fillers)
                for reported in _templates_reported(module))
 
 
@@ -533,9 +533,9 @@ def system_parameters(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]
 # a prompt template kept as a module constant (`EDIT_INTENT_ANALYZER_PROMPT = """..."""`), and its `.format(` elsewhere
 # or in lower case (`summarizer_instructions = r"""..."""`), which a filling module must import by that name: a lower-case
 # name is as often a local variable of the filling function (`system_prompt.format(...)`)
-TEMPLATE_CONSTANT = re.compile(r"^(?:(?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|[a-z][a-z0-9_]*_(?:prompt|template|instructions?))$")
-FORMATTED_TEMPLATE = re.compile(r"\b((?=[A-Z])[A-Z0-9_]*(?:PROMPT|TEMPLATE|INSTRUCTIONS?)[A-Z0-9_]*|(?<![.\w])[a-z][a-z0-9_]*_(?:prompt|template|instructions?))"
-                                r"\s*\.\s*format(?:_map)?\(")
+TEMPLATE_CONSTANT = re.compile(rf"^{TEMPLATE_NAME}$")
+# (a lower-case name not read as an attribute: `self.system_prompt.format(` is the object's own)
+FORMATTED_TEMPLATE = re.compile(rf"\b((?!(?<=[.\w])[a-z]){TEMPLATE_NAME})\s*\.\s*format(?:_map)?\(")
 # a slot an app fills the same way for every call, by a word of its name: its tools, a schema, the output format,
 # examples, its own name or persona, a language (a date is CL101's): not the first per-call value
 STATIC_WORDS = frozenset({"tool", "tools", "schema", "schemas", "format", "formats", "example", "examples", "persona", "name",
@@ -556,8 +556,11 @@ class TemplateTail:
     value: str  # its first per-call placeholder
     chars: int  # static characters after it
     position: tuple[int, int]  # where that placeholder is (row, column)
-    where: str  # a file of the tree that fills the template
-    fillers: frozenset[str] = frozenset()  # every file whose fills it stands for (absolute paths)
+    fillers: tuple[str, ...]  # the files of the tree whose fills it stands for (the first is named in the report)
+
+    @property
+    def where(self) -> str:
+        return self.fillers[0]
 
 
 @dataclass(slots=True)
@@ -595,8 +598,7 @@ def templates_filled_elsewhere(ctx: ModuleContext) -> Iterator[TemplateTail]:
             continue
         static = len(PLACEHOLDER.sub("", text[first.end():]).strip())
         if static >= MIN_TAIL_CHARS:
-            yield TemplateTail(node, first.group(0), static, _position(ctx, node, first.group(0)), where[0],
-                               frozenset(os.path.abspath(path) for path in where))
+            yield TemplateTail(node, first.group(0), static, _position(ctx, node, first.group(0)), tuple(where))
 
 
 def _template(statement: cst.CSTNode) -> tuple[str, cst.CSTNode, str] | None:
