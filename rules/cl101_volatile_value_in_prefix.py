@@ -67,6 +67,13 @@ still shares the instructions before it, and the turns after it differ between c
 ahead of the instructions is, and so is one followed by static text (a constant after the value in the message,
 `f"Opened at {now}. {TOOL_MANUAL}"`, or constant messages after it, `*EXAMPLES`). A counter that a function nested below the read bumps (`nonlocal n; n += 1`) cannot
 have counted yet when the prompt is built, and numbers the same items the same way on every call.
+
+Also (`likely`) a clock filled into a long prompt template sent as one message (`EXTRACTION_PROMPT.format(
+current_datetime=datetime.now().strftime("%H:%M"), message=text)`, a module constant, one imported from the tree,
+or a class attribute read through `self`): each call asks its own question, but every call shares the template's
+rules, which OpenAI caches on its own from 1,024 tokens. Reported where the static text around the placeholder, up
+to the first placeholder filled per call, reaches that minimum (counted with o200k_base) and no per-call data comes
+before the clock; a date is not.
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
@@ -291,6 +298,7 @@ agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
                          "into the user's message", severity="warning", confidence="likely")
         source = analysis.ctx.source
         if not analysis.sites and opened_alone(source) and not holds_shared_renderer(source):
+            yield from _filled_clocks(analysis, set())
             return  # a prompts module, analysed for its templates alone
         found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
         found += list(rendered_facts(analysis, {"volatile"}))  # an earlier turn rendered again with a fresh id or time
@@ -327,7 +335,24 @@ agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
             else:
                 message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")
-        yield from _ahead_of_a_rendered_history(analysis, reported | {id(fact.node) for _, fact in found})
+        reported |= {id(fact.node) for _, fact in found}
+        yield from _ahead_of_a_rendered_history(analysis, reported)
+        yield from _filled_clocks(analysis, reported)
+
+
+def _filled_clocks(analysis, reported: set[int]):
+    """(likely) A clock filled into a long one-message template ahead of its static text (template_fill_clocks.py):
+    not the value flow's to judge, since the newest message is not reused within a conversation."""
+    from cachelint.check.template_fill_clocks import filled_clocks
+
+    for clock in filled_clocks(analysis.ctx):
+        if id(clock.node) in reported:
+            continue
+        changes = GRANULARITY_WORDS.get(clock.granularity, "changes")
+        yield Report(clock.node, f"`{clock.label}` fills `{{{clock.placeholder}}}` of a long prompt template, inside its "
+                     f"{clock.tokens:,} tokens of static text that every call would share: it {changes}, so the prompt differs "
+                     "from there on and the rest of that text is prefilled again on every call; put the value after the static "
+                     "text (with the call's own data)", severity="warning", confidence="likely")
 
 
 def _ahead_of_a_rendered_history(analysis, reported: set[int]):

@@ -54,6 +54,15 @@ filter given only settings, groups or permissions (`self.settings.state`, `initi
 run as the object is set up (`__init__`, `setup_tools`, `initialize`, a classmethod), one whose answer only checks a
 call as it comes in or picks `tool_choice` (the tools sent stay the same: that is the fix), one of a tool's own
 parameters (`filter_tool_parameters`) and one in a test.
+
+Also (`likely`) tools bound to a model object (`llm.bind_tools(tools)`, `create_extractor(llm, tools=[...])`) that
+change within one conversation sent through it with `invoke` / `ainvoke`: a loop that sends one growing
+conversation through objects bound with other tools, chosen by the loop's step (`if ix == max_steps - 1: chain =
+self.final_chain`; `if i == 1: extractor = create_extractor(llm, tools=schemas + [Done])`), reported at the `if`
+that chooses; or tools extended under a condition on the conversation that is then sent with them (`if
+len(messages) > 0: tools.append(Ignore)` before `llm.bind_tools(tools).ainvoke(messages)`), reported at the
+addition. A retry that resends the same question, a choice made before the loop and a switch on configuration are
+not reported.
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates
@@ -106,6 +115,22 @@ def step(messages, user, schema=None):
 """,
     ]
     INVALID = [
+        # tools bound to the chain chosen by the loop's step: the last step offers only the answer tool
+        Invalid("""
+from trustcall import create_extractor
+class Reflect:
+    def __init__(self, llm):
+        self.any_chain = create_extractor(llm, tools=[think, recommend])
+        self.final_chain = create_extractor(llm, tools=[recommend], tool_choice="recommend")
+    def run(self, messages, max_steps):
+        for ix in range(max_steps):
+            if ix == max_steps - 1:
+                chain = self.final_chain
+            else:
+                chain = self.any_chain
+            response = chain.invoke(messages)
+            messages.append(response["messages"][-1])
+""", line=9, message="loop's step"),
         # the hand-off two calls up: the loop calls a retry wrapper that calls the sender
         Invalid("""
 import json
@@ -217,6 +242,11 @@ class DeferredToolFilter(AgentMiddleware):
                          "the tool list changes between the steps of one conversation, and the tools open the prefix, so each change "
                          "prefills the whole conversation again; send every tool on every step and enforce the rules when a call "
                          "comes in (or with tool_choice)", confidence="likely")
+        from cachelint.check.bound_tools import bound_tool_switches
+        for found in bound_tool_switches(analysis.ctx):
+            yield Report(found.node, f"the tools bound to `{found.holder}` change {found.why} while it sends one conversation: "
+                         "the tools open the prefix, so each change prefills the whole conversation again; bind one tool list "
+                         "for the conversation and steer each step with tool_choice or the message", confidence="likely")
         if not analysis.sites and opened_alone(analysis.ctx.source):
             return  # a module opened for that shape alone
 

@@ -220,6 +220,12 @@ QUESTION_FIRST = re.compile(r"(?:\.user\(|\b(?:HumanMessage|UserMessage)\(|[\"']
 STATE_TOOL_FILTER = re.compile(r"(?i)\b(?:\w*(?:filter|allowed|visible|permitted|available)\w*tool\w*|tools?_(?:allowed|visible|permitted|for_state)\w*)"
                                r"\([\s\S]{0,300}?"
                                r"(?:state|last_function_response|last_tool|step|turn|iteration)")
+# a model object bound with tools and sent a conversation: `llm.bind_tools(tools)`, `create_extractor(llm, tools=[...])`,
+# then `chain.ainvoke(messages)` (CL202: bound_tools.py)
+BOUND_TOOLS = re.compile(r"\.bind_tools\(|\btools\s*=")
+BOUND_SEND = re.compile(r"\.a?(?:invoke|stream)\(\s*\w*(?:messages|history|conversation|convo|chat|msgs|transcript|payload|input)")
+# a clock, a random value or an id passed by keyword to a template's `.format(...)` (CL101: template_fill_clocks.py)
+FILLED_CLOCK = re.compile(r"\b\w+\s*=\s*(?:[\w.]+\.)?(?:now|utcnow|time|strftime|uuid[14]|random|randint|choice)\(")
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`
 BUILDER_ADD = re.compile(r"\b\w*(?:builder|prompt)\w*\.add\w*\(", re.I)
 
@@ -232,6 +238,8 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
     found = set()
     if "CL104" in codes and TEMPLATE_ASSIGN.search(source) and long_template(source, 4096):
         found.add("CL104")
+    if "CL101" in codes and ".format(" in source and FILLED_CLOCK.search(source) and long_template(source, 4096):
+        found.add("CL101")  # a clock filled into a long template ahead of its static text (template_fill_clocks.py)
     if "CL101" in codes and "now()" in source and PROMPT_ASSIGN.search(source) and TEMPLATE_CLOCK.search(source):
         found.add("CL101")  # a clock read in a prompt template's own Jinja text (template_clocks.py)
     if "CL201" in codes and SET_TOOLS_HANDED.search(source) and re.search(r"\b(?:set|frozenset)\(|:\s*(?:set|Set|frozenset)\[", source):
@@ -250,6 +258,8 @@ def narrow_shapes(source: str, codes: frozenset[str]) -> frozenset[str]:
         found.add("CL104")  # a question asked before the database's description in a template (schema_after_question.py)
     if "CL202" in codes and STATE_TOOL_FILTER.search(source):
         found.add("CL202")  # tools narrowed per step by the run's state (state_tool_filters.py)
+    if "CL202" in codes and BOUND_TOOLS.search(source) and BOUND_SEND.search(source):
+        found.add("CL202")  # tools bound to a model object, switched within one conversation (bound_tools.py)
     if "CL203" in codes and FIRST_PASS_TOOL.search(source):
         found.add("CL203")  # a tool added on the first pass of a function that calls itself (dropped_tools.tools_added_on_the_first_pass)
     return frozenset(found)

@@ -1,0 +1,158 @@
+"""A clock filled into a long prompt template ahead of its static text (CL101).
+
+An extraction or summarization prompt is often one long template sent as a single message, filled on every call:
+`EXTRACTION_PROMPT.format(current_datetime=datetime.now().strftime("%H:%M"), message=text)`, with the time near
+the top and a thousand tokens of rules below it. Each call asks its own question, but every call shares the rules,
+and providers cache that shared prefix on their own (OpenAI from 1,024 tokens): the clock ahead of the rules makes
+the prefix differ on every call, so the rules are prefilled again each time. The value flow does not judge this
+text, since a request's newest message is not reused within a conversation; the template's shape does.
+
+Recognized where a template constant (a module constant, one imported from the tree, or a class attribute read
+through `self`) of at least the smallest minimum cacheable length is filled with `.format(...)` in a function of
+a module that calls a model, and a keyword argument is a clock of the time of day (or a random value or an id):
+the static text around its placeholder, up to the first placeholder filled with per-call data (settings, constants
+and attributes of the object are static; none may come before the value), must reach OpenAI's minimum (1,024 tokens, counted with o200k_base; by
+characters where the encoding cannot load) on its own. A date is not reported (the prefix changes once a day).
+Reported at the value, `likely`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.static_tail import FOR_A_MODEL, MIN_TAIL_CHARS, PLACEHOLDER, _constant, _fixed
+from cachelint.check.values import VOLATILE_CALLS, VOLATILE_NAMES, assigned_once, strftime_granularity, string_value
+from cachelint.errors import CachelintError
+from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS
+
+STATIC_OWNER = re.compile(r"^(?:self|cls|settings|config|cfg|conf|options|opts)$")
+
+
+@dataclass(frozen=True, slots=True)
+class FilledClock:
+    node: cst.CSTNode  # the clock's call (`datetime.now()`), in the argument or where the name passed was bound
+    placeholder: str
+    label: str  # how the code names the value (`datetime.now().strftime()`)
+    granularity: str
+    tokens: int  # static tokens every call would share without the value (estimated from characters where the encoding cannot load)
+
+
+def filled_clocks(ctx: ModuleContext) -> Iterator[FilledClock]:
+    if ctx.is_test or ".format(" not in ctx.source or not FOR_A_MODEL.search(ctx.source):
+        return
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "format") or ctx.enclosing_function(call) is None:
+            continue
+        text = _template_text(ctx, call, func.value)
+        if text is None or len(text) < MIN_TAIL_CHARS:
+            continue
+        filled = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        for name, value in filled.items():
+            clock = _clock(ctx, value)
+            if clock is None or clock[2] in ("day", "month"):
+                continue
+            tokens = _tokens(_static_after(ctx, text, name, filled))
+            if tokens >= OPENAI_MINIMUM_TOKENS:
+                yield FilledClock(clock[0], name, clock[1], clock[2], tokens)
+
+
+def _template_text(ctx: ModuleContext, call: cst.Call, template: cst.BaseExpression) -> str | None:
+    if isinstance(template, cst.Attribute) and isinstance(template.value, cst.Name) and template.value.value in ("self", "cls"):
+        cls = ctx.enclosing(call, (cst.ClassDef,))
+        return _class_constant(ctx, cls, template.attr.value) if isinstance(cls, cst.ClassDef) else None
+    if isinstance(template, (cst.Name, cst.Attribute)):
+        return _constant(ctx, template)
+    return None
+
+
+def _class_constant(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> str | None:
+    """`EXTRACTION_PROMPT = \"\"\"...\"\"\"` in the class's own body."""
+    for statement in cls.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                return _constant(ctx, small.value)
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name and small.value is not None:
+                return _constant(ctx, small.value)
+    return None
+
+
+def _clock(ctx: ModuleContext, value: cst.BaseExpression) -> tuple[cst.Call, str, str] | None:
+    """(the call, its label, its granularity) of a clock, a random value or an id read for the value."""
+    value = assigned_once(ctx, value)
+    for node in descendants(value):
+        if not isinstance(node, cst.Call):
+            continue
+        name = ctx.qualified_name_in(node.func, VOLATILE_NAMES)
+        if name is None:
+            continue
+        granularity = VOLATILE_CALLS[name]
+        outer = ctx.parent(ctx.parent(node))  # `datetime.now().strftime(FMT)`: the method called on what it returns
+        if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.value is node:
+            method = outer.func.attr.value
+            fmt = string_value(outer.args[0].value) if outer.args else None
+            if method == "strftime" and fmt is not None:
+                granularity = strftime_granularity(fmt)
+            elif method == "date":
+                granularity = "day"
+        elif isinstance(outer, cst.Attribute) and outer.attr.value in ("year", "month", "day"):
+            granularity = "day"
+        if name == "time.strftime" and node.args and (fmt := string_value(node.args[0].value)) is not None:
+            granularity = strftime_granularity(fmt)
+        method = f".{outer.func.attr.value}()" if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.value is node else ""
+        return node, ctx.code(node.func) + "()" + method, granularity
+    return None
+
+
+def _tokens(text: str) -> int:
+    if len(text) < MIN_TAIL_CHARS // 2:
+        return 0  # far below the minimum whatever the encoding
+    try:
+        from cachelint.tokens import load_encoding
+
+        return len(load_encoding("o200k_base").encode(text, disallowed_special=()))
+    except (CachelintError, ImportError, OSError, ValueError):
+        return len(text) * OPENAI_MINIMUM_TOKENS // MIN_TAIL_CHARS
+
+
+def _static_after(ctx: ModuleContext, text: str, name: str, filled: dict[str, cst.BaseExpression]) -> str:
+    """The static text every call would share without the value: the template's text up to the first placeholder
+    filled per call, `{name}` left out (each line's indentation dropped). Empty when per-call data comes before
+    `{name}`: the prefix differs there already."""
+    slots = list(PLACEHOLDER.finditer(text))
+    at = next((m for m in slots if _slot_name(m.group(0)) == name), None)
+    if at is None:
+        return ""
+    end = len(text)
+    for match in slots:
+        if match is at:
+            continue
+        value = filled.get(_slot_name(match.group(0)))
+        if value is None or not _static(ctx, value):
+            if match.start() < at.start():
+                return ""
+            end = match.start()
+            break
+    body = PLACEHOLDER.sub("", text[:at.start()] + text[at.end():end])
+    return "\n".join(line.strip() for line in body.splitlines())
+
+
+def _slot_name(placeholder: str) -> str:
+    return re.split(r"[.\[!:}]", placeholder[1:], maxsplit=1)[0]
+
+
+def _static(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
+    """A literal, a constant, a setting or an attribute of the object: the same on every call."""
+    if _fixed(ctx, value):
+        return True
+    root = value
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    return isinstance(root, cst.Name) and root is not value and bool(STATIC_OWNER.match(root.value))

@@ -1,0 +1,181 @@
+"""Round 31: what a spent set (holdout35) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint
+
+# --- CL202: tools bound to a model object, switched within one conversation -----------------------------------------
+
+STEP_CHOSEN_CHAINS = '''
+from trustcall import create_extractor
+
+
+class Reflection:
+    def __init__(self, model):
+        self.think_chain = create_extractor(model, tools=[think, critique], tool_choice="any")
+        self.any_chain = create_extractor(model, tools=[think, critique, recommend], tool_choice="any")
+        self.final_chain = create_extractor(model, tools=[recommend], tool_choice="recommend")
+
+    def react(self, inputs, max_steps, min_steps):
+        messages = [{"role": "user", "content": inputs}]
+        for ix in range(max_steps):
+            if ix == max_steps - 1:
+                chain = self.final_chain
+            elif ix < min_steps:
+                chain = self.think_chain
+            else:
+                chain = self.any_chain
+            response = chain.invoke(messages)
+            msg = response["messages"][-1]
+            messages.append(msg)
+            for tc in msg.tool_calls or []:
+                messages.append({"role": "tool", "content": "", "tool_call_id": tc["id"]})
+'''
+
+
+def test_chains_with_other_tools_chosen_by_the_loops_step_are_reported_at_the_choice():
+    found = lint(STEP_CHOSEN_CHAINS, {"CL202"})
+    assert [f.row for f in found] == [13]
+    assert "`chain`" in found[0].message and "`ix`" in found[0].message
+
+
+TOOL_ADDED_FROM_THE_SECOND_STEP = '''
+from trustcall import create_extractor
+
+
+async def extract(model, schemas, messages, max_steps):
+    extractor = create_extractor(model, tools=list(schemas))
+    payload = {"messages": messages}
+    for i in range(max_steps):
+        if i == 1:
+            extractor = create_extractor(model, tools=list(schemas) + [Done])
+        response = await extractor.ainvoke(payload)
+        if not response["messages"][-1].tool_calls:
+            break
+        messages = messages + [response["messages"][-1]] + [{"role": "tool", "content": "ok", "tool_call_id": t["id"]}
+                                                             for t in response["messages"][-1].tool_calls]
+        payload = {"messages": messages}
+'''
+
+
+def test_an_extractor_rebound_with_one_more_tool_inside_the_loop_is_reported():
+    found = lint(TOOL_ADDED_FROM_THE_SECOND_STEP, {"CL202"})
+    assert [f.row for f in found] == [8]
+
+
+RETRY_WITH_ANOTHER_CHAIN = '''
+from trustcall import create_extractor
+
+
+def ask(model, question):
+    messages = [{"role": "user", "content": question}]
+    strict = create_extractor(model, tools=[Answer], tool_choice="Answer")
+    loose = create_extractor(model, tools=[Answer])
+    for attempt in range(3):
+        chain = strict if attempt == 0 else loose
+        response = chain.invoke(messages)
+        if response["responses"]:
+            return response["responses"][0]
+'''
+
+ONE_CHAIN_FOR_THE_LOOP = '''
+from trustcall import create_extractor
+
+
+def react(model, inputs, max_steps, final):
+    chain = create_extractor(model, tools=[think, recommend]) if not final else create_extractor(model, tools=[recommend])
+    messages = [{"role": "user", "content": inputs}]
+    for ix in range(max_steps):
+        response = chain.invoke(messages)
+        messages.append(response["messages"][-1])
+'''
+
+
+def test_a_retry_that_resends_the_same_question_and_a_chain_chosen_before_the_loop_stay_quiet():
+    assert lint(RETRY_WITH_ANOTHER_CHAIN, {"CL202"}) == []
+    assert lint(ONE_CHAIN_FOR_THE_LOOP, {"CL202"}) == []
+
+
+TOOL_ADDED_ONCE_HISTORY_EXISTS = '''
+from langchain_openai import ChatOpenAI
+
+
+async def draft_response(state, config):
+    llm = ChatOpenAI(model="gpt-4o", tool_choice="required")
+    tools = [NewEmailDraft, ResponseEmailDraft, Question]
+    messages = state.get("messages") or []
+    if len(messages) > 0:
+        tools.append(Ignore)
+    model = llm.bind_tools(tools)
+    messages = [{"role": "user", "content": build_prompt(state)}] + messages
+    i = 0
+    while i < 5:
+        response = await model.ainvoke(messages)
+        if len(response.tool_calls) != 1:
+            i += 1
+            messages += [{"role": "user", "content": "Please call a valid tool call."}]
+        else:
+            break
+    return {"draft": response, "messages": [response]}
+'''
+
+TOOL_ADDED_BY_A_SETTING = TOOL_ADDED_ONCE_HISTORY_EXISTS.replace("if len(messages) > 0:", "if config.get('allow_ignore'):")
+
+
+def test_a_tool_bound_only_once_the_conversation_has_messages_is_reported_at_the_addition():
+    found = lint(TOOL_ADDED_ONCE_HISTORY_EXISTS, {"CL202"})
+    assert [f.row for f in found] == [9]
+    assert "`messages`" in found[0].message
+    assert lint(TOOL_ADDED_BY_A_SETTING, {"CL202"}) == []
+
+
+# --- CL101: a clock filled into a long one-message template ahead of its static text --------------------------------
+
+RULES = "\n".join(f"{n}. Rule number {n}: extract only facts the user states about themselves, their plans, their "
+                  f"preferences or their relationships; never guess, never merge two facts, write each in the third person."
+                  for n in range(1, 60))
+
+EXTRACTION = f'''
+from datetime import datetime
+
+import litellm
+
+
+class DiscreteStrategy:
+    EXTRACTION_PROMPT = """
+    You are a long-memory manager.
+    Current date and time: {{current_datetime}}
+
+{RULES}
+
+    Message:
+    {{message}}
+    """
+
+    async def extract(self, text):
+        prompt = self.EXTRACTION_PROMPT.format(
+            message=text,
+            current_datetime=datetime.now().strftime("%A, %B %d, %Y at %I:%M %p"),
+        )
+        response = await litellm.acompletion(model="gpt-4o", messages=[{{"role": "user", "content": prompt}}])
+        return response.choices[0].message.content
+'''
+
+
+def test_a_clock_at_the_top_of_a_long_extraction_template_is_reported_at_the_clock():
+    found = lint(EXTRACTION, {"CL101"})
+    assert len(found) == 1
+    assert found[0].row == EXTRACTION.splitlines().index(
+        '            current_datetime=datetime.now().strftime("%A, %B %d, %Y at %I:%M %p"),')
+    assert "{current_datetime}" in found[0].message and "every minute" in found[0].message
+
+
+def test_a_date_a_clock_below_the_data_and_a_short_template_stay_quiet():
+    date_only = EXTRACTION.replace('"%A, %B %d, %Y at %I:%M %p"', '"%A, %B %d, %Y"')
+    assert lint(date_only, {"CL101"}) == []
+    after_the_data = EXTRACTION.replace("Current date and time: {current_datetime}", "{message}").replace(
+        "Message:\n    {message}", "Current date and time: {current_datetime}")
+    assert lint(after_the_data, {"CL101"}) == []
+    short = EXTRACTION.replace(RULES, "1. Extract the facts.")
+    assert lint(short, {"CL101"}) == []
