@@ -214,7 +214,7 @@ def answer(history, question, store):
     docs = store.similarity_search(question, k=4)
     system = "Answer from the context.\\n\\n" + "\\n".join(d.page_content for d in docs)
     return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system}, *history])
-""", line=7, message="looked up for this turn"),
+""", line=6, message="looked up for this turn"),
         Invalid("""
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain.chains.combine_documents import create_stuff_documents_chain

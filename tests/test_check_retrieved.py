@@ -95,7 +95,7 @@ def test_anthropic_system_argument_with_retrieved_memories_and_a_history():
             system = RULES + "\\n\\nWhat you remember about the user:\\n" + "\\n".join(m["memory"] for m in memories)
             return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=system, messages=history)
     """
-    assert rows(source) == [9]
+    assert rows(source) == [8]  # where the memories go into the system prompt, not where it is sent
 
 
 def test_a_static_knowledge_file_read_once_is_quiet():
@@ -309,14 +309,14 @@ APPENDED = """
 
 def test_history_appended_after_a_system_message_with_retrieved_text():
     found = findings(APPENDED)
-    assert [f.row for f in found] == [7] and "`session.turns`" in found[0].message
+    assert [f.row for f in found] == [6] and "`session.turns`" in found[0].message  # where the memories go in
 
 
 def test_history_extended_after_a_system_message_with_retrieved_text():
     extended = APPENDED.replace("""        for turn in session.turns:
             msgs.append({"role": turn.role, "content": turn.text})
 """, "        msgs.extend(chat_history)\n")
-    assert extended != APPENDED and [f.row for f in findings(extended)] == [7]
+    assert extended != APPENDED and [f.row for f in findings(extended)] == [6]
 
 
 def test_a_one_off_request_after_the_retrieved_system_message_is_quiet():

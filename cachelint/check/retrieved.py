@@ -45,6 +45,8 @@ RETRIEVAL_CALL = re.compile(r"^_?a?(?:retrieve|search|similarity_search|get_rele
 RETRIEVER_RECEIVER = re.compile(r"(?:^|_)(?:index|collection|vector_?store|vectordb|vector_?db|store|retriever|kb|knowledge_?base|rag|memory|chroma|qdrant|pinecone|faiss)$", re.I)
 REGEX_RECEIVER = re.compile(r"^(?:re|regex)$|(?:^|_)(?:pattern|regex|re|rx)$|^[A-Z][A-Z0-9_]*_(?:RE|PATTERN|REGEX)$", re.I)
 GENERIC_LOOKUPS = frozenset({"query", "aquery", "invoke", "ainvoke", "get_relevant_documents", "search"})
+# a name that holds the system prompt or its parts: `system_prompt_list`, `system_prompt_join`, `sys_parts`
+SYSTEM_PART = re.compile(r"(?:^|_)sys(?:tem)?(?:_|$)|system", re.I)
 MAX_ROUNDS = 4  # names built from names built from the retrieved value
 
 
@@ -105,7 +107,39 @@ def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
             name = next((n.value for part in text for n in descendants(part) if isinstance(n, cst.Name) and n.value in tainted), None)
             if name is not None and history is not None and history not in reported:
                 reported.add(history)  # one finding per conversation: `if str: ... += text else: ... += [block]` is one
-                yield Retrieved(node, name, tainted[name], history)
+                entry, name = _entry(ctx, function, name, tainted) or (node, name)
+                yield Retrieved(entry, name, tainted[name], history)
+
+
+def _entry(ctx: ModuleContext, function: cst.FunctionDef | cst.Module, name: str, tainted: dict[str, str]) -> tuple[cst.CSTNode, str] | None:
+    """Where the looked-up text first goes into what becomes the system prompt, and the name it goes in by: the list
+    of its sections it is appended to (`system_prompt_list.append(memories)`, joined later) or the text built from
+    it, followed back from the name the system message holds through the names that hold the system prompt's parts
+    (`system_prompt_join` from `system_prompt_list`). None where that name holds a section of its own
+    (`knowledge_prompt`): the message is where it goes in."""
+    if isinstance(function, cst.Module):
+        return None
+    steps: dict[str, tuple[cst.CSTNode, str]] = {}  # name -> (the first statement that fills it from another, that name)
+    for node in descendants(function):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
+                and isinstance(node.func.value, cst.Name):
+            targets, values = [node.func.value.value], [arg.value for arg in node.args]
+        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            targets, values = _target_names(node), [node.value]
+        else:
+            continue
+        source = next((found for value in values if (found := _mentions(value, tainted)) is not None), None)
+        for target in targets:
+            if source is not None and source != target and target not in steps:
+                steps[target] = (node, source)
+    entry = None
+    for _ in range(MAX_ROUNDS):
+        step = steps.get(name) if SYSTEM_PART.search(name) else None
+        if step is None:
+            break
+        entry = step
+        name = step[1]
+    return entry
 
 
 def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
@@ -119,7 +153,8 @@ def retrieved_in_built_system(ctx: ModuleContext) -> Iterator[Retrieved]:
             if name is not None:
                 if not _sent_alone(function, node):
                     # reported where the looked-up text goes in (`f"Course Content:\n{context}"`), not where the prompt starts
-                    entry = next((n for n in descendants(node) if isinstance(n, cst.Name) and n.value == name and _read_here(ctx, n)), node)
+                    entry, name = _entry(ctx, function, name, looked_up) \
+                        or (next((n for n in descendants(node) if isinstance(n, cst.Name) and n.value == name and _read_here(ctx, n)), node), name)
                     yield Retrieved(entry, name, looked_up[name], "the conversation it is sent with")
                 break
 
