@@ -179,3 +179,35 @@ def test_a_date_a_clock_below_the_data_and_a_short_template_stay_quiet():
     assert lint(after_the_data, {"CL101"}) == []
     short = EXTRACTION.replace(RULES, "1. Extract the facts.")
     assert lint(short, {"CL101"}) == []
+
+
+# --- a selection only filters: `--select CL104` finds what the full run finds for CL104 ------------------------------
+
+OPENED_BY_ANOTHER_RULES_SHAPE = '''
+import datetime
+
+
+class ContraRepeatWorker(MemoryBaseWorker):
+    def _run(self):
+        nodes = self.memory_manager.get_memories(NEW_OBS_NODES)
+        user_query_list = []
+        for i, n in enumerate(nodes):
+            user_query_list.append(f"{i + 1} {n.content}")
+        system_prompt = self.prompt_handler.contra_repeat_system.format(num_obs=len(user_query_list), user_name=self.target_name)
+        user_query = self.prompt_handler.contra_repeat_user_query.format(user_query="\\n".join(user_query_list))
+        message = self.prompt_to_msg(system_prompt=system_prompt, few_shot="", user_query=user_query)
+        return self.generation_model.call(messages=message)
+'''
+
+
+def test_selecting_one_rule_finds_what_the_full_run_finds_for_it():
+    import textwrap
+
+    from cachelint.check.engine import ALL_CODES, lint_source
+
+    source = textwrap.dedent(OPENED_BY_ANOTHER_RULES_SHAPE).lstrip("\n")
+    full = [(f.code, f.row) for f in lint_source(source, "worker.py")]
+    assert ("CL104", 10) in full
+    for code in sorted(ALL_CODES):
+        selected = [(f.code, f.row) for f in lint_source(source, "worker.py", frozenset({code}))]
+        assert selected == [found for found in full if found[0] == code], code

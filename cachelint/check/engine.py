@@ -16,7 +16,7 @@ import libcst as cst
 from cachelint.check import suppress
 from cachelint.check.analysis import Analysis, Options
 from cachelint.check.finding import Finding
-from cachelint.check.gate import holds_prompt_shapes, holds_shared_renderer, narrow_shapes, sends_requests
+from cachelint.check.gate import EVERY_CODE, holds_prompt_shapes, holds_shared_renderer, narrow_shapes, sends_requests
 from cachelint.check.module import ModuleContext, read_only_visits
 from cachelint.check.project import recording_reads
 from cachelint.check.registry import all_rules
@@ -64,9 +64,11 @@ def lint_source(source: str | bytes, filename: str, codes: frozenset[str] = ALL_
     if _nesting_depth(source) > MAX_NESTING:
         return [_unanalyzable(filename, f"file is nested more than {MAX_NESTING} brackets deep")]
     llm = sends_requests(source, options.call_patterns if options is not None else ())
-    analysed = llm or holds_prompt_shapes(source, codes)
+    # the gates ask about every rule, so a selection (`--select CL104`) only filters what the full run finds: a
+    # module another rule's shape opens is analysed whole for the selected rules too
+    analysed = llm or holds_prompt_shapes(source, EVERY_CODE)
     with _collector_paused():
-        narrow = narrow_shapes(source, codes) if not analysed else frozenset()
+        narrow = narrow_shapes(source, EVERY_CODE) & codes if not analysed else frozenset()
         if not analysed and "CL101" in codes and holds_shared_renderer(source):
             narrow |= {"CL101"}  # a prompt renderer others call, judged alone (beside any other narrow shape of the module)
         if narrow:
@@ -114,8 +116,8 @@ def _collector_paused() -> Iterator[None]:
 def is_analysed(source: str, codes: frozenset[str], options: Options | None) -> bool:
     """Whether `lint_source` analyses this module (and so may follow its imports into other modules), or only
     checks that it parses."""
-    return sends_requests(source, options.call_patterns if options is not None else ()) or holds_prompt_shapes(source, codes) \
-        or ("CL101" in codes and holds_shared_renderer(source)) or bool(narrow_shapes(source, codes))
+    return sends_requests(source, options.call_patterns if options is not None else ()) or holds_prompt_shapes(source, EVERY_CODE) \
+        or ("CL101" in codes and holds_shared_renderer(source)) or bool(narrow_shapes(source, EVERY_CODE) & codes)
 
 
 def _syntax_only(source: str, filename: str) -> list[Finding]:
