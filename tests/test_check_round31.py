@@ -211,3 +211,33 @@ def test_selecting_one_rule_finds_what_the_full_run_finds_for_it():
     for code in sorted(ALL_CODES):
         selected = [(f.code, f.row) for f in lint_source(source, "worker.py", frozenset({code}))]
         assert selected == [found for found in full if found[0] == code], code
+
+
+# --- CL401: the model after the one that failed is a fallback, not a rotation ------------------------------------------
+
+ROTATION_AND_FALLBACK = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class Router:
+    def __init__(self):
+        self.available_models = ["gpt-4o", "gpt-4o-mini"]
+        self.calls = 0
+
+    def ask(self, messages):
+        model = self.available_models[self.calls % len(self.available_models)]
+        self.calls += 1
+        return client.chat.completions.create(model=model, messages=messages)
+
+    def next_model(self, current_model):
+        current_index = self.available_models.index(current_model)
+        next_index = (current_index + 1) % len(self.available_models)
+        return self.available_models[next_index]
+'''
+
+
+def test_a_counter_rotation_is_reported_and_the_model_after_the_failed_one_is_not():
+    found = lint(ROTATION_AND_FALLBACK, {"CL401"})
+    assert [f.row for f in found] == [13]
