@@ -21,9 +21,11 @@ class ParamChangeMidConversation(Rule):
 Finds `model`, `tool_choice`, `thinking`, beta headers or reasoning effort chosen anew on each turn of a
 conversation loop: assigned inside the loop, or picked with a conditional expression there. Also a model
 router that picks the model of each request from a pool (`random.choice(self.models)`, or in turn with a call
-counter), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once
-tools were used (`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, confidence
-`likely`), and a hand-off that swaps the object the request's model comes from inside the loop that keeps the
+counter, not the model after the one that failed: `(models.index(current) + 1) % len(models)`), wherever the
+request is sent from (confidence `likely`). Also a forced `tool_choice` reset once tools were used
+(`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, or `tool_choice = "auto"` under
+`if iteration == 0:` in the loop that hands it to the sender, also as a closure's default; confidence `likely`),
+and a hand-off that swaps the object the request's model comes from inside the loop that keeps the
 history (when the tools stay the same: otherwise CL202 says it). Also a side request of the conversation (a
 reflection, a retry decision, a recovery turn) sent to the same client with the same store's messages but with
 another output format or without the turns' tools (`client.create(messages, tool_choice="none")`, `json_output=`,

@@ -241,3 +241,30 @@ class Router:
 def test_a_counter_rotation_is_reported_and_the_model_after_the_failed_one_is_not():
     found = lint(ROTATION_AND_FALLBACK, {"CL401"})
     assert [f.row for f in found] == [12]
+
+
+# --- CL401: tool_choice forced on the loop's first pass and reset after it ----------------------------------------
+
+FORCED_ON_THE_FIRST_PASS = '''
+async def tool_loop(llm, messages, tools, tool_choice, max_iterations):
+    effective_tool_choice = tool_choice
+    iteration = 0
+    while iteration < max_iterations:
+        async def call(choice=effective_tool_choice):
+            return await llm.complete(messages=messages, tools=tools, tool_choice=choice)
+
+        response = await with_retries(call)
+        if not response.tool_calls:
+            return response
+        messages.extend(run_tools(response))
+        if iteration == 0 and effective_tool_choice in ("required", "any"):
+            effective_tool_choice = "auto"
+        iteration += 1
+'''
+
+
+def test_a_tool_choice_reset_after_the_loops_first_pass_is_reported():
+    found = lint(FORCED_ON_THE_FIRST_PASS, {"CL401"})
+    assert [f.row for f in found] == [13]
+    chosen_by_a_setting = FORCED_ON_THE_FIRST_PASS.replace("if iteration == 0 and", "if settings.relax and")
+    assert lint(chosen_by_a_setting, {"CL401"}) == []

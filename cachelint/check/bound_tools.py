@@ -97,7 +97,7 @@ def _step_switch(ctx: ModuleContext, call: cst.Call, receiver: cst.BaseExpressio
     distinct = {ctx.code(choice): choice for choice, _ in choices}
     if len(distinct) < 2 or not any(_binds_tools(ctx, function, choice, 0) for choice in distinct.values()):
         return None
-    stepping = _stepping_names(ctx, loop)
+    stepping = stepping_names(ctx, loop)
     places = [place for _, place in choices if place is not None] + [c for c in sends if len(sends) > 1]
     chooser = None
     for place in places:
@@ -138,7 +138,7 @@ def _grows(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
     return False
 
 
-def _stepping_names(ctx: ModuleContext, loop: cst.CSTNode) -> set[str]:
+def stepping_names(ctx: ModuleContext, loop: cst.CSTNode) -> set[str]:
     """The names that change from one pass to the next: a `for` loop's target and counters bumped in the loop."""
     names: set[str] = set()
     if isinstance(loop, cst.For):

@@ -794,7 +794,8 @@ RESET_VALUES = ("None", '"auto"', "'auto'", '"none"', "'none'")
 
 def tool_choice_resets(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
     """`replace(settings, tool_choice=None)` / `settings.tool_choice = "auto"` under an `if` that asks whether
-    tools were used: the run's next requests go out with another tool_choice than its first ones."""
+    tools were used, or `effective_tool_choice = "auto"` under an `if` on the step of the loop that sends (`if
+    iteration == 0:`): the run's next requests go out with another tool_choice than its first ones."""
     if "tool_choice" not in ctx.source:
         return
     for call in ctx.nodes(cst.Call):
@@ -812,6 +813,31 @@ def tool_choice_resets(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
                 isinstance(t, cst.Subscript) and "tool_choice" in ctx.code(t.slice[0]) if isinstance(t, cst.Subscript) else False)
             if named and _after_tool_use(ctx, assign):
                 yield assign
+            elif isinstance(t, cst.Name) and t.value.endswith("tool_choice") and _on_the_loops_step(ctx, assign, t.value):
+                yield assign
+
+
+def _on_the_loops_step(ctx: ModuleContext, assign: cst.Assign, name: str) -> bool:
+    """`if iteration == 0 and tool_choice == "required": tool_choice = "auto"` in the loop that hands `tool_choice` on
+    (an argument, or a closure's default): the first pass is forced, the later ones are not."""
+    from cachelint.check.bound_tools import stepping_names
+
+    loops = ctx.loops_around(assign)
+    test = ctx.enclosing(assign, (cst.If, cst.FunctionDef))
+    if not loops or not isinstance(test, cst.If) or not ctx.contains(loops[0], test) or not ctx.contains(test.body, assign):
+        return False
+    stepping = stepping_names(ctx, loops[0])
+    read = [n.value for n in read_names(ctx, test.test)]
+    if not any(n in stepping for n in read):
+        return False
+    first_pass = any(isinstance(c, cst.Comparison) and any(isinstance(t.comparator, cst.Integer) and t.comparator.value == "0"
+                                                            for t in c.comparisons) for c in descendants(test.test))
+    if name not in read and not first_pass:
+        return False  # a step chosen otherwise (`elif cycle == max_cycles - 1:`): per_cycle_arguments judges that
+    grows = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in GROWS and isinstance(c.func.value, cst.Name)
+                and CONVERSATION_NAME.search(c.func.value.value) for c in ctx.nodes_in(cst.Call, loops[0]))
+    return grows and any(n.value == name and not ctx.contains(test, n) and isinstance(ctx.parent(n), (cst.Arg, cst.Param))
+               for n in ctx.nodes_in(cst.Name, loops[0]))  # handed to the call that sends (or a closure's default)
 
 
 def _reset_value(expr: cst.BaseExpression) -> bool:
