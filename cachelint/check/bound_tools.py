@@ -24,10 +24,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.callsites import unpacked_values
+from cachelint.check.conversation import CONVERSATION_NAME, grows_in
 from cachelint.check.module import ModuleContext, descendants, read_names
 
 SENDS = frozenset({"invoke", "ainvoke", "stream", "astream"})
-CONVERSATION = re.compile(r"messages|history|conversation|convo|chat|msgs|transcript|payload|inputs?$", re.I)
+CONVERSATION = re.compile(rf"{CONVERSATION_NAME.pattern}|payload|inputs?$", re.I)  # a payload dict holds the messages
 TOOLS_KEYWORDS = frozenset({"tools", "functions"})
 MAX_HOPS = 3
 
@@ -129,13 +130,10 @@ def _choices(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.CSTNode, r
 
 def _grows(ctx: ModuleContext, name: cst.Name, loop: cst.CSTNode) -> bool:
     """The conversation is longer on the loop's next pass: appended to, or rebound from itself, inside the loop."""
-    for call in ctx.calls_on.get(name.value, []):
-        if call.func.attr.value in ("append", "extend", "insert") and ctx.contains(loop, call):  # type: ignore[attr-defined]
-            return True
-    for binding, value in ctx.assigned_values(name):
-        if value is not None and ctx.contains(loop, binding) and any(n.value == name.value for n in read_names(ctx, value)):
-            return True
-    return False
+    if grows_in(ctx, name, loop):
+        return True
+    return any(value is not None and ctx.contains(loop, binding) and any(n.value == name.value for n in read_names(ctx, value))
+               for binding, value in ctx.assigned_values(name))
 
 
 def stepping_names(ctx: ModuleContext, loop: cst.CSTNode) -> set[str]:

@@ -26,7 +26,7 @@ import libcst as cst
 
 from cachelint.check.module import ModuleContext, descendants
 from cachelint.check.static_tail import FOR_A_MODEL, MIN_TAIL_CHARS, PLACEHOLDER, _constant, _fixed
-from cachelint.check.values import VOLATILE_CALLS, VOLATILE_NAMES, assigned_once, strftime_granularity, string_value
+from cachelint.check.values import VOLATILE_CALLS, VOLATILE_NAMES, assigned_once, strftime_granularity, string_value, volatile_method
 from cachelint.errors import CachelintError
 from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS
 
@@ -85,29 +85,17 @@ def _class_constant(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> str | N
 
 
 def _clock(ctx: ModuleContext, value: cst.BaseExpression) -> tuple[cst.Call, str, str] | None:
-    """(the call, its label, its granularity) of a clock, a random value or an id read for the value."""
+    """(the call, its label, its granularity) of a clock, a random value or an id read for the value:
+    `datetime.now().strftime("%H:%M")` (a minute), `uuid.uuid4()`, `datetime.now().date()` (a day)."""
     value = assigned_once(ctx, value)
     for node in descendants(value):
-        if not isinstance(node, cst.Call):
-            continue
-        name = ctx.qualified_name_in(node.func, VOLATILE_NAMES)
-        if name is None:
-            continue
-        granularity = VOLATILE_CALLS[name]
-        outer = ctx.parent(ctx.parent(node))  # `datetime.now().strftime(FMT)`: the method called on what it returns
-        if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.value is node:
-            method = outer.func.attr.value
-            fmt = string_value(outer.args[0].value) if outer.args else None
-            if method == "strftime" and fmt is not None:
-                granularity = strftime_granularity(fmt)
-            elif method == "date":
-                granularity = "day"
-        elif isinstance(outer, cst.Attribute) and outer.attr.value in ("year", "month", "day"):
-            granularity = "day"
-        if name == "time.strftime" and node.args and (fmt := string_value(node.args[0].value)) is not None:
-            granularity = strftime_granularity(fmt)
-        method = f".{outer.func.attr.value}()" if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.value is node else ""
-        return node, ctx.code(node.func) + "()" + method, granularity
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            refined = volatile_method(ctx, node, node.func.attr.value, node.func.value)
+            if refined is not None:
+                return refined[0], f"{ctx.code(refined[0].func)}().{node.func.attr.value}()", refined[1]  # type: ignore[attr-defined]
+        if isinstance(node, cst.Call) and (name := ctx.qualified_name_in(node.func, VOLATILE_NAMES)) is not None:
+            fmt = string_value(node.args[0].value) if name == "time.strftime" and node.args else None
+            return node, f"{ctx.code(node.func)}()", strftime_granularity(fmt) if fmt is not None else VOLATILE_CALLS[name]
     return None
 
 

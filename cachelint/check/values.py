@@ -196,6 +196,36 @@ def strftime_granularity(fmt: str) -> str:
     return "call"
 
 
+def volatile_method(ctx: ModuleContext, call: cst.Call, attr: str, inner: cst.BaseExpression, volatile: dict[str, str] = VOLATILE_CALLS,
+                    names: set[str] | frozenset[str] = VOLATILE_NAMES) -> tuple[cst.CSTNode, str] | None:
+    """(the clock's call, its granularity) of `call`, a method called on a clock read: datetime.now().strftime("%Y-%m-%d")
+    changes daily, not on every call. The clock read may be kept in a name first: `now = datetime.now(); stamp =
+    now.strftime(...)`."""
+    for _ in range(3):  # now = datetime.now().astimezone(); now.strftime(...): the same clock read, zoned
+        if isinstance(inner, cst.Name):
+            assigned = [v for _, v in ctx.assigned_values(inner)]
+            inner = assigned[0] if len(assigned) == 1 and assigned[0] is not None else inner
+        if not (isinstance(inner, cst.Call) and _rezoned(inner)):
+            break
+        inner = inner.func.value  # type: ignore[attr-defined]
+    if not isinstance(inner, cst.Call):
+        return None
+    name = ctx.qualified_name_in(inner.func, names)
+    if not name:
+        return None
+    base = volatile[name]
+    if _rezoned(call):
+        return inner, base
+    if attr == "strftime" and call.args:
+        fmt = string_value(call.args[0].value)
+        return inner, strftime_granularity(fmt) if fmt is not None else base
+    if attr == "date":
+        return inner, "day"
+    if attr in ("isoformat", "timestamp", "ctime", "hex", "__str__"):
+        return inner, base
+    return None
+
+
 def assigned_once(ctx: ModuleContext, value: cst.BaseExpression) -> cst.BaseExpression:
     """A name with one assigned value in sight: that value (`qa_prompt = (...)`); anything else as it is."""
     if isinstance(value, cst.Name):
@@ -657,31 +687,7 @@ class ValueWalker:
         return True
 
     def _volatile_method(self, call: cst.Call, attr: str, inner: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
-        """datetime.now().strftime("%Y-%m-%d") changes daily, not on every call. The clock read may be kept in a
-        name first: `now = datetime.now(); stamp = now.strftime(...)`."""
-        for _ in range(3):  # now = datetime.now().astimezone(); now.strftime(...): the same clock read, zoned
-            if isinstance(inner, cst.Name):
-                assigned = [v for _, v in self.ctx.assigned_values(inner)]
-                inner = assigned[0] if len(assigned) == 1 and assigned[0] is not None else inner
-            if not (isinstance(inner, cst.Call) and _rezoned(inner)):
-                break
-            inner = inner.func.value  # type: ignore[attr-defined]
-        if not isinstance(inner, cst.Call):
-            return None
-        name = self.ctx.qualified_name_in(inner.func, self._volatile_names)
-        if not name:
-            return None
-        base = self.volatile[name]
-        if _rezoned(call):
-            return inner, base
-        if attr == "strftime" and call.args:
-            fmt = string_value(call.args[0].value)
-            return inner, strftime_granularity(fmt) if fmt is not None else base
-        if attr == "date":
-            return inner, "day"
-        if attr in ("isoformat", "timestamp", "ctime", "hex", "__str__"):
-            return inner, base
-        return None
+        return volatile_method(self.ctx, call, attr, inner, self.volatile, self._volatile_names)
 
     def _json_dumps(self, call: cst.Call, landing: Landing, d: int) -> None:
         sort_keys = next((a for a in call.args if a.keyword is not None and a.keyword.value == "sort_keys"), None)
