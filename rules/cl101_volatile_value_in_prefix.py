@@ -68,12 +68,13 @@ ahead of the instructions is, and so is one followed by static text (a constant 
 `f"Opened at {now}. {TOOL_MANUAL}"`, or constant messages after it, `*EXAMPLES`). A counter that a function nested below the read bumps (`nonlocal n; n += 1`) cannot
 have counted yet when the prompt is built, and numbers the same items the same way on every call.
 
-Also (`likely`) a clock filled into a long prompt template sent as one message (`EXTRACTION_PROMPT.format(
-current_datetime=datetime.now().strftime("%H:%M"), message=text)`, a module constant, one imported from the tree,
-or a class attribute read through `self`): each call asks its own question, but every call shares the template's
-rules, which OpenAI caches on its own from 1,024 tokens. Reported where the static text around the placeholder, up
-to the first placeholder filled per call, reaches that minimum (counted with o200k_base) and no per-call data comes
-before the clock; a date is not.
+Also (`likely`) a clock filled into a long template named for a prompt, sent as one message
+(`EXTRACTION_PROMPT.format(current_datetime=datetime.now().strftime("%H:%M"), message=text)`, a module constant,
+one imported from the tree, or a class attribute read through `self`): each call asks its own question, but every
+call shares the template's rules, which OpenAI caches on its own from 1,024 tokens. Reported where the static text
+after the clock, up to the first placeholder filled per call, reaches that minimum (counted with o200k_base), or
+the text before and after it together does while the text before it alone does not; no per-call data may come
+before the clock, and a date is not reported (`(datetime.now() + timedelta(days=7)).strftime("%Y-%m-%d")`).
 """
     why = """
 Providers and engines reuse KV state only for an exact token prefix. A value that changes between requests
@@ -349,10 +350,10 @@ def _filled_clocks(analysis, reported: set[int]):
         if id(clock.node) in reported:
             continue
         changes = GRANULARITY_WORDS.get(clock.granularity, "changes")
-        yield Report(clock.node, f"`{clock.label}` fills `{{{clock.placeholder}}}` of a long prompt template, inside its "
-                     f"{clock.tokens:,} tokens of static text that every call would share: it {changes}, so the prompt differs "
-                     "from there on and the rest of that text is prefilled again on every call; put the value after the static "
-                     "text (with the call's own data)", severity="warning", confidence="likely")
+        yield Report(clock.node, f"`{clock.label}` fills `{{{clock.placeholder}}}` of a long prompt template ahead of "
+                     f"{clock.after:,} tokens of its static text ({clock.shared:,} that every call would share without it): "
+                     f"it {changes}, so the prompt differs from there on and that text is prefilled again on every call; put "
+                     "the value after the static text (with the call's own data)", severity="warning", confidence="likely")
 
 
 def _ahead_of_a_rendered_history(analysis, reported: set[int]):

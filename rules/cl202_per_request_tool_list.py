@@ -56,13 +56,15 @@ call as it comes in or picks `tool_choice` (the tools sent stay the same: that i
 parameters (`filter_tool_parameters`) and one in a test.
 
 Also (`likely`) tools bound to a model object (`llm.bind_tools(tools)`, `create_extractor(llm, tools=[...])`) that
-change within one conversation sent through it with `invoke` / `ainvoke`: a loop that sends one growing
-conversation through objects bound with other tools, chosen by the loop's step (`if ix == max_steps - 1: chain =
-self.final_chain`; `if i == 1: extractor = create_extractor(llm, tools=schemas + [Done])`), reported at the `if`
-that chooses; or tools extended under a condition on the conversation that is then sent with them (`if
-len(messages) > 0: tools.append(Ignore)` before `llm.bind_tools(tools).ainvoke(messages)`), reported at the
-addition. A retry that resends the same question, a choice made before the loop and a switch on configuration are
-not reported.
+change within one conversation sent through it with `invoke` / `ainvoke` / `stream` (the messages, or a payload dict
+holding them): a loop that sends one growing conversation through objects bound with other tool lists, chosen by the
+loop's step or by what the conversation holds (`if ix == max_steps - 1: chain = self.final_chain`; `if i == 1:
+extractor = create_extractor(llm, tools=schemas + [Done])`; `chain = lean if len(messages) > 10 else full`),
+reported at the `if` (or the conditional expression) that chooses; or tools extended under a condition on the
+conversation before they are bound and sent with it (`if len(messages) > 0: tools.append(Ignore)` before
+`llm.bind_tools(tools).ainvoke(messages)`), reported at the addition. Not reported: objects bound with the same tools
+(a tool_choice or model switch: CL401), a loop whose every pass starts its own conversation, a choice on the item of
+such a loop or on configuration, a retry that resends the same question, an addition made after the tools were bound.
 """
     why = """
 Tools are the start of the prefix. Adding, removing or swapping one tool between turns invalidates

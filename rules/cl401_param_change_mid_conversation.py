@@ -21,8 +21,8 @@ class ParamChangeMidConversation(Rule):
 Finds `model`, `tool_choice`, `thinking`, beta headers or reasoning effort chosen anew on each turn of a
 conversation loop: assigned inside the loop, or picked with a conditional expression there. Also a model
 router that picks the model of each request from a pool (`random.choice(self.models)`, or in turn with a call
-counter, not the model after the one that failed: `(models.index(current) + 1) % len(models)`), wherever the
-request is sent from (confidence `likely`). Also a forced `tool_choice` reset once tools were used
+counter; not the model after one that failed, picked in an `except` block or by a function that only `except`
+blocks call: `(models.index(current) + 1) % len(models)`), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once tools were used
 (`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, or `tool_choice = "auto"` under
 `if iteration == 0:` in the loop that hands it to the sender, also as a closure's default; confidence `likely`),
 and a hand-off that swaps the object the request's model comes from inside the loop that keeps the
@@ -156,7 +156,7 @@ class Agent:
     without_sites = True
 
     def check(self, analysis):
-        from cachelint.check.conversation import handoffs, per_cycle_arguments, tool_choice_resets
+        from cachelint.check.conversation import handoffs, per_cycle_arguments, tool_choice_resets, tool_choice_step_resets
         from cachelint.check.history import format_switches, model_switches
         from cachelint.check.static_prefix import conversation_loops
 
@@ -179,6 +179,12 @@ class Agent:
                          "with another tool_choice than the run's first ones; on Anthropic tool_choice is part of the cached "
                          "prefix, so the first request after the reset prefills the conversation again (keep one tool_choice "
                          "per conversation, or force the tool only on a conversation's first request)", confidence="likely")
+        for node, test in tool_choice_step_resets(analysis.ctx):
+            yield Report(node, f"tool_choice is changed on a step of the loop (`if {test}`): the loop's later requests go out with "
+                         "another tool_choice than its earlier ones, and on Anthropic tool_choice is part of the cached prefix, so "
+                         "the first request after the change prefills the conversation again; keep one tool_choice for the loop "
+                         "(steer the step with its message), or force the tool only on a conversation's first request",
+                         confidence="likely")
         for handoff in handoffs(analysis.ctx, analysis.sites):
             if "tools" not in handoff.params and analysis.cacheable(handoff.site):
                 what = ", ".join(f"`{p}`" for p in handoff.params)

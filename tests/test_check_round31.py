@@ -231,6 +231,13 @@ class Router:
         self.calls += 1
         return client.chat.completions.create(model=model, messages=messages)
 
+    def ask_with_fallback(self, messages, model):
+        for _ in range(3):
+            try:
+                return client.chat.completions.create(model=model, messages=messages)
+            except TimeoutError:
+                model = self.next_model(model)
+
     def next_model(self, current_model):
         current_index = self.available_models.index(current_model)
         next_index = (current_index + 1) % len(self.available_models)
@@ -241,6 +248,10 @@ class Router:
 def test_a_counter_rotation_is_reported_and_the_model_after_the_failed_one_is_not():
     found = lint(ROTATION_AND_FALLBACK, {"CL401"})
     assert [f.row for f in found] == [12]
+    # the same expression run on every request (not only after a failure) is a rotation
+    every_request = ROTATION_AND_FALLBACK.replace("                model = self.next_model(model)", "                pass").replace(
+        "        for _ in range(3):", "        model = self.next_model(model)\n        for _ in range(3):")
+    assert [f.row for f in lint(every_request, {"CL401"})] == [12, 26]
 
 
 # --- CL401: tool_choice forced on the loop's first pass and reset after it ----------------------------------------
@@ -268,3 +279,118 @@ def test_a_tool_choice_reset_after_the_loops_first_pass_is_reported():
     assert [f.row for f in found] == [13]
     chosen_by_a_setting = FORCED_ON_THE_FIRST_PASS.replace("if iteration == 0 and", "if settings.relax and")
     assert lint(chosen_by_a_setting, {"CL401"}) == []
+
+
+# --- the review's mends ---------------------------------------------------------------------------------------------
+
+A_CONVERSATION_PER_DOCUMENT = '''
+from trustcall import create_extractor
+
+
+def classify_all(model, docs):
+    invoice_chain = create_extractor(model, tools=[Invoice])
+    receipt_chain = create_extractor(model, tools=[Receipt])
+    results = []
+    for doc in docs:
+        messages = []
+        messages.append({"role": "user", "content": doc.text})
+        if doc.kind == "invoice":
+            chain = invoice_chain
+        else:
+            chain = receipt_chain
+        results.append(chain.invoke(messages))
+    return results
+'''
+
+SAME_TOOLS_ANOTHER_TOOL_CHOICE = '''
+from langchain_openai import ChatOpenAI
+
+
+def solve(question, tools, max_steps):
+    llm = ChatOpenAI(model="gpt-4o")
+    forced = llm.bind_tools(tools, tool_choice="required")
+    free = llm.bind_tools(tools)
+    messages = [{"role": "user", "content": question}]
+    for step in range(max_steps):
+        if step == 0:
+            chain = forced
+        else:
+            chain = free
+        response = chain.invoke(messages)
+        messages.append(response)
+'''
+
+ADDED_AFTER_BINDING = '''
+from langchain_openai import ChatOpenAI
+
+
+async def respond(state):
+    llm = ChatOpenAI(model="gpt-4o")
+    tools = [Search, Answer]
+    messages = state["messages"]
+    model = llm.bind_tools(tools)
+    response = await model.ainvoke(messages)
+    if len(messages) > 20:
+        tools.append(Summarize)
+    return {"messages": [response], "tools_for_summary": tools}
+'''
+
+
+def test_a_conversation_per_item_the_same_tools_and_an_addition_after_binding_stay_quiet():
+    assert lint(A_CONVERSATION_PER_DOCUMENT, {"CL202"}) == []
+    assert lint(SAME_TOOLS_ANOTHER_TOOL_CHOICE, {"CL202"}) == []
+    assert lint(ADDED_AFTER_BINDING, {"CL202"}) == []
+
+
+def test_the_same_switch_written_as_a_conditional_expression_a_payload_dict_or_an_inline_binding_is_reported():
+    conditional = STEP_CHOSEN_CHAINS.replace("""            if ix == max_steps - 1:
+                chain = self.final_chain
+            elif ix < min_steps:
+                chain = self.think_chain
+            else:
+                chain = self.any_chain
+""", """            chain = self.final_chain if ix == max_steps - 1 else self.any_chain
+""")
+    assert conditional != STEP_CHOSEN_CHAINS and [f.row for f in lint(conditional, {"CL202"})] == [13]
+    payload = conditional.replace("chain.invoke(messages)", 'chain.invoke({"messages": messages})')
+    assert [f.row for f in lint(payload, {"CL202"})] == [13]
+    grown_by_plus = conditional.replace("messages.append(msg)", "messages += [msg]")
+    assert [f.row for f in lint(grown_by_plus, {"CL202"})] == [13]
+    inline = TOOL_ADDED_ONCE_HISTORY_EXISTS.replace("    model = llm.bind_tools(tools)\n", "").replace(
+        "await model.ainvoke(messages)", "await llm.bind_tools(tools).ainvoke(messages)")
+    assert [f.row for f in lint(inline, {"CL202"})] == [9]
+
+
+def test_a_clock_after_the_static_text_a_report_template_and_a_date_plus_a_week_stay_quiet():
+    after = EXTRACTION.replace("    Current date and time: {current_datetime}\n", "").replace(
+        "    Message:", "    Current date and time: {current_datetime}\n    Message:")
+    assert after != EXTRACTION and lint(after, {"CL101"}) == []
+    report = EXTRACTION.replace("EXTRACTION_PROMPT", "REPORT_HTML")
+    assert lint(report, {"CL101"}) == []
+    week = EXTRACTION.replace('datetime.now().strftime("%A, %B %d, %Y at %I:%M %p")',
+                              '(datetime.now() + timedelta(days=7)).strftime("%Y-%m-%d")')
+    assert week != EXTRACTION and lint(week, {"CL101"}) == []
+
+
+def test_memories_added_to_a_list_of_sections_are_reported_where_they_are_added_not_in_a_nested_function():
+    source = """
+from openai import OpenAI
+
+client = OpenAI()
+RULES = "You are a helpful companion."
+
+
+def reply(history, store):
+    memories = store.similarity_search(history[-1]["content"])
+
+    def preview():
+        system = "preview: " + memories
+        return system
+
+    parts = [RULES]
+    parts.append(memories)
+    system_prompt = "\\n\\n".join(parts)
+    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", "content": system_prompt}, *history])
+"""
+    found = lint(source, {"CL104"})
+    assert [f.row for f in found] == [15] and "`memories`" in found[0].message

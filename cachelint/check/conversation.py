@@ -28,7 +28,7 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, tuple_assignment
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, makes_a_set, read_names, sorted_in
+from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, makes_a_set, read_names, sorted_in, stepping_names
 from cachelint.simulate.models import CACHE_KEY_PARAMS
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
@@ -813,15 +813,32 @@ def tool_choice_resets(ctx: ModuleContext) -> Iterator[cst.CSTNode]:
                 isinstance(t, cst.Subscript) and "tool_choice" in ctx.code(t.slice[0]) if isinstance(t, cst.Subscript) else False)
             if named and _after_tool_use(ctx, assign):
                 yield assign
-            elif isinstance(t, cst.Name) and t.value.endswith("tool_choice") and _on_the_loops_step(ctx, assign, t.value):
-                yield assign
+
+
+def tool_choice_step_resets(ctx: ModuleContext) -> Iterator[tuple[cst.Assign, str]]:
+    """(the reset, the test) of `effective_tool_choice = "auto"` under `if iteration == 0 and ...` in the loop that
+    grows the conversation and hands the tool_choice to its sender: forced on the first pass only."""
+    if "tool_choice" not in ctx.source:
+        return
+    for assign in ctx.nodes(cst.Assign):
+        if not _reset_value(assign.value):
+            continue
+        for target in assign.targets:
+            t = target.target
+            if isinstance(t, cst.Name) and t.value.endswith("tool_choice") and _on_the_loops_step(ctx, assign, t.value):
+                test = ctx.enclosing(assign, (cst.If,))
+                yield assign, _short_test(ctx, test.test)  # type: ignore[union-attr]
+                break
+
+
+def _short_test(ctx: ModuleContext, test: cst.BaseExpression) -> str:
+    code = " ".join(ctx.code(test).split())
+    return code if len(code) <= 60 else code[:57] + "..."
 
 
 def _on_the_loops_step(ctx: ModuleContext, assign: cst.Assign, name: str) -> bool:
     """`if iteration == 0 and tool_choice == "required": tool_choice = "auto"` in the loop that hands `tool_choice` on
     (an argument, or a closure's default): the first pass is forced, the later ones are not."""
-    from cachelint.check.bound_tools import stepping_names
-
     loops = ctx.loops_around(assign)
     test = ctx.enclosing(assign, (cst.If, cst.FunctionDef))
     if not loops or not isinstance(test, cst.If) or not ctx.contains(loops[0], test) or not ctx.contains(test.body, assign):
@@ -835,9 +852,21 @@ def _on_the_loops_step(ctx: ModuleContext, assign: cst.Assign, name: str) -> boo
     if name not in read and not first_pass:
         return False  # a step chosen otherwise (`elif cycle == max_cycles - 1:`): per_cycle_arguments judges that
     grows = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in GROWS and isinstance(c.func.value, cst.Name)
-                and CONVERSATION_NAME.search(c.func.value.value) for c in ctx.nodes_in(cst.Call, loops[0]))
+                and CONVERSATION_NAME.search(c.func.value.value) for c in ctx.nodes_in(cst.Call, loops[0])) \
+        or any(_grown_by_assignment(ctx, node) for node in ctx.nodes_in(cst.AugAssign, loops[0])) \
+        or any(_grown_by_assignment(ctx, node) for node in ctx.nodes_in(cst.Assign, loops[0]))
     return grows and any(n.value == name and not ctx.contains(test, n) and isinstance(ctx.parent(n), (cst.Arg, cst.Param))
                for n in ctx.nodes_in(cst.Name, loops[0]))  # handed to the call that sends (or a closure's default)
+
+
+def _grown_by_assignment(ctx: ModuleContext, node: cst.Assign | cst.AugAssign) -> bool:
+    """`messages += [...]`, `messages = messages + run_tools(...)`: a conversation grown by assignment."""
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    for target in targets:
+        if isinstance(target, cst.Name) and CONVERSATION_NAME.search(target.value):
+            if isinstance(node, cst.AugAssign) or any(n.value == target.value for n in read_names(ctx, node.value)):
+                return True
+    return False
 
 
 def _reset_value(expr: cst.BaseExpression) -> bool:

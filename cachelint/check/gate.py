@@ -82,7 +82,7 @@ SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+\w*(?:prompt|templa
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
-CONVERSATION_SWITCH = Needs(re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])"""),
+CONVERSATION_SWITCH = Needs(re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])|^[ \t]*\w*tool_choice[ \t]+=[ \t]+(?:None|["'](?:auto|none)["'])""", re.M),
                             ("_llm(", "_lm(", "_chat_model(", "_llm_client(", "get_model(", "select_model(", "pick_model(", "choose_model(",
                              "resolve_model(", "tool_choice"))
 
@@ -223,7 +223,7 @@ STATE_TOOL_FILTER = re.compile(r"(?i)\b(?:\w*(?:filter|allowed|visible|permitted
 # a model object bound with tools and sent a conversation: `llm.bind_tools(tools)`, `create_extractor(llm, tools=[...])`,
 # then `chain.ainvoke(messages)` (CL202: bound_tools.py)
 BOUND_TOOLS = re.compile(r"\.bind_tools\(|\btools\s*=")
-BOUND_SEND = re.compile(r"\.a?(?:invoke|stream)\(\s*\w*(?:messages|history|conversation|convo|chat|msgs|transcript|payload|input)")
+BOUND_SEND = re.compile(r"\.a?(?:invoke|stream)\(\s*(?:\{\s*[\"']messages[\"']|\w*(?:messages|history|conversation|convo|chat|msgs|transcript|payload|input))")
 # a clock, a random value or an id passed by keyword to a template's `.format(...)` (CL101: template_fill_clocks.py)
 FILLED_CLOCK = re.compile(r"\b\w+\s*=\s*(?:[\w.]+\.)?(?:now|utcnow|time|strftime|uuid[14]|random|randint|choice)\(")
 # a prompt builder filled section by section: `builder.add_section(...)`, `prompt_builder.add_customer_identity(...)`

@@ -29,7 +29,7 @@ import libcst as cst
 from cachelint.check.depends import positional_index
 from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, is_template, names_in
 from cachelint.check.module import last_name as _last_name
-from cachelint.check.values import assigned_once, dict_entries, string_value
+from cachelint.check.values import dict_entries, string_value
 
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$|(?:^|_)(?:message|msg)_?list$"
                           r"|^_?(?:runs|rounds|exchanges|interactions)$", re.I)  # a memory's stored runs, not `pending_tool_runs`
@@ -3654,24 +3654,21 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
                 and op.right.func.value == "len" and op.right.args:
             pool = op.right.args[0].value
             if MODELS_NAME.search(_last_name(pool) or "") and not isinstance(op.left, (cst.Integer, cst.SimpleString)) \
-                    and not _after_the_current(ctx, op.left, pool):
+                    and not _on_failure(ctx, op):
                 yield Switch(op, ctx.code(pool), "in turn, by a call counter")
 
 
-def _after_the_current(ctx: ModuleContext, left: cst.BaseExpression, pool: cst.BaseExpression) -> bool:
-    """`(models.index(current_model) + 1) % len(models)`: the model after the one that was asked (a fallback when
-    it failed), not a counter of the requests."""
-    pool_code = ctx.code(pool)
-    value = assigned_once(ctx, left) if isinstance(left, cst.Name) else left
-    for operand in (left, value):
-        for node in descendants(operand):
-            if isinstance(node, cst.Name):
-                node = assigned_once(ctx, node)
-            for inner in descendants(node):
-                if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "index" \
-                        and ctx.code(inner.func.value) == pool_code:
-                    return True
-    return False
+def _on_failure(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The next model is picked only when a request failed: in an `except` block, or in a function that is called
+    only from `except` blocks of this module (`next_model = self._get_next_model(current_model)` after an error)."""
+    def in_handler(n: cst.CSTNode) -> bool:
+        return isinstance(ctx.enclosing(n, (cst.ExceptHandler, cst.FunctionDef)), cst.ExceptHandler)
+
+    if in_handler(node):
+        return True
+    function = ctx.enclosing_function(node)
+    callers = ctx.calls_by_name.get(function.name.value, []) if function is not None else []
+    return bool(callers) and all(in_handler(call) for call in callers)
 
 
 # --- tools loaded from a directory listing (CL201) ---------------------------------------------------------

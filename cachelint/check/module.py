@@ -786,6 +786,24 @@ def names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
 
 
+def stepping_names(ctx: "ModuleContext", loop: cst.CSTNode) -> set[str]:
+    """The names that count the passes of a loop: the index of `for i in range(...)` (or of `enumerate(...)`) and a
+    counter bumped in the loop by a number (`iteration += 1`); not the item of `for doc in docs`, nor a list or a
+    total grown in the loop (`messages += [...]`)."""
+    names: set[str] = set()
+    if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name):
+        if loop.iter.func.value == "range" and isinstance(loop.target, cst.Name):
+            names.add(loop.target.value)
+        elif loop.iter.func.value == "enumerate" and isinstance(loop.target, cst.Tuple) and loop.target.elements \
+                and isinstance(loop.target.elements[0].value, cst.Name):
+            names.add(loop.target.elements[0].value.value)
+    for node in ctx.nodes_in(cst.AugAssign, loop):
+        if isinstance(node.target, cst.Name) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                and isinstance(node.value, cst.Integer):
+            names.add(node.target.value)
+    return names
+
+
 def read_names(ctx: "ModuleContext", expr: cst.CSTNode) -> Iterator[cst.Name]:
     """The name nodes in `expr` that read a variable (`x` in `x.y`, never the attribute `y`), in source order."""
     for node in descendants(expr):

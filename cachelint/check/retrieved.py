@@ -114,13 +114,19 @@ def retrieved_in_system(ctx: ModuleContext, sites: list) -> Iterator[Retrieved]:
 def _entry(ctx: ModuleContext, function: cst.FunctionDef | cst.Module, name: str, tainted: dict[str, str]) -> tuple[cst.CSTNode, str] | None:
     """Where the looked-up text first goes into what becomes the system prompt, and the name it goes in by: the list
     of its sections it is appended to (`system_prompt_list.append(memories)`, joined later) or the text built from
-    it, followed back from the name the system message holds through the names that hold the system prompt's parts
-    (`system_prompt_join` from `system_prompt_list`). None where that name holds a section of its own
-    (`knowledge_prompt`): the message is where it goes in."""
+    it, followed back from the name the system message holds through the names that hold the system prompt or its
+    parts (`system_prompt_join` from `system_prompt_list`, a list of sections `parts = [RULES]`), in the function's
+    own statements. None where that name holds a section of its own (`knowledge_prompt`): the message is where it
+    goes in."""
     if isinstance(function, cst.Module):
         return None
     steps: dict[str, tuple[cst.CSTNode, str]] = {}  # name -> (the first statement that fills it from another, that name)
+    lists: set[str] = set()  # names bound to a list literal here: the prompt's sections (`parts = [RULES]`)
     for node in descendants(function):
+        if ctx.enclosing_function(node) is not function:
+            continue  # a nested function's own names
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.List):
+            lists.update(_target_names(node))
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend") \
                 and isinstance(node.func.value, cst.Name):
             targets, values = [node.func.value.value], [arg.value for arg in node.args]
@@ -128,13 +134,15 @@ def _entry(ctx: ModuleContext, function: cst.FunctionDef | cst.Module, name: str
             targets, values = _target_names(node), [node.value]
         else:
             continue
-        source = next((found for value in values if (found := _mentions(value, tainted)) is not None), None)
+        source = next((found for value in values if (found := _text_of(ctx, value, tainted)) is not None), None)
         for target in targets:
             if source is not None and source != target and target not in steps:
                 steps[target] = (node, source)
     entry = None
     for _ in range(MAX_ROUNDS):
-        step = steps.get(name) if SYSTEM_PART.search(name) else None
+        # the system prompt's own names, and the list of sections one of them is joined from (not a list the
+        # system text only counts, `num_obs=len(user_query_list)`, where the message is where the value goes in)
+        step = steps.get(name) if SYSTEM_PART.search(name) or (entry is not None and name in lists) else None
         if step is None:
             break
         entry = step
@@ -520,6 +528,16 @@ def _target_names(assign: cst.Assign | cst.AnnAssign | cst.AugAssign | cst.For) 
     for target in targets:
         names += [n.value for n in descendants(target) if isinstance(n, cst.Name)] if isinstance(target, (cst.Name, cst.Tuple, cst.List)) else []
     return names
+
+
+def _text_of(ctx: ModuleContext, node: cst.CSTNode, names: dict[str, str]) -> str | None:
+    """The first of `names` whose text `node` takes in: not one only counted (`num_obs=len(user_query_list)`)."""
+    for n in descendants(node):
+        if isinstance(n, cst.Name) and n.value in names:
+            parent = ctx.parent(ctx.parent(n))
+            if not (isinstance(parent, cst.Call) and isinstance(parent.func, cst.Name) and parent.func.value == "len"):
+                return n.value
+    return None
 
 
 def _mentions(node: cst.CSTNode, names: dict[str, str]) -> str | None:

@@ -7,13 +7,15 @@ and providers cache that shared prefix on their own (OpenAI from 1,024 tokens): 
 the prefix differ on every call, so the rules are prefilled again each time. The value flow does not judge this
 text, since a request's newest message is not reused within a conversation; the template's shape does.
 
-Recognized where a template constant (a module constant, one imported from the tree, or a class attribute read
-through `self`) of at least the smallest minimum cacheable length is filled with `.format(...)` in a function of
+Recognized where a template constant named for a prompt (`*PROMPT*`, `*INSTRUCTION*`, `*SYSTEM*`: a module
+constant, one imported from the tree, or a class attribute read through `self`) of at least the smallest minimum
+cacheable length is filled with `.format(...)` in a function of
 a module that calls a model, and a keyword argument is a clock of the time of day (or a random value or an id):
-the static text around its placeholder, up to the first placeholder filled with per-call data (settings, constants
-and attributes of the object are static; none may come before the value), must reach OpenAI's minimum (1,024 tokens, counted with o200k_base; by
-characters where the encoding cannot load) on its own. A date is not reported (the prefix changes once a day).
-Reported at the value, `likely`.
+the static text after its placeholder, up to the first placeholder filled with per-call data (settings, constants
+and attributes of the object are static; none may come before the value), must reach OpenAI's minimum (1,024
+tokens, counted with o200k_base; by characters where the encoding cannot load), or, where the text before the value
+is too short to be cached on its own, the two together must: the clock is what keeps them from being cached. A date
+is not reported (the prefix changes once a day). Reported at the value, `likely`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from cachelint.errors import CachelintError
 from cachelint.simulate.models import OPENAI_MINIMUM_TOKENS
 
 STATIC_OWNER = re.compile(r"^(?:self|cls|settings|config|cfg|conf|options|opts)$")
+PROMPT_NAME = re.compile(r"prompt|instruction|system", re.I)  # a template named for a prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +42,8 @@ class FilledClock:
     placeholder: str
     label: str  # how the code names the value (`datetime.now().strftime()`)
     granularity: str
-    tokens: int  # static tokens every call would share without the value (estimated from characters where the encoding cannot load)
+    after: int  # static tokens after the value, up to the call's own data
+    shared: int  # static tokens every call would share without the value (before and after it) (estimated from characters where the encoding cannot load)
 
 
 def filled_clocks(ctx: ModuleContext) -> Iterator[FilledClock]:
@@ -49,6 +53,8 @@ def filled_clocks(ctx: ModuleContext) -> Iterator[FilledClock]:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "format") or ctx.enclosing_function(call) is None:
             continue
+        if not PROMPT_NAME.search(_last_name(func.value)):
+            continue  # a report's HTML, an email: only a template named for a prompt is sent to a model
         text = _template_text(ctx, call, func.value)
         if text is None or len(text) < MIN_TAIL_CHARS:
             continue
@@ -57,9 +63,14 @@ def filled_clocks(ctx: ModuleContext) -> Iterator[FilledClock]:
             clock = _clock(ctx, value)
             if clock is None or clock[2] in ("day", "month"):
                 continue
-            tokens = _tokens(_static_after(ctx, text, name, filled))
-            if tokens >= OPENAI_MINIMUM_TOKENS:
-                yield FilledClock(clock[0], name, clock[1], clock[2], tokens)
+            around = _static_around(ctx, text, name, filled)
+            if around is None:
+                continue
+            before, after = _tokens(around[0]), _tokens(around[1])
+            # the clock costs what it keeps from being cached: the text after it, where the text before it is
+            # cached anyway; the whole, where the text before it is too short to be cached on its own
+            if after >= OPENAI_MINIMUM_TOKENS or (before < OPENAI_MINIMUM_TOKENS <= before + after):
+                yield FilledClock(clock[0], name, clock[1], clock[2], after, before + after)
 
 
 def _template_text(ctx: ModuleContext, call: cst.Call, template: cst.BaseExpression) -> str | None:
@@ -86,38 +97,52 @@ def _class_constant(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> str | N
 
 def _clock(ctx: ModuleContext, value: cst.BaseExpression) -> tuple[cst.Call, str, str] | None:
     """(the call, its label, its granularity) of a clock, a random value or an id read for the value:
-    `datetime.now().strftime("%H:%M")` (a minute), `uuid.uuid4()`, `datetime.now().date()` (a day)."""
+    `datetime.now().strftime("%H:%M")` (a minute), `uuid.uuid4()`, `(datetime.now() + timedelta(days=7)).strftime(
+    "%Y-%m-%d")` (a day: the format decides, whatever is added to the clock first)."""
     value = assigned_once(ctx, value)
     for node in descendants(value):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if not isinstance(node, cst.Call):
+            continue
+        if isinstance(node.func, cst.Attribute):
             refined = volatile_method(ctx, node, node.func.attr.value, node.func.value)
             if refined is not None:
                 return refined[0], f"{ctx.code(refined[0].func)}().{node.func.attr.value}()", refined[1]  # type: ignore[attr-defined]
-        if isinstance(node, cst.Call) and (name := ctx.qualified_name_in(node.func, VOLATILE_NAMES)) is not None:
+            if node.func.attr.value in ("strftime", "date") and (inner := _volatile_call(ctx, node.func.value)) is not None:
+                fmt = string_value(node.args[0].value) if node.func.attr.value == "strftime" and node.args else None
+                granularity = "day" if node.func.attr.value == "date" else strftime_granularity(fmt) if fmt is not None else "call"
+                return inner, f"{ctx.code(inner.func)}()", granularity
+        if (name := ctx.qualified_name_in(node.func, VOLATILE_NAMES)) is not None:
             fmt = string_value(node.args[0].value) if name == "time.strftime" and node.args else None
             return node, f"{ctx.code(node.func)}()", strftime_granularity(fmt) if fmt is not None else VOLATILE_CALLS[name]
     return None
 
 
-def _tokens(text: str) -> int:
-    if len(text) < MIN_TAIL_CHARS // 2:
-        return 0  # far below the minimum whatever the encoding
-    try:
-        from cachelint.tokens import load_encoding
+def _volatile_call(ctx: ModuleContext, expr: cst.BaseExpression) -> cst.Call | None:
+    return next((n for n in descendants(expr) if isinstance(n, cst.Call) and ctx.qualified_name_in(n.func, VOLATILE_NAMES) is not None), None)
 
-        return len(load_encoding("o200k_base").encode(text, disallowed_special=()))
+
+def _last_name(expr: cst.BaseExpression) -> str:
+    return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+
+
+def _tokens(text: str) -> int:
+    if len(text) < MIN_TAIL_CHARS // 8:
+        return len(text) // 4  # far below the minimum whatever the encoding
+    try:
+        from cachelint.tokens import tiktoken_counter
+
+        return tiktoken_counter("o200k_base").count(text)  # built once per process
     except (CachelintError, ImportError, OSError, ValueError):
         return len(text) * OPENAI_MINIMUM_TOKENS // MIN_TAIL_CHARS
 
 
-def _static_after(ctx: ModuleContext, text: str, name: str, filled: dict[str, cst.BaseExpression]) -> str:
-    """The static text every call would share without the value: the template's text up to the first placeholder
-    filled per call, `{name}` left out (each line's indentation dropped). Empty when per-call data comes before
-    `{name}`: the prefix differs there already."""
+def _static_around(ctx: ModuleContext, text: str, name: str, filled: dict[str, cst.BaseExpression]) -> tuple[str, str] | None:
+    """(the static text before `{name}`, the static text after it up to the first placeholder filled per call), each
+    line's indentation dropped; None when per-call data comes before `{name}`: the prefix differs there already."""
     slots = list(PLACEHOLDER.finditer(text))
     at = next((m for m in slots if _slot_name(m.group(0)) == name), None)
     if at is None:
-        return ""
+        return None
     end = len(text)
     for match in slots:
         if match is at:
@@ -125,11 +150,14 @@ def _static_after(ctx: ModuleContext, text: str, name: str, filled: dict[str, cs
         value = filled.get(_slot_name(match.group(0)))
         if value is None or not _static(ctx, value):
             if match.start() < at.start():
-                return ""
+                return None
             end = match.start()
             break
-    body = PLACEHOLDER.sub("", text[:at.start()] + text[at.end():end])
-    return "\n".join(line.strip() for line in body.splitlines())
+    return _plain(text[:at.start()]), _plain(text[at.end():end])
+
+
+def _plain(text: str) -> str:
+    return "\n".join(line.strip() for line in PLACEHOLDER.sub("", text).splitlines())
 
 
 def _slot_name(placeholder: str) -> str:
