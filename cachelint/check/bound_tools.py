@@ -29,7 +29,7 @@ import libcst as cst
 
 from cachelint.check.callsites import unpacked_values
 from cachelint.check.conversation import CONVERSATION_NAME, grows_in
-from cachelint.check.module import ModuleContext, read_names, stepping_names
+from cachelint.check.module import ModuleContext, in_except_handler, last_name, read_names, stepping_names
 from cachelint.check.values import string_value
 
 SENDS = frozenset({"invoke", "ainvoke", "stream", "astream"})
@@ -98,7 +98,7 @@ def _messages_of(payload: cst.Dict) -> cst.Name | None:
 
 def _step_switch(ctx: ModuleContext, send: _Send, by_loop: dict[int, list[_Send]], judged: set[tuple[int, str]]) -> BoundToolSwitch | None:
     function = ctx.enclosing_function(send.call)
-    if function is None or ctx.enclosing(send.call, (cst.ExceptHandler, cst.FunctionDef)).__class__ is cst.ExceptHandler:
+    if function is None or in_except_handler(ctx, send.call):
         return None
     loops = [loop for loop in ctx.loops_around(send.call) if ctx.contains(function, loop)]
     if not loops:
@@ -184,8 +184,7 @@ def _tools_key(ctx: ModuleContext, function: cst.FunctionDef, expr: cst.BaseExpr
         given = next((arg.value for arg in expr.args if arg.keyword is not None and arg.keyword.value in TOOLS_KEYWORDS), None)
         if given is not None:
             return ctx.code(given)
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        return "" if CHAT_MODEL.match(last) else None
+        return "" if CHAT_MODEL.match(last_name(func) or "") else None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         cls = ctx.enclosing(function, (cst.ClassDef,))
         if not isinstance(cls, cst.ClassDef):

@@ -28,7 +28,8 @@ import libcst as cst
 
 from cachelint.check.callsites import LIKELY, CallSite, tuple_assignment
 from cachelint.check.depends import parameter_sources, parameters_of, positional_index
-from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, makes_a_set, read_names, sorted_in, stepping_names
+from cachelint.check.module import (LIST_GROWERS, ModuleContext, argument_for, called_name, descendants, in_except_handler, makes_a_set, read_names,
+                                    short_code, sorted_in, stepping_names)
 from cachelint.simulate.models import CACHE_KEY_PARAMS
 
 # a function or method that hands out an LLM (or a model) chosen by its argument: self.get_llm(AGENT_NAME)
@@ -551,7 +552,7 @@ def factory_switches(ctx: ModuleContext) -> Iterator[FactorySwitch]:
         for convo, group in _by_convo(sends).items():
             first = group[0]
             for send in group[1:]:
-                if send.selector != first.selector and id(send.factory) not in reported and not _in_handler(ctx, send.call):
+                if send.selector != first.selector and id(send.factory) not in reported and not in_except_handler(ctx, send.call):  # a fallback, not a switch
                     reported.add(id(send.factory))
                     yield FactorySwitch(send.factory, convo[0], send.selector, first.selector, f"on line {ctx.span(first.call).row}")
                     break
@@ -639,11 +640,6 @@ def _by_convo(sends: list[Send]) -> dict[tuple[str, int], list[Send]]:
     for send in sends:
         groups.setdefault((send.convo, send.identity), []).append(send)
     return groups
-
-
-def _in_handler(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """Inside an `except` block: a fallback to another model when the first one failed, not a switch."""
-    return ctx.enclosing(node, (cst.ExceptHandler, cst.FunctionDef)).__class__ is cst.ExceptHandler
 
 
 def _continued_elsewhere(ctx: ModuleContext, function: cst.FunctionDef, sends: list[Send],
@@ -827,13 +823,8 @@ def tool_choice_step_resets(ctx: ModuleContext) -> Iterator[tuple[cst.Assign, st
             t = target.target
             if isinstance(t, cst.Name) and t.value.endswith("tool_choice") and _on_the_loops_step(ctx, assign, t.value):
                 test = ctx.enclosing(assign, (cst.If,))
-                yield assign, _short_test(ctx, test.test)  # type: ignore[union-attr]
+                yield assign, short_code(ctx, test.test)  # type: ignore[union-attr]
                 break
-
-
-def _short_test(ctx: ModuleContext, test: cst.BaseExpression) -> str:
-    code = " ".join(ctx.code(test).split())
-    return code if len(code) <= 60 else code[:57] + "..."
 
 
 def _on_the_loops_step(ctx: ModuleContext, assign: cst.Assign, name: str) -> bool:

@@ -27,7 +27,8 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from cachelint.check.depends import positional_index
-from cachelint.check.module import TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, is_template, names_in
+from cachelint.check.module import (TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler,
+                                    is_template, names_in, short_code)
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
 
@@ -3097,14 +3098,9 @@ def rerendered_instructions(ctx: ModuleContext) -> Iterator[Rerender]:
                     continue
                 seen.add(id(render))
                 line = ctx.span(mutation).row
-                yield Rerender(render, f"the system prompt is rendered by `{_short(ctx, render)}` on every request from `{state}`, which the "
-                               f"loop that continues the conversation updates between its requests (line {line}: `{_short(ctx, mutation)}`)")
+                yield Rerender(render, f"the system prompt is rendered by `{short_code(ctx, render)}` on every request from `{state}`, which the "
+                               f"loop that continues the conversation updates between its requests (line {line}: `{short_code(ctx, mutation)}`)")
                 break
-
-
-def _short(ctx: ModuleContext, node: cst.CSTNode, limit: int = 60) -> str:
-    text = " ".join(ctx.code(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _system_values(ctx: ModuleContext) -> Iterator[tuple[cst.FunctionDef, cst.BaseExpression]]:
@@ -3278,7 +3274,7 @@ def newest_rendered_apart(ctx: ModuleContext) -> Iterator[Rerender]:
             if _newest_test(ctx, branch.test, positions, elements, history) and _renders_content(ctx, branch) \
                     and not re.search(r"cache|ephemeral", ctx.code(branch), re.I):  # a breakpoint (`cache_control`, `**EPHEMERAL`)
                 yield Rerender(branch, f"the newest message of `{history}` is rendered unlike the earlier ones "
-                               f"(`{_short(ctx, branch.test, 40)}`)")
+                               f"(`{short_code(ctx, branch.test, 40)}`)")
                 break
 
 
@@ -3661,14 +3657,11 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
 def _on_failure(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The next model is picked only when a request failed: in an `except` block, or in a function that is called
     only from `except` blocks of this module (`next_model = self._get_next_model(current_model)` after an error)."""
-    def in_handler(n: cst.CSTNode) -> bool:
-        return isinstance(ctx.enclosing(n, (cst.ExceptHandler, cst.FunctionDef)), cst.ExceptHandler)
-
-    if in_handler(node):
+    if in_except_handler(ctx, node):
         return True
     function = ctx.enclosing_function(node)
     callers = ctx.calls_by_name.get(function.name.value, []) if function is not None else []
-    return bool(callers) and all(in_handler(call) for call in callers)
+    return bool(callers) and all(in_except_handler(ctx, call) for call in callers)
 
 
 # --- tools loaded from a directory listing (CL201) ---------------------------------------------------------

@@ -786,6 +786,17 @@ def names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
 
 
+def in_except_handler(ctx: "ModuleContext", node: cst.CSTNode) -> bool:
+    """Inside an `except` block of its own function: what runs only when something failed."""
+    return isinstance(ctx.enclosing(node, (cst.ExceptHandler, cst.FunctionDef)), cst.ExceptHandler)
+
+
+def short_code(ctx: "ModuleContext", node: cst.CSTNode, limit: int = 60) -> str:
+    """The code of `node` on one line, cut to `limit` characters for a message."""
+    text = " ".join(ctx.code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def stepping_names(ctx: "ModuleContext", loop: cst.CSTNode) -> set[str]:
     """The names that count the passes of a loop: the index of `for i in range(...)` (or of `enumerate(...)`) and a
     counter bumped in the loop by a number (`iteration += 1`); not the item of `for doc in docs`, nor a list or a

@@ -392,11 +392,11 @@ def attribute_definition(ctx: ModuleContext, attr: cst.Attribute) -> tuple[Modul
     owner = attr.value
     for binding, value in ctx.assigned_values(owner):
         if isinstance(binding, cst.ClassDef):
-            return _class_attribute(ctx, binding, attr.attr.value)
+            return class_attribute(ctx, binding, attr.attr.value)
         if isinstance(binding, cst.ImportFrom):
             found = imported_definition(ctx, binding, owner.value)
             if found is not None and isinstance(found[1], cst.ClassDef):
-                return _class_attribute(found[0], found[1], attr.attr.value)
+                return class_attribute(found[0], found[1], attr.attr.value)
             if found is None:
                 found = module_attribute_definition(ctx, binding, owner.value, attr.attr.value)
                 if found is not None and not isinstance(found[1], (cst.FunctionDef, cst.ClassDef)):
@@ -409,11 +409,12 @@ def attribute_definition(ctx: ModuleContext, attr: cst.Attribute) -> tuple[Modul
             return None
     for cls in ctx.nodes(cst.ClassDef):  # a class of this module (scopes name its binding a ClassDef, too)
         if cls.name.value == owner.value and ctx.parent(cls) is ctx.module:
-            return _class_attribute(ctx, cls, attr.attr.value)
+            return class_attribute(ctx, cls, attr.attr.value)
     return None
 
 
-def _class_attribute(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> tuple[ModuleContext, cst.BaseExpression] | None:
+def class_attribute(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> tuple[ModuleContext, cst.BaseExpression] | None:
+    """(module, value) of `NAME = ...` in the class's own body (its last assignment)."""
     found = None
     for stmt in cls.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):

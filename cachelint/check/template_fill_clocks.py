@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, descendants
+from cachelint.check.module import ModuleContext, descendants, last_name
+from cachelint.check.static_prefix import class_attribute
 from cachelint.check.static_tail import FOR_A_MODEL, MIN_TAIL_CHARS, PLACEHOLDER, _constant, _fixed
 from cachelint.check.values import VOLATILE_CALLS, VOLATILE_NAMES, assigned_once, strftime_granularity, string_value, volatile_method
 from cachelint.errors import CachelintError
@@ -53,16 +54,17 @@ def filled_clocks(ctx: ModuleContext) -> Iterator[FilledClock]:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "format") or ctx.enclosing_function(call) is None:
             continue
-        if not PROMPT_NAME.search(_last_name(func.value)):
+        if not PROMPT_NAME.search(last_name(func.value) or ""):
             continue  # a report's HTML, an email: only a template named for a prompt is sent to a model
+        filled = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        clocks = {name: clock for name, value in filled.items()
+                  if (clock := _clock(ctx, value)) is not None and clock[2] not in ("day", "month")}
+        if not clocks:
+            continue  # asked first: the template's text may live in another module
         text = _template_text(ctx, call, func.value)
         if text is None or len(text) < MIN_TAIL_CHARS:
             continue
-        filled = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-        for name, value in filled.items():
-            clock = _clock(ctx, value)
-            if clock is None or clock[2] in ("day", "month"):
-                continue
+        for name, clock in clocks.items():
             around = _static_around(ctx, text, name, filled)
             if around is None:
                 continue
@@ -76,22 +78,10 @@ def filled_clocks(ctx: ModuleContext) -> Iterator[FilledClock]:
 def _template_text(ctx: ModuleContext, call: cst.Call, template: cst.BaseExpression) -> str | None:
     if isinstance(template, cst.Attribute) and isinstance(template.value, cst.Name) and template.value.value in ("self", "cls"):
         cls = ctx.enclosing(call, (cst.ClassDef,))
-        return _class_constant(ctx, cls, template.attr.value) if isinstance(cls, cst.ClassDef) else None
+        found = class_attribute(ctx, cls, template.attr.value) if isinstance(cls, cst.ClassDef) else None
+        return _constant(*found) if found is not None else None
     if isinstance(template, (cst.Name, cst.Attribute)):
         return _constant(ctx, template)
-    return None
-
-
-def _class_constant(ctx: ModuleContext, cls: cst.ClassDef, name: str) -> str | None:
-    """`EXTRACTION_PROMPT = \"\"\"...\"\"\"` in the class's own body."""
-    for statement in cls.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
-                return _constant(ctx, small.value)
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name and small.value is not None:
-                return _constant(ctx, small.value)
     return None
 
 
@@ -119,10 +109,6 @@ def _clock(ctx: ModuleContext, value: cst.BaseExpression) -> tuple[cst.Call, str
 
 def _volatile_call(ctx: ModuleContext, expr: cst.BaseExpression) -> cst.Call | None:
     return next((n for n in descendants(expr) if isinstance(n, cst.Call) and ctx.qualified_name_in(n.func, VOLATILE_NAMES) is not None), None)
-
-
-def _last_name(expr: cst.BaseExpression) -> str:
-    return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
 
 
 def _tokens(text: str) -> int:
