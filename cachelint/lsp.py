@@ -203,7 +203,8 @@ class CachelintServer(LanguageServer):
         config = self.config_for(path)
         if config.is_test(path, base=self.root_for(path)):
             return []  # as `cachelint check`: a test module's requests never run in the app (include-tests = true checks it)
-        return lint_source(source, str(path), config.enabled_codes(path), options_for(config))
+        found = lint_source(source, str(path), config.enabled_codes(path), options_for(config))
+        return [f for f in found if f.filename == str(path)]  # a value made in another module is shown in that module's document
 
     def publish(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from cachelint.check import minted_ids
 from cachelint.check.renderers import describe, describe_system, filled_placeholder, is_rendered, is_system_built, rendered_facts, system_facts
-from cachelint.check.values import GRANULARITY_WORDS
+from cachelint.check.values import GRANULARITY_WORDS, reported_at_origin
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -48,7 +48,11 @@ the same clock, and a Jinja template's `render(**context)` lands every value put
 (`context.update({"now": ...})`). A prompt renderer that other modules of the project call from two or more places
 (a module-level function named for prompts, templates or instructions, or taking such a parameter:
 `load_and_render_prompt(template, context)`) is reported once, where the value is read in it (`likely`, naming its
-callers), and not again at each caller. A clock (`time.time() - self.start_time`) or a counter of a loop's passes that
+callers), and not again at each caller. A clock read in another module of the tree inside a function that builds
+prompt text (named for a prompt, a system message, instructions, a template, a context or a persona:
+`get_system_message()`, `prepare_system_prompt()`) is reported there, where it is written into the text (naming the
+request it reaches: "reached from agent.py:12"), and once however many modules call it; a clock a helper only hands
+back (`get_local_time()`, `generate_random_id()`) is reported where the prompt takes it in, the call to change. A clock (`time.time() - self.start_time`) or a counter of a loop's passes that
 the module counts up (`self.iteration += 1`) rendered into a prompt text ahead of the conversation the same text holds
 (`f"Iteration: {self.iteration}\n...HISTORY:\n{self.conversation.compile_history() or 'None yet.'}"`) is reported
 there too (`likely`): the history grows by appending, but behind a value that changes on every pass none of it is
@@ -335,7 +339,7 @@ agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
                            "prompt filled from it differs from there on, so put the value in the newest message instead")
             else:
                 message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
-            yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning")
+            yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning", elsewhere=reported_at_origin(fact))
         reported |= {id(fact.node) for _, fact in found}
         yield from _ahead_of_a_rendered_history(analysis, reported)
         yield from _filled_clocks(analysis, reported)

@@ -11,6 +11,7 @@ from cachelint.check.module import called_name
 from cachelint.check.renderers import describe_system, is_system_built, sending_functions, system_facts
 from cachelint.check.key_order import unordered_source
 from cachelint.check.stored_turns import reordering_store, reserialized_turns
+from cachelint.check.values import reported_at_origin
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -24,7 +25,9 @@ its data in PostgreSQL `jsonb` (`likely`, naming the file). jsonb gives an objec
 written, so the same dict rendered once as it was built and again after a round trip through the store is two
 different texts. A system message built here and sent elsewhere (`Message(role="system", ...)`,
 `SystemMessage(...)`, a `get_system_message()` builder) is judged for a run-time dict rendered with `str()` or
-an f-string; its `json.dumps` of a schema is not.
+an f-string; its `json.dumps` of a schema is not. A dict dumped in another module of the tree, through a function
+the request's prompt calls, is reported there, where `sort_keys=True` goes (naming the request it reaches), and once
+however many modules take it in.
 
 A tool call's arguments or a tool result re-serialized from a stored turn for every request
 (`"arguments": json.dumps(call.args)` in a function that converts the history it is handed, a tool message's
@@ -263,7 +266,7 @@ def get_system_message(agent, session_state: Optional[Dict[str, Any]] = None):
             else:
                 fix = None
                 message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}, {kept}; use `json.dumps(..., sort_keys=True)`"
-            yield Report(fact.node, message, fix=fix, confidence="likely")
+            yield Report(fact.node, message, fix=fix, confidence="likely", elsewhere=reported_at_origin(fact))
         yield from _stored_turns(analysis, {id(fact.node) for _, fact in found})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cachelint.check.fixes import wrap
 from cachelint.check.renderers import describe, describe_system, is_rendered, is_system_built, rendered_facts, system_facts
+from cachelint.check.values import reported_at_origin
 from cachelint.rules.base import Invalid, Report, Rule
 
 SORTABLE = ("a set", "a set literal", "os.listdir()", "glob.glob()", "glob.iglob()", "Path.iterdir()", "Path.glob()", "Path.rglob()")
@@ -22,7 +23,16 @@ of sight, prompt material read from an unsorted listing is judged by its shape (
 listing that reads each file and collects the contents, in a function or list named for examples, docs,
 instructions, templates or prompts (`for p in glob.glob("examples/*.yaml"): pool.append(load(p))`). A table of
 the files read, keyed by name and returned or walked only through `sorted(table.values(), ...)`, is read in a
-defined order and is not reported.
+defined order and is not reported. A skills folder counts too: the skills found by listing it (`rglob("SKILL.md")`,
+`iterdir()` over folders that hold a `SKILL.md`) and loaded (`self.load_skill(path)`), or only collected as entries
+(`entries.append({"name": d.name, "path": str(d / "SKILL.md")})`), are the list a prompt names them in; not a
+listing of one skill's own files (`rglob("*")`, packaging it), nor a tool's result (a function decorated as a tool
+returns what the conversation then keeps as it was sent).
+
+A listing, set or dict found in another module of the tree, through a function the request's prompt calls, is
+reported in that module, where it is sorted (naming the request it reaches: "reached from agent.py:12"), and only
+once however many modules take it in; a noqa there, or at the call that reaches it, holds. Prompt material that
+module reports on its own (a listing read into a prompt) is not reported again from the caller.
 
 The choices of a schema made from a set are judged by their shape too (`likely`): `Literal[tuple(set(...))]`,
 `Enum("Table", list(set(names)))`, `{"enum": list(set(kinds))}`, directly or through a local name bound once to one;
@@ -129,7 +139,7 @@ def ask(q, skills: set[str]):
             message = f"{fact.label}{fact.origin} is iterated in no defined order into {where}; sort it"
             fix = wrap(analysis.ctx, fact.node, "sorted") if fact.label in SORTABLE and not fact.origin else None
             reported.add(id(fact.node))
-            yield Report.at(site, fact.node, message, fix=fix)
+            yield Report.at(site, fact.node, message, fix=fix, elsewhere=reported_at_origin(fact))
         from cachelint.check.listings import listed_prompt_material
         from cachelint.check.schema_sets import choices_from_sets
 
@@ -146,8 +156,10 @@ def ask(q, skills: set[str]):
 
         for listed in listed_prompt_material(analysis.ctx):
             if id(listed.node) not in reported:
+                collected = (f"their contents are collected into `{listed.collected}`, prompt material read in that order" if listed.read
+                             else f"the skills it finds are collected into `{listed.collected}` in that order, the list a prompt names them in")
                 yield Report(listed.node, f"`{listed.listing}` lists files in the file system's order, which differs between machines and "
-                             f"checkouts, and their contents are collected into `{listed.collected}`, prompt material read in that order: "
+                             f"checkouts, and {collected}: "
                              "the same prompt is built in another order elsewhere and shares no cached prefix; sort the listing",
                              fix=wrap(analysis.ctx, listed.node, "sorted"), confidence="likely")
 

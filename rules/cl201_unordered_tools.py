@@ -163,6 +163,7 @@ class Toolkit:
     def check(self, analysis):
         from cachelint.check.conversation import merged_provider_tools, tools_from_sets
         from cachelint.check.history import tools_from_listings
+        from cachelint.check.listings import listed_prompt_material
         from cachelint.check.listings import tools_loaded_from_listings
 
         from cachelint.check.concurrent_tools import tools_added_concurrently
@@ -187,8 +188,10 @@ class Toolkit:
         if not analysis.sites:  # where a request is in sight, the data flow reports a set at the request's tools
             yield from map(_built_from_a_set, tools_from_sets(ctx))
         if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
-            listed = set()
+            listed = {id(material.node) for material in listed_prompt_material(analysis.ctx)}  # read into a prompt's text: CL103
             for found in tools_from_listings(analysis.ctx):
+                if id(found.node) in listed:
+                    continue
                 listed.add(id(found.node))
                 yield Report(found.node, f"the tools in `{found.tools}` are loaded from {found.servers} in the file system's order, never "
                              f"sorted, and tools open the prefix; sort the listing: sorted({found.servers})", confidence="likely")

@@ -712,5 +712,7 @@ def test_an_answer_appended_only_to_be_stored_leaves_the_list_one_question():
 def test_a_message_list_the_object_is_made_with_is_computed_once_per_conversation(tmp_path):
     files = {"app/__init__.py": "", "app/system_prompt.py": BUILDER, "app/chatbot.py": KEEPER}
     found = lint_tree(tmp_path, files, "app/chatbot.py", {"CL101"})
-    assert [f.row for f in found] == [6], found
+    # reported in the prompt builder, where the clock is written into the text, naming the caller that keeps it
+    assert [(f.filename.endswith("app/system_prompt.py"), f.row) for f in found] == [(True, 10)], found
+    assert "app/chatbot.py:6)" in found[0].message
     assert "computed once per conversation" in found[0].message and "on every call" not in found[0].message

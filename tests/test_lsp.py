@@ -291,3 +291,33 @@ def test_a_bad_body_is_answered_and_the_server_goes_on():
     assert code == 0, err
     assert b'"code": -32700' in out and b'"code": -32600' in out  # parse error, invalid request
     assert b'"capabilities"' in out and b'"id": 2' in out  # then initialize and shutdown were answered
+
+
+BUILDER = '''import datetime
+
+
+def get_system_message(name):
+    now = datetime.datetime.now().strftime("%H:%M:%S")
+    return f"You are {name}, a careful agent. The time is {now}."
+'''
+IMPORTER = '''from openai import OpenAI
+
+from builder import get_system_message
+
+client = OpenAI()
+
+
+def step(history):
+    system = get_system_message("Ada") + " Answer briefly."
+    return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *history])
+'''
+
+
+async def test_a_value_made_in_another_module_is_not_shown_in_the_importing_document(client: LanguageClient):
+    (client.root / "builder.py").write_text(BUILDER)
+    # the clock is reported in builder.py, where it is written (cachelint check shows it there); the importing
+    # document's diagnostics are its own rows only, never another file's rows painted onto it
+    uri = await open_document(client, IMPORTER, "step.py")
+    assert list(client.diagnostics[uri]) == []
+    builder = await open_document(client, BUILDER, "builder.py")
+    assert [d.code for d in client.diagnostics[builder]] == ["CL101"]

@@ -209,10 +209,20 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
     suppressions = None  # read from the comments when the first report needs it (most modules have none)
     findings: dict[tuple, Finding] = {}
     statements: dict[tuple, int] = {}  # finding key -> the row of its statement
+    moved_suppressions: dict[str, suppress.Suppressions | None] = {}
     for rule_class in rules:
         meta = rule_class.meta()
         for report in rule_class().check(analysis):
             if report.confidence == "likely" and options is not None and options.confidence == "certain":
+                continue
+            if report.elsewhere is not None:
+                if suppressions is None:
+                    suppressions = suppress.parse(ctx.source)
+                moved = _moved(ctx, meta, report, suppressions, moved_suppressions)
+                if moved is not None:
+                    key = (moved.filename, moved.code, moved.row, moved.column)
+                    findings.setdefault(key, moved)
+                    statements.setdefault(key, (moved.filename, moved.row))  # type: ignore[arg-type]
                 continue
             span = ctx.span(report.node)
             row, column = report.position or (span.row, span.column)
@@ -231,7 +241,40 @@ def _run_rules(ctx: ModuleContext, codes: frozenset[str], options: Options | Non
             key = (finding.code, finding.row, finding.column)
             findings.setdefault(key, finding)
             statements.setdefault(key, statement_row)
-    return sorted(_one_per_statement(findings, statements), key=lambda f: (f.row, f.column, f.code))
+    return sorted(_one_per_statement(findings, statements), key=lambda f: (f.filename != ctx.filename, f.filename, f.row, f.column, f.code))
+
+
+_LINE = re.compile(r"\bline (\d+)")
+_ORIGIN = re.compile(r" \(in [^()]*:\d+\)")
+
+
+def _moved(ctx: ModuleContext, meta, report, suppressions, moved_suppressions: dict) -> Finding | None:
+    """A finding about a value made in another module of the tree, reported there, where it is fixed (the listing to
+    sort, the clock written into a prompt builder's text); the request's lines its message names are this module's.
+    A noqa at the value, or at the place in this module that reaches it, holds. None: suppressed."""
+    from cachelint.check.project import module_context
+
+    path, row, column, end_row, end_column = report.elsewhere
+    here = ctx.span(report.node).row
+    if suppressions.covers(meta.code, (here, ctx.span(ctx.statement_of(report.node)).row)):
+        return None
+    if path not in moved_suppressions:
+        other = module_context(Path(path))
+        moved_suppressions[path] = suppress.parse(other.source) if other is not None else None
+    if moved_suppressions[path] is not None and moved_suppressions[path].covers(meta.code, (row,)):
+        return None
+    shown = path if os.path.isabs(ctx.filename) else _relative(path)
+    message = _LINE.sub(lambda m: f"{ctx.filename}:{m.group(1)}", _ORIGIN.sub("", report.message, count=1))
+    message += f" (reached from {ctx.filename}:{here})"
+    return Finding(meta.code, meta.name, message, report.severity or meta.severity, shown, row, column, end_row, end_column,
+                   None, extra={"path": path, "found_from": f"{ctx.filename}:{here}"}, confidence=report.confidence)  # type: ignore[arg-type]
+
+
+def _relative(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
 
 
 def _one_per_statement(findings: dict[tuple, Finding], statements: dict[tuple, int]) -> list[Finding]:

@@ -950,7 +950,8 @@ def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionD
     walk of its own); a nested helper (`def drop_pair(): ...`) counts as part of the function that holds it."""
     for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign, cst.For):
         for node in ctx.nodes(kind):
-            if kind is cst.For and _backward_source(node) is None and _walked_back_by_index(ctx, node) is None:
+            if kind is cst.For and _backward_source(node) is None and _walked_back_by_index(ctx, node) is None \
+                    and _newest_by_index(ctx, node) is None:
                 continue
             if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
                 continue
@@ -1394,8 +1395,19 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
         found = _copy_edit(ctx, function, node)
         return found
     elif isinstance(node, cst.For):
-        return _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
+        found = _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
+        if found is None and (history := _newest_by_index(ctx, node)) is not None and _is_history(ctx, function, history) \
+                and _collected_by(ctx, node):
+            return Rewrite(node, ctx.code(history), LATEST_TURNS)  # for idx in range(max(0, n - k), n): prompt += ...
+        return found
     return None
+
+
+def _collected_by(ctx: ModuleContext, loop: cst.For) -> bool:
+    """The loop's body builds something from what it walks: `prompt += ...`, `lines.append(...)`."""
+    return any((isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign))
+               or (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend"))
+               for n in descendants(loop.body))
 
 
 SESSION_CAP = re.compile(r"^MAX_\w*(?:ITERATIONS|TURNS|ROUNDS|EXCHANGES|STEPS)$")
@@ -1652,6 +1664,31 @@ ACTOR_CLASS = re.compile(r"(?:^|_)(?:agent|assistant|bot|chat\w*|copilot|compani
 
 
 SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display|debug|trace|telemetry)(?:$|_)", re.I)
+
+
+def _newest_by_index(ctx: ModuleContext, loop: cst.For) -> cst.BaseExpression | None:
+    """The history of `for idx in range(max(0, n - k), n): prompt += render(history[idx])` (`n` is `len(history)`,
+    written or bound to a name first): only its newest k entries are walked, by index, into the text being built."""
+    it = loop.iter
+    if not (isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 2):
+        return None
+    start, end = it.args[0].value, it.args[1].value
+    if isinstance(start, cst.Call) and _last_name(start.func) == "max" and len(start.args) == 2:
+        start = next((a.value for a in start.args if ctx.code(a.value).strip() != "0"), start)
+    if not (isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract) and ctx.code(start.left) == ctx.code(end)):
+        return None
+    if isinstance(start.right, cst.Integer) and int(start.right.value, 0) <= 1:
+        return None  # the last one, not a window
+    length = end
+    if isinstance(length, cst.Name):
+        values = [v for _, v in ctx.assigned_values(length)]
+        length = values[0] if len(values) == 1 and values[0] is not None else length
+    history = _len_of(length)
+    if history is None:
+        return None
+    indexed = any(isinstance(n, cst.Subscript) and ctx.code(n.value) == ctx.code(history) and isinstance(n.slice[0].slice, cst.Index)
+                  and ctx.code(n.slice[0].slice.value) == loop.target.value for n in descendants(loop.body))
+    return history if indexed else None
 
 
 def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseExpression, str] | None:

@@ -21,8 +21,9 @@ from cachelint.check.module import ModuleContext, called_name, descendants, last
 LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
 # reading what a listed path holds: open(path), path.read_text(), yaml.safe_load(f), Conversation.from_yaml(path)
-READS = re.compile(r"^(?:open|read_text|read_bytes|read|load|safe_load|loads|from_yaml|from_file|from_json|from_path|from_dict"
-                   r"|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|ya?ml|jsonl?|txt|toml|text)$")
+READS = re.compile(r"^(?:open|read_text|read_bytes|read|readline|readlines|load|safe_load|loads|from_yaml|from_file|from_json|from_path"
+                   r"|from_dict|load_file|load_yaml|load_json|parse_file|read_file|read_yaml)$|^_?(?:load|read|parse)_\w*(?:file|path|md|ya?ml|jsonl?|txt|toml|text)$"
+                   r"|^_?(?:load|read|parse)_(?:\w+_)?skills?$")  # self.load_skill(path), self._parse_skill(path)
 # what the collected text is for
 PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
                              r"|guideline|\brules?\b|_rules?\b|rules?_|skill|haystack", re.I)
@@ -34,6 +35,7 @@ class ListedMaterial:
     node: cst.Call  # the listing
     listing: str  # its code: `glob.glob(path.join(folder, "*.yaml"))`
     collected: str  # where the contents go: `example_conv_pool`
+    read: bool = True  # False: the entries are collected without being read (a skills folder's names and paths)
 
 
 LISTED_NAMES = frozenset({"glob", "iglob", "listdir", "scandir", "walk"}) | LISTING_METHODS
@@ -55,15 +57,60 @@ def unsorted_listings(ctx: ModuleContext) -> Iterator[tuple[cst.Call, cst.Functi
             yield call, function, holders
 
 
+def reported_listing(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Whether `node` is a listing this module reports as prompt material itself (followed from another module,
+    the same listing is left to it: one finding, where it is sorted)."""
+    found = ctx.memo.get("listed_material")
+    if found is None:
+        found = ctx.memo["listed_material"] = frozenset(id(material.node) for material in listed_prompt_material(ctx))
+    return id(node) in found  # type: ignore[operator]
+
+
 def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
     for call, function, holders in unsorted_listings(ctx):
         if ".py" in ctx.code(call):
             continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
-        found = _collected_reads(ctx, function, call, holders)
+        if _is_tool(function):
+            continue  # what a tool returns is a tool result: the conversation keeps it as it was sent
+        found, read = _collected_reads(ctx, function, call, holders), True
+        if found is None and SKILL_FILE.search(ctx.code(function)):  # (the loop itself names the file: _collected_entries)
+            found, read = _collected_entries(ctx, function, call, holders), False
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
                                   or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))) \
                 and not _only_drawn_from(ctx, found):
-            yield ListedMaterial(call, " ".join(ctx.code(call).split()), found)
+            yield ListedMaterial(call, " ".join(ctx.code(call).split()), found, read)
+
+
+SKILL_FILE = re.compile(r"SKILL\.md", re.I)  # a skills folder: what is listed is the set of skills a prompt names
+
+
+def _is_tool(function: cst.FunctionDef) -> bool:
+    """`@tool`, `@server.tool()`, `@function_tool`: a function the model calls."""
+    for decorator in function.decorators:
+        node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if "tool" in (last_name(node) or "").lower():
+            return True
+    return False
+
+
+def _collected_entries(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> str | None:
+    """A skills folder listed into entries without reading them (`for d in base.iterdir(): entries.append({"name":
+    d.name, "path": str(d / "SKILL.md")})`): the list of skills the prompt names comes out in the listing's order."""
+    for loop in (n for n in descendants(function) if isinstance(n, cst.For)):
+        if not (loop.iter is call or ctx.code(loop.iter) in holders):
+            continue
+        pattern = call.args[0].value if call.args and called_name(call) in ("glob", "rglob") else None
+        if not SKILL_FILE.search(ctx.code(loop)) or (isinstance(pattern, cst.SimpleString) and not SKILL_FILE.search(pattern.value)):
+            continue  # a loop over a skill's own files (packaging it, `rglob("*")`), not over the skills
+        element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+        element |= {t.target.value for a in descendants(loop.body) if isinstance(a, cst.Assign) and _mentions(a.value, element)
+                    for t in a.targets if isinstance(t.target, cst.Name)}  # name = skill_dir.name
+        for node in descendants(loop.body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append" \
+                    and node.args and _mentions(node.args[0].value, element) and isinstance(node.func.value, cst.Name) \
+                    and not sorted_in(ctx, function, node.func.value.value):
+                return node.func.value.value
+    return None
 
 
 DRAWS = frozenset({"sample", "choice", "choices", "shuffle"})  # random's: what is drawn, not in what order

@@ -141,11 +141,23 @@ def run_check(
                 else:
                     run.fixed += applied
         run.findings += findings
+    run.findings = _once(run.findings)
     run.findings.sort(key=lambda f: (f.filename, f.row, f.column, f.code))
     return run
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    """A value made in one module and taken in by several is reported once, where it is made: found through a request
+    (certain) rather than from its module's shape alone (likely)."""
+    kept: dict[tuple, Finding] = {}
+    for finding in findings:
+        key = (finding.filename, finding.row, finding.column, finding.code)
+        if key not in kept or (finding.confidence == "certain" and kept[key].confidence != "certain"):
+            kept[key] = finding
+    return list(kept.values())
 
 
 def _analysed(data: bytes, codes: frozenset[str], options: Options) -> bool:
@@ -189,6 +201,10 @@ def write_fixed(path: Path, text: str, *, bom: bool) -> str | None:
 
 
 def _renamed(finding: Finding, name: str) -> Finding:
+    """A cached finding under the name its file is linted as now; one reported in another module of the tree (where a
+    value this file's request takes in is made) under that module's name, seen from here."""
     from dataclasses import replace
 
+    if finding.extra.get("path"):
+        name = display_name(Path(finding.extra["path"]))
     return finding if finding.filename == name else replace(finding, filename=name)

@@ -137,6 +137,26 @@ class Fact:
         return self.when == "per call" and self.granularity not in _COARSE
 
 
+# a function that builds prompt text, not one that hands back a value: get_system_message, prepare_system_prompt,
+# get_tooluse_prompt (not get_local_time, generate_random_id, _create_unique_id)
+PROMPT_BUILDER = re.compile(r"prompt|system|instruction|template|messages?(?:$|_)|context|persona|preamble", re.I)
+MOVED_KINDS = frozenset({"unordered", "unsorted_json", "dict_repr"})  # sorted, or dumped with sort_keys, where they are made
+
+
+def reported_at_origin(fact: Fact) -> tuple[str, int, int, int, int] | None:
+    """Where a value found in another module of the tree is reported: at the value itself (its file, row, column,
+    end row and end column), where it is fixed, when that is in a function that builds prompt text (a clock written
+    into `get_system_message()`'s text) or when it is an order (a listing, a dict dumped without sort_keys): sorted
+    where it is made. A value that a helper only hands back (`get_local_time()`, `generate_random_seed()`) stays
+    reported where the prompt takes it in: the call is what to change. None: reported here."""
+    at = fact.extra.get("at")
+    if not at:
+        return None
+    if fact.kind in MOVED_KINDS or (fact.kind in ("volatile", "counter") and PROMPT_BUILDER.search(fact.extra.get("made_in") or "")):
+        return tuple(at)  # type: ignore[return-value]
+    return None
+
+
 def closing_system_message(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """The last of the system messages that open a list literal, after one or more others
     (`[{"role": "system", "content": rules}, {"role": "system", "content": examples}, {"role": "system", "content": env}, ...]`):
@@ -934,6 +954,7 @@ class ValueWalker:
         """Follow a name imported from another module of the tree to its definition there; what is found
         is reported here, at the name, naming the other file's line. Returns whether it was followed."""
         from cachelint.check.project import imported_definition, module_attribute_definition
+        from cachelint.check.listings import reported_listing
         from cachelint.check.shared_prompts import reported_in_renderer, shared_renderer
 
         if self._hops >= MAX_HOPS or self._params_only:
@@ -979,19 +1000,22 @@ class ValueWalker:
         for fact in sub.facts:
             if fact.kind == "param":
                 continue
+            if fact.kind == "unordered" and reported_listing(other, fact.node):
+                continue  # prompt material listed in its own module, which reports it where it is sorted
             if isinstance(definition, cst.FunctionDef) and method is None and reported_in_renderer(fact) and other.contains(definition, fact.node):
                 if shared is None:
                     shared = bool(shared_renderer(other, definition))
                 if shared:
                     continue  # a prompt renderer many modules call: reported once, in its own module
-            row = other.span(fact.node).row
+            span = other.span(fact.node)
             made_in = other.enclosing_function(fact.node)  # the function of the other module the value is made in
-            origin = {"origin": f"{where}:{row}", "made_in": made_in.name.value if made_in else None}
+            origin = {"origin": f"{where}:{span.row}", "made_in": made_in.name.value if made_in else None,
+                      "at": (other.filename, span.row, span.column, span.end_row, span.end_column)}
             if fact.extra.get("origin"):  # found two modules away: the module it is made in, not the one between
                 path, _, line = fact.extra["origin"].rpartition(":")
                 if not os.path.isabs(self.ctx.filename) and os.path.isabs(path):
                     path = os.path.relpath(path)
-                origin = {"origin": f"{path}:{line}", "made_in": fact.extra.get("made_in")}
+                origin = {"origin": f"{path}:{line}", "made_in": fact.extra.get("made_in"), "at": fact.extra.get("at")}
             when = "per conversation" if kept and fact.when == "per call" else fact.when
             self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
                                    fact.granularity, when, origin))
@@ -1342,6 +1366,11 @@ class ValueWalker:
             self._fact("volatile", attr, landing, f".{attr.attr.value}", VOLATILE_ATTRIBUTES[attr.attr.value])
             return
         if isinstance(attr.value, cst.Name) and attr.value.value not in ("self", "cls"):
+            stores = self._attribute_stores(attr)
+            for store in stores:  # `settings.system_prompt += f"... {now}"` earlier in this function
+                self.walk(store.value, landing, d, ordered=ordered)
+            if any(isinstance(store, cst.Assign) for store in stores):
+                return  # bound here: what the object held before is not this value
             for binding, _ in self.ctx.assigned_values(attr.value):
                 if isinstance(binding, cst.Param) and self.ctx.enclosing_function(binding) is self._site_function:
                     self._fact("param", attr, landing, self.ctx.code(attr))
@@ -1355,6 +1384,21 @@ class ValueWalker:
             return
         if isinstance(attr.value, cst.Call):
             self.walk(attr.value, landing, d)
+
+    def _attribute_stores(self, attr: cst.Attribute) -> list[cst.Assign | cst.AugAssign]:
+        """The statements of `attr`'s function, before it, that bind or extend the same `obj.name`
+        (`settings.system_prompt += ...`, `state.prompt = ...`)."""
+        function = self.ctx.enclosing_function(attr)
+        if function is None:
+            return []
+        text, line = self.ctx.code(attr), self.ctx.span(attr).row
+        stores: list[cst.Assign | cst.AugAssign] = []
+        for node in self.ctx.nodes_in(cst.AugAssign, function) + self.ctx.nodes_in(cst.Assign, function):
+            targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+            if self.ctx.span(node).row < line and any(isinstance(t, cst.Attribute) and self.ctx.code(t) == text for t in targets) \
+                    and self.ctx.enclosing_function(node) is function:
+                stores.append(node)
+        return stores
 
     def _self_attribute(self, cls: cst.ClassDef, attr: cst.Attribute, landing: Landing, d: int, ordered: bool) -> None:
         wanted = attr.attr.value
