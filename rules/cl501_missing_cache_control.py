@@ -74,7 +74,7 @@ it says nothing of breakpoints and calls no function of the module that does, be
   a copy, `[system] + messages`, a list converted from it message by message, or what a function named for
   converting makes of it: `system, messages = _convert_to_anthropic_messages(conversation)`, also from a closure
   nested in the adapter that streams the request) with a system prompt or tools
-  that also come from outside (not written in the tree, and no caller in the tree passes them; or the tools as well
+  that also come from outside (not written in the tree, and no caller in the tree passes them, a test's call not counted; or the tools as well
   as a system prompt its callers pass, however short: the tools and the growing history are the prefix); every
   conversation of the app goes through it (a system prompt the object was made with, `self.system_message` set in
   `__init__` from a parameter, comes from outside too: a chat UI's model adapter). Not where every caller in sight (by name, through the registry a

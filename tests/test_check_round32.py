@@ -282,3 +282,37 @@ def test_a_value_taken_in_by_two_modules_is_reported_once_by_a_check_of_the_tree
         where = sorted((f.filename, f.row, f.code) for f in run.findings)
         assert where == [("app/agent.py", 15, "CL101"), ("app/builder.py", 5, "CL101"), ("app/other.py", 15, "CL101"),
                          ("app/tooluse_prompt.py", 6, "CL103")], where
+
+
+# --- CL501: an adapter's callers in the tests say nothing of the app's prompts --------------------------------------
+
+ADAPTER = '''
+import anthropic
+
+
+async def query_anthropic_async(client, model, msg, system_msg, msg_history, **kwargs):
+    new_msg_history = msg_history + [{"role": "user", "content": [{"type": "text", "text": msg}]}]
+    response = await client.messages.create(model=model, max_tokens=1024, system=system_msg, messages=new_msg_history, **kwargs)
+    new_msg_history.append({"role": "assistant", "content": [{"type": "text", "text": response.content[0].text}]})
+    return response, new_msg_history
+'''
+ADAPTER_TEST = '''
+import asyncio
+
+from app.providers import query_anthropic_async
+
+
+def test_accounting(fake_client):
+    response, history = asyncio.run(query_anthropic_async(fake_client, "claude-sonnet-4-5", "hi", "Be brief.", []))
+    assert history[-1]["role"] == "assistant"
+'''
+
+
+def test_an_adapter_whose_only_caller_passing_a_system_prompt_is_a_test_is_judged_as_an_adapter(tmp_path):
+    from _lint import lint_tree
+
+    files = {"app/__init__.py": "", "app/providers.py": ADAPTER, "tests/test_providers.py": ADAPTER_TEST,
+             "pyproject.toml": "[project]\\nname = 'app'\\n"}
+    found = lint_tree(tmp_path, files, "app/providers.py", {"CL501"})
+    assert [f.row for f in found] == [6], found
+    assert "sends the history its callers pass (`msg_history`)" in found[0].message

@@ -510,7 +510,8 @@ class CallerPrompt:
 
 def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> list[CallerPrompt]:
     """System prompts that calls of `function` in the tree's other files pass through its parameter `param`:
-    the parameter itself (`system=`), or the system message of a message list passed for it."""
+    the parameter itself (`system=`), or the system message of a message list passed for it. A test's call says
+    nothing of what the app passes, and is not counted."""
     params = [p for p in function.params.params if p.name.value not in ("self", "cls")]
     index = next((i for i, p in enumerate(params) if p.name.value == param), None)
     found: list[CallerPrompt] = []
@@ -518,7 +519,7 @@ def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: st
         from cachelint.check.project import module_context
 
         other = module_context(Path(path))
-        if other is None:
+        if other is None or other.is_test:
             continue
         for call in other.calls_by_name.get(function.name.value, []):
             argument = _argument(call, param, index)

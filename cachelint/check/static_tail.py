@@ -314,7 +314,7 @@ def _fixed_by_callers(ctx: ModuleContext, function: cst.FunctionDef, tail: Tail)
     """Every call of the builder in the tree passes the same text for the parameters its tail follows: a constant, or
     an attribute the caller's object sets only when it is made (`system_message(self.action_descriptions)`, with
     `self.action_descriptions` set in `__init__`). The prompt then differs between objects at most, and each
-    object's requests share the whole of it. A builder no file calls is judged by its template alone."""
+    object's requests share the whole of it. A builder no file calls (tests aside) is judged by its template alone."""
     from cachelint.check.project import module_context
     from cachelint.check.static_prefix import caller_files
 
@@ -323,7 +323,8 @@ def _fixed_by_callers(ctx: ModuleContext, function: cst.FunctionDef, tail: Tail)
     read = {n.value for n in (expression, *descendants(expression)) if isinstance(n, cst.Name) and n.value in params}
     name = function.name.value
     contexts = [ctx, *filter(None, (module_context(Path(path)) for path in caller_files(ctx.filename, name)))]
-    calls = [(other, call) for other in contexts for call in other.calls_by_name.get(name, [])]
+    # a test's call says nothing of what the app passes
+    calls = [(other, call) for other in contexts if other is ctx or not other.is_test for call in other.calls_by_name.get(name, [])]
     if not calls or not read:
         return False
     for other, call in calls:
