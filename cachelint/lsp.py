@@ -111,6 +111,15 @@ def noqa_edit(lines: list[str], row: int, code: str) -> types.TextEdit:
     return types.TextEdit(range=rng, new_text=new)
 
 
+def _on_this_document(finding: Finding, path: str) -> Finding:
+    """A value made in another module, which `cachelint check` reports there: the editor shows it where this document
+    reaches it (the open document is what its diagnostics can be about), as it reads from here."""
+    from dataclasses import replace
+
+    row, column, end_row, end_column, message = finding.extra["caller"]
+    return replace(finding, filename=path, row=row, column=column, end_row=end_row, end_column=end_column, message=message)
+
+
 def path_of(uri: str) -> Path:
     parsed = urlparse(uri)
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(parsed.path or "untitled.py")
@@ -204,7 +213,7 @@ class CachelintServer(LanguageServer):
         if config.is_test(path, base=self.root_for(path)):
             return []  # as `cachelint check`: a test module's requests never run in the app (include-tests = true checks it)
         found = lint_source(source, str(path), config.enabled_codes(path), options_for(config))
-        return [f for f in found if f.filename == str(path)]  # a value made in another module is shown in that module's document
+        return [f if f.filename == str(path) else _on_this_document(f, str(path)) for f in found]
 
     def publish(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)

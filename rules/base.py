@@ -35,8 +35,8 @@ class Report:
     position: tuple[int, int] | None = None  # (row, column) inside the node where the finding starts: a line of a long string
     also_at: cst.CSTNode | None = None  # where it was reported before it moved (the request whose body it is): a noqa there holds
     # a value found in another module of the tree, reported where it is made: (its file, row, column, end row, end
-    # column); values.reported_at_origin
-    elsewhere: tuple[str, int, int, int, int] | None = None
+    # column, the row its statement starts on); values.reported_at_origin
+    elsewhere: tuple[str, int, int, int, int, int] | None = None
 
     @classmethod
     def at(cls, site, node: cst.CSTNode, message: str, **kwargs) -> "Report":

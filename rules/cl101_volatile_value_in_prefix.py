@@ -48,11 +48,13 @@ the same clock, and a Jinja template's `render(**context)` lands every value put
 (`context.update({"now": ...})`). A prompt renderer that other modules of the project call from two or more places
 (a module-level function named for prompts, templates or instructions, or taking such a parameter:
 `load_and_render_prompt(template, context)`) is reported once, where the value is read in it (`likely`, naming its
-callers), and not again at each caller. A clock read in another module of the tree inside a function that builds
-prompt text (named for a prompt, a system message, instructions, a template, a context or a persona:
-`get_system_message()`, `prepare_system_prompt()`) is reported there, where it is written into the text (naming the
-request it reaches: "reached from agent.py:12"), and once however many modules call it; a clock a helper only hands
-back (`get_local_time()`, `generate_random_id()`) is reported where the prompt takes it in, the call to change. A clock (`time.time() - self.start_time`) or a counter of a loop's passes that
+callers), and not again at each caller. A clock read in another module of the tree, through a function there that
+builds prompt text (named for a prompt, a system message, instructions, a template, a context or a persona, and
+returning text it makes: `get_system_message()`, `prepare_system_prompt()`; also where it gets the clock from a helper
+of its module), is reported in that module, at the clock (naming the request it reaches: "reached from agent.py:12"),
+once however many modules call it, obeying that module's noqa, per-file ignores and excludes; a clock a function only
+hands back (`get_local_time()`, `get_system_time()`, `generate_random_id()`) is reported where the prompt takes it in,
+the call to change. (The editor shows such a finding on the document that reaches it.) A clock (`time.time() - self.start_time`) or a counter of a loop's passes that
 the module counts up (`self.iteration += 1`) rendered into a prompt text ahead of the conversation the same text holds
 (`f"Iteration: {self.iteration}\n...HISTORY:\n{self.conversation.compile_history() or 'None yet.'}"`) is reported
 there too (`likely`): the history grows by appending, but behind a value that changes on every pass none of it is

@@ -31,8 +31,8 @@ returns what the conversation then keeps as it was sent).
 
 A listing, set or dict found in another module of the tree, through a function the request's prompt calls, is
 reported in that module, where it is sorted (naming the request it reaches: "reached from agent.py:12"), and only
-once however many modules take it in; a noqa there, or at the call that reaches it, holds. Prompt material that
-module reports on its own (a listing read into a prompt) is not reported again from the caller.
+once however many modules take it in (with that module's own fix, where it reports the listing itself); a noqa
+there, or at the call that reaches it, holds, and so do that module's per-file ignores and excludes.
 
 The choices of a schema made from a set are judged by their shape too (`likely`): `Literal[tuple(set(...))]`,
 `Enum("Table", list(set(names)))`, `{"enum": list(set(kinds))}`, directly or through a local name bound once to one;

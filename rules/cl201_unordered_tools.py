@@ -188,7 +188,8 @@ class Toolkit:
         if not analysis.sites:  # where a request is in sight, the data flow reports a set at the request's tools
             yield from map(_built_from_a_set, tools_from_sets(ctx))
         if not analysis.sites:  # where a request is in sight, the data flow reports it at the request's tools
-            listed = {id(material.node) for material in listed_prompt_material(analysis.ctx)}  # read into a prompt's text: CL103
+            # read into a prompt's text, which the function returns: CL103's
+            listed = {id(material.node) for material in listed_prompt_material(analysis.ctx) if material.text}
             for found in tools_from_listings(analysis.ctx):
                 if id(found.node) in listed:
                     continue

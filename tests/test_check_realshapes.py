@@ -482,7 +482,7 @@ def test_names_imported_from_another_module_are_followed(package):
     # the listing is reported in the other file, where it is sorted, naming the request that takes it in
     listing = [f for f in found if f.filename != str(agent)]
     assert [(f.filename, f.row, f.code) for f in listing] == [(str(package / "prompts.py"), 10, "CL103")]
-    assert listing[0].fix is None and f"{agent}:15)" in listing[0].message
+    assert listing[0].fix is None and "(reached from agent.py:15)" in listing[0].message
     assert all(f.confidence == "certain" for f in found)
 
 

@@ -373,7 +373,7 @@ def test_a_listing_two_modules_away_from_the_request_is_found_and_named_where_it
     found = lint_tree(tmp_path, RULES_TREE, "app/agent.py", {"CL103"})
     # reported where the listing is made (and sorted), naming the request it reaches
     assert [(f.filename.endswith("app/rules.py"), f.row) for f in found] == [(True, 7)], found
-    assert "app/agent.py:9)" in found[0].message
+    assert "(reached from agent.py:9)" in found[0].message  # named from the origin's folder
 
 
 # --- a parameter's default filled from a listing, when the caller passes the parameter -----------------------
@@ -416,7 +416,7 @@ def test_a_listing_that_fills_a_default_the_caller_leaves_out_is_reported(tmp_pa
     files = dict(DEFAULT_LISTING, **{"pkg/agent.py": DEFAULT_LISTING["pkg/agent.py"].replace("ARGS", "")})
     found = lint_tree(tmp_path, files, "pkg/agent.py", {"CL103"})
     assert [(f.filename.endswith("pkg/primitives.py"), f.row) for f in found] == [(True, 6)], found
-    assert "pkg/agent.py:10)" in found[0].message
+    assert "(reached from agent.py:10)" in found[0].message
 
 
 # --- call sites: a partial of an SDK method run in an executor ------------------------------------------------

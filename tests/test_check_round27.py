@@ -714,5 +714,5 @@ def test_a_message_list_the_object_is_made_with_is_computed_once_per_conversatio
     found = lint_tree(tmp_path, files, "app/chatbot.py", {"CL101"})
     # reported in the prompt builder, where the clock is written into the text, naming the caller that keeps it
     assert [(f.filename.endswith("app/system_prompt.py"), f.row) for f in found] == [(True, 10)], found
-    assert "app/chatbot.py:6)" in found[0].message
+    assert "(reached from chatbot.py:6)" in found[0].message
     assert "computed once per conversation" in found[0].message and "on every call" not in found[0].message

@@ -244,9 +244,9 @@ def test_values_made_in_a_prompt_builder_are_reported_where_they_are_made(tmp_pa
 
     found = lint_tree(tmp_path, LISTING_PROMPTS, "app/agent.py", {"CL101", "CL103"})
     where = sorted((f.filename.rsplit("/", 1)[-1], f.row, f.code) for f in found)
-    # the clock in the builder's text where it is written; the clock a helper only hands back where the prompt takes it
-    # in; the listing is prompt material its own module reports (and sorts), so not again from here
-    assert where == [("agent.py", 15, "CL101"), ("builder.py", 5, "CL101")], found
+    # the clock in the builder's text where it is written, the listing where it is sorted; the clock a helper only
+    # hands back where the prompt takes it in
+    assert where == [("agent.py", 15, "CL101"), ("builder.py", 5, "CL101"), ("tooluse_prompt.py", 6, "CL103")], found
     moved = next(f for f in found if f.filename.endswith("builder.py"))
     assert "agent.py:10)" in moved.message and moved.fix is None and "(in " not in moved.message
     listing = lint_tree(tmp_path, LISTING_PROMPTS, "app/tooluse_prompt.py", {"CL103", "CL201"})
@@ -316,3 +316,240 @@ def test_an_adapter_whose_only_caller_passing_a_system_prompt_is_a_test_is_judge
     found = lint_tree(tmp_path, files, "app/providers.py", {"CL501"})
     assert [f.row for f in found] == [6], found
     assert "sends the history its callers pass (`msg_history`)" in found[0].message
+
+
+# --- the review's mends ---------------------------------------------------------------------------------------------
+
+def _write(root, files):
+    import textwrap
+
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def _check(root, monkeypatch, **kwargs):
+    from pathlib import Path
+
+    from cachelint.check.config import Config
+    from cachelint.check.run import run_check
+
+    monkeypatch.chdir(root)
+    options = {k: v for k, v in kwargs.items() if k in ("fix",)}
+    config = Config(root=root, **{k: v for k, v in kwargs.items() if k not in ("fix",)})
+    run = run_check([Path(".")], config, processes=1, use_cache=False, **options)
+    return sorted((f.filename, f.row, f.code) for f in run.findings), run
+
+
+def test_a_finding_moved_into_another_module_obeys_that_modules_per_file_ignores_and_excludes(tmp_path, monkeypatch):
+    _write(tmp_path, LISTING_PROMPTS)
+    found, _ = _check(tmp_path, monkeypatch)
+    assert ("app/builder.py", 5, "CL101") in found
+    found, _ = _check(tmp_path, monkeypatch, per_file_ignores={"app/builder.py": ["CL101"]})
+    assert not [f for f in found if f[0] == "app/builder.py"], found
+    found, _ = _check(tmp_path, monkeypatch, exclude=["app/builder.py"])
+    assert not [f for f in found if f[0] == "app/builder.py"], found
+
+
+HELPERS_WITH_OWN_REQUEST = {
+    "helpers.py": '''
+        import os
+
+        from openai import OpenAI
+
+        client = OpenAI()
+
+
+        def notes_prompt(folder):
+            return "Notes:\\n" + "\\n".join(os.listdir(folder))
+
+
+        def ask(history):
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": notes_prompt("notes")}, *history])
+        ''',
+    "agent.py": '''
+        from openai import OpenAI
+
+        from helpers import notes_prompt
+
+        client = OpenAI()
+
+
+        def step(history):
+            system = notes_prompt("notes")
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *history])
+        ''',
+}
+
+
+def test_the_modules_own_fixable_finding_wins_and_nothing_is_left_after_the_fix(tmp_path, monkeypatch):
+    _write(tmp_path, HELPERS_WITH_OWN_REQUEST)
+    found, run = _check(tmp_path, monkeypatch)
+    assert found == [("helpers.py", 9, "CL103")], found
+    assert run.findings[0].fix is not None
+    found, run = _check(tmp_path, monkeypatch, fix=True)
+    assert found == [] and run.fixed == 1, found
+    assert "sorted(os.listdir(folder))" in (tmp_path / "helpers.py").read_text()
+
+
+def test_a_listing_followed_into_its_module_is_kept_when_only_the_caller_is_checked_or_only_certain_findings_are_shown(tmp_path):
+    from _lint import lint_tree
+
+    found = lint_tree(tmp_path, LISTING_PROMPTS, "app/agent.py", {"CL103"})
+    assert [(f.filename.rsplit("/", 1)[-1], f.row, f.confidence) for f in found] == [("tooluse_prompt.py", 6, "certain")], found
+
+
+def test_a_helper_named_for_the_system_that_only_hands_back_the_clock_stays_reported_at_the_caller(tmp_path):
+    from _lint import lint_tree
+
+    files = dict(LISTING_PROMPTS)
+    files["app/builder.py"] += '''
+
+        def get_system_time():
+            return datetime.datetime.now().strftime("%H:%M:%S")
+        '''
+    files["app/agent.py"] = files["app/agent.py"].replace("get_local_time", "get_system_time")
+    found = lint_tree(tmp_path, files, "app/agent.py", {"CL101"})
+    assert sorted((f.filename.rsplit("/", 1)[-1], f.row) for f in found) == [("agent.py", 15), ("builder.py", 5)], found
+
+
+def test_a_clock_a_builder_gets_from_a_helper_of_its_module_is_reported_once_in_that_module(tmp_path, monkeypatch):
+    _write(tmp_path, {
+        "builder.py": '''
+            import datetime
+
+
+            def get_local_time():
+                return datetime.datetime.now().strftime("%H:%M:%S")
+
+
+            def get_system_message(name):
+                return f"You are {name}, a careful agent. The time is {get_local_time()}."
+            ''',
+        "agent.py": '''
+            from openai import OpenAI
+
+            from builder import get_system_message
+
+            client = OpenAI()
+
+
+            def step(history):
+                system = get_system_message("Ada") + " Answer briefly."
+                return client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system}, *history])
+            ''',
+    })
+    found, run = _check(tmp_path, monkeypatch)
+    assert found == [("builder.py", 5, "CL101")], found
+    assert run.findings[0].confidence == "certain"  # found through the request too
+
+
+def test_a_noqa_on_the_first_row_of_the_statement_where_the_value_is_made_holds(tmp_path):
+    from _lint import lint_tree
+
+    files = dict(LISTING_PROMPTS)
+    files["app/builder.py"] = files["app/builder.py"].replace(
+        'now = datetime.datetime.now().strftime("%H:%M:%S")',
+        'now = (  # noqa: CL101\n                datetime.datetime.now().strftime("%H:%M:%S")\n            )')
+    assert files["app/builder.py"] != LISTING_PROMPTS["app/builder.py"]
+    found = lint_tree(tmp_path, files, "app/agent.py", {"CL101"})
+    assert [(f.filename.rsplit("/", 1)[-1], f.row) for f in found] == [("agent.py", 15)], found
+
+
+def test_a_moved_findings_message_reads_the_same_from_any_working_directory(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from cachelint.check.config import Config
+    from cachelint.check.run import run_check
+
+    files = dict(LISTING_PROMPTS)  # a builder its own module does not judge alone (not named for a system prompt)
+    files["app/builder.py"] = files["app/builder.py"].replace("def get_system_message(name)", "def prepare_persona(name)")
+    files["app/agent.py"] = files["app/agent.py"].replace("get_system_message", "prepare_persona")
+    _write(tmp_path, files)
+    messages = []
+    for cwd in (tmp_path, tmp_path / "app", tmp_path / "app"):  # the second run in app/ reads the cache
+        monkeypatch.chdir(cwd)
+        run = run_check([tmp_path], Config(root=tmp_path), processes=1)
+        messages.append(next(f.message for f in run.findings if f.filename.endswith("builder.py")))
+    assert len(set(messages)) == 1 and "(reached from agent.py:10)" in messages[0], messages
+
+
+def test_an_attribute_bound_again_before_it_is_read_drops_the_clock_stored_first():
+    rebound = '''
+import datetime
+from openai import OpenAI
+
+client = OpenAI()
+BASE_PROMPT = "You are a careful research agent."
+
+
+def run(state, history):
+    state.system_prompt = f"Started at {datetime.datetime.now()}"
+    log(state.system_prompt)
+    state.system_prompt = BASE_PROMPT
+    messages = [{"role": "system", "content": state.system_prompt}, *history]
+    return client.chat.completions.create(model="gpt-4o", messages=messages)
+'''
+    assert lint(rebound, {"CL101"}) == []
+
+
+def test_a_window_start_bound_to_a_name_is_a_window_and_a_loop_that_only_counts_is_not():
+    named = STEP_WINDOW.replace("for idx in range(max(0, curr_step - last_steps), curr_step):",
+                                "start = max(0, curr_step - last_steps)\n            for idx in range(start, curr_step):")
+    assert named != STEP_WINDOW and [f.row for f in lint(named, {"CL301"})] == [16]
+    counting = STEP_WINDOW.replace('prompt += "Action: " + self.history_steps[idx]["action"]',
+                                   'recent_tokens += len(self.history_steps[idx]["action"]) + 0 * len(')
+    counting = counting.replace('+ "\\\\nObservation: " + self.history_steps[idx]["observation"]', 'self.history_steps[idx]["observation"])')
+    assert counting != STEP_WINDOW and "recent_tokens +=" in counting
+    assert lint(counting, {"CL301"}) == []
+
+
+def test_skills_installed_or_validated_are_quiet_and_a_comprehension_over_the_folder_is_found():
+    acts = '''
+import shutil
+from pathlib import Path
+
+
+def install_skills(src: Path, dst: Path) -> list[str]:
+    installed = []
+    for skill_dir in src.iterdir():
+        if (skill_dir / "SKILL.md").exists():
+            shutil.copytree(skill_dir, dst / skill_dir.name)
+            installed.append(skill_dir.name)
+    return installed
+
+
+def validate_skills(root: Path) -> list[str]:
+    errors = []
+    for skill_dir in root.iterdir():
+        if not (skill_dir / "SKILL.md").is_file():
+            errors.append(f"{skill_dir.name}: missing SKILL.md")
+    return errors
+'''
+    assert lint(acts, {"CL103"}) == []
+    comp = '''
+from pathlib import Path
+
+
+class Skills:
+    def _skill_entries_from_dir(self, base: Path, source: str):
+        return [{"name": d.name, "path": str(d / "SKILL.md"), "source": source}
+                for d in base.iterdir() if (d / "SKILL.md").exists()]
+'''
+    assert [f.row for f in lint(comp, {"CL103"})] == [7]
+
+
+def test_tool_schemas_read_from_a_listing_stay_a_tools_finding():
+    tools = '''
+import glob
+import json
+
+
+def load_system_tools():
+    tools = []
+    for path in glob.glob("tools/*.json"):
+        with open(path) as f:
+            tools.append(json.load(f))
+    return tools
+'''
+    assert "CL201" in {f.code for f in lint(tools, {"CL201", "CL103"})}

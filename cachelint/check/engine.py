@@ -250,24 +250,29 @@ _ORIGIN = re.compile(r" \(in [^()]*:\d+\)")
 
 def _moved(ctx: ModuleContext, meta, report, suppressions, moved_suppressions: dict) -> Finding | None:
     """A finding about a value made in another module of the tree, reported there, where it is fixed (the listing to
-    sort, the clock written into a prompt builder's text); the request's lines its message names are this module's.
-    A noqa at the value, or at the place in this module that reaches it, holds. None: suppressed."""
+    sort, the clock written into a prompt builder's text). A noqa at the value, on the first row of its statement, or
+    at the place in this module that reaches it, holds. The message names this module's places relative to the other
+    file's folder (`../agent.py:12`), so a cached message reads the same from any working directory; `extra` keeps the
+    other file's path (the cache's and the config's key) and the finding as it reads here (the editor shows it on this
+    document, which is what is open). None: suppressed."""
     from cachelint.check.project import module_context
 
-    path, row, column, end_row, end_column = report.elsewhere
-    here = ctx.span(report.node).row
-    if suppressions.covers(meta.code, (here, ctx.span(ctx.statement_of(report.node)).row)):
+    path, row, column, end_row, end_column, statement_row = report.elsewhere
+    span = ctx.span(report.node)
+    if suppressions.covers(meta.code, (span.row, ctx.span(ctx.statement_of(report.node)).row)):
         return None
     if path not in moved_suppressions:
         other = module_context(Path(path))
         moved_suppressions[path] = suppress.parse(other.source) if other is not None else None
-    if moved_suppressions[path] is not None and moved_suppressions[path].covers(meta.code, (row,)):
+    if moved_suppressions[path] is not None and moved_suppressions[path].covers(meta.code, (row, statement_row)):
         return None
+    here = os.path.relpath(os.path.abspath(ctx.filename), os.path.dirname(os.path.abspath(path)))
+    message = _LINE.sub(lambda m: f"{here}:{m.group(1)}", _ORIGIN.sub("", report.message, count=1))
+    message += f" (reached from {here}:{span.row})"
     shown = path if os.path.isabs(ctx.filename) else _relative(path)
-    message = _LINE.sub(lambda m: f"{ctx.filename}:{m.group(1)}", _ORIGIN.sub("", report.message, count=1))
-    message += f" (reached from {ctx.filename}:{here})"
+    caller = [span.row, span.column, span.end_row, span.end_column, report.message]
     return Finding(meta.code, meta.name, message, report.severity or meta.severity, shown, row, column, end_row, end_column,
-                   None, extra={"path": path, "found_from": f"{ctx.filename}:{here}"}, confidence=report.confidence)  # type: ignore[arg-type]
+                   None, extra={"path": path, "caller": caller}, confidence=report.confidence)  # type: ignore[arg-type]
 
 
 def _relative(path: str) -> str:

@@ -1404,10 +1404,20 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
 
 
 def _collected_by(ctx: ModuleContext, loop: cst.For) -> bool:
-    """The loop's body builds something from what it walks: `prompt += ...`, `lines.append(...)`."""
-    return any((isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign))
-               or (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend"))
-               for n in descendants(loop.body))
+    """The loop's body builds something from what it walks: `prompt += ...`, `lines.append(...)`; not a count or a
+    size summed up (`recent_tokens += len(history[idx]["content"])`)."""
+    for n in descendants(loop.body):
+        if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and not COUNTED_NAME.search(_last_name(n.target) or "") \
+                and not (isinstance(n.value, (cst.Integer, cst.Float)) or (isinstance(n.value, cst.Call) and _last_name(n.value.func) in MEASURES)):
+            return True
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend"):
+            return True
+    return False
+
+
+# a number summed up, not a text or a list built: total_tokens, count, n_chars, size
+COUNTED_NAME = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|len|length|size|chars|cost|sum)$|^(?:n|num)_", re.I)
+MEASURES = frozenset({"len", "count_tokens", "num_tokens", "token_count", "count", "sum"})
 
 
 SESSION_CAP = re.compile(r"^MAX_\w*(?:ITERATIONS|TURNS|ROUNDS|EXCHANGES|STEPS)$")
@@ -1672,9 +1682,7 @@ def _newest_by_index(ctx: ModuleContext, loop: cst.For) -> cst.BaseExpression | 
     it = loop.iter
     if not (isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 2):
         return None
-    start, end = it.args[0].value, it.args[1].value
-    if isinstance(start, cst.Call) and _last_name(start.func) == "max" and len(start.args) == 2:
-        start = next((a.value for a in start.args if ctx.code(a.value).strip() != "0"), start)
+    start, end = _window_start(ctx, it.args[0].value), it.args[1].value  # through max(0, x) and a name bound once
     if not (isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract) and ctx.code(start.left) == ctx.code(end)):
         return None
     if isinstance(start.right, cst.Integer) and int(start.right.value, 0) <= 1:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from cachelint.check.module import ModuleContext, called_name, descendants, last_name, sorted_in
+from cachelint.check.values import returns_text
 
 LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})  # pathlib.Path's
@@ -36,6 +37,7 @@ class ListedMaterial:
     listing: str  # its code: `glob.glob(path.join(folder, "*.yaml"))`
     collected: str  # where the contents go: `example_conv_pool`
     read: bool = True  # False: the entries are collected without being read (a skills folder's names and paths)
+    text: bool = False  # the function returns text made of them (a prompt), not the objects read (tool schemas)
 
 
 LISTED_NAMES = frozenset({"glob", "iglob", "listdir", "scandir", "walk"}) | LISTING_METHODS
@@ -78,7 +80,7 @@ def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
                                   or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))) \
                 and not _only_drawn_from(ctx, found):
-            yield ListedMaterial(call, " ".join(ctx.code(call).split()), found, read)
+            yield ListedMaterial(call, " ".join(ctx.code(call).split()), found, read, returns_text(ctx, function))
 
 
 SKILL_FILE = re.compile(r"SKILL\.md", re.I)  # a skills folder: what is listed is the set of skills a prompt names
@@ -93,23 +95,44 @@ def _is_tool(function: cst.FunctionDef) -> bool:
     return False
 
 
+# a function that does something to the skills it lists (installs, checks, packages them), not one that finds them
+SKILL_ACTION = re.compile(r"install|copy|sync|valid|check|verify|lint|doctor|package|export|upload|delete|remove|clean|migrat", re.I)
+
+
 def _collected_entries(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, holders: set[str]) -> str | None:
     """A skills folder listed into entries without reading them (`for d in base.iterdir(): entries.append({"name":
-    d.name, "path": str(d / "SKILL.md")})`): the list of skills the prompt names comes out in the listing's order."""
-    for loop in (n for n in descendants(function) if isinstance(n, cst.For)):
+    d.name, "path": str(d / "SKILL.md")})`, or a comprehension over the listing): the list of skills the prompt names
+    comes out in the listing's order. The list is what the function finds: returned, or kept on the object; not in a
+    function named for what it does to them (`install_skills`, `validate_skills`)."""
+    if SKILL_ACTION.search(function.name.value):
+        return None
+    pattern = call.args[0].value if call.args and called_name(call) in ("glob", "rglob") else None
+    if isinstance(pattern, cst.SimpleString) and not SKILL_FILE.search(pattern.value):
+        return None  # a listing of a skill's own files (packaging it, `rglob("*")`), not of the skills
+    returned = {ctx.code(r) for r in ctx.returns_of(function) if r is not None}
+    for loop in (n for n in descendants(function) if isinstance(n, (cst.For, cst.CompFor))):
         if not (loop.iter is call or ctx.code(loop.iter) in holders):
             continue
-        pattern = call.args[0].value if call.args and called_name(call) in ("glob", "rglob") else None
-        if not SKILL_FILE.search(ctx.code(loop)) or (isinstance(pattern, cst.SimpleString) and not SKILL_FILE.search(pattern.value)):
-            continue  # a loop over a skill's own files (packaging it, `rglob("*")`), not over the skills
+        scope = loop if isinstance(loop, cst.For) else ctx.parent(loop)
+        if not SKILL_FILE.search(ctx.code(scope)):
+            continue  # a loop that never looks for the skill's file
+        if isinstance(loop, cst.CompFor):  # [{"name": d.name, ...} for d in base.iterdir() if (d / "SKILL.md").exists()]
+            statement = ctx.enclosing(scope, (cst.Assign, cst.Return))
+            if isinstance(statement, cst.Return) and statement.value is scope:
+                return f"{function.name.value}()"
+            target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
+            if target is not None and (ctx.code(target) in returned or ctx.code(target).startswith("self.")):
+                return ctx.code(target)
+            continue
         element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
         element |= {t.target.value for a in descendants(loop.body) if isinstance(a, cst.Assign) and _mentions(a.value, element)
                     for t in a.targets if isinstance(t.target, cst.Name)}  # name = skill_dir.name
         for node in descendants(loop.body):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append" \
-                    and node.args and _mentions(node.args[0].value, element) and isinstance(node.func.value, cst.Name) \
-                    and not sorted_in(ctx, function, node.func.value.value):
-                return node.func.value.value
+                    and node.args and _mentions(node.args[0].value, element) and isinstance(node.func.value, (cst.Name, cst.Attribute)) \
+                    and (ctx.code(node.func.value) in returned or ctx.code(node.func.value).startswith("self.")) \
+                    and not sorted_in(ctx, function, ctx.code(node.func.value)):
+                return ctx.code(node.func.value)
     return None
 
 

@@ -120,9 +120,10 @@ def run_check(
             cache.put(path, contents[path], findings, analysed=_analysed(contents[path], job[2], options), reads=reads)
     if cache is not None:
         cache.save()
+    fixed_away: set[tuple] = set()  # (file, row, column, code) of the findings fixed in this run
     for path in files:
         name = display_name(path)
-        findings = results.get(name, [])
+        findings = [f for f in results.get(name, []) if _moved_allowed(f, config)]
         if (fix or diff) and fixable(findings, unsafe_fixes):
             try:
                 source = contents[path].decode("utf-8-sig")
@@ -131,6 +132,7 @@ def run_check(
                 continue
             original = findings
             new_source, applied, findings = fix_source(source, name, config.enabled_codes(path), options, unsafe_fixes)
+            findings = [f for f in findings if _moved_allowed(f, config)]
             if applied and diff:
                 run.diffs.append(unified_diff(source, new_source, name))
             elif applied:
@@ -140,8 +142,11 @@ def run_check(
                     findings = original  # the file is as it was: so are its findings
                 else:
                     run.fixed += applied
+                    remaining = {(f.filename, f.row, f.column, f.code) for f in findings}
+                    fixed_away |= {(f.filename, f.row, f.column, f.code) for f in fixable(original, unsafe_fixes)} - remaining
         run.findings += findings
-    run.findings = _once(run.findings)
+    # another module's analysis placed what this run has just fixed (its module's own finding, with the fix) there too
+    run.findings = _once([f for f in run.findings if not (f.extra.get("path") and (f.filename, f.row, f.column, f.code) in fixed_away)])
     run.findings.sort(key=lambda f: (f.filename, f.row, f.column, f.code))
     return run
 
@@ -150,14 +155,32 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _once(findings: list[Finding]) -> list[Finding]:
-    """A value made in one module and taken in by several is reported once, where it is made: found through a request
-    (certain) rather than from its module's shape alone (likely)."""
+    """A value made in one module and taken in by several is reported once, where it is made. The module's own finding
+    there wins (it carries the fix); found through a request elsewhere as well, it is `certain`."""
+    from dataclasses import replace
+
     kept: dict[tuple, Finding] = {}
     for finding in findings:
         key = (finding.filename, finding.row, finding.column, finding.code)
-        if key not in kept or (finding.confidence == "certain" and kept[key].confidence != "certain"):
+        old = kept.get(key)
+        if old is None:
             kept[key] = finding
+            continue
+        own, other = (old, finding) if not old.extra.get("path") or finding.extra.get("path") else (finding, old)
+        if other.confidence == "certain" and own.confidence != "certain":
+            own = replace(own, confidence="certain")
+        kept[key] = own
     return list(kept.values())
+
+
+def _moved_allowed(finding: Finding, config: Config) -> bool:
+    """A finding reported in another module of the tree obeys that module's config: not in an excluded file, nor one
+    whose per-file ignores leave its code out."""
+    path = finding.extra.get("path")
+    if not path:
+        return True
+    target = Path(path)
+    return not config.is_excluded(target) and finding.code in config.enabled_codes(target)
 
 
 def _analysed(data: bytes, codes: frozenset[str], options: Options) -> bool:

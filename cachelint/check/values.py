@@ -137,22 +137,48 @@ class Fact:
         return self.when == "per call" and self.granularity not in _COARSE
 
 
-# a function that builds prompt text, not one that hands back a value: get_system_message, prepare_system_prompt,
-# get_tooluse_prompt (not get_local_time, generate_random_id, _create_unique_id)
+# a function named for building prompt text: get_system_message, prepare_system_prompt, get_tooluse_prompt
 PROMPT_BUILDER = re.compile(r"prompt|system|instruction|template|messages?(?:$|_)|context|persona|preamble", re.I)
 MOVED_KINDS = frozenset({"unordered", "unsorted_json", "dict_repr"})  # sorted, or dumped with sort_keys, where they are made
 
 
-def reported_at_origin(fact: Fact) -> tuple[str, int, int, int, int] | None:
+def builds_prompt_text(ctx: ModuleContext, function: cst.CSTNode | None) -> bool:
+    """`function` (of another module, called by the prompt) is named for a prompt and returns text of its own: an
+    f-string, a concatenation or a template's `.format(...)` (directly, or through a name bound to one), not a value
+    it only hands back (`def get_system_time(): return datetime.now().strftime(...)`)."""
+    return isinstance(function, cst.FunctionDef) and PROMPT_BUILDER.search(function.name.value) is not None and returns_text(ctx, function)
+
+
+def returns_text(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """`function` returns text it makes: an f-string, a literal, a concatenation, a `.format(...)` / `.join(...)` /
+    `.render(...)` (directly, through `.strip()`, or through a name bound to one)."""
+    for value in ctx.returns_of(function):
+        for _ in range(3):
+            if isinstance(value, cst.Name):
+                values = [v for _, v in ctx.assigned_values(value) if v is not None]
+                value = values[-1] if values else None
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("strip", "rstrip", "lstrip"):
+                value = value.func.value
+            else:
+                break
+        if isinstance(value, (cst.FormattedString, cst.ConcatenatedString, cst.BinaryOperation, cst.SimpleString)):
+            return True
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("format", "join", "render", "substitute"):
+            return True
+    return False
+
+
+def reported_at_origin(fact: Fact) -> tuple[str, int, int, int, int, int] | None:
     """Where a value found in another module of the tree is reported: at the value itself (its file, row, column,
-    end row and end column), where it is fixed, when that is in a function that builds prompt text (a clock written
-    into `get_system_message()`'s text) or when it is an order (a listing, a dict dumped without sort_keys): sorted
-    where it is made. A value that a helper only hands back (`get_local_time()`, `generate_random_seed()`) stays
-    reported where the prompt takes it in: the call is what to change. None: reported here."""
+    end row, end column and the row its statement starts on), where it is fixed, when it is an order (a listing, a
+    dict dumped without sort_keys: sorted where it is made) or when the function the prompt calls there builds prompt
+    text around it (a clock written into `get_system_message()`'s text, also through a helper of that module). A value
+    that the function called only hands back (`get_local_time()`, `generate_random_seed()`) stays reported where the
+    prompt takes it in: the call is what to change. None: reported here."""
     at = fact.extra.get("at")
     if not at:
         return None
-    if fact.kind in MOVED_KINDS or (fact.kind in ("volatile", "counter") and PROMPT_BUILDER.search(fact.extra.get("made_in") or "")):
+    if fact.kind in MOVED_KINDS or (fact.kind in ("volatile", "counter") and fact.extra.get("builds_text")):
         return tuple(at)  # type: ignore[return-value]
     return None
 
@@ -282,6 +308,19 @@ def string_value(node: cst.BaseExpression | None) -> str | None:
     except (ValueError, SyntaxError, UnicodeError):  # an invalid escape that libcst accepts
         return None
     return value if isinstance(value, str) else None
+
+
+def _attribute_stores_of(ctx: ModuleContext, function: cst.FunctionDef) -> dict[str, list[tuple[int, cst.Assign | cst.AugAssign]]]:
+    """`obj.name` -> the (row, statement) of each store to it in `function`'s own body (not a nested function's), in
+    source order: `obj.name = ...`, `obj.name += ...` (not `self.x`, which the class's own walk follows)."""
+    index: dict[str, list[tuple[int, cst.Assign | cst.AugAssign]]] = {}
+    for node in sorted(ctx.nodes_in(cst.AugAssign, function) + ctx.nodes_in(cst.Assign, function), key=lambda n: ctx.span(n).row):
+        targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+        for target in targets:
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value not in ("self", "cls") \
+                    and ctx.enclosing_function(node) is function:
+                index.setdefault(ctx.code(target), []).append((ctx.span(node).row, node))
+    return index
 
 
 class ValueWalker:
@@ -954,7 +993,6 @@ class ValueWalker:
         """Follow a name imported from another module of the tree to its definition there; what is found
         is reported here, at the name, naming the other file's line. Returns whether it was followed."""
         from cachelint.check.project import imported_definition, module_attribute_definition
-        from cachelint.check.listings import reported_listing
         from cachelint.check.shared_prompts import reported_in_renderer, shared_renderer
 
         if self._hops >= MAX_HOPS or self._params_only:
@@ -996,12 +1034,11 @@ class ValueWalker:
         anchor = call if call is not None else anchor if anchor is not None else name
         where = os.path.relpath(other.filename) if not os.path.isabs(self.ctx.filename) else other.filename
         shared: bool | None = None
+        builds: bool | None = None  # whether the function called there builds prompt text (reported_at_origin)
         kept = self._when(anchor) == "per conversation"  # the call into the other module runs once per object or conversation
         for fact in sub.facts:
             if fact.kind == "param":
                 continue
-            if fact.kind == "unordered" and reported_listing(other, fact.node):
-                continue  # prompt material listed in its own module, which reports it where it is sorted
             if isinstance(definition, cst.FunctionDef) and method is None and reported_in_renderer(fact) and other.contains(definition, fact.node):
                 if shared is None:
                     shared = bool(shared_renderer(other, definition))
@@ -1009,13 +1046,17 @@ class ValueWalker:
                     continue  # a prompt renderer many modules call: reported once, in its own module
             span = other.span(fact.node)
             made_in = other.enclosing_function(fact.node)  # the function of the other module the value is made in
-            origin = {"origin": f"{where}:{span.row}", "made_in": made_in.name.value if made_in else None,
-                      "at": (other.filename, span.row, span.column, span.end_row, span.end_column)}
+            if builds is None:
+                builds = builds_prompt_text(other, found_method if method is not None else definition)
+            origin = {"origin": f"{where}:{span.row}", "made_in": made_in.name.value if made_in else None, "builds_text": builds,
+                      "at": (other.filename, span.row, span.column, span.end_row, span.end_column,
+                             other.span(other.statement_of(fact.node)).row)}
             if fact.extra.get("origin"):  # found two modules away: the module it is made in, not the one between
                 path, _, line = fact.extra["origin"].rpartition(":")
                 if not os.path.isabs(self.ctx.filename) and os.path.isabs(path):
                     path = os.path.relpath(path)
-                origin = {"origin": f"{path}:{line}", "made_in": fact.extra.get("made_in"), "at": fact.extra.get("at")}
+                origin = {"origin": f"{path}:{line}", "made_in": fact.extra.get("made_in"), "at": fact.extra.get("at"),
+                          "builds_text": builds or fact.extra.get("builds_text", False)}
             when = "per conversation" if kept and fact.when == "per call" else fact.when
             self.facts.append(Fact(fact.kind, anchor, replace(fact.landing, cache_block=landing.cache_block), fact.label,
                                    fact.granularity, when, origin))
@@ -1386,19 +1427,20 @@ class ValueWalker:
             self.walk(attr.value, landing, d)
 
     def _attribute_stores(self, attr: cst.Attribute) -> list[cst.Assign | cst.AugAssign]:
-        """The statements of `attr`'s function, before it, that bind or extend the same `obj.name`
-        (`settings.system_prompt += ...`, `state.prompt = ...`)."""
+        """The statements of `attr`'s function, before it, that make what the same `obj.name` holds there: the last
+        plain binding (`state.prompt = ...`) and what extends it after (`settings.system_prompt += ...`). The
+        function's stores to attributes of names are indexed once (by their code) and looked up per read."""
         function = self.ctx.enclosing_function(attr)
         if function is None:
             return []
-        text, line = self.ctx.code(attr), self.ctx.span(attr).row
-        stores: list[cst.Assign | cst.AugAssign] = []
-        for node in self.ctx.nodes_in(cst.AugAssign, function) + self.ctx.nodes_in(cst.Assign, function):
-            targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
-            if self.ctx.span(node).row < line and any(isinstance(t, cst.Attribute) and self.ctx.code(t) == text for t in targets) \
-                    and self.ctx.enclosing_function(node) is function:
-                stores.append(node)
-        return stores
+        key = f"attribute_stores:{id(function)}"
+        index = self.ctx.memo.get(key)
+        if index is None:
+            index = self.ctx.memo[key] = _attribute_stores_of(self.ctx, function)
+        line = self.ctx.span(attr).row
+        stores = [(row, node) for row, node in index.get(self.ctx.code(attr), ()) if row < line]  # type: ignore[union-attr]
+        last_binding = max((i for i, (_, node) in enumerate(stores) if isinstance(node, cst.Assign)), default=0)
+        return [node for _, node in stores[last_binding:]]
 
     def _self_attribute(self, cls: cst.ClassDef, attr: cst.Attribute, landing: Landing, d: int, ordered: bool) -> None:
         wanted = attr.attr.value
