@@ -36,7 +36,7 @@ from pygls.lsp.server import LanguageServer
 from cachelint import __version__
 from cachelint.check.config import Config, load_config
 from cachelint.check.engine import lint_source
-from cachelint.check.finding import Edit, Finding
+from cachelint.check.finding import Edit, Finding, seen_from
 from cachelint.check.registry import rule
 from cachelint.check.run import fix_source, options_for
 from cachelint.errors import CachelintError
@@ -109,15 +109,6 @@ def noqa_edit(lines: list[str], row: int, code: str) -> types.TextEdit:
     rng = types.Range(start=types.Position(line=row - 1, character=utf16_column(text, start + 1)),
                       end=types.Position(line=row - 1, character=utf16_column(text, end + 1)))
     return types.TextEdit(range=rng, new_text=new)
-
-
-def _on_this_document(finding: Finding, path: str) -> Finding:
-    """A value made in another module, which `cachelint check` reports there: the editor shows it where this document
-    reaches it (the open document is what its diagnostics can be about), as it reads from here."""
-    from dataclasses import replace
-
-    row, column, end_row, end_column, message = finding.extra["caller"]
-    return replace(finding, filename=path, row=row, column=column, end_row=end_row, end_column=end_column, message=message)
 
 
 def path_of(uri: str) -> Path:
@@ -212,8 +203,7 @@ class CachelintServer(LanguageServer):
         config = self.config_for(path)
         if config.is_test(path, base=self.root_for(path)):
             return []  # as `cachelint check`: a test module's requests never run in the app (include-tests = true checks it)
-        found = lint_source(source, str(path), config.enabled_codes(path), options_for(config))
-        return [f if f.filename == str(path) else _on_this_document(f, str(path)) for f in found]
+        return seen_from(lint_source(source, str(path), config.enabled_codes(path), options_for(config)), str(path))
 
     def publish(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)

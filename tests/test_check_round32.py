@@ -553,3 +553,18 @@ def load_system_tools():
     return tools
 '''
     assert "CL201" in {f.code for f in lint(tools, {"CL201", "CL103"})}
+
+
+def test_stdin_shows_a_moved_finding_where_the_document_reaches_it(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import textwrap
+
+    _write(tmp_path, LISTING_PROMPTS)
+    monkeypatch.chdir(tmp_path)
+    agent = textwrap.dedent(LISTING_PROMPTS["app/agent.py"]).lstrip("\n")
+    out = subprocess.run([sys.executable, "-m", "cachelint", "check", "--stdin-filename", "app/agent.py", "--output-format", "concise",
+                          "--select", "CL101"], input=agent, capture_output=True, text=True).stdout
+    rows = sorted(line.split(":")[:2] for line in out.splitlines() if ": CL101 " in line)
+    assert rows == [["app/agent.py", "10"], ["app/agent.py", "15"]], out
+    assert "builder.py:5" in out  # the message read from here names where the clock is made

@@ -95,3 +95,19 @@ class Finding:
             else None,
             confidence=data.get("confidence", "certain"),
         )
+
+
+def seen_from(findings: list[Finding], filename: str) -> list[Finding]:
+    """The findings of one document (an editor's, or stdin's): a finding reported in another module of the tree, where
+    a value this document's request takes in is made, is shown where this document reaches it, as it reads from here
+    (the document is what is being checked, and its rows are what its diagnostics can name)."""
+    from dataclasses import replace
+
+    shown = []
+    for finding in findings:
+        caller = finding.extra.get("caller") if finding.filename != filename else None
+        if caller:
+            row, column, end_row, end_column, message = caller
+            finding = replace(finding, filename=filename, row=row, column=column, end_row=end_row, end_column=end_column, message=message)
+        shown.append(finding)
+    return shown

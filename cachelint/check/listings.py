@@ -59,15 +59,6 @@ def unsorted_listings(ctx: ModuleContext) -> Iterator[tuple[cst.Call, cst.Functi
             yield call, function, holders
 
 
-def reported_listing(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """Whether `node` is a listing this module reports as prompt material itself (followed from another module,
-    the same listing is left to it: one finding, where it is sorted)."""
-    found = ctx.memo.get("listed_material")
-    if found is None:
-        found = ctx.memo["listed_material"] = frozenset(id(material.node) for material in listed_prompt_material(ctx))
-    return id(node) in found  # type: ignore[operator]
-
-
 def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
     for call, function, holders in unsorted_listings(ctx):
         if ".py" in ctx.code(call):

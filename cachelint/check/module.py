@@ -55,7 +55,7 @@ class ModuleContext:
         self._order: list[cst.CSTNode] = []  # every node in source order (libcst's visiting order)
         self._at: dict[int, int] = {}  # id(node) -> its place in _order
         self._places: dict[type, list[int]] = {}  # kind -> the places of nodes(kind), for nodes_in
-        self.memo: dict[str, object] = {}  # what a check module worked out about this module once (listings.reported_listing)
+        self.memo: dict[str, object] = {}  # what a check module worked out about this module once (values: an index of a function's attribute stores)
         self._index = self._build_index()
         _CONTEXTS.add(self)
 

@@ -166,7 +166,8 @@ def _once(findings: list[Finding]) -> list[Finding]:
         if old is None:
             kept[key] = finding
             continue
-        own, other = (old, finding) if not old.extra.get("path") or finding.extra.get("path") else (finding, old)
+        # the module's own finding (no `path`: reported by its own analysis) over one another module moved there
+        own, other = (finding, old) if old.extra.get("path") and not finding.extra.get("path") else (old, finding)
         if other.confidence == "certain" and own.confidence != "certain":
             own = replace(own, confidence="certain")
         kept[key] = own

@@ -44,6 +44,7 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
 
     from cachelint.check.config import load_config
     from cachelint.check.output import render
+    from cachelint.check.finding import seen_from
     from cachelint.check.run import fix_source, options_for, run_check
 
     fmt = output_format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
@@ -65,6 +66,7 @@ def check(paths, fix, unsafe_fixes, show_diff, select, extend_select, ignore, ou
             from cachelint.check.engine import lint_source
 
             findings = lint_source(source, stdin_filename, codes, options_for(config))
+        findings = seen_from(findings, stdin_filename)  # the document on stdin is what is checked
         if fix and not show_diff:
             sys.stdout.write(new_source)
             sys.exit(0 if exit_zero or not findings else 1)
