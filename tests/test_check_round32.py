@@ -568,3 +568,25 @@ def test_stdin_shows_a_moved_finding_where_the_document_reaches_it(tmp_path, mon
     rows = sorted(line.split(":")[:2] for line in out.splitlines() if ": CL101 " in line)
     assert rows == [["app/agent.py", "10"], ["app/agent.py", "15"]], out
     assert "builder.py:5" in out  # the message read from here names where the clock is made
+
+
+def test_a_window_of_steps_rendered_after_the_whole_conversation_is_a_tail_and_quiet():
+    after = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def solve(task_state, max_steps_in_context=3):
+    prompt = [
+        {"role": "system", "content": task_state.task_description},
+        *task_state.messages,
+    ]
+    step = len(task_state.history_steps)
+    for idx in range(max(0, step - max_steps_in_context), step):
+        prompt += [{"role": "assistant", "content": task_state.history_steps[idx]["action"]}]
+    return client.chat.completions.create(model="gpt-4o", messages=prompt)
+'''
+    assert lint(after, {"CL301"}) == []
+    before = after.replace("        *task_state.messages,\n", "")
+    assert [f.row for f in lint(before, {"CL301"})] == [11]

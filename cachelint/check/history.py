@@ -1397,7 +1397,7 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     elif isinstance(node, cst.For):
         found = _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
         if found is None and (history := _newest_by_index(ctx, node)) is not None and _is_history(ctx, function, history) \
-                and _collected_by(ctx, node):
+                and _collected_by(ctx, node) and not _after_a_whole_history(ctx, function, node):
             return Rewrite(node, ctx.code(history), LATEST_TURNS)  # for idx in range(max(0, n - k), n): prompt += ...
         return found
     return None
@@ -1412,6 +1412,20 @@ def _collected_by(ctx: ModuleContext, loop: cst.For) -> bool:
             return True
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend"):
             return True
+    return False
+
+
+def _after_a_whole_history(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> bool:
+    """What the loop adds to was made, before it, with a whole conversation in it (`prompt = [Message(...), ...,
+    *task_state.messages]`, then `prompt += [...]` for each of the newest steps): the window is a tail rendered after an
+    append-only history, which stays the cached prefix."""
+    grown = {_last_name(n.target) for n in descendants(loop.body) if isinstance(n, cst.AugAssign)} | _grown_in(loop)
+    for name in filter(None, grown):
+        for assign in _own_nodes_of_kind(function, cst.Assign):
+            if ctx.span(assign).row < ctx.span(loop).row and any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets) \
+                    and isinstance(assign.value, cst.List) and any(isinstance(e, cst.StarredElement) and HISTORY_NAME.search(_last_name(e.value) or "")
+                                                                for e in assign.value.elements):
+                return True
     return False
 
 
