@@ -590,3 +590,20 @@ def solve(task_state, max_steps_in_context=3):
     assert lint(after, {"CL301"}) == []
     before = after.replace("        *task_state.messages,\n", "")
     assert [f.row for f in lint(before, {"CL301"})] == [11]
+
+
+def test_a_walk_over_the_newest_messages_that_marks_breakpoints_builds_no_prompt():
+    marks = """
+def apply_prompt_caching(payload, prompt_cache_size=3):
+    candidates = []
+    messages = payload.get("messages", [])
+    cache_start = max(0, len(messages) - prompt_cache_size)
+    for i in range(cache_start, len(messages)):
+        msg = messages[i]
+        if isinstance(msg.get("content"), list):
+            candidates.append(msg["content"][-1])
+    for block in candidates[-4:]:
+        block["cache_control"] = {"type": "ephemeral"}
+    return payload
+"""
+    assert lint(marks, {"CL301"}) == []

@@ -1410,9 +1410,14 @@ def _collected_by(ctx: ModuleContext, loop: cst.For) -> bool:
         if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and not COUNTED_NAME.search(_last_name(n.target) or "") \
                 and not (isinstance(n.value, (cst.Integer, cst.Float)) or (isinstance(n.value, cst.Call) and _last_name(n.value.func) in MEASURES)):
             return True
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend"):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend") \
+                and PROMPT_PARTS.search(_last_name(n.func.value) or ""):
             return True
     return False
+
+
+# a list a prompt is built in: prompt_parts, messages, lines, context (not `candidates` for breakpoints, `ids`)
+PROMPT_PARTS = re.compile(r"prompt|messages|msgs|history|context|lines|parts|text|content|steps|transcript|conversation|turns|sections", re.I)
 
 
 def _after_a_whole_history(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> bool:
