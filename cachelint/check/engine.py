@@ -269,17 +269,18 @@ def _moved(ctx: ModuleContext, meta, report, suppressions, moved_suppressions: d
     here = os.path.relpath(os.path.abspath(ctx.filename), os.path.dirname(os.path.abspath(path)))
     message = _LINE.sub(lambda m: f"{here}:{m.group(1)}", _ORIGIN.sub("", report.message, count=1))
     message += f" (reached from {here}:{span.row})"
-    shown = path if os.path.isabs(ctx.filename) else _relative(path)
+    shown = path if os.path.isabs(ctx.filename) else display_name(Path(path))
     caller = [span.row, span.column, span.end_row, span.end_column, report.message]
     return Finding(meta.code, meta.name, message, report.severity or meta.severity, shown, row, column, end_row, end_column,
                    None, extra={"path": path, "caller": caller}, confidence=report.confidence)  # type: ignore[arg-type]
 
 
-def _relative(path: str) -> str:
+def display_name(path: Path) -> str:
+    """A file's name as the run shows it: relative to the working directory."""
     try:
         return os.path.relpath(path)
     except ValueError:  # another drive on Windows
-        return path
+        return str(path)
 
 
 def _one_per_statement(findings: dict[tuple, Finding], statements: dict[tuple, int]) -> list[Finding]:

@@ -27,7 +27,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from cachelint.check.depends import positional_index
-from cachelint.check.module import (TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler,
+from cachelint.check.module import (COUNTED_NAME, TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler,
                                     is_template, names_in, short_code)
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.values import dict_entries, string_value
@@ -1434,8 +1434,6 @@ def _after_a_whole_history(ctx: ModuleContext, function: cst.FunctionDef, loop: 
     return False
 
 
-# a number summed up, not a text or a list built: total_tokens, count, n_chars, size
-COUNTED_NAME = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|len|length|size|chars|cost|sum)$|^(?:n|num)_", re.I)
 MEASURES = frozenset({"len", "count_tokens", "num_tokens", "token_count", "count", "sum"})
 
 
@@ -1695,6 +1693,15 @@ ACTOR_CLASS = re.compile(r"(?:^|_)(?:agent|assistant|bot|chat\w*|copilot|compani
 SIDE_TASK = re.compile(r"(?:^|_)(?:query|search|embed\w*|title|log|audit|preview|display|debug|trace|telemetry)(?:$|_)", re.I)
 
 
+def _bound_once(ctx: ModuleContext, node: cst.BaseExpression) -> cst.BaseExpression:
+    """The value a name is bound to, when it is bound once (`n = len(history)`); else the node itself."""
+    if isinstance(node, cst.Name):
+        values = [v for _, v in ctx.assigned_values(node)]
+        if len(values) == 1 and values[0] is not None:
+            return values[0]
+    return node
+
+
 def _newest_by_index(ctx: ModuleContext, loop: cst.For) -> cst.BaseExpression | None:
     """The history of `for idx in range(max(0, n - k), n): prompt += render(history[idx])` (`n` is `len(history)`,
     written or bound to a name first): only its newest k entries are walked, by index, into the text being built."""
@@ -1706,11 +1713,7 @@ def _newest_by_index(ctx: ModuleContext, loop: cst.For) -> cst.BaseExpression | 
         return None
     if isinstance(start.right, cst.Integer) and int(start.right.value, 0) <= 1:
         return None  # the last one, not a window
-    length = end
-    if isinstance(length, cst.Name):
-        values = [v for _, v in ctx.assigned_values(length)]
-        length = values[0] if len(values) == 1 and values[0] is not None else length
-    history = _len_of(length)
+    history = _len_of(_bound_once(ctx, end))
     if history is None:
         return None
     indexed = any(isinstance(n, cst.Subscript) and ctx.code(n.value) == ctx.code(history) and isinstance(n.slice[0].slice, cst.Index)
@@ -1735,10 +1738,7 @@ def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseEx
         return None
     if not isinstance(loop.target, cst.Name):
         return None
-    if isinstance(length, cst.Name):
-        values = [v for _, v in ctx.assigned_values(length)]
-        length = values[0] if len(values) == 1 and values[0] is not None else length
-    measured = _len_of(length)
+    measured = _len_of(_bound_once(ctx, length))
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
     first = body[0] if body else None
     if measured is None or not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext, called_name, descendants, last_name, sorted_in
+from cachelint.check.module import COUNTED_NAME, ModuleContext, called_name, descendants, last_name, sorted_in
 from cachelint.check.values import returns_text
 
 LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
@@ -59,7 +59,15 @@ def unsorted_listings(ctx: ModuleContext) -> Iterator[tuple[cst.Call, cst.Functi
             yield call, function, holders
 
 
-def listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
+def listed_prompt_material(ctx: ModuleContext) -> list[ListedMaterial]:
+    """The module's listings of prompt material, worked out once (CL103 reports them, CL201 leaves them out)."""
+    found = ctx.memo.get("listed_material")
+    if found is None:
+        found = ctx.memo["listed_material"] = list(_listed_prompt_material(ctx))
+    return found  # type: ignore[return-value]
+
+
+def _listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
     for call, function, holders in unsorted_listings(ctx):
         if ".py" in ctx.code(call):
             continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
@@ -222,7 +230,7 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
                     and _holds_text(ctx, node, reads, contents, handles):
                 return ctx.code(node.func.value)  # (a path joined, or names and paths collected while the text goes elsewhere, are not)
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)) \
-                    and not COUNTED.search(last_name(node.target) or ""):
+                    and not COUNTED_NAME.search(last_name(node.target) or ""):
                 return ctx.code(node.target)  # `text += content`; `idx += 1`, `total_tokens += usage[...]` count, they collect nothing
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
                 table = ctx.code(node.targets[0].target.value)
@@ -232,8 +240,6 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
     return None
 
 
-# a name for a number summed up: total_prompt_tokens, n_steps, cost
-COUNTED = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|len|length|cost|sum)$|^(?:n|num)_", re.I)
 WALKS = frozenset({"values", "items", "keys"})
 WHOLE = frozenset({"dumps", "str", "repr", "list", "tuple", "join"})  # the whole table rendered, in its order
 

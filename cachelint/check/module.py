@@ -787,6 +787,10 @@ def names_in(node: cst.CSTNode) -> set[str]:
     return {n.value for n in [node, *descendants(node)] if isinstance(n, cst.Name)}
 
 
+# a name for a number summed up, not a text or a list built: total_prompt_tokens, n_steps, cost, n_chars, size
+COUNTED_NAME = re.compile(r"(?:^|_)(?:tokens?|counts?|total|num|len|length|size|chars|cost|sum)$|^(?:n|num)_", re.I)
+
+
 def in_except_handler(ctx: "ModuleContext", node: cst.CSTNode) -> bool:
     """Inside an `except` block of its own function: what runs only when something failed."""
     return isinstance(ctx.enclosing(node, (cst.ExceptHandler, cst.FunctionDef)), cst.ExceptHandler)

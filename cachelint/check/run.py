@@ -14,6 +14,7 @@ from cachelint.check.config import Config
 from cachelint.check.engine import (
     MAX_FILE_BYTES,
     default_processes,
+    display_name,
     file_size,
     is_analysed,
     lint_many,
@@ -44,13 +45,6 @@ def options_for(config: Config) -> Options:
         model=config.model,
         confidence=config.confidence,
     )
-
-
-def display_name(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
 
 
 def fix_source(source: str, filename: str, codes: frozenset[str], options: Options, unsafe: bool) -> tuple[str, int, list[Finding]]:

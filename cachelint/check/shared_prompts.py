@@ -61,7 +61,6 @@ def _callers(ctx: ModuleContext, name: str) -> list[str]:
     that imports it from this module and keeps what it returns as a system prompt (`system_prompt = name(...)`); found
     by text, so that no caller has to be parsed. Every file of the tree is noted as read: a caller added later makes
     the cached answer stale."""
-    from cachelint.check.config import project_root_of, test_path_below
     from cachelint.check.project import note_read
     from cachelint.check.static_prefix import caller_files
 
@@ -72,9 +71,7 @@ def _callers(ctx: ModuleContext, name: str) -> list[str]:
     for path in tree.files(tree.root_of(ctx.filename)):
         note_read(path)
     places: list[str] = []
-    for path in caller_files(ctx.filename, name):
-        if test_path_below(path, project_root_of(path) or os.getcwd()):
-            continue
+    for path in caller_files(ctx.filename, name):  # (no test module among them)
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:

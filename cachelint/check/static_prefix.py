@@ -510,8 +510,8 @@ class CallerPrompt:
 
 def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: str) -> list[CallerPrompt]:
     """System prompts that calls of `function` in the tree's other files pass through its parameter `param`:
-    the parameter itself (`system=`), or the system message of a message list passed for it. A test's call says
-    nothing of what the app passes, and is not counted."""
+    the parameter itself (`system=`), or the system message of a message list passed for it (tests are not
+    callers: caller_files)."""
     params = [p for p in function.params.params if p.name.value not in ("self", "cls")]
     index = next((i for i, p in enumerate(params) if p.name.value == param), None)
     found: list[CallerPrompt] = []
@@ -519,7 +519,7 @@ def callers_system_text(ctx: ModuleContext, function: cst.FunctionDef, param: st
         from cachelint.check.project import module_context
 
         other = module_context(Path(path))
-        if other is None or other.is_test:
+        if other is None:
             continue
         for call in other.calls_by_name.get(function.name.value, []):
             argument = _argument(call, param, index)
@@ -560,15 +560,16 @@ def _system_text(ctx: ModuleContext, argument: cst.BaseExpression) -> str:
 
 def caller_files(filename: str, name: str) -> list[str]:
     """Files of the tree (other than `filename`) whose text calls `name(`: found by a text search, at most
-    MAX_CALLER_FILES of them."""
+    MAX_CALLER_FILES of them, test modules left out (a test's call says nothing of what the app passes)."""
+    from cachelint.check.config import project_root_of, test_path_below
+
     root = tree.root_of(filename)
     key = (root, name)
     cached = tree.recalled(_CALLER_FILES, key)
-    if cached is not None:
-        return [p for p in cached if p != os.path.abspath(filename)]
-    found = tree.files_calling(root, name)[:MAX_CALLER_FILES]  # f(...) / obj.f(...) / to_thread(obj.f, ...)
-    tree.remember(_CALLER_FILES, key, found)
-    return [p for p in found if p != os.path.abspath(filename)]
+    if cached is None:
+        found = tree.files_calling(root, name)[:MAX_CALLER_FILES]  # f(...) / obj.f(...) / to_thread(obj.f, ...)
+        cached = tree.remember(_CALLER_FILES, key, [p for p in found if not test_path_below(p, project_root_of(p) or os.getcwd())])
+    return [p for p in cached if p != os.path.abspath(filename)]
 
 
 

@@ -323,8 +323,7 @@ def _fixed_by_callers(ctx: ModuleContext, function: cst.FunctionDef, tail: Tail)
     read = {n.value for n in (expression, *descendants(expression)) if isinstance(n, cst.Name) and n.value in params}
     name = function.name.value
     contexts = [ctx, *filter(None, (module_context(Path(path)) for path in caller_files(ctx.filename, name)))]
-    # a test's call says nothing of what the app passes
-    calls = [(other, call) for other in contexts if other is ctx or not other.is_test for call in other.calls_by_name.get(name, [])]
+    calls = [(other, call) for other in contexts for call in other.calls_by_name.get(name, [])]  # (no test: caller_files)
     if not calls or not read:
         return False
     for other, call in calls:
