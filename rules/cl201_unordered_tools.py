@@ -23,7 +23,8 @@ failing servers skipped; and a tools list built by iterating a set of tool names
 (`[spec(n) for n in self.enabled_tools]`, or a set the function is handed) and handed to a framework's own LLM call;
 and tools (tool files, OpenAPI schemas, plug-ins) loaded in a loop over an unsorted directory listing
 (`for file in tools_folder.iterdir(): add_tool(agent, load(file))`, or a generator named for tools that yields
-them: `def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...`). Also
+them: `def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...`, or a function named for the tools it
+finds that returns the list it collects: `def discover_module_tools(name): for py in d.glob("*.py"): results.append(...)`). Also
 tools added by coroutines that connect several servers at once (`asyncio.gather(*[connect(s) for s in servers])`, where
 `connect` adds each listed tool to the toolset: their order follows which server answers first), and a list of tools
 handed to a discovery call in a loop over servers (`client.connect_and_discover(name, config, self.mcp_tools)`). A
@@ -198,7 +199,7 @@ class Toolkit:
                              f"sorted, and tools open the prefix; sort the listing: sorted({found.servers})", confidence="likely")
             for loaded in tools_loaded_from_listings(analysis.ctx):
                 if id(loaded.node) not in listed:
-                    yield Report(loaded.node, (f"the tools {loaded.tools} yields are loaded" if loaded.yielded else f"tools are loaded into {loaded.tools}") + f" in a loop over `{loaded.listing}`, in the file system's "
+                    yield Report(loaded.node, (f"the tools {loaded.tools} hands back are loaded" if loaded.yielded else f"tools are loaded into {loaded.tools}") + f" in a loop over `{loaded.listing}`, in the file system's "
                                  "order (it differs between machines, file systems and checkouts), never sorted, and tools open the "
                                  f"prefix; iterate sorted({loaded.listing})", confidence="likely")
         for site, fact in analysis.facts({"unordered"}, args=("tools",)):

@@ -33,10 +33,14 @@ newest messages that fit a budget gathered from the end (`for m in reversed(hist
 a copy of it, `ordered = list(turns)`, or by index, `for i in range(n - 1, -1, -1): message = history[i]`;
 a literal budget of 32k tokens or more is the context window's and is left alone; seeded with the newest few,
 `kept = history[-k:]`, then grown back from the older ones, it is one window, reported at the loop), the history from the n-th last
-user message on (`start = human_indices[-rounds]; messages[start:]`), the latest n rounds counted from
+user message on (`start = human_indices[-rounds]; messages[start:]`, the start also worked out by a helper of the
+module that returns it), the latest n rounds counted from
 the end and written back as the history (`for m in reversed(conv.messages): if rounds >= max_rounds: break` then
 `conv.messages = kept[::-1]`, or returned by a trim function), a
-`deque(maxlen=n)` that holds the messages, the latest n rows of a conversation read back from a database
+`deque(maxlen=n)` that holds the messages, entries older than a point that moves with the conversation dropped or
+stubbed out while the history is walked (`trunc_before = self.round - self.len_observations`, then `if m.index <=
+trunc_before: continue`; `if curr_step - idx > keep: prompt += "<Done>"`; `for i in range(max(0, n - RECENT)):
+history[i] = shorten(history[i])`), the latest n rows of a conversation read back from a database
 (`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`, or a store's method asked for them,
 `repo.get_by_conversation(session, cid, n=10)`, walked `reversed(...)`; or asked newest first: `oldest_first=False`, a
 method named for the latest rows, `get_recent_messages(limit=10)`, a chat platform channel's
@@ -52,7 +56,8 @@ than the latest few replaced by a stub while the history is walked back
 (`for m in reversed(memory): seen += 1; if seen > keep: m = Stub(...)`). A queue drained with `pop(0)`, system
 messages moved into the system parameter, a leading orphan tool result dropped after a cut, format conversions
 applied to every message alike (a constant written into, or a key deleted from, every message of the whole
-list: `for m in messages: m["role"] = "user"`), a "history" of the code's own records (`history.append(call_hash)`),
+list: `for m in messages: m["role"] = "user"`), a "history" of the code's own records (`history.append(call_hash)`, or dicts stamped with when they were made and
+keyed by nothing a message or an agent's step is read by: `{"applied_at": ..., "origin": ..., "payload": ...}`),
 a public trim method (`prune_history(keep_last)`) that no file of the tree outside the tests calls, a cut in a
 module-level helper that no module of the tree outside the tests mentions (not `main`, a handler, a decorated
 function or one whose own loop drives the conversation), the head of a group the loop iterates taken to be kept

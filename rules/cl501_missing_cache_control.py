@@ -13,7 +13,7 @@ from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.gate import opened_alone
-from cachelint.check.framework_models import CLAUDE_MODELS
+from cachelint.check.framework_models import ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS
 from cachelint.check.module import called_name, descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.sender_calls import bound_afresh
@@ -91,7 +91,13 @@ it says nothing of breakpoints and calls no function of the module that does, be
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
   code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, a client class named
   for Anthropic / Claude whose methods send a whole request dict their callers build (`create(**request_data)`,
-  once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`), reported
+  once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`; an agent SDK's
+  Claude model made without the SDK's own caching switch: strands `AnthropicModel` without `cache_prompt=`, agno
+  `Claude` without `cache_system_prompt=True`, pydantic-ai `AnthropicModel`, autogen's `AnthropicChatCompletionClient`;
+  and a model that serves many providers, strands `BedrockModel` and `LiteLLMModel`, langchain's `ChatBedrock` and
+  `ChatLiteLLM`, where the model it is made with names Claude, or is a setting in a project that names a Claude
+  model, an app settings object's `LLMConfig(model_id="us.anthropic.claude-...")` included; strands' `BedrockModel()`
+  with no model runs Claude), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
   in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
   name: which provider runs is the user's setting), or a method named for chatting (`chat`, `achat`, `converse`,
@@ -103,7 +109,7 @@ An SDK method handed to a helper that calls it is a request too: a retry wrapper
 request's arguments (`retry(self.client.messages.create, should_retry)(**params)`), or a thread runner
 (`asyncio.to_thread(client.messages.create, **params)`). A loop left as soon as the request succeeds, or one over a
 bare `_` that changes nothing the request reads (n samples of one request), is a retry, not a conversation.
-- (`likely`) a chat model class that sends the conversation it keeps on the object (`self.history`, or what a method
+- (`likely`) a chat model class that sends the conversation it keeps on the object (`self.history`, `self.outgoing_messages`, or what a method
   of the class makes of it), grown by the class or a base class and not bound anew in the sending method, in a
   project where no file sets a breakpoint; or a client class whose sending method is handed, through at most one
   more call, the conversation another class of the module keeps and appends to turn by turn
@@ -1006,7 +1012,9 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
     return None
 
 
-HISTORY_ATTRIBUTE = re.compile(r"^_?(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$")
+# (a word may lead it: `self.outgoing_messages`, `self.chat_messages`, `self.llm_history`; not a log's or a screen's lines)
+HISTORY_ATTRIBUTE = re.compile(r"^_?(?!(?:log|logged|error|debug|status|display|ui|printed|shown)_)(?:[a-z]+_)?"
+                               r"(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$")
 
 
 def _unsent_payloads(analysis, reported: set[int]):
@@ -1069,14 +1077,20 @@ def _framework_models(analysis):
     messages carry it, so nothing the app sends through it is ever read from cache."""
     ctx = analysis.ctx
     places: set[int] = set()  # one finding per function that makes them (a text and a vision model of one context)
-    for call in ctx.nodes(cst.Call):
-        name = ctx.qualified_name_in(call.func, CLAUDE_MODELS)
+    named = [(call, ctx.qualified_name_in(call.func, CLAUDE_MODELS | ANY_PROVIDER_MODELS)) for call in ctx.nodes(cst.Call)]
+    for call, name in sorted(((c, n) for c, n in named if n is not None), key=lambda found: ctx.span(found[0]).row):
         place = id(ctx.enclosing_function(call) or call)
-        if name is None or place in places:
-            continue
-        model = next((string_value(a.value) for a in call.args if a.keyword is not None and a.keyword.value in ("model", "model_name")), None)
+        if name is None or place in places or any(a.keyword is not None and a.keyword.value in CACHE_SWITCH for a in call.args):
+            continue  # BedrockModel(..., cache_prompt="default"): the framework sets the breakpoints itself
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in MODEL_KEYWORDS), None)
+        if given is None and call.args and call.args[0].keyword is None and not call.args[0].star:
+            given = call.args[0].value  # Claude("claude-sonnet-4-5") / AnthropicModel("claude-...")
+        model = string_value(given) if given is not None else None
         if not caches_prompts(model):
             continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
+        if name in ANY_PROVIDER_MODELS and not _claude_through(ctx, name, given, model):
+            continue  # ChatLiteLLM(model="gpt-4o"), BedrockModel(model_id="amazon.nova-pro-v1:0"), or a setting in a
+            # project that names no Claude model
         if model is None and _one_provider_of_several(ctx, call) and tree_claude_model(ctx.filename) is None:
             continue  # `if provider == "anthropic": return ChatAnthropic(model=model_name)` beside ChatOpenAI(...), in a
             # project that sets no Claude model as its default: which provider runs is the user's setting
@@ -1084,10 +1098,37 @@ def _framework_models(analysis):
         short = name.rsplit(".", 1)[-1]
         asked = _framework_request(ctx, call)
         made = f", made on line {ctx.span(call).row}," if asked is not None else ""
-        yield Report(asked or call, f"`{short}(...)` ({name.split('.')[0]}){made} is a Claude model of this code, and no file of this project sets "
+        package = name.split(".")[0]
+        configured = tree_claude_model(ctx.filename) if model is None and given is not None and name in ANY_PROVIDER_MODELS else None
+        what = f"runs the Claude model this project is set up with (`{configured}`)" if configured else "is a Claude model of this code"
+        yield Report(asked or call, f"`{short}(...)` ({package}){made} {what}, and no file of this project sets "
                      "a cache_control breakpoint: the framework sends every prompt through it without one, so nothing is read "
-                     "from cache and each request prefills its whole prompt again; mark the static prefix (the system prompt, "
-                     "or the last message) with cache_control", confidence="likely")
+                     "from cache and each request prefills its whole prompt again; " + FRAMEWORK_SWITCH.get(package, "mark the static "
+                     "prefix (the system prompt, or the last message) with cache_control"), confidence="likely")
+
+
+# how each framework is told to set the breakpoints itself
+FRAMEWORK_SWITCH = {
+    "strands": 'make it with `cache_prompt="default"` (and `cache_tools="default"`), or put a cachePoint block after the system prompt',
+    "agno": "make it with `cache_system_prompt=True`",
+    "pydantic_ai": "turn on `anthropic_cache_instructions` (and `anthropic_cache_tool_definitions`) in its model settings",
+}
+
+
+# the keywords a framework model is told its model with
+MODEL_KEYWORDS = ("model", "model_name", "model_id", "id")
+
+
+def _claude_through(ctx, name: str, given, model: str | None) -> bool:
+    """A framework model that serves many providers (strands' `BedrockModel` and `LiteLLMModel`, langchain's
+    `ChatBedrock`, `ChatLiteLLM`) runs Claude here: the model it is made with names Claude, or is a setting (not a
+    literal) in a project that names a Claude model it can be run with; Bedrock's strands model runs Claude when it
+    is given no model at all."""
+    if model is not None:
+        return CLAUDE.search(model) is not None
+    if given is None:
+        return name in CLAUDE_BY_DEFAULT or tree_claude_model(ctx.filename) is not None
+    return tree_claude_model(ctx.filename) is not None
 
 
 # what a framework's chat model is asked with (langchain's runnables, llama_index's LLMs)

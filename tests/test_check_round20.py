@@ -300,7 +300,7 @@ class ToolManager:
 def test_tools_yielded_from_an_unsorted_listing_are_found():
     found = lint(YIELDED_TOOLS, {"CL201"})
     assert [f.row for f in found] == [8], found
-    assert "the tools _iter_tool_classes() yields are loaded in a loop over `base.rglob(\"*.py\")`" in found[0].message
+    assert "the tools _iter_tool_classes() hands back are loaded in a loop over `base.rglob(\"*.py\")`" in found[0].message
 
 
 def test_tools_yielded_from_a_sorted_listing_are_quiet():

@@ -131,6 +131,10 @@ HANDED_DISCOVERY = Needs(re.compile(r"discover\w*\([^)]{0,300}?\b\w*tools\b", re
 AGE_WINDOW = Needs(re.compile(r"(?:time\(\)|now\(\)|utcnow\(\))\s*-"), ("time()", "now()"))
 CHAIN_CAP = Needs(re.compile(r"\bwhile\b[^\n]*\blen\(\w*(?:messages|msgs|history|turns|chain|conversation)\)\s*<"), ("while",))
 CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
+# a point that moves with the conversation: `self.round - self.len_observations`, `curr_step - idx`, `n - self.RECENT`
+# (history.aged_out: the entries older than it dropped or stubbed out)
+MOVING_CUTOFF = Needs(re.compile(r"(?:\w*(?:round|step|turn|iteration)|len\([^()\n]*\))\s*-\s*(?:self\.)?[A-Za-z_]\w*|\bn - (?:self\.)?[A-Za-z_]"),
+                      ("round", "step", "turn", "iteration", "len(", "n - "))
 
 # `enable_tools=enable_tools and loops <= self.max_loops` (dropped_tools.tools_flag_off_past_a_limit); `current_tools =
 # None` a few lines before a `continue` (dropped_tools._goes_round)
@@ -319,7 +323,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL103" in codes and "set" in source and SCHEMA_CHOICES.search(source):
         return True  # a schema's choices made from a set (schema_sets.py)
-    if "CL301" in codes and (AGE_WINDOW.search(source) or CHAIN_CAP.search(source) or CONTEXT_EDIT.search(source)):
+    if "CL301" in codes and (AGE_WINDOW.search(source) or CHAIN_CAP.search(source) or CONTEXT_EDIT.search(source)
+                             or MOVING_CUTOFF.search(source)):
         return True
     if ("CL201" in codes and TOOL_SOURCES.search(source)) or ("CL202" in codes and "tools=tools" in source and STEP_TOOLS.search(source)):
         return True

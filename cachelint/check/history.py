@@ -126,6 +126,12 @@ def _rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
             if id(statement) not in seen:
                 seen.add(id(statement))
                 yield found
+    for loop in ctx.nodes(cst.For):
+        function = ctx.enclosing_function(loop)
+        found = _aged_out(ctx, function, loop) if function is not None else None
+        if found is not None and id(ctx.statement_of(found.node)) not in seen:
+            seen.add(id(ctx.statement_of(found.node)))
+            yield found
     for call in ctx.nodes(cst.Call):
         found = _trimming_call(ctx, call)
         if found is not None and (at_the_context_window(ctx, call) or cut_with_headroom(ctx, call)):
@@ -872,13 +878,40 @@ def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
                 if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
     extended = [c.args[0].value for c in ctx.calls_by_name.get("extend", [])
                 if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
+    # an extend by an earlier list of the same kind (`history.extend(previous["history"][-8:])`) adds no other kind
+    # of entry: the appends say what the list holds
+    carried = [v for v in extended if HISTORY_NAME.search(_last_name(v.value if isinstance(v, cst.Subscript) else v) or "")]
     return bool(appended or extended) and all(_a_record(ctx, v) for v in appended) \
-        and all(BOOKKEEPING_VALUE.search(_last_name(v) or "") is not None for v in extended)
+        and all(BOOKKEEPING_VALUE.search(_last_name(v) or "") is not None or (v in carried and appended) for v in extended)
+
+
+# what an agent's step is read by: the next prompt shows it
+STEP_KEYS = frozenset({"action", "observation", "thought", "result", "reflection", "feedback", "tool", "tool_input", "tool_output",
+                       "args", "arguments", "step", "reasoning", "plan", "summary", "reply", "request", "error", "code", "output"})
+# a record's stamp: when it was made
+RECORD_STAMP = re.compile(r"_at$|^(?:time|date|when|created|updated|applied|recorded)(?:_|$)")
+
+
+def _kept_in_records(ctx: ModuleContext, node: cst.Subscript) -> bool:
+    """The window is handed to `extend` of a list that keeps records of the code's own (`_holds_records`): an
+    overlay's change log kept to its latest entries, not a conversation."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "extend" \
+        and _holds_records(ctx, call.func.value)
 
 
 def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
     """A tuple that is not a (role, text) message, or a value named for a record; a name bound only to such tuples
     (`entry: LimitChangeRecord = (time.time(), name, old, new)`) too."""
+    if isinstance(value, cst.Dict):
+        # `{"applied_at": ..., "origin": ..., "payload": ...}`: a record of the code's own, keyed by nothing a message
+        # is read by (a role, a content, a text, a question ...)
+        # and stamped with when or which (`applied_at`, `timestamp`, `id`); an agent's step (`{"action": ...,
+        # "observation": ...}`) is text the next prompt shows
+        keys = [string_value(e.key) for e in value.elements if isinstance(e, cst.DictElement)]
+        return len(keys) >= 2 and len(keys) == len(value.elements) and all(k is not None and k not in MESSAGE_KEYS | STEP_KEYS for k in keys) \
+            and any(RECORD_STAMP.search(k) or BOOKKEEPING_VALUE.search(k) for k in keys if k is not None)
     if isinstance(value, cst.Tuple):
         if any(_turn_text(e.value) for e in value.elements):
             return False  # (expires, f"Step {n}, Feedback: {fb}, Your response: {reply}"): a turn's text with a tag
@@ -1373,6 +1406,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
             and _is_history(ctx, function, node.value):
         if _proportional_cut(ctx, function, node):
             return None  # `turns[-(len(turns) // 2):]`: half goes at once, then many turns pass before the next cut
+        if _kept_in_records(ctx, node):
+            return None  # `history.extend(existing["history"][-8:])` then `history.append({"applied_at": ...})`: records
         if _accessor(ctx, function, node, params):
             return None  # `def get_recent_messages(self, count): return self.messages[-count:]`: a read for its caller
         if _rendered_behind_the_question(ctx, function):
@@ -1899,6 +1934,90 @@ def _older_than_window_replaced(ctx: ModuleContext, function: cst.FunctionDef, l
     return None
 
 
+# what counts the conversation's progress: its length, the current step or round
+PROGRESS = re.compile(r"(?:^|_)(?:step|steps|round|rounds|turn|turns|iteration|iter|idx|index|n|count|len|length|num_messages|cur|curr|current)$", re.I)
+AGED_OUT = "drops or replaces the entries older than a window that moves on every turn in"
+
+
+def _aged_out(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> Rewrite | None:
+    """A walk over the history that drops or stubs out the entries older than a window that moves with the
+    conversation: `trunc_before = self.round - self.len_observations` then `for m in self.all_messages: if m.index <=
+    trunc_before: continue`; `if curr_step - idx > last_observation_step: prompt += "<Done>"`; `recent_start = max(0,
+    n - RECENT) ; for i in range(recent_start): history[i] = truncate(history[i])`. Each turn moves the cut one entry
+    on, so an entry sent in full by earlier requests is sent changed (or not at all) by the next: the cached prefix
+    ends there."""
+    history, element = _walked_history(ctx, function, loop)
+    if history is None:
+        return None
+    cutoffs = _moving_cutoffs(ctx, function)
+    walked = {element} if element else set()
+    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "range" and len(loop.iter.args) in (1, 2) \
+            and (_uses(loop.iter.args[-1].value, cutoffs) or _moving(ctx, loop.iter.args[-1].value)):
+        # for i in range(recent_start): the older part alone, each entry rewritten
+        if any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Subscript) and ctx.code(t.target.value) == ctx.code(history)
+                                                 for t in n.targets) for n in descendants(loop.body)):
+            return Rewrite(loop, ctx.code(history), AGED_OUT)
+        return None
+    for branch in (n for n in descendants(loop.body) if isinstance(n, cst.If)):
+        tests = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and _uses(c, walked)
+                 and (_uses(c, cutoffs) or any(_moving(ctx, b) for b in descendants(c) if isinstance(b, cst.BinaryOperation)))]
+        if not tests:
+            continue
+        inside = list(descendants(branch.body))
+        skipped = any(isinstance(n, cst.Continue) for n in inside)
+        stubbed = any((isinstance(n, cst.AugAssign) and isinstance(n.value, (cst.SimpleString, cst.ConcatenatedString)))  # += "<Done>"
+                      or (isinstance(n, cst.Yield) and isinstance(n.value, cst.Call))  # yield replace(m, tool_data=None)
+                      or (isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)
+                          and any(isinstance(t.target, cst.Subscript) for t in n.targets))  # history[i] = stub(history[i])
+                      or (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "insert")
+                          and n.args and isinstance(n.args[-1].value, cst.Call))  # kept.append(Stub(m))
+                      for n in inside)
+        if skipped or stubbed:
+            return Rewrite(branch, ctx.code(history), AGED_OUT)
+    return None
+
+
+def _walked_history(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> tuple[cst.BaseExpression | None, str | None]:
+    """The history a loop walks and the name of what it walks by: `for m in self.all_messages` (m), `for idx in
+    range(...)` reading `self.history_steps[idx]` (idx)."""
+    if not isinstance(loop.target, cst.Name):
+        return None, None
+    iterated = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) in ("enumerate", "reversed", "list") \
+        and loop.iter.args else loop.iter
+    if isinstance(iterated, (cst.Name, cst.Attribute)) and _is_history(ctx, function, iterated):
+        return iterated, loop.target.value
+    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "range":
+        for n in descendants(loop.body):
+            if isinstance(n, cst.Subscript) and isinstance(n.value, (cst.Name, cst.Attribute)) and len(n.slice) == 1 \
+                    and isinstance(n.slice[0].slice, cst.Index) and ctx.code(n.slice[0].slice.value) == loop.target.value \
+                    and _is_history(ctx, function, n.value):
+                return n.value, loop.target.value
+    return None, None
+
+
+def _moving(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
+    """`n - self.RECENT_WINDOW`, `self.round - self.len_observations`, `curr_step - idx`, `len(history) - keep`
+    (also inside `max(0, ...)`): the conversation's progress less a count, a point that moves on every turn."""
+    if isinstance(node, cst.Call) and _last_name(node.func) in ("max", "min"):
+        return any(_moving(ctx, a.value) for a in node.args)
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract)):
+        return False
+    left, right = node.left, node.right
+    if isinstance(right, cst.Integer) and right.value in ("0", "1"):
+        return False  # len(history) - 1: the last entry, not a window
+    progress = (isinstance(left, cst.Call) and _last_name(left.func) == "len") or PROGRESS.search(_last_name(left) or "") is not None
+    return progress and not isinstance(left, cst.Integer)
+
+
+def _moving_cutoffs(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
+    """The names the function binds to a moving point (`_moving`)."""
+    found: set[str] = set()
+    for n in descendants(function.body):
+        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and _moving(ctx, n.value):
+            found.add(n.targets[0].target.value)
+    return found
+
+
 def _past_the_count(test: cst.Comparison, counters: set[str]) -> bool:
     """`seen > keep`, `keep <= seen`: true once the walk from the end has passed the latest few (the older entries);
     `seen < 1` holds for the newest only (a breakpoint put on the last user message)."""
@@ -2350,8 +2469,29 @@ def _computed_tail_start(ctx: ModuleContext, function: cst.FunctionDef, sub: cst
         return False
     return any(value is not None and ctx.enclosing_function(value) is function
                and (_length_less(ctx, value, target) or _index_walked_back(ctx, function, value, target)
-                    or _nth_last_position(ctx, function, value, target))
+                    or _nth_last_position(ctx, function, value, target) or _start_from_helper(ctx, function, value, target))
                for _, value in ctx.assigned_values(index.lower))
+
+
+def _start_from_helper(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, target: str) -> bool:
+    """`start = self.find_nth_human_message_from_end(messages, n)` where that function of the module (a method of the
+    class, or a module-level one) returns the position of the n-th last message of the list it is handed
+    (`return human_indices[-n]`, `return len(messages) - n`): the start of the latest n rounds, worked out apart."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = _last_name(value.func)
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    helpers = [n for n in (cls.body.body if isinstance(cls, cst.ClassDef) and isinstance(value.func, cst.Attribute) else ctx.module.body)
+               if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    if len(helpers) != 1 or helpers[0] is function:
+        return False
+    helper = helpers[0]
+    params = [p.name.value for p in helper.params.params if p.name.value not in ("self", "cls")]
+    handed = [params[i] for i, arg in enumerate(value.args) if arg.keyword is None and not arg.star and i < len(params)
+              and ctx.code(arg.value) == target]
+    handed += [arg.keyword.value for arg in value.args if arg.keyword is not None and ctx.code(arg.value) == target]
+    returns = [n.value for n in descendants(helper.body) if isinstance(n, cst.Return) and n.value is not None]
+    return any(_nth_last_position(ctx, helper, r, param) or _length_less(ctx, r, param) for param in handed for r in returns)
 
 
 def _nth_last_position(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, target: str) -> bool:
@@ -2365,6 +2505,14 @@ def _nth_last_position(ctx: ModuleContext, function: cst.FunctionDef, value: cst
     if isinstance(index.value.expression, cst.Integer) and index.value.expression.value == "1":
         return False  # positions[-1]: from the latest user message on, this turn alone
     positions = value.value.value
+    for made in (n.value for n in descendants(function.body) if isinstance(n, cst.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == positions):
+        # human_indices = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+        if isinstance(made, cst.ListComp) and isinstance(made.elt, cst.Name) and isinstance(made.for_in.target, cst.Tuple) \
+                and isinstance(made.for_in.target.elements[0].value, cst.Name) and made.for_in.target.elements[0].value.value == made.elt.value \
+                and isinstance(made.for_in.iter, cst.Call) and _last_name(made.for_in.iter.func) == "enumerate" and made.for_in.iter.args \
+                and ctx.code(made.for_in.iter.args[0].value) == target:
+            return True
     for loop in (n for n in descendants(function.body) if isinstance(n, cst.For)):
         if not (isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "enumerate" and loop.iter.args
                 and ctx.code(loop.iter.args[0].value) == target and isinstance(loop.target, cst.Tuple)

@@ -339,7 +339,18 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
         if TOOL_YIELDER.search(function.name.value) and any(isinstance(n, cst.Yield) and ctx.enclosing_function(n) is function
                                                             for n in descendants(loop.body)):
             return f"{function.name.value}()", True  # def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...
+        if TOOL_YIELDER.search(function.name.value) and _collected_and_returned(ctx, function, loop):
+            return f"{function.name.value}()", True  # def discover_module_tools(name): for py in d.glob("*.py"): results.append(...)
     return None
+
+
+def _collected_and_returned(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> bool:
+    """The loop appends to a list that its function returns, unsorted: a function named for the tools it finds hands
+    them back in the listing's order."""
+    collected = {ctx.code(n.func.value) for n in descendants(loop.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                 and n.func.attr.value in ("append", "extend") and isinstance(n.func.value, cst.Name)}
+    return any(isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in collected
+               and ctx.enclosing_function(n) is function for n in descendants(function.body))
 
 
 def _registry_sorted(ctx: ModuleContext, loader: str) -> bool:

@@ -52,7 +52,10 @@ _CALLER_FILES: dict[tuple[str, str], tuple[float, list[str]]] = {}
 # a breakpoint set somewhere: a "cache_control" key or keyword block, a caching switch or a Bedrock cache point
 # (an HTTP `Cache-Control` header kept in a variable named cache_control is none)
 BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{|prompt_caching|cache_breakpoint|cachePoint|cache_point"""
-                              r"|\bcache_control_injection_points\b")  # litellm adds the breakpoints it is told where
+                              r"|\bcache_control_injection_points\b"  # litellm adds the breakpoints it is told where
+                              # a framework model's own switch: strands `cache_prompt=` / `cache_tools=`, agno
+                              # `cache_system_prompt=`, pydantic-ai's `anthropic_cache_*` settings
+                              r"""|\b(?:cache_prompt|cache_tools|cache_system_prompt)\b["']?\s*[=:]|\banthropic_cache_\w+""")
 
 
 def tree_sets_breakpoints(filename: str) -> bool:
@@ -173,7 +176,16 @@ def _set_strings(module: cst.Module) -> Iterator[str]:
             # `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`: the app's model object made with its model (a
             # framework's `LiteLlm(model="...")` in a sample agent is a call's keyword, not the app's setting)
             yield from strings(node.args[0].value, listed=False)
+        elif isinstance(node, cst.Call) and SETTINGS_CLASS.search(_called(node.func)):
+            # `LLMConfig(provider=ModelProvider.AWS_BEDROCK, model_id="us.anthropic.claude-sonnet-4-5-...")`: the model
+            # an app's settings object holds is what it runs with (a framework's `LiteLlm(model=...)` is no settings)
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value in ("model", "model_id", "model_name", "default_model"):
+                    yield from strings(arg.value, listed=False)
 
+
+# an object of an app's settings: `LLMConfig(...)`, `ModelSettings(...)`, `AgentConfig(...)`
+SETTINGS_CLASS = re.compile(r"^[A-Z]\w*(?:Config|Settings|Configuration)$")
 
 # a class that makes a model or its settings: `LLM(...)`, `LLMConfig(...)`, `ModelSettings(...)`, `ChatModel(...)`
 MODEL_CLASS = re.compile(r"^(?:[A-Z]\w*)?(?:LLM|Llm)(?:Config|Settings|Client)?$")  # not `PriceModel(...)`: a cost table's row

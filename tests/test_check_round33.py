@@ -1,0 +1,313 @@
+"""Round 33: what a spent set (holdout37) taught. Each class is written here in its own words, with the shape
+beside it that must stay quiet."""
+
+from __future__ import annotations
+
+from _lint import lint, lint_tree
+
+# --- CL501: an agent SDK's Claude model made with no caching switch, in a project that sets no breakpoint ----------
+
+STRANDS_AGENT = {
+    "app/config.py": '''
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class LLMConfig:
+            provider: str
+            model_id: str
+
+
+        DEFAULTS = {"bedrock": LLMConfig(provider="bedrock", model_id="us.anthropic.claude-sonnet-4-5-20250929-v1:0")}
+    ''',
+    "app/agent.py": '''
+        from strands import Agent
+        from strands.models import BedrockModel
+        from strands.models.litellm import LiteLLMModel
+
+
+        def bedrock_model(config):
+            return BedrockModel(model_id=config["model_id"], region_name=config["region"], temperature=0.2)
+
+
+        def litellm_model(config):
+            return LiteLLMModel(model_id=config["model_id"], params={"max_tokens": 4096})
+
+
+        def plain_bedrock():
+            return BedrockModel()
+
+
+        def make_agent(model, prompt, tools):
+            return Agent(model=model, system_prompt=prompt, tools=tools)
+    ''',
+}
+
+
+def test_an_agent_sdks_claude_models_without_a_caching_switch_are_reported(tmp_path):
+    found = lint_tree(tmp_path, STRANDS_AGENT, "app/agent.py", {"CL501"})
+    assert [f.row for f in found] == [7, 11, 15]
+    assert "us.anthropic.claude-sonnet-4-5-20250929-v1:0" in found[0].message
+    assert 'cache_prompt="default"' in found[0].message
+    assert "is a Claude model of this code" in found[2].message  # BedrockModel() runs Claude unless told otherwise
+
+
+def test_a_caching_switch_or_another_providers_model_is_quiet(tmp_path):
+    files = dict(STRANDS_AGENT)
+    files["app/agent.py"] = '''
+        from strands.models import BedrockModel
+        from strands.models.litellm import LiteLLMModel
+
+
+        def cached(config):
+            return BedrockModel(model_id=config["model_id"], cache_prompt="default", cache_tools="default")
+
+
+        def nova():
+            return BedrockModel(model_id="amazon.nova-pro-v1:0")
+
+
+        def gpt():
+            return LiteLLMModel(model_id="openai/gpt-4o")
+    '''
+    assert lint_tree(tmp_path, files, "app/agent.py", {"CL501"}) == []
+
+
+def test_a_setting_of_a_multi_provider_model_in_a_project_that_names_no_claude_is_quiet(tmp_path):
+    files = {"app/agent.py": STRANDS_AGENT["app/agent.py"].replace("        def plain_bedrock():\n            return BedrockModel()\n", "")}
+    assert lint_tree(tmp_path, files, "app/agent.py", {"CL501"}) == []
+
+
+def test_a_caching_switch_anywhere_in_the_project_quiets_the_framework_models(tmp_path):
+    files = dict(STRANDS_AGENT)
+    files["app/cached.py"] = '''
+        from agno.models.anthropic import Claude
+
+        MODEL = Claude(id="claude-sonnet-4-5", cache_system_prompt=True)
+    '''
+    assert lint_tree(tmp_path, files, "app/agent.py", {"CL501"}) == []
+
+
+AGNO_AND_PYDANTIC_AI = '''
+from agno.agent import Agent
+from agno.models.anthropic import Claude
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.models.anthropic import AnthropicModel
+
+
+def architect():
+    return Agent(model=Claude(id="claude-sonnet-4-5"), instructions=LONG_RULES)
+
+
+def personalizer():
+    return PydanticAgent(AnthropicModel("claude-3-5-sonnet-latest"), system_prompt=LONG_RULES)
+
+
+def legacy():
+    return Agent(model=Claude(id="claude-2.1"))
+'''
+
+
+def test_agno_and_pydantic_ai_claude_models_are_reported_with_their_own_switch():
+    found = lint(AGNO_AND_PYDANTIC_AI, {"CL501"})
+    assert [f.row for f in found] == [8, 12]
+    assert "cache_system_prompt=True" in found[0].message
+    assert "anthropic_cache_instructions" in found[1].message
+
+
+# --- CL501: a conversation kept on the object under a longer name -----------------------------------------------
+
+OUTGOING_MESSAGES = '''
+from anthropic import Anthropic
+
+
+class Backend:
+    def __init__(self, system):
+        self.system = system
+        self.outgoing_messages = []
+        self.client = Anthropic()
+
+    def append(self, message):
+        self.outgoing_messages.append(message)
+
+    def call_model(self):
+        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=self.system,
+                                           messages=self.outgoing_messages[1:])
+'''
+
+
+def test_a_conversation_kept_under_a_longer_name_is_the_objects_history():
+    found = lint(OUTGOING_MESSAGES, {"CL501"})
+    assert [f.row for f in found] == [14]
+    assert "self.outgoing_messages" in found[0].message
+
+
+def test_a_log_of_messages_kept_on_the_object_is_no_conversation():
+    assert lint(OUTGOING_MESSAGES.replace("outgoing_messages", "log_messages"), {"CL501"}) == []
+
+
+# --- CL301: the start of the latest rounds worked out by a helper ---------------------------------------------------
+
+TRUNCATION_NODE = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+
+
+class MessageTruncationNode:
+    def __init__(self, max_human_messages=10):
+        self.max_human_messages = max_human_messages
+
+    def _func(self, state):
+        messages = state.get("messages", [])
+        system_msg = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
+        other_messages = messages[1:] if system_msg else messages
+        truncation_index = self.find_nth_human_message_from_end(other_messages, self.max_human_messages)
+        truncated = other_messages[truncation_index:]
+        return {"llm_input_messages": [system_msg, *truncated] if system_msg else truncated}
+
+    def find_nth_human_message_from_end(self, messages, n):
+        human_indices = [i for i, msg in enumerate(messages) if isinstance(msg, HumanMessage)]
+        if len(human_indices) < n:
+            return 0
+        return human_indices[-n]
+'''
+
+
+def test_a_window_whose_start_a_helper_works_out_is_reported():
+    found = lint(TRUNCATION_NODE, {"CL301"})
+    assert [f.row for f in found] == [13]
+    assert "other_messages" in found[0].message
+
+
+def test_a_helper_that_finds_the_latest_user_message_alone_is_quiet():
+    assert lint(TRUNCATION_NODE.replace("return human_indices[-n]", "return human_indices[-1]"), {"CL301"}) == []
+
+
+# --- CL301: a history of the code's own records is no conversation --------------------------------------------------
+
+OVERLAY_HISTORY = '''
+def apply_overlay(existing_overlay, payload, trigger):
+    history = []
+    if existing_overlay and isinstance(existing_overlay, dict):
+        existing_history = existing_overlay.get("history")
+        if isinstance(existing_history, list):
+            history.extend(existing_history[-8:])
+        history.append({"applied_at": existing_overlay.get("applied_at"), "origin": existing_overlay.get("origin"),
+                        "payload": existing_overlay.get("payload")})
+    return {"payload": payload, "origin": trigger, "history": history}
+'''
+
+
+def test_a_change_log_kept_to_its_latest_entries_is_quiet():
+    assert lint(OVERLAY_HISTORY, {"CL301"}) == []
+
+
+def test_a_conversation_kept_to_its_latest_messages_is_still_reported():
+    source = OVERLAY_HISTORY.replace('{"applied_at": existing_overlay.get("applied_at"), "origin": existing_overlay.get("origin"),\n'
+                                     '                        "payload": existing_overlay.get("payload")}',
+                                     '{"role": "user", "content": payload}')
+    assert "role" in source
+    found = lint(source + '''
+
+def send(client, overlay, payload):
+    state = apply_overlay(overlay, payload, "user")
+    return client.chat.completions.create(model="gpt-4o", messages=state["history"])
+''', {"CL301"})
+    assert [f.row for f in found] == [6]
+
+
+# --- CL301: entries older than a window that moves with the conversation dropped or stubbed out --------------------
+
+AGED_OBSERVATIONS = '''
+class Conversation:
+    def __init__(self, len_observations=5):
+        self.all_messages = []
+        self.round = 0
+        self.len_observations = len_observations
+
+    @property
+    def messages(self):
+        trunc_before = -1
+        if self.len_observations is not None:
+            trunc_before = self.round - self.len_observations
+        for m in self.all_messages:
+            if m.role == "observation" and m.index <= trunc_before:
+                continue
+            yield m
+
+    def append(self, message):
+        self.all_messages.append(message)
+'''
+
+
+def test_observations_older_than_a_moving_window_dropped_from_the_sent_history_are_reported():
+    found = lint(AGED_OBSERVATIONS, {"CL301"})
+    assert [f.row for f in found] == [13]
+    assert "older than a window that moves on every turn" in found[0].message
+
+
+DONE_STUBS = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+class ResearchAgent:
+    def step_prompt(self, curr_step, last_steps=3, last_observation_step=1):
+        prompt = self.initial_prompt
+        for idx in range(curr_step):
+            prompt += "Action: " + self.history_steps[idx]["action"] + "\\nObservation:"
+            if curr_step - idx > last_observation_step:
+                prompt += "<Done>\\n\\n"
+            else:
+                prompt += self.history_steps[idx]["observation"]
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=[{"role": "user", "content": prompt}])
+'''
+
+
+def test_observations_stubbed_out_once_they_age_past_a_window_are_reported():
+    found = lint(DONE_STUBS, {"CL301"})
+    assert [f.row for f in found] == [11]
+
+
+def test_a_fixed_cut_or_the_newest_entry_alone_is_quiet():
+    fixed = AGED_OBSERVATIONS.replace("trunc_before = self.round - self.len_observations", "trunc_before = self.len_observations")
+    assert lint(fixed, {"CL301"}) == []
+    newest = DONE_STUBS.replace("if curr_step - idx > last_observation_step:", "if idx < curr_step - 1:")
+    assert lint(newest, {"CL301"}) == []
+
+
+# --- CL201: a function named for the tools it finds, handing back an unsorted listing ------------------------------
+
+DISCOVERED_TOOLS = '''
+from pathlib import Path
+
+
+def discover_module_tools(plugins_dir: Path, module_name: str) -> list[str]:
+    results = []
+    tools_dir = plugins_dir / module_name / "tools"
+    for py in tools_dir.glob("*.py"):
+        if py.name == "__init__.py":
+            continue
+        results.append(str(py.resolve()))
+    return results
+
+
+def discover_sorted_tools(tools_dir: Path) -> list[str]:
+    results = []
+    for py in sorted(tools_dir.glob("*.py")):
+        results.append(str(py))
+    return results
+
+
+def list_module_files(tools_dir: Path) -> list[str]:
+    results = []
+    for py in tools_dir.glob("*.py"):
+        results.append(str(py))
+    return results
+'''
+
+
+def test_tools_found_in_an_unsorted_listing_and_handed_back_are_reported():
+    found = lint(DISCOVERED_TOOLS, {"CL201"})
+    assert [f.row for f in found] == [7]
+    assert "the tools discover_module_tools() hands back are loaded" in found[0].message
