@@ -21,7 +21,11 @@ per call, per conversation or once per process. A counter that starts again in t
 (`n = 1` ... `n += 1` to number its items, outside any loop or in a loop over a collection such as one lookup's rows)
 is the same on every call and is not reported; one kept on the module, the object or an enclosing function, or
 counted in a `while` loop, a loop over `range(...)` or a loop that awaits, is; so is the size of the conversation so far
-(`user.approximate_context_size(thread_id)`, `num_tokens_from_messages(messages)`), which grows every turn. A date (day or month resolution) is not reported, wherever
+(`user.approximate_context_size(thread_id)`, `num_tokens_from_messages(messages)`), which grows every turn. So is
+(`likely`) a step or turn counter that a function named for the system prompt or the instructions it builds is
+handed and writes into the text (`def get_system_prompt(target, current_step=0): ... f"Current step: {current_step}"`,
+`update_system_prompt(current_iteration=...)`; not `max_steps`): built again as the run goes on, each count changes
+the prompt ahead of the whole conversation. A date (day or month resolution) is not reported, wherever
 it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 
 A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence
@@ -306,6 +310,7 @@ agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
         source = analysis.ctx.source
         if not analysis.sites and opened_alone(source) and not holds_shared_renderer(source):
             yield from _filled_clocks(analysis, set())
+            yield from _counters_in_builders(analysis, set())
             return  # a prompts module, analysed for its templates alone
         found = list(analysis.facts({"volatile", "counter"})) + list(system_facts(analysis, {"volatile", "counter"}))
         found += list(rendered_facts(analysis, {"volatile"}))  # an earlier turn rendered again with a fresh id or time
@@ -343,8 +348,23 @@ agent = Agent(instructions=["You research companies."], db=InMemoryDb(),
                 message = f"`{fact.label}`{fact.origin} reaches the {where} of {_place(analysis, site)}: {detail}"
             yield Report.at(site, fact.node, message, severity="error" if fact.severe else "warning", elsewhere=reported_at_origin(fact))
         reported |= {id(fact.node) for _, fact in found}
+        yield from _counters_in_builders(analysis, {analysis.ctx.span(fact.node).row for _, fact in found})
         yield from _ahead_of_a_rendered_history(analysis, reported)
         yield from _filled_clocks(analysis, reported)
+
+
+def _counters_in_builders(analysis, rows: set[int]):
+    """(likely) A system prompt's builder writes the step or turn counter it is handed into the prompt
+    (builder_counters.py): called again as the run goes on, it changes the prefix of every later request."""
+    from cachelint.check.builder_counters import counters_in_system_builders
+
+    for found in counters_in_system_builders(analysis.ctx):
+        if analysis.ctx.span(found.node).row in rows:
+            continue  # the value flow has followed the count from the loop that makes it: reported there
+        yield Report(found.node, f"`{found.builder}` writes the counter `{found.counter}` it is handed into the system prompt: each new "
+                     "count changes the prompt ahead of the whole conversation, so when it is built again as the run goes on, "
+                     "nothing after it is read from cache; keep the count out of the system prompt (put it in the newest message)",
+                     severity="warning", confidence="likely")
 
 
 def _filled_clocks(analysis, reported: set[int]):

@@ -359,6 +359,7 @@ def make_llm(model="claude-sonnet-4-5"):
             if report is None and not quiet:
                 report = _unmarked_adapter(analysis, site, tree_marks, callers) or _object_history(analysis, site, tree_marks)
                 report = report or _object_conversation_through(analysis, site, tree_marks)
+                report = report or _stored_conversation_through(analysis, site, tree_marks)
             if report is None or (not quiet and converter_marks(ctx, site)):
                 continue  # (a tree search, asked last) `[m.to_anthropic_format() for m in messages]`, whose definition elsewhere sets the breakpoints
             if configured is not None:
@@ -935,6 +936,22 @@ def _object_conversation_through(analysis, site, tree_marks):
                   "from turn to turn, to Anthropic with no cache_control, and no file of this project sets a breakpoint: each "
                   "turn prefills every earlier turn again and nothing is read from cache; put a breakpoint on the last message "
                   "(or a top-level cache_control)", confidence="likely")
+
+
+def _stored_conversation_through(analysis, site, tree_marks):
+    """(likely) The request sends what its function is handed, and a caller in the tree hands it a conversation
+    rebuilt from the turns an object keeps and adds each new turn to (a chat handler that stores the exchange, then
+    resends it all on the next message), in a project that sets no breakpoint anywhere."""
+    from cachelint.check.sender_calls import stored_conversation_callers
+
+    found = stored_conversation_callers(analysis.ctx, site)
+    if found is None or tree_marks():
+        return None
+    function = analysis.ctx.enclosing_function(site.node)
+    return Report(_payload_of(analysis.ctx, site), f"`{function.name.value}` sends the conversation {found.caller} rebuilds from "
+                  f"`{found.stored}`, which keeps every turn, to Anthropic with no cache_control, and no file of this project sets a "
+                  "breakpoint: each new message resends all earlier turns and none is read from cache; put a breakpoint on the "
+                  "last message (or a top-level cache_control)", confidence="likely")
 
 
 def _loops_through_senders(analysis, tree_marks):

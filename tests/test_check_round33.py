@@ -311,3 +311,118 @@ def test_tools_found_in_an_unsorted_listing_and_handed_back_are_reported():
     found = lint(DISCOVERED_TOOLS, {"CL201"})
     assert [f.row for f in found] == [7]
     assert "the tools discover_module_tools() hands back are loaded" in found[0].message
+
+
+# --- CL501: a sender handed a conversation its caller rebuilds from stored turns ------------------------------------
+
+STORED_CHAT = {
+    "ai_eval/llm.py": '''
+        from enum import Enum
+        from litellm import completion
+
+
+        class SupportedModels(Enum):
+            GPT4O = "gpt-4o"
+            CLAUDE_SONNET = "claude-3-5-sonnet-20240620"
+
+
+        def get_llm_response(model, api_key, messages, api_base):
+            return completion(model=model, api_key=api_key, messages=messages).choices[0].message.content
+    ''',
+    "ai_eval/shortanswer.py": '''
+        from .llm import get_llm_response
+
+
+        class ShortAnswerBlock:
+            USER_KEY = "USER"
+            LLM_KEY = "LLM"
+
+            def handle(self, user_submission):
+                messages = [{"role": "system", "content": self.evaluation_prompt}]
+                for i in range(len(self.messages[self.USER_KEY])):
+                    messages.append({"content": self.messages[self.USER_KEY][i], "role": "user"})
+                    messages.append({"content": self.messages[self.LLM_KEY][i], "role": "assistant"})
+                messages.append({"role": "user", "content": user_submission})
+                response = get_llm_response(self.model, self.api_key, messages, self.api_url)
+                self.messages[self.USER_KEY].append(user_submission)
+                self.messages[self.LLM_KEY].append(response)
+                return response
+    ''',
+}
+
+
+def test_a_sender_handed_a_conversation_rebuilt_from_stored_turns_is_reported(tmp_path):
+    found = lint_tree(tmp_path, STORED_CHAT, "ai_eval/llm.py", {"CL501"})
+    assert [f.row for f in found] == [11]
+    assert "shortanswer.py:14 rebuilds from `self.messages`" in found[0].message
+    assert "claude-3-5-sonnet-20240620" in found[0].message
+
+
+def test_turns_rebuilt_but_never_stored_or_a_project_that_sets_a_breakpoint_are_quiet(tmp_path):
+    unstored = dict(STORED_CHAT)
+    unstored["ai_eval/shortanswer.py"] = STORED_CHAT["ai_eval/shortanswer.py"].replace(
+        "                self.messages[self.USER_KEY].append(user_submission)\n                self.messages[self.LLM_KEY].append(response)\n", "")
+    assert "append(response)" not in unstored["ai_eval/shortanswer.py"]
+    assert lint_tree(tmp_path / "a", unstored, "ai_eval/llm.py", {"CL501"}) == []
+    marked = dict(STORED_CHAT)
+    marked["ai_eval/cache.py"] = 'BREAKPOINT = {"type": "text", "cache_control": {"type": "ephemeral"}}\n'
+    assert lint_tree(tmp_path / "b", marked, "ai_eval/llm.py", {"CL501"}) == []
+
+
+# --- a Claude model a litellm proxy's config lists is a setting the app runs with ---------------------------------
+
+def test_a_claude_model_in_a_litellm_proxy_config_is_the_projects_setting(tmp_path):
+    files = {
+        "config/litellm_config.yml": '''
+            model_list:
+              - model_name: "bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0"
+                litellm_params:
+                  model: bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0
+        ''',
+        "pyproject.toml": '[project]\nname = "bots"\n',
+        "bots/chatbots.py": '''
+            from langchain_litellm import ChatLiteLLM
+
+
+            class Chatbot:
+                def get_llm(self):
+                    return ChatLiteLLM(model=f"{self.proxy_prefix}{self.model}", streaming=True)
+        ''',
+    }
+    found = lint_tree(tmp_path, files, "bots/chatbots.py", {"CL501"})
+    assert [f.row for f in found] == [6]
+    assert "bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0" in found[0].message
+
+
+# --- CL101: a step or turn counter a system prompt's builder writes into the prompt --------------------------------
+
+COUNTED_SYSTEM_PROMPT = '''
+from typing import List, Optional
+
+SYSTEM_PROMPT = "You are a security assessment agent. " * 40
+
+
+def get_system_prompt(target: str, objective: str, current_step: int = 0, max_steps: int = 100,
+                      plan_snapshot: Optional[str] = None) -> str:
+    parts: List[str] = [SYSTEM_PROMPT, f"Target: {target}", f"Objective: {objective}", f"Budget: {max_steps} steps"]
+    if plan_snapshot:
+        parts.append(plan_snapshot)
+    if current_step > 0:
+        parts.append(f"Current step: {current_step}")
+    return "\\n".join(parts)
+
+
+def build_user_message(question: str, step: int) -> str:
+    return f"Step {step}: {question}"
+'''
+
+
+def test_a_counter_a_system_prompt_builder_writes_into_the_prompt_is_reported():
+    found = lint(COUNTED_SYSTEM_PROMPT, {"CL101"})
+    assert [f.row for f in found] == [12]
+    assert "`get_system_prompt` writes the counter `current_step`" in found[0].message
+
+
+def test_a_limit_or_a_counter_only_tested_is_quiet():
+    source = COUNTED_SYSTEM_PROMPT.replace('parts.append(f"Current step: {current_step}")', 'parts.append("Keep going.")')
+    assert lint(source, {"CL101"}) == []

@@ -278,3 +278,85 @@ def _grown_by_its_class(ctx: ModuleContext, call: cst.Call, attribute: str) -> b
                     and target.value.value == "self" and owner is not None and owner.name.value != "__init__":
                 return True
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class StoredConversation:
+    caller: str  # where it is handed over: `shortanswer.py:173`
+    stored: str  # what the turns are kept in: `self.messages`
+
+
+def stored_conversation_callers(ctx: ModuleContext, site: CallSite) -> StoredConversation | None:
+    """The request sends the messages its function is handed, and a caller in the tree (this module or another,
+    tests left out) hands it a conversation rebuilt from the turns an object keeps (`messages = [system]`, then `for
+    i in range(len(self.messages["user"])): messages.append(...)` from them) and adds each new turn to after the answer
+    (`self.messages["user"].append(submission)`): a chat whose every request resends the earlier turns, through a
+    sender that never sees the loop. The first such caller, else None."""
+    import os
+    from pathlib import Path
+
+    from cachelint.check import tree
+    from cachelint.check.project import module_context
+    from cachelint.check.static_prefix import caller_files, forwarded_history
+
+    forwarded = forwarded_history(ctx, site)
+    function = ctx.enclosing_function(site.node)
+    if forwarded is None or function is None or function.name.value != forwarded.function:
+        return None
+    params = [p.name.value for p in function.params.params]
+    if forwarded.param not in params:
+        return None
+    method = bool(params) and params[0] in ("self", "cls")
+    index = params.index(forwarded.param) - method
+    others = [(ctx, ctx.filename)]
+    for path in caller_files(ctx.filename, function.name.value):
+        other = module_context(Path(path))
+        if other is not None:
+            others.append((other, path))
+    for other, path in others:
+        for call in other.calls_by_name.get(function.name.value, [])[:MAX_CALLS]:
+            value = argument_for(call, forwarded.param, index)
+            caller = other.enclosing_function(call)
+            if not isinstance(value, cst.Name) or caller is None:
+                continue
+            cls = other.enclosing(caller, (cst.ClassDef,))
+            if not isinstance(cls, cst.ClassDef):
+                continue
+            stored = next((attr for attr in _rebuilt_from(caller, value.value) if _appended_in(cls, attr)), None)
+            if stored is not None:
+                where = os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.filename))) if path != ctx.filename else os.path.basename(path)
+                return StoredConversation(f"{where}:{other.span(call).row}", f"self.{stored}")
+    return None
+
+
+def _rebuilt_from(function: cst.FunctionDef, name: str) -> list[str]:
+    """The attributes of `self` whose entries a loop of the function appends to the list `name` (`for i in
+    range(len(self.messages[KEY])): messages.append({... self.messages[KEY][i] ...})`), or that it extends the list
+    with (`messages.extend(self.turns)`)."""
+    found: list[str] = []
+    for node in descendants(function.body):
+        sources: list[cst.CSTNode] = []
+        if isinstance(node, cst.For):
+            grows = [n for n in descendants(node.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                     and n.func.attr.value in LIST_GROWERS and isinstance(n.func.value, cst.Name) and n.func.value.value == name]
+            sources = [node.iter, *(a.value for g in grows for a in g.args)] if grows else []
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "extend" \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == name and node.args:
+            sources = [node.args[0].value]
+        found += [root for source in sources for root in map(_self_root, [source, *descendants(source)]) if root is not None]
+    return found
+
+
+def _self_root(node: cst.CSTNode) -> str | None:
+    """`history` of `self.history`, `self.history[KEY]`, `self.history[KEY][i]`."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def _appended_in(cls: cst.ClassDef, stored: str) -> bool:
+    """Some method of the class adds to `self.<stored>` (or to an entry of it) in place."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LIST_GROWERS
+               and _self_root(n.func.value) == stored for n in descendants(cls))

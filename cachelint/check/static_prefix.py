@@ -92,8 +92,8 @@ def tree_claude_model(filename: str) -> str | None:
 CONFIG_SUFFIXES = (".toml", ".yaml", ".yml")
 CONFIG_FOLDERS = ("", "config", "configs", "conf", "settings")
 # a model setting written in one: `model_name = "claude-3-7-sonnet-latest"` (a TOML key or inline table), `model:
-# anthropic/claude-sonnet-4-5` (YAML)
-CONFIGURED_MODEL = re.compile(r"""(?im)\b[\w-]*model(?:_name|_id)?\s*[:=]\s*["']?((?:[\w.-]+/)?claude-[\w.:@-]+)""")
+# anthropic/claude-sonnet-4-5` (YAML), `model: bedrock/us.anthropic.claude-3-5-sonnet-...` (a litellm proxy's model list)
+CONFIGURED_MODEL = re.compile(r"""(?im)\b[\w-]*model(?:_name|_id)?\s*[:=]\s*["']?((?:[\w-]+[/.])*claude-[\w.:@-]+)""")
 
 
 def _configured_in_files(root: str) -> str | None:
