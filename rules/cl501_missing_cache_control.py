@@ -121,6 +121,9 @@ bare `_` that changes nothing the request reads (n samples of one request), is a
   request resending the sections written so far), reported at that call, when the request it reaches goes to Anthropic: the SDK, or litellm with
   a model that is not written at the call in a project that sets a Claude model (also as the model a model object is
   made with, `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`) and no breakpoint anywhere.
+Breakpoints that a module sets only behind a switch named for caching (`if self.config.automatic_prompt_caching:`),
+which the tree declares off (`automatic_prompt_caching: bool = False`) and no file of it outside the tests turns on, are
+reported at that switch (`likely`): every request goes out without one.
 Claude on Amazon Bedrock counts too: an InvokeModel request whose body is an Anthropic Messages body
 (`client.invoke_model(modelId="anthropic.claude-...", body=json.dumps({"anthropic_version": ..., "messages": ...}))`),
 and a Converse request (`client.converse(modelId=..., system=[...], messages=...)`) to a Claude model id, where a
@@ -376,6 +379,7 @@ def make_llm(model="claude-sonnet-4-5"):
                 continue  # the create and stream paths take their messages from one builder: one place to fix
             reported.add(place)
             yield report  # otherwise each request: a client's stream and create paths each need their breakpoint
+        yield from _off_switches(analysis)  # breakpoints the module sets, but only behind a switch nothing turns on
         if quiet:
             return
         yield from _loops_through_senders(analysis, tree_marks)
@@ -936,6 +940,18 @@ def _object_conversation_through(analysis, site, tree_marks):
                   "from turn to turn, to Anthropic with no cache_control, and no file of this project sets a breakpoint: each "
                   "turn prefills every earlier turn again and nothing is read from cache; put a breakpoint on the last message "
                   "(or a top-level cache_control)", confidence="likely")
+
+
+def _off_switches(analysis):
+    """(likely) The module sets breakpoints only behind a switch that the tree declares off and never turns on
+    (opt_in_caching.py): every request goes out without one."""
+    from cachelint.check.opt_in_caching import breakpoints_behind_off_switches
+
+    for found in breakpoints_behind_off_switches(analysis.ctx):
+        yield Report(found.node, f"the breakpoints here are set only when `{found.switch}` is on, which is declared off "
+                     f"({found.declared}) and which nothing in this project turns on: every request goes out with no cache_control "
+                     "and nothing is read from cache; turn it on by default (or set the breakpoint unconditionally)",
+                     confidence="likely")
 
 
 def _stored_conversation_through(analysis, site, tree_marks):

@@ -426,3 +426,49 @@ def test_a_counter_a_system_prompt_builder_writes_into_the_prompt_is_reported():
 def test_a_limit_or_a_counter_only_tested_is_quiet():
     source = COUNTED_SYSTEM_PROMPT.replace('parts.append(f"Current step: {current_step}")', 'parts.append("Keep going.")')
     assert lint(source, {"CL101"}) == []
+
+
+# --- CL501: breakpoints behind a switch that is off by default and that nothing turns on ---------------------------
+
+OFF_SWITCH = {
+    "kiln/base_adapter.py": '''
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class AdapterConfig:
+            allow_saving: bool = True
+            automatic_prompt_caching: bool = False
+    ''',
+    "kiln/litellm_adapter.py": '''
+        import litellm
+
+
+        class LiteLlmAdapter:
+            def __init__(self, config):
+                self.base_adapter_config = config
+
+            async def run(self, messages, model):
+                completion_kwargs = {"model": model, "messages": messages}
+                if self.base_adapter_config.automatic_prompt_caching:
+                    completion_kwargs["cache_control_injection_points"] = [{"location": "message", "index": -1}]
+                return await litellm.acompletion(**completion_kwargs)
+    ''',
+}
+
+
+def test_breakpoints_behind_a_switch_nothing_turns_on_are_reported(tmp_path):
+    found = lint_tree(tmp_path, OFF_SWITCH, "kiln/litellm_adapter.py", {"CL501"})
+    assert [f.row for f in found] == [10]
+    assert "only when `automatic_prompt_caching` is on" in found[0].message
+    assert "base_adapter.py:7" in found[0].message
+
+
+def test_a_switch_the_app_turns_on_is_quiet(tmp_path):
+    files = dict(OFF_SWITCH)
+    files["kiln/app.py"] = '''
+        from kiln.base_adapter import AdapterConfig
+
+        CONFIG = AdapterConfig(automatic_prompt_caching=True)
+    '''
+    assert lint_tree(tmp_path, files, "kiln/litellm_adapter.py", {"CL501"}) == []
