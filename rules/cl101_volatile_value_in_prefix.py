@@ -24,8 +24,9 @@ counted in a `while` loop, a loop over `range(...)` or a loop that awaits, is; s
 (`user.approximate_context_size(thread_id)`, `num_tokens_from_messages(messages)`), which grows every turn. So is
 (`likely`) a step or turn counter that a function named for the system prompt or the instructions it builds is
 handed and writes into the text (`def get_system_prompt(target, current_step=0): ... f"Current step: {current_step}"`,
-`update_system_prompt(current_iteration=...)`; not `max_steps`): built again as the run goes on, each count changes
-the prompt ahead of the whole conversation. A date (day or month resolution) is not reported, wherever
+`update_system_prompt(current_iteration=...)`, `"Current step: %d" % current_step`; not `max_steps`, a parameter
+annotated as a text, `turn: str`, nor a builder the module calls only at its top level): built again as the run goes
+on, each count changes the prompt ahead of the whole conversation. A date (day or month resolution) is not reported, wherever
 it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 
 A system prompt that a framework builds here and sends from elsewhere is recognized by its shape (confidence

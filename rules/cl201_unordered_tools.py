@@ -24,7 +24,8 @@ failing servers skipped; and a tools list built by iterating a set of tool names
 and tools (tool files, OpenAPI schemas, plug-ins) loaded in a loop over an unsorted directory listing
 (`for file in tools_folder.iterdir(): add_tool(agent, load(file))`, or a generator named for tools that yields
 them: `def _iter_tool_classes(paths): for path in base.rglob("*.py"): yield ...`, or a function named for the tools it
-finds that returns the list it collects: `def discover_module_tools(name): for py in d.glob("*.py"): results.append(...)`). Also
+finds that returns the list it collects: `def discover_module_tools(name): for py in d.glob("*.py"): results.append(...)`,
+unless it sorts the list or a caller in the tree sorts what it returns). Also
 tools added by coroutines that connect several servers at once (`asyncio.gather(*[connect(s) for s in servers])`, where
 `connect` adds each listed tool to the toolset: their order follows which server answers first), and a list of tools
 handed to a discovery call in a loop over servers (`client.connect_and_discover(name, config, self.mcp_tools)`). A

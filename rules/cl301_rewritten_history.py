@@ -40,7 +40,8 @@ the end and written back as the history (`for m in reversed(conv.messages): if r
 `deque(maxlen=n)` that holds the messages, entries older than a point that moves with the conversation dropped or
 stubbed out while the history is walked (`trunc_before = self.round - self.len_observations`, then `if m.index <=
 trunc_before: continue`; `if curr_step - idx > keep: prompt += "<Done>"`; `for i in range(max(0, n - RECENT)):
-history[i] = shorten(history[i])`), the latest n rows of a conversation read back from a database
+history[i] = shorten(history[i])`, or a dict written in its place), in a function that hands the walk's result back
+or sends it (not one named for a screen, a log or an archive), the latest n rows of a conversation read back from a database
 (`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`, or a store's method asked for them,
 `repo.get_by_conversation(session, cid, n=10)`, walked `reversed(...)`; or asked newest first: `oldest_first=False`, a
 method named for the latest rows, `get_recent_messages(limit=10)`, a chat platform channel's

@@ -13,11 +13,12 @@ from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.gate import opened_alone
-from cachelint.check.framework_models import ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS
+from cachelint.check.framework_models import AGENT_WITH_MODEL_STRING, ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS
 from cachelint.check.module import called_name, descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.sender_calls import bound_afresh
 from cachelint.check.breakpoints import markers, static_text
+from cachelint.check.history import LOG_NAME
 from cachelint.check.renderers import SYSTEM_NAME
 from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
@@ -92,8 +93,10 @@ it says nothing of breakpoints and calls no function of the module that does, be
   code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, a client class named
   for Anthropic / Claude whose methods send a whole request dict their callers build (`create(**request_data)`,
   once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`; an agent SDK's
-  Claude model made without the SDK's own caching switch: strands `AnthropicModel` without `cache_prompt=`, agno
-  `Claude` without `cache_system_prompt=True`, pydantic-ai `AnthropicModel`, autogen's `AnthropicChatCompletionClient`;
+  Claude model made without the SDK's own caching switch: strands `AnthropicModel`, agno `Claude` without
+  `cache_system_prompt=True`, pydantic-ai `AnthropicModel` and `Agent("anthropic:claude-...")`, autogen's
+  `AnthropicChatCompletionClient`; a model held in a module constant is read there, and one unpacked from settings
+  (`BedrockModel(**settings)`) is a setting;
   and a model that serves many providers, strands `BedrockModel` and `LiteLLMModel`, langchain's `ChatBedrock` and
   `ChatLiteLLM`, where the model it is made with names Claude, or is a setting in a project that names a Claude
   model, an app settings object's `LLMConfig(model_id="us.anthropic.claude-...")` included; strands' `BedrockModel()`
@@ -1030,7 +1033,7 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
         return _object_conversation(ctx, cls, values[0], depth + 1) if len(values) == 1 else None
     for node in [history, *descendants(history)]:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
-                and HISTORY_ATTRIBUTE.search(node.attr.value):
+                and HISTORY_ATTRIBUTE.search(node.attr.value) and not LOG_NAME.match(node.attr.value):
             parent = ctx.parent(node)
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return node.attr.value
@@ -1045,9 +1048,11 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
     return None
 
 
-# (a word may lead it: `self.outgoing_messages`, `self.chat_messages`, `self.llm_history`; not a log's or a screen's lines)
-HISTORY_ATTRIBUTE = re.compile(r"^_?(?!(?:log|logged|error|debug|status|display|ui|printed|shown)_)(?:[a-z]+_)?"
-                               r"(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$")
+# (words may lead it: `self.outgoing_messages`, `self.current_chat_messages`, `self.chatHistory`; not a log's or a
+# screen's lines, history.LOG_NAME, nor an outbox sent once and emptied: `self.pending_messages`)
+HISTORY_ATTRIBUTE = re.compile(r"^_?(?!(?:pending|queued|unsent|new|outbox|buffered|incoming|received|printed|shown)_)(?:[a-z]+_){0,2}"
+                               r"(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$"
+                               r"|^_?[a-z]+(?:History|Messages)$")
 
 
 def _unsent_payloads(analysis, reported: set[int]):
@@ -1110,18 +1115,22 @@ def _framework_models(analysis):
     messages carry it, so nothing the app sends through it is ever read from cache."""
     ctx = analysis.ctx
     places: set[int] = set()  # one finding per function that makes them (a text and a vision model of one context)
-    named = [(call, ctx.qualified_name_in(call.func, CLAUDE_MODELS | ANY_PROVIDER_MODELS)) for call in ctx.nodes(cst.Call)]
+    named = [(call, ctx.qualified_name_in(call.func, FRAMEWORK_MODELS)) for call in ctx.nodes(cst.Call)]
     for call, name in sorted(((c, n) for c, n in named if n is not None), key=lambda found: ctx.span(found[0]).row):
         place = id(ctx.enclosing_function(call) or call)
-        if name is None or place in places or any(a.keyword is not None and a.keyword.value in CACHE_SWITCH for a in call.args):
-            continue  # BedrockModel(..., cache_prompt="default"): the framework sets the breakpoints itself
+        if place in places or any(a.keyword is not None and a.keyword.value in CACHE_SWITCH for a in call.args):
+            continue  # BedrockModel(..., cache_config=CacheConfig(...)): the framework sets the breakpoints itself
         given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in MODEL_KEYWORDS), None)
         if given is None and call.args and call.args[0].keyword is None and not call.args[0].star:
             given = call.args[0].value  # Claude("claude-sonnet-4-5") / AnthropicModel("claude-...")
-        model = string_value(given) if given is not None else None
-        if not caches_prompts(model):
+        unpacked = given is None and any(a.star == "**" for a in call.args)  # BedrockModel(**settings): a model unknown here
+        model = _model_text(ctx, given)
+        if name in AGENT_WITH_MODEL_STRING:
+            if model is None or not PYDANTIC_CLAUDE.match(model):
+                continue  # pydantic-ai's Agent("openai:gpt-4o"), or a model object made elsewhere
+        elif not caches_prompts(model):
             continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
-        if name in ANY_PROVIDER_MODELS and not _claude_through(ctx, name, given, model):
+        if name in ANY_PROVIDER_MODELS and not _claude_through(ctx, name, given, model, unpacked):
             continue  # ChatLiteLLM(model="gpt-4o"), BedrockModel(model_id="amazon.nova-pro-v1:0"), or a setting in a
             # project that names no Claude model
         if model is None and _one_provider_of_several(ctx, call) and tree_claude_model(ctx.filename) is None:
@@ -1131,35 +1140,60 @@ def _framework_models(analysis):
         short = name.rsplit(".", 1)[-1]
         asked = _framework_request(ctx, call)
         made = f", made on line {ctx.span(call).row}," if asked is not None else ""
-        package = name.split(".")[0]
-        configured = tree_claude_model(ctx.filename) if model is None and given is not None and name in ANY_PROVIDER_MODELS else None
+        configured = tree_claude_model(ctx.filename) if model is None and (given is not None or unpacked) and name in ANY_PROVIDER_MODELS else None
         what = f"runs the Claude model this project is set up with (`{configured}`)" if configured else "is a Claude model of this code"
-        yield Report(asked or call, f"`{short}(...)` ({package}){made} {what}, and no file of this project sets "
+        yield Report(asked or call, f"`{short}(...)` ({name.split('.')[0]}){made} {what}, and no file of this project sets "
                      "a cache_control breakpoint: the framework sends every prompt through it without one, so nothing is read "
-                     "from cache and each request prefills its whole prompt again; " + FRAMEWORK_SWITCH.get(package, "mark the static "
-                     "prefix (the system prompt, or the last message) with cache_control"), confidence="likely")
+                     "from cache and each request prefills its whole prompt again; " + _switch_advice(name), confidence="likely")
 
 
-# how each framework is told to set the breakpoints itself
-FRAMEWORK_SWITCH = {
-    "strands": 'make it with `cache_prompt="default"` (and `cache_tools="default"`), or put a cachePoint block after the system prompt',
-    "agno": "make it with `cache_system_prompt=True`",
-    "pydantic_ai": "turn on `anthropic_cache_instructions` (and `anthropic_cache_tool_definitions`) in its model settings",
-}
+def _model_text(ctx, given) -> str | None:
+    """The model a framework model is made with: a string, or a name the module binds only to one string
+    (`MODEL_ID = "amazon.nova-pro-v1:0"`)."""
+    if given is None:
+        return None
+    if isinstance(given, cst.Name):
+        bound = {string_value(v) for _, v in ctx.assigned_values(given) if v is not None}
+        return bound.pop() if len(bound) == 1 and None not in bound else None
+    return string_value(given)
+
+
+# pydantic-ai's Agent made with a model string: "anthropic:claude-sonnet-4-5", "bedrock:us.anthropic.claude-..."
+PYDANTIC_CLAUDE = re.compile(r"^(?:anthropic|bedrock|google-vertex):.*claude-(?!2|instant)", re.I)
+FRAMEWORK_MODELS = CLAUDE_MODELS | ANY_PROVIDER_MODELS | AGENT_WITH_MODEL_STRING
+
+
+def _switch_advice(name: str) -> str:
+    """How the framework that makes `name` is told to set the breakpoints itself."""
+    short = name.rsplit(".", 1)[-1]
+    package = name.split(".")[0]
+    if package == "strands" and short == "BedrockModel":
+        return 'make it with `cache_config=CacheConfig(strategy="auto")` (or put a cachePoint block after the system prompt)'
+    if package == "strands" and short == "LiteLLMModel":
+        return 'pass `cache_control_injection_points` in its params (`[{"location": "message", "role": "system"}]`)'
+    if package == "strands":
+        return 'give the agent its system prompt as content blocks with a `{"cachePoint": {"type": "default"}}` block after them'
+    if package == "agno":
+        return "make it with `cache_system_prompt=True`"
+    if package == "pydantic_ai":
+        return "turn on `anthropic_cache_instructions` (and `anthropic_cache_tool_definitions`) in its model settings"
+    if package == "autogen_ext":
+        return "this client sets no breakpoint of its own: send the long prefix through a client that marks it with cache_control"
+    return "mark the static prefix (the system prompt, or the last message) with cache_control"
 
 
 # the keywords a framework model is told its model with
 MODEL_KEYWORDS = ("model", "model_name", "model_id", "id")
 
 
-def _claude_through(ctx, name: str, given, model: str | None) -> bool:
+def _claude_through(ctx, name: str, given, model: str | None, unpacked: bool = False) -> bool:
     """A framework model that serves many providers (strands' `BedrockModel` and `LiteLLMModel`, langchain's
     `ChatBedrock`, `ChatLiteLLM`) runs Claude here: the model it is made with names Claude, or is a setting (not a
     literal) in a project that names a Claude model it can be run with; Bedrock's strands model runs Claude when it
     is given no model at all."""
     if model is not None:
         return CLAUDE.search(model) is not None
-    if given is None:
+    if given is None and not unpacked:
         return name in CLAUDE_BY_DEFAULT or tree_claude_model(ctx.filename) is not None
     return tree_claude_model(ctx.filename) is not None
 

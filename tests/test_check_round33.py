@@ -48,7 +48,7 @@ def test_an_agent_sdks_claude_models_without_a_caching_switch_are_reported(tmp_p
     found = lint_tree(tmp_path, STRANDS_AGENT, "app/agent.py", {"CL501"})
     assert [f.row for f in found] == [7, 11, 15]
     assert "us.anthropic.claude-sonnet-4-5-20250929-v1:0" in found[0].message
-    assert 'cache_prompt="default"' in found[0].message
+    assert 'cache_config=CacheConfig(strategy="auto")' in found[0].message
     assert "is a Claude model of this code" in found[2].message  # BedrockModel() runs Claude unless told otherwise
 
 
@@ -472,3 +472,243 @@ def test_a_switch_the_app_turns_on_is_quiet(tmp_path):
         CONFIG = AdapterConfig(automatic_prompt_caching=True)
     '''
     assert lint_tree(tmp_path, files, "kiln/litellm_adapter.py", {"CL501"}) == []
+
+
+# --- the review's mends ----------------------------------------------------------------------------------------------
+
+LANGCHAIN_BOT = '''
+    from langchain_anthropic import ChatAnthropic
+
+
+    class Bot:
+        def __init__(self):
+            self.llm = ChatAnthropic(model="claude-sonnet-4-5", max_tokens=2048)
+
+        async def answer(self, messages):
+            return await self.llm.ainvoke(messages)
+'''
+
+
+def test_words_that_turn_no_anthropic_caching_on_do_not_quiet_the_project(tmp_path):
+    for i, other in enumerate(['payload = {"prompt": "hi", "cache_prompt": True}\n', "class Registry:\n    def __init__(self):\n        self.cache_tools = {}\n",
+                               'from pathlib import Path\nanthropic_cache_dir = Path("~/.cache")\n']):
+        files = {"app/bot.py": LANGCHAIN_BOT, "app/other.py": other}
+        assert [f.row for f in lint_tree(tmp_path / str(i), files, "app/bot.py", {"CL501"})] == [9]
+
+
+def test_an_sdks_current_caching_switches_quiet_the_project(tmp_path):
+    for i, other in enumerate(['from strands.models import BedrockModel, CacheConfig\n'
+                               'MODEL = BedrockModel(model_id="us.anthropic.claude-sonnet-4-5-20250929-v1:0", cache_config=CacheConfig(strategy="auto"))\n',
+                               'from pydantic_ai import CachePoint\nPARTS = ["Summarize.", CachePoint()]\n']):
+        files = {"app/bot.py": LANGCHAIN_BOT, "app/other.py": other}
+        assert lint_tree(tmp_path / str(i), files, "app/bot.py", {"CL501"}) == []
+
+
+def test_a_model_unpacked_from_settings_or_held_in_a_constant_is_read_for_what_it_is():
+    source = '''
+from strands import Agent
+from strands.models import BedrockModel
+
+NOVA = {"model_id": "amazon.nova-pro-v1:0", "region_name": "us-east-1"}
+MODEL_ID = "amazon.nova-pro-v1:0"
+
+
+def unpacked(tools):
+    return Agent(model=BedrockModel(**NOVA), tools=tools)
+
+
+def constant(tools):
+    return Agent(model=BedrockModel(model_id=MODEL_ID), tools=tools)
+'''
+    assert lint(source, {"CL501"}) == []
+
+
+def test_a_pydantic_ai_agent_made_with_a_claude_model_string_is_reported():
+    source = '''
+from pydantic_ai import Agent
+
+agent = Agent("anthropic:claude-sonnet-4-5", system_prompt="You are a careful analyst. " * 100)
+other = Agent("openai:gpt-4o", system_prompt="You are a careful analyst.")
+'''
+    found = lint(source, {"CL501"})
+    assert [f.row for f in found] == [3]
+    assert "anthropic_cache_instructions" in found[0].message
+
+
+def test_an_outbox_emptied_after_each_send_is_no_conversation_kept_on_the_object():
+    source = OUTGOING_MESSAGES.replace("outgoing_messages", "pending_messages")
+    assert lint(source, {"CL501"}) == []
+
+
+FEW_SHOT_CALLER = {
+    "app/llm.py": '''
+        from litellm import completion
+
+        DEFAULT_MODEL = "claude-3-5-sonnet-20240620"
+
+
+        def get_llm_response(model, messages):
+            return completion(model=model, messages=messages).choices[0].message.content
+    ''',
+    "app/chat.py": '''
+        from app.llm import get_llm_response
+
+
+        class Classifier:
+            def __init__(self, examples, model):
+                self.model = model
+                self.examples = []
+                for q, a in examples:
+                    self.examples.append({"role": "user", "content": q})
+                    self.examples.append({"role": "assistant", "content": a})
+
+            def classify(self, text):
+                messages = [{"role": "system", "content": "Label the ticket."}]
+                for ex in self.examples:
+                    messages.append(ex)
+                messages.append({"role": "user", "content": text})
+                return get_llm_response(self.model, messages)
+    ''',
+}
+
+
+def test_examples_filled_once_when_the_object_is_made_are_no_stored_conversation(tmp_path):
+    assert lint_tree(tmp_path, FEW_SHOT_CALLER, "app/llm.py", {"CL501"}) == []
+
+
+def test_a_conversation_spliced_from_stored_turns_is_a_stored_conversation(tmp_path):
+    files = dict(FEW_SHOT_CALLER)
+    files["app/chat.py"] = '''
+        from app.llm import get_llm_response
+
+
+        class Chat:
+            def __init__(self, model):
+                self.model = model
+                self.turns = []
+
+            def send(self, text):
+                reply = get_llm_response(self.model, [{"role": "system", "content": "Be brief."}, *self.turns, {"role": "user", "content": text}])
+                self.turns.append({"role": "user", "content": text})
+                self.turns.append({"role": "assistant", "content": reply})
+                return reply
+    '''
+    found = lint_tree(tmp_path, files, "app/llm.py", {"CL501"})
+    assert [f.row for f in found] == [7]
+    assert "chat.py:10 rebuilds from `self.turns`" in found[0].message
+
+
+def test_a_walk_for_an_archive_or_one_that_skips_the_newer_entries_is_quiet():
+    source = '''
+import json
+
+
+class Conversation:
+    def __init__(self, keep=20):
+        self.messages = []
+        self.round = 0
+        self.keep = keep
+
+    def archive_older(self, path):
+        cutoff = self.round - self.keep
+        with open(path, "a") as f:
+            for m in self.messages:
+                if m["round"] > cutoff:
+                    continue
+                f.write(json.dumps(m) + "\\n")
+
+    def newest(self):
+        cutoff = self.round - self.keep
+        kept = []
+        for m in self.messages:
+            if m["round"] > cutoff:
+                continue
+            kept.append(m)
+        return kept
+'''
+    found = lint(source, {"CL301"})
+    assert found == []
+
+
+def test_a_stub_written_as_a_dict_and_a_walk_by_enumerate_are_reported():
+    source = '''
+def build_messages(history, keep_tool_results=3):
+    out = []
+    n = len(history)
+    for i, m in enumerate(history):
+        if m["role"] == "tool" and i < n - keep_tool_results:
+            out.append({"role": "tool", "content": "[result elided]"})
+        else:
+            out.append(m)
+    return out
+'''
+    found = lint(source, {"CL301"})
+    assert [f.row for f in found] == [5]
+
+
+def test_turns_stamped_with_a_time_under_other_key_names_are_still_a_conversation():
+    source = '''
+import time
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+class Companion:
+    def __init__(self):
+        self.history = []
+
+    def chat(self, text):
+        self.history.append({"sender": "user", "body": text, "sent_at": time.time()})
+        reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system="Be friendly.",
+                                       messages=self.history[-20:])
+        self.history.append({"sender": "assistant", "body": reply.content[0].text, "sent_at": time.time()})
+        return reply
+'''
+    assert [f.row for f in lint(source, {"CL301"})] == [14]
+
+
+def test_tools_a_function_or_its_caller_sorts_are_quiet():
+    sorted_inside = DISCOVERED_TOOLS.replace("        results.append(str(py.resolve()))\n    return results",
+                                             "        results.append(str(py.resolve()))\n    results.sort()\n    return results")
+    assert "results.sort()" in sorted_inside
+    assert lint(sorted_inside, {"CL201"}) == []
+    sorted_by_caller = DISCOVERED_TOOLS + '''
+
+def load_tools(plugins_dir, name):
+    return [load(path) for path in sorted(discover_module_tools(plugins_dir, name))]
+'''
+    assert lint(sorted_by_caller, {"CL201"}) == []
+
+
+def test_a_side_named_by_text_or_a_prompt_built_once_at_import_is_no_counter():
+    source = '''
+ROLES = ["researcher", "writer", "editor"]
+
+
+def build_system_prompt(role: str, step: int) -> str:
+    return f"You are the {role}, stage {step} of a {len(ROLES)}-stage pipeline. " + "Follow the house style. " * 40
+
+
+STAGE_PROMPTS = [build_system_prompt(role, step=i + 1) for i, role in enumerate(ROLES)]
+
+
+def build_game_system_prompt(turn: str) -> str:
+    return f"You play the {turn} pieces for the whole game."
+'''
+    assert lint(source, {"CL101"}) == []
+
+
+def test_a_counter_written_with_percent_or_str_is_reported():
+    source = '''
+BASE = "You are a security assessment agent. " * 40
+
+
+def get_system_prompt(target, current_step=0):
+    return BASE + "\\nTarget: %s\\nCurrent step: %d" % (target, current_step)
+
+
+def build_instructions(target, iteration):
+    return BASE + "\\nIteration " + str(iteration)
+'''
+    assert [f.row for f in lint(source, {"CL101"})] == [5, 9]

@@ -39,8 +39,9 @@ def counters_in_system_builders(ctx: ModuleContext) -> Iterator[BuilderCounter]:
         if not SYSTEM_TEXT_BUILDER.search(function.name.value):
             continue
         params = function.params
-        counters = {p.name.value for p in [*params.params, *params.kwonly_params] if PROGRESS_COUNTER.match(p.name.value)}
-        if not counters:
+        counters = {p.name.value for p in [*params.params, *params.kwonly_params] if PROGRESS_COUNTER.match(p.name.value)
+                    and _a_number(ctx, p)}
+        if not counters or _built_once(ctx, function):
             continue
         for node in descendants(function.body):
             written = None
@@ -50,9 +51,35 @@ def counters_in_system_builders(ctx: ModuleContext) -> Iterator[BuilderCounter]:
                     and isinstance(ctx.parent(node).func, cst.Attribute) and ctx.parent(node).func.attr.value == "format" \
                     and _reads(node.value, counters):
                 written = node.value
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and _text(node.left) \
+                    and any(_reads(n, counters) for n in ([e.value for e in node.right.elements] if isinstance(node.right, cst.Tuple) else [node.right])):
+                written = node.right  # "Current step: %d" % current_step
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "str" and node.args \
+                    and _reads(node.args[0].value, counters) and isinstance(ctx.parent(node), cst.BinaryOperation):
+                written = node  # "Iteration " + str(iteration)
             if written is not None and ctx.enclosing_function(node) is function:
-                yield BuilderCounter(written, next(n for n in sorted(counters) if _reads(written, {n})), function.name.value)
+                named = {n.value for n in [written, *descendants(written)] if isinstance(n, cst.Name)}
+                yield BuilderCounter(written, min(counters & named or counters), function.name.value)
                 break  # one place a builder: the first count it writes changes the prompt from there on
+
+
+def _a_number(ctx: ModuleContext, param: cst.Param) -> bool:
+    """The parameter is a count: annotated `int` (or `Optional[int]`, `int | None`), or not annotated with a text, a
+    mode or another type (`turn: str` is whose turn it is: "white" or "black")."""
+    if param.annotation is None:
+        return not isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    return re.search(r"\bint\b", ctx.code(param.annotation.annotation)) is not None
+
+
+def _built_once(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    """Every call of the builder in this module is at the module's top level (`PROMPTS = [build_system_prompt(role,
+    step=i + 1) for i, role in enumerate(ROLES)]`): built once per process, the count fixed for every request."""
+    calls = ctx.calls_by_name.get(function.name.value, [])
+    return bool(calls) and all(ctx.enclosing_function(call) is None for call in calls)
+
+
+def _text(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _reads(node: cst.CSTNode, names: set[str]) -> bool:

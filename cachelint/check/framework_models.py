@@ -42,5 +42,8 @@ CLAUDE_BY_DEFAULT = frozenset({"strands.models.bedrock.BedrockModel", "strands.m
 CACHE_SWITCH = ("cache_prompt", "cache_tools", "cache_config", "cache_system_prompt", "anthropic_cache_instructions",
                 "anthropic_cache_tool_definitions", "anthropic_cache_messages", "anthropic_cache")
 
+# an agent made with a model string, which names the provider: pydantic-ai's `Agent("anthropic:claude-sonnet-4-5")`
+AGENT_WITH_MODEL_STRING = frozenset({"pydantic_ai.Agent", "pydantic_ai.agent.Agent"})
+
 # the modules they are imported from (a module of the table's shorter names covers its longer ones)
-CLAUDE_MODULES = frozenset(name.rsplit(".", 1)[0] for name in CLAUDE_MODELS | ANY_PROVIDER_MODELS)
+CLAUDE_MODULES = frozenset(name.rsplit(".", 1)[0] for name in CLAUDE_MODELS | ANY_PROVIDER_MODELS | AGENT_WITH_MODEL_STRING)

@@ -133,7 +133,7 @@ CHAIN_CAP = Needs(re.compile(r"\bwhile\b[^\n]*\blen\(\w*(?:messages|msgs|history
 CONTEXT_EDIT = Needs(re.compile(r"clear_tool_uses_"), ("clear_tool_uses_",))
 # a point that moves with the conversation: `self.round - self.len_observations`, `curr_step - idx`, `n - self.RECENT`
 # (history.aged_out: the entries older than it dropped or stubbed out)
-MOVING_CUTOFF = Needs(re.compile(r"(?:\w*(?:round|step|turn|iteration)|len\([^()\n]*\))\s*-\s*(?:self\.)?[A-Za-z_]\w*|\bn - (?:self\.)?[A-Za-z_]"),
+MOVING_CUTOFF = Needs(re.compile(r"(?:(?<!\w)\w*(?:round|step|turn|iteration)|len\([^()\n]*\))\s*-\s*(?:self\.)?[A-Za-z_]\w*|\bn - (?:self\.)?[A-Za-z_]"),
                       ("round", "step", "turn", "iteration", "len(", "n - "))
 
 # `enable_tools=enable_tools and loops <= self.max_loops` (dropped_tools.tools_flag_off_past_a_limit); `current_tools =

@@ -119,16 +119,20 @@ def _seeds(ctx: ModuleContext, window: cst.Subscript, loop: cst.For) -> bool:
 
 def _rewrites(ctx: ModuleContext) -> Iterator[Rewrite]:
     seen: set[int] = set()
+    judged: list[cst.CSTNode] = []
     for node, function in _candidates(ctx):
         found = _judge(ctx, function, node)
         if found is not None:
             statement = ctx.statement_of(found.node)
             if id(statement) not in seen:
                 seen.add(id(statement))
+                judged.append(found.node)
                 yield found
     for loop in ctx.nodes(cst.For):
         function = ctx.enclosing_function(loop)
-        found = _aged_out(ctx, function, loop) if function is not None else None
+        if function is None or any(ctx.contains(loop, node) for node in judged):
+            continue  # an edit inside the walk is already reported (`short["content"] = "(omitted)"`): one place to fix
+        found = _aged_out(ctx, function, loop)
         if found is not None and id(ctx.statement_of(found.node)) not in seen:
             seen.add(id(ctx.statement_of(found.node)))
             yield found
@@ -803,6 +807,14 @@ MESSAGE_KEYS = frozenset({"role", "content", "text", "parts", "messages", "messa
 
 
 def _read_as_records(ctx: ModuleContext, name: str) -> bool:
+    """`_records_read`, worked out once per module and name."""
+    memo = ctx.memo.setdefault("read_as_records", {})
+    if name not in memo:
+        memo[name] = _records_read(ctx, name)
+    return memo[name]
+
+
+def _records_read(ctx: ModuleContext, name: str) -> bool:
     """The module walks the list (`for run in reversed(runs):`) and reads its items only by keys no message has, two
     or more of them (`run["summary"]`, `run["timestamp"]`, `run["results"]`): a list of records (a CI script's
     validation runs kept for a trend report), not a conversation's turns."""
@@ -874,10 +886,8 @@ def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
     (tool_name, args_hash, success))`) or a value named for a record (`history.append(call_hash)`): the list keeps
     records for the code, not turns of a conversation."""
     code = ctx.code(target)
-    appended = [c.args[0].value for c in ctx.calls_by_name.get("append", [])
-                if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
-    extended = [c.args[0].value for c in ctx.calls_by_name.get("extend", [])
-                if isinstance(c.func, cst.Attribute) and c.args and ctx.code(c.func.value) == code]
+    appended = _added_to(ctx, "append").get(code, [])
+    extended = _added_to(ctx, "extend").get(code, [])
     # an extend by an earlier list of the same kind (`history.extend(previous["history"][-8:])`) adds no other kind
     # of entry: the appends say what the list holds
     carried = [v for v in extended if HISTORY_NAME.search(_last_name(v.value if isinstance(v, cst.Subscript) else v) or "")]
@@ -887,9 +897,23 @@ def _holds_records(ctx: ModuleContext, target: cst.BaseExpression) -> bool:
 
 # what an agent's step is read by: the next prompt shows it
 STEP_KEYS = frozenset({"action", "observation", "thought", "result", "reflection", "feedback", "tool", "tool_input", "tool_output",
-                       "args", "arguments", "step", "reasoning", "plan", "summary", "reply", "request", "error", "code", "output"})
+                       "args", "arguments", "step", "reasoning", "plan", "summary", "reply", "request", "error", "code", "output",
+                       # and a chat message under other names: who sent it and what it says
+                       "sender", "author", "speaker", "from", "who", "by", "body", "msg", "utterance", "said", "says"})
 # a record's stamp: when it was made
 RECORD_STAMP = re.compile(r"_at$|^(?:time|date|when|created|updated|applied|recorded)(?:_|$)")
+
+
+def _added_to(ctx: ModuleContext, method: str) -> dict[str, list[cst.BaseExpression]]:
+    """What the module's `X.append(v)` (or `X.extend(v)`) calls add, by the code of `X`: indexed once per module."""
+    memo = ctx.memo.setdefault("added_to", {})
+    if method not in memo:
+        index: dict[str, list[cst.BaseExpression]] = {}
+        for call in ctx.calls_by_name.get(method, []):
+            if isinstance(call.func, cst.Attribute) and call.args:
+                index.setdefault(ctx.code(call.func.value), []).append(call.args[0].value)
+        memo[method] = index
+    return memo[method]
 
 
 def _kept_in_records(ctx: ModuleContext, node: cst.Subscript) -> bool:
@@ -910,6 +934,8 @@ def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
         # and stamped with when or which (`applied_at`, `timestamp`, `id`); an agent's step (`{"action": ...,
         # "observation": ...}`) is text the next prompt shows
         keys = [string_value(e.key) for e in value.elements if isinstance(e, cst.DictElement)]
+        if any(string_value(e.value) in ROLE_WORDS for e in value.elements if isinstance(e, cst.DictElement)):
+            return False  # {"who": "user", ...}: a turn, whatever its keys are called
         return len(keys) >= 2 and len(keys) == len(value.elements) and all(k is not None and k not in MESSAGE_KEYS | STEP_KEYS for k in keys) \
             and any(RECORD_STAMP.search(k) or BOOKKEEPING_VALUE.search(k) for k in keys if k is not None)
     if isinstance(value, cst.Tuple):
@@ -1945,54 +1971,115 @@ def _aged_out(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> R
     trunc_before: continue`; `if curr_step - idx > last_observation_step: prompt += "<Done>"`; `recent_start = max(0,
     n - RECENT) ; for i in range(recent_start): history[i] = truncate(history[i])`. Each turn moves the cut one entry
     on, so an entry sent in full by earlier requests is sent changed (or not at all) by the next: the cached prefix
-    ends there."""
-    history, element = _walked_history(ctx, function, loop)
+    ends there. Only a walk whose result the function hands back (returned or yielded) or sends, and not one for a
+    screen or a log (`print_recent`, `render_html`)."""
+    ranged = isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "range"
+    branches = [n for n in descendants(loop.body) if isinstance(n, cst.If)]
+    if not branches and not ranged:
+        return None  # cheap: most loops have neither
+    cutoffs = _moving_cutoffs(ctx, function)
+    tests = [c for b in branches for c in descendants(b.test) if isinstance(c, cst.Comparison)
+             and (_uses(c, cutoffs) or any(_moving(ctx, n) for n in descendants(c) if isinstance(n, cst.BinaryOperation)))]
+    bounded = ranged and len(loop.iter.args) in (1, 2) and (_uses(loop.iter.args[-1].value, cutoffs) or _moving(ctx, loop.iter.args[-1].value))
+    if not tests and not bounded:
+        return None  # no point that moves with the conversation: judged before the history is looked for
+    memo = ctx.memo.setdefault("aged_out_functions", {})
+    if id(function) not in memo:  # once per function: a function of many loops asks it of each
+        sends = _sends_in(function)
+        memo[id(function)] = (sends or not (SIDE_TASK.search(function.name.value) or VIEW_TASK.search(function.name.value))) \
+            and (sends or _hands_back(function))
+    if not memo[id(function)]:
+        return None  # a view for a screen, a log or an archive, or a walk whose result the function neither hands back nor sends
+    history, walked = _walked_history(ctx, function, loop)
     if history is None:
         return None
-    cutoffs = _moving_cutoffs(ctx, function)
-    walked = {element} if element else set()
-    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "range" and len(loop.iter.args) in (1, 2) \
-            and (_uses(loop.iter.args[-1].value, cutoffs) or _moving(ctx, loop.iter.args[-1].value)):
+    if bounded:
         # for i in range(recent_start): the older part alone, each entry rewritten
         if any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Subscript) and ctx.code(t.target.value) == ctx.code(history)
                                                  for t in n.targets) for n in descendants(loop.body)):
             return Rewrite(loop, ctx.code(history), AGED_OUT)
         return None
-    for branch in (n for n in descendants(loop.body) if isinstance(n, cst.If)):
-        tests = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and _uses(c, walked)
-                 and (_uses(c, cutoffs) or any(_moving(ctx, b) for b in descendants(c) if isinstance(b, cst.BinaryOperation)))]
-        if not tests:
+    for branch in branches:
+        older = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and _uses(c, walked)
+                 and _older_side(ctx, c, walked, cutoffs)]
+        if not older:
             continue
         inside = list(descendants(branch.body))
         skipped = any(isinstance(n, cst.Continue) for n in inside)
         stubbed = any((isinstance(n, cst.AugAssign) and isinstance(n.value, (cst.SimpleString, cst.ConcatenatedString)))  # += "<Done>"
-                      or (isinstance(n, cst.Yield) and isinstance(n.value, cst.Call))  # yield replace(m, tool_data=None)
-                      or (isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)
+                      or (isinstance(n, cst.Yield) and isinstance(n.value, (cst.Call, cst.Dict)))  # yield replace(m, tool_data=None)
+                      or (isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Dict))
                           and any(isinstance(t.target, cst.Subscript) for t in n.targets))  # history[i] = stub(history[i])
                       or (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "insert")
-                          and n.args and isinstance(n.args[-1].value, cst.Call))  # kept.append(Stub(m))
+                          and n.args and isinstance(n.args[-1].value, (cst.Call, cst.Dict)))  # kept.append(Stub(m)), {"content": "[elided]"}
                       for n in inside)
         if skipped or stubbed:
             return Rewrite(branch, ctx.code(history), AGED_OUT)
     return None
 
 
-def _walked_history(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> tuple[cst.BaseExpression | None, str | None]:
-    """The history a loop walks and the name of what it walks by: `for m in self.all_messages` (m), `for idx in
-    range(...)` reading `self.history_steps[idx]` (idx)."""
-    if not isinstance(loop.target, cst.Name):
-        return None, None
+# a walk for a screen, a file or an archive, not for a request
+VIEW_TASK = re.compile(r"(?:^|_)(?:print|show|render|html|archive|export|dump|save|write|format_for)(?:$|_)", re.I)
+
+
+def _hands_back(function: cst.FunctionDef) -> bool:
+    """The function returns a value or yields: what it builds goes on to its caller."""
+    return any((isinstance(n, cst.Return) and n.value is not None) or isinstance(n, cst.Yield) for n in descendants(function.body))
+
+
+def _older_side(ctx: ModuleContext, test: cst.Comparison, walked: set[str], cutoffs: set[str]) -> bool:
+    """The comparison holds for the entries older than the moving point: `m.index <= trunc_before`, `cutoff > m.turn`,
+    `curr_step - idx > keep` (the entry's age past the window); not `m["round"] > cutoff` (the newer ones)."""
+    if len(test.comparisons) != 1:
+        return False
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    less = isinstance(operator, (cst.LessThan, cst.LessThanEqual))
+    greater = isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual))
+
+    def age(node: cst.BaseExpression) -> bool:  # curr_step - idx: how far back the entry is
+        return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract) and _uses(node.right, walked) \
+            and not _uses(node.left, walked)
+
+    def point(node: cst.BaseExpression) -> bool:
+        return _uses(node, cutoffs) or _moving(ctx, node)
+
+    if age(test.left):
+        return greater
+    if age(right):
+        return less
+    if _uses(test.left, walked) and point(right) and not _uses(right, walked):
+        return less
+    if point(test.left) and not _uses(test.left, walked) and _uses(right, walked):
+        return greater
+    return False
+
+
+def _walked_history(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> tuple[cst.BaseExpression | None, set[str]]:
+    """The history a loop walks and the names it walks it by: `for m in self.all_messages` (m), `for i, m in
+    enumerate(history)` (i and m), `for idx in range(...)` reading `self.history_steps[idx]` (idx)."""
+    names = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)} if isinstance(loop.target, (cst.Name, cst.Tuple)) else set()
+    if not names:
+        return None, set()
     iterated = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) in ("enumerate", "reversed", "list") \
         and loop.iter.args else loop.iter
-    if isinstance(iterated, (cst.Name, cst.Attribute)) and _is_history(ctx, function, iterated):
-        return iterated, loop.target.value
-    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "range":
+    if isinstance(iterated, (cst.Name, cst.Attribute)) and _is_history_once(ctx, function, iterated):
+        return iterated, names
+    if isinstance(loop.iter, cst.Call) and _last_name(loop.iter.func) == "range" and isinstance(loop.target, cst.Name):
         for n in descendants(loop.body):
             if isinstance(n, cst.Subscript) and isinstance(n.value, (cst.Name, cst.Attribute)) and len(n.slice) == 1 \
                     and isinstance(n.slice[0].slice, cst.Index) and ctx.code(n.slice[0].slice.value) == loop.target.value \
-                    and _is_history(ctx, function, n.value):
-                return n.value, loop.target.value
-    return None, None
+                    and _is_history_once(ctx, function, n.value):
+                return n.value, names
+    return None, set()
+
+
+def _is_history_once(ctx: ModuleContext, function: cst.FunctionDef, target: cst.BaseExpression) -> bool:
+    """`_is_history`, asked once per function and list (it reads every append of the module)."""
+    memo = ctx.memo.setdefault("is_history", {})
+    key = (id(function), ctx.code(target))
+    if key not in memo:
+        memo[key] = _is_history(ctx, function, target)
+    return memo[key]
 
 
 def _moving(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
@@ -2010,12 +2097,13 @@ def _moving(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
 
 
 def _moving_cutoffs(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
-    """The names the function binds to a moving point (`_moving`)."""
-    found: set[str] = set()
-    for n in descendants(function.body):
-        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and _moving(ctx, n.value):
-            found.add(n.targets[0].target.value)
-    return found
+    """The names the function binds to a moving point (`_moving`), worked out once per function."""
+    memo = ctx.memo.setdefault("moving_cutoffs", {})
+    if id(function) not in memo:
+        memo[id(function)] = {n.targets[0].target.value for n in descendants(function.body)
+                              if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+                              and _moving(ctx, n.value)}
+    return memo[id(function)]
 
 
 def _past_the_count(test: cst.Comparison, counters: set[str]) -> bool:

@@ -346,11 +346,35 @@ def _tools_added(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Call, 
 
 def _collected_and_returned(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> bool:
     """The loop appends to a list that its function returns, unsorted: a function named for the tools it finds hands
-    them back in the listing's order."""
+    them back in the listing's order. Not where the function sorts the list (`results.sort()`), nor where a caller
+    in the tree sorts what it hands back (`sorted(discover_tools(d))`)."""
     collected = {ctx.code(n.func.value) for n in descendants(loop.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                  and n.func.attr.value in ("append", "extend") and isinstance(n.func.value, cst.Name)}
-    return any(isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in collected
-               and ctx.enclosing_function(n) is function for n in descendants(function.body))
+    returned = {n.value.value for n in descendants(function.body) if isinstance(n, cst.Return) and isinstance(n.value, cst.Name)
+                and n.value.value in collected and ctx.enclosing_function(n) is function}
+    if not returned:
+        return False
+    body = ctx.code(function.body)
+    if any(re.search(rf"\b{re.escape(name)}\.sort\(|\b{re.escape(name)}\s*=\s*sorted\(", body) for name in returned):
+        return False
+    return not _sorted_by_a_caller(ctx, function.name.value)
+
+
+def _sorted_by_a_caller(ctx: ModuleContext, name: str) -> bool:
+    """A caller in this module or another of the tree sorts what `name` hands back: `sorted(discover_tools(d))`."""
+    from cachelint.check.static_prefix import caller_files
+
+    wrapped = re.compile(rf"\bsorted\(\s*(?:[\w.]+\.)?{re.escape(name)}\(")
+    if wrapped.search(ctx.source):
+        return True
+    for path in caller_files(ctx.filename, name):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as file:
+                if wrapped.search(file.read()):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _registry_sorted(ctx: ModuleContext, loader: str) -> bool:

@@ -266,16 +266,18 @@ def bound_afresh(ctx: ModuleContext, function: cst.FunctionDef, attribute: str) 
 
 
 def _grown_by_its_class(ctx: ModuleContext, call: cst.Call, attribute: str) -> bool:
-    """The class of the method that makes `call` appends to `self.<attribute>` in a method that is not `__init__`."""
+    """The class of the method that makes `call` appends to `self.<attribute>` (or to an entry of it,
+    `self.messages[KEY].append(...)`) in a method that does not set the object up (`__init__`, `setup`, `load_...`):
+    a list that grows while the object is used, not one filled once."""
+    from cachelint.check.class_state import SETUP
+
     cls = ctx.enclosing(call, (cst.ClassDef,))
     if not isinstance(cls, cst.ClassDef):
         return False
     for node in descendants(cls):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in LIST_GROWERS:
-            target = node.func.value
             owner = ctx.enclosing_function(node)
-            if isinstance(target, cst.Attribute) and target.attr.value == attribute and isinstance(target.value, cst.Name) \
-                    and target.value.value == "self" and owner is not None and owner.name.value != "__init__":
+            if _self_root(node.func.value) == attribute and owner is not None and not SETUP.match(owner.name.value):
                 return True
     return False
 
@@ -295,7 +297,6 @@ def stored_conversation_callers(ctx: ModuleContext, site: CallSite) -> StoredCon
     import os
     from pathlib import Path
 
-    from cachelint.check import tree
     from cachelint.check.project import module_context
     from cachelint.check.static_prefix import caller_files, forwarded_history
 
@@ -317,12 +318,10 @@ def stored_conversation_callers(ctx: ModuleContext, site: CallSite) -> StoredCon
         for call in other.calls_by_name.get(function.name.value, [])[:MAX_CALLS]:
             value = argument_for(call, forwarded.param, index)
             caller = other.enclosing_function(call)
-            if not isinstance(value, cst.Name) or caller is None:
+            if value is None or caller is None:
                 continue
-            cls = other.enclosing(caller, (cst.ClassDef,))
-            if not isinstance(cls, cst.ClassDef):
-                continue
-            stored = next((attr for attr in _rebuilt_from(caller, value.value) if _appended_in(cls, attr)), None)
+            made = _rebuilt_from(caller, value.value) if isinstance(value, cst.Name) else _made_of_stored(value)
+            stored = next((attr for attr in made if _grown_by_its_class(other, call, attr)), None)
             if stored is not None:
                 where = os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.filename))) if path != ctx.filename else os.path.basename(path)
                 return StoredConversation(f"{where}:{other.span(call).row}", f"self.{stored}")
@@ -331,12 +330,16 @@ def stored_conversation_callers(ctx: ModuleContext, site: CallSite) -> StoredCon
 
 def _rebuilt_from(function: cst.FunctionDef, name: str) -> list[str]:
     """The attributes of `self` whose entries a loop of the function appends to the list `name` (`for i in
-    range(len(self.messages[KEY])): messages.append({... self.messages[KEY][i] ...})`), or that it extends the list
-    with (`messages.extend(self.turns)`)."""
+    range(len(self.messages[KEY])): messages.append({... self.messages[KEY][i] ...})`), that it extends the list
+    with (`messages.extend(self.turns)`), or that the list is made of (`[system, *self.turns, user]`,
+    `[system] + self.turns + [user]`)."""
     found: list[str] = []
     for node in descendants(function.body):
         sources: list[cst.CSTNode] = []
-        if isinstance(node, cst.For):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value == name:
+            found += _made_of_stored(node.value)
+        elif isinstance(node, cst.For):
             grows = [n for n in descendants(node.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                      and n.func.attr.value in LIST_GROWERS and isinstance(n.func.value, cst.Name) and n.func.value.value == name]
             sources = [node.iter, *(a.value for g in grows for a in g.args)] if grows else []
@@ -347,16 +350,23 @@ def _rebuilt_from(function: cst.FunctionDef, name: str) -> list[str]:
     return found
 
 
+def _made_of_stored(value: cst.BaseExpression) -> list[str]:
+    """The attributes of `self` a list is made of: `[system, *self.turns, user]`, `[system] + self.turns + [user]`."""
+    parts = [e.value for e in value.elements if isinstance(e, cst.StarredElement)] if isinstance(value, cst.List) else _added_operands(value)
+    return [root for part in parts if (root := _self_root(part)) is not None]
+
+
+def _added_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of `a + b + c`."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return [*_added_operands(node.left), *_added_operands(node.right)]
+    return [node]
+
+
 def _self_root(node: cst.CSTNode) -> str | None:
     """`history` of `self.history`, `self.history[KEY]`, `self.history[KEY][i]`."""
+    from cachelint.check.static_prefix import _self_attribute
+
     while isinstance(node, cst.Subscript):
         node = node.value
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return node.attr.value
-    return None
-
-
-def _appended_in(cls: cst.ClassDef, stored: str) -> bool:
-    """Some method of the class adds to `self.<stored>` (or to an entry of it) in place."""
-    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in LIST_GROWERS
-               and _self_root(n.func.value) == stored for n in descendants(cls))
+    return _self_attribute(node) if isinstance(node, cst.BaseExpression) else None

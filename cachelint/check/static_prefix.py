@@ -53,9 +53,13 @@ _CALLER_FILES: dict[tuple[str, str], tuple[float, list[str]]] = {}
 # (an HTTP `Cache-Control` header kept in a variable named cache_control is none)
 BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{|prompt_caching|cache_breakpoint|cachePoint|cache_point"""
                               r"|\bcache_control_injection_points\b"  # litellm adds the breakpoints it is told where
-                              # a framework model's own switch: strands `cache_prompt=` / `cache_tools=`, agno
-                              # `cache_system_prompt=`, pydantic-ai's `anthropic_cache_*` settings
-                              r"""|\b(?:cache_prompt|cache_tools|cache_system_prompt)\b["']?\s*[=:]|\banthropic_cache_\w+""")
+                              # an agent SDK's own switch, turned on: strands `cache_prompt="default"` / `cache_tools="default"` /
+                              # `cache_config=CacheConfig(...)`, agno `cache_system_prompt=True`, pydantic-ai's
+                              # `anthropic_cache_instructions=True` settings and its `CachePoint()` (not llama.cpp's
+                              # `"cache_prompt": True`, a `self.cache_tools = {}` or an `anthropic_cache_dir`)
+                              r"""|\b(?:cache_prompt|cache_tools)\s*=\s*["']default["']|\bcache_config\s*=\s*CacheConfig\("""
+                              r"""|\bcache_system_prompt\s*=\s*True|\banthropic_cache_(?:instructions|tool_definitions|messages)\b["']?\s*[=:]\s*(?!False)"""
+                              r"""|\bCachePoint\(""")
 
 
 def tree_sets_breakpoints(filename: str) -> bool:
