@@ -13,7 +13,10 @@ from cachelint.rules.base import Invalid, Report, Rule
 from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.gate import opened_alone
-from cachelint.check.framework_models import AGENT_WITH_MODEL_STRING, ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS
+from cachelint.check.framework_models import (
+    AGENT_WITH_MODEL_STRING, ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS, MODEL_KEYWORDS, PYDANTIC_CLAUDE,
+    caching_advice,
+)
 from cachelint.check.module import called_name, descendants, names_in
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.sender_calls import bound_afresh
@@ -23,6 +26,7 @@ from cachelint.check.renderers import SYSTEM_NAME
 from cachelint.check.class_state import grown_attributes, method_of
 from cachelint.check.static_prefix import (
     CLAUDE_MODEL,
+    KEPT_HISTORY_ATTRIBUTE,
     callers_system_text,
     conversation_loops,
     converter_marks,
@@ -1033,7 +1037,7 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
         return _object_conversation(ctx, cls, values[0], depth + 1) if len(values) == 1 else None
     for node in [history, *descendants(history)]:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
-                and HISTORY_ATTRIBUTE.search(node.attr.value) and not LOG_NAME.match(node.attr.value):
+                and KEPT_HISTORY_ATTRIBUTE.search(node.attr.value) and not LOG_NAME.match(node.attr.value):
             parent = ctx.parent(node)
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return node.attr.value
@@ -1048,11 +1052,7 @@ def _object_conversation(ctx, cls, history, depth: int = 0):
     return None
 
 
-# (words may lead it: `self.outgoing_messages`, `self.current_chat_messages`, `self.chatHistory`; not a log's or a
-# screen's lines, history.LOG_NAME, nor an outbox sent once and emptied: `self.pending_messages`)
-HISTORY_ATTRIBUTE = re.compile(r"^_?(?!(?:pending|queued|unsent|new|outbox|buffered|incoming|received|printed|shown)_)(?:[a-z]+_){0,2}"
-                               r"(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$"
-                               r"|^_?[a-z]+(?:History|Messages)$")
+
 
 
 def _unsent_payloads(analysis, reported: set[int]):
@@ -1144,7 +1144,7 @@ def _framework_models(analysis):
         what = f"runs the Claude model this project is set up with (`{configured}`)" if configured else "is a Claude model of this code"
         yield Report(asked or call, f"`{short}(...)` ({name.split('.')[0]}){made} {what}, and no file of this project sets "
                      "a cache_control breakpoint: the framework sends every prompt through it without one, so nothing is read "
-                     "from cache and each request prefills its whole prompt again; " + _switch_advice(name), confidence="likely")
+                     "from cache and each request prefills its whole prompt again; " + caching_advice(name), confidence="likely")
 
 
 def _model_text(ctx, given) -> str | None:
@@ -1158,32 +1158,7 @@ def _model_text(ctx, given) -> str | None:
     return string_value(given)
 
 
-# pydantic-ai's Agent made with a model string: "anthropic:claude-sonnet-4-5", "bedrock:us.anthropic.claude-..."
-PYDANTIC_CLAUDE = re.compile(r"^(?:anthropic|bedrock|google-vertex):.*claude-(?!2|instant)", re.I)
 FRAMEWORK_MODELS = CLAUDE_MODELS | ANY_PROVIDER_MODELS | AGENT_WITH_MODEL_STRING
-
-
-def _switch_advice(name: str) -> str:
-    """How the framework that makes `name` is told to set the breakpoints itself."""
-    short = name.rsplit(".", 1)[-1]
-    package = name.split(".")[0]
-    if package == "strands" and short == "BedrockModel":
-        return 'make it with `cache_config=CacheConfig(strategy="auto")` (or put a cachePoint block after the system prompt)'
-    if package == "strands" and short == "LiteLLMModel":
-        return 'pass `cache_control_injection_points` in its params (`[{"location": "message", "role": "system"}]`)'
-    if package == "strands":
-        return 'give the agent its system prompt as content blocks with a `{"cachePoint": {"type": "default"}}` block after them'
-    if package == "agno":
-        return "make it with `cache_system_prompt=True`"
-    if package == "pydantic_ai":
-        return "turn on `anthropic_cache_instructions` (and `anthropic_cache_tool_definitions`) in its model settings"
-    if package == "autogen_ext":
-        return "this client sets no breakpoint of its own: send the long prefix through a client that marks it with cache_control"
-    return "mark the static prefix (the system prompt, or the last message) with cache_control"
-
-
-# the keywords a framework model is told its model with
-MODEL_KEYWORDS = ("model", "model_name", "model_id", "id")
 
 
 def _claude_through(ctx, name: str, given, model: str | None, unpacked: bool = False) -> bool:

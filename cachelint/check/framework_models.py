@@ -1,10 +1,12 @@
 """The frameworks' Claude chat models: classes an app makes to talk to Anthropic through a framework.
 
 One table for both the gate (which modules may make one) and CL501 (a model made in a tree that sets no
-breakpoint anywhere).
+breakpoint anywhere), with what each framework is told to cache with.
 """
 
 from __future__ import annotations
+
+import re
 
 CLAUDE_MODELS = frozenset({
     "llama_index.llms.anthropic.Anthropic", "llama_index.llms.anthropic.base.Anthropic",
@@ -47,3 +49,29 @@ AGENT_WITH_MODEL_STRING = frozenset({"pydantic_ai.Agent", "pydantic_ai.agent.Age
 
 # the modules they are imported from (a module of the table's shorter names covers its longer ones)
 CLAUDE_MODULES = frozenset(name.rsplit(".", 1)[0] for name in CLAUDE_MODELS | ANY_PROVIDER_MODELS | AGENT_WITH_MODEL_STRING)
+
+# the keywords a framework model is told its model with
+MODEL_KEYWORDS = ("model", "model_name", "model_id", "id")
+
+# pydantic-ai's Agent made with a model string: "anthropic:claude-sonnet-4-5", "bedrock:us.anthropic.claude-..."
+PYDANTIC_CLAUDE = re.compile(r"^(?:anthropic|bedrock|google-vertex):.*claude-(?!2|instant)", re.I)
+
+
+def caching_advice(name: str) -> str:
+    """How the framework that makes the model `name` (a qualified name of the tables above) is told to set the
+    breakpoints itself."""
+    short = name.rsplit(".", 1)[-1]
+    package = name.split(".")[0]
+    if package == "strands" and short == "BedrockModel":
+        return 'make it with `cache_config=CacheConfig(strategy="auto")` (or put a cachePoint block after the system prompt)'
+    if package == "strands" and short == "LiteLLMModel":
+        return 'pass `cache_control_injection_points` in its params (`[{"location": "message", "role": "system"}]`)'
+    if package == "strands":
+        return 'give the agent its system prompt as content blocks with a `{"cachePoint": {"type": "default"}}` block after them'
+    if package == "agno":
+        return "make it with `cache_system_prompt=True`"
+    if package == "pydantic_ai":
+        return "turn on `anthropic_cache_instructions` (and `anthropic_cache_tool_definitions`) in its model settings"
+    if package == "autogen_ext":
+        return "this client sets no breakpoint of its own: send the long prefix through a client that marks it with cache_control"
+    return "mark the static prefix (the system prompt, or the last message) with cache_control"

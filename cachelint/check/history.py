@@ -930,9 +930,8 @@ def _a_record(ctx: ModuleContext, value: cst.BaseExpression) -> bool:
     (`entry: LimitChangeRecord = (time.time(), name, old, new)`) too."""
     if isinstance(value, cst.Dict):
         # `{"applied_at": ..., "origin": ..., "payload": ...}`: a record of the code's own, keyed by nothing a message
-        # is read by (a role, a content, a text, a question ...)
-        # and stamped with when or which (`applied_at`, `timestamp`, `id`); an agent's step (`{"action": ...,
-        # "observation": ...}`) is text the next prompt shows
+        # or an agent's step is read by (a role, a content, an observation, a sender ...) and stamped with when or
+        # which (`applied_at`, `timestamp`, `id`)
         keys = [string_value(e.key) for e in value.elements if isinstance(e, cst.DictElement)]
         if any(string_value(e.value) in ROLE_WORDS for e in value.elements if isinstance(e, cst.DictElement)):
             return False  # {"who": "user", ...}: a turn, whatever its keys are called

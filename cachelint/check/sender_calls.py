@@ -365,8 +365,8 @@ def _added_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def _self_root(node: cst.CSTNode) -> str | None:
     """`history` of `self.history`, `self.history[KEY]`, `self.history[KEY][i]`."""
-    from cachelint.check.static_prefix import _self_attribute
+    from cachelint.check.static_prefix import self_attribute
 
     while isinstance(node, cst.Subscript):
         node = node.value
-    return _self_attribute(node) if isinstance(node, cst.BaseExpression) else None
+    return self_attribute(node) if isinstance(node, cst.BaseExpression) else None

@@ -689,6 +689,12 @@ def serializer_marks_cache(filename: str) -> bool:
 # --- a conversation object of the tree sent as the history ----------------------------------------------------
 
 HISTORY_ATTRIBUTE = re.compile(r"^_?(?:messages|history|turns|conversation|chat_history|message_history)$")
+# a conversation kept on an object, by a wider reading of its name (CL501's chat model classes): words may lead it
+# (`self.outgoing_messages`, `self.current_chat_messages`, `self.chatHistory`), but not an outbox sent once and emptied
+# (`self.pending_messages`); a log's or a screen's lines are history.LOG_NAME's
+KEPT_HISTORY_ATTRIBUTE = re.compile(r"^_?(?!(?:pending|queued|unsent|new|outbox|buffered|incoming|received|printed|shown)_)(?:[a-z]+_){0,2}"
+                                    r"(?:history|messages|chat_history|conversation|conversation_history|message_history|msgs|dialog|dialogue)$"
+                                    r"|^_?[a-z]+(?:History|Messages)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -746,15 +752,16 @@ def _restarted(function: cst.FunctionDef, attribute: str) -> bool:
     for node in statements:
         node = node.value if isinstance(node, cst.Expr) else node
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "clear" \
-                and _self_attribute(node.func.value) == attribute:
+                and self_attribute(node.func.value) == attribute:
             return True
         if isinstance(node, cst.Assign) and isinstance(node.value, cst.List) and not node.value.elements \
-                and any(_self_attribute(t.target) == attribute for t in node.targets):
+                and any(self_attribute(t.target) == attribute for t in node.targets):
             return True
     return False
 
 
-def _self_attribute(expr: cst.BaseExpression) -> str | None:
+def self_attribute(expr: cst.BaseExpression) -> str | None:
+    """`name` of `self.name`, else None."""
     return expr.attr.value if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" else None
 
 
