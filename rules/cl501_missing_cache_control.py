@@ -129,8 +129,9 @@ bare `_` that changes nothing the request reads (n samples of one request), is a
   a model that is not written at the call in a project that sets a Claude model (also as the model a model object is
   made with, `LLM("claude-3-5-sonnet-20241022", temperature=0.3)`) and no breakpoint anywhere.
 Breakpoints that a module sets only behind a switch named for caching (`if self.config.automatic_prompt_caching:`),
-which the tree declares off (`automatic_prompt_caching: bool = False`) and no file of it outside the tests turns on, are
-reported at that switch (`likely`): every request goes out without one.
+which the tree declares off (`automatic_prompt_caching: bool = False`) and no file of it outside the tests turns on or
+hands on with another value (`use_cache=message.cache`), are reported at that switch (`likely`) where the function sets
+no breakpoint outside such switches: every request goes out without one.
 Claude on Amazon Bedrock counts too: an InvokeModel request whose body is an Anthropic Messages body
 (`client.invoke_model(modelId="anthropic.claude-...", body=json.dumps({"anthropic_version": ..., "messages": ...}))`),
 and a Converse request (`client.converse(modelId=..., system=[...], messages=...)`) to a Claude model id, where a

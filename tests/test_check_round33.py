@@ -712,3 +712,30 @@ def build_instructions(target, iteration):
     return BASE + "\\nIteration " + str(iteration)
 '''
     assert [f.row for f in lint(source, {"CL101"})] == [5, 9]
+
+
+def test_a_switch_handed_on_with_a_value_or_beside_a_breakpoint_that_is_on_is_quiet(tmp_path):
+    handed = {
+        "app/serializer.py": '''
+            class Serializer:
+                @staticmethod
+                def serialize(content, use_cache: bool = False):
+                    if use_cache:
+                        return [{"type": "text", "text": content, "cache_control": {"type": "ephemeral"}}]
+                    return content
+        ''',
+        "app/agent.py": '''
+            from app.serializer import Serializer
+
+
+            def to_anthropic(message):
+                return Serializer.serialize(message.content, use_cache=message.cache)
+        ''',
+    }
+    assert lint_tree(tmp_path / "a", handed, "app/serializer.py", {"CL501"}) == []
+    beside = dict(OFF_SWITCH)
+    beside["kiln/litellm_adapter.py"] = OFF_SWITCH["kiln/litellm_adapter.py"].replace(
+        "                if self.base_adapter_config.automatic_prompt_caching:",
+        '                completion_kwargs["tools"][-1]["cache_control"] = {"type": "ephemeral"}\n'
+        "                if self.base_adapter_config.automatic_prompt_caching:")
+    assert lint_tree(tmp_path / "b", beside, "kiln/litellm_adapter.py", {"CL501"}) == []

@@ -7,7 +7,9 @@ the project goes out without a breakpoint unless a user finds the switch. Found 
   (a `cache_control` key or keyword, `cache_control_injection_points`, a Bedrock `cachePoint`);
 - the switch is declared off in the tree (`automatic_prompt_caching: bool = False`, a parameter's `=False`, an
   assignment of `False`), and no .py file of the tree outside the tests turns it on (`=True`, `: True`,
-  `"name": True`).
+  `"name": True`) or hands it on with another value (`use_cache=message.cache`);
+- the function sets no breakpoint outside such switches (a tools breakpoint under a switch that is on by default
+  marks its requests).
 """
 
 from __future__ import annotations
@@ -36,13 +38,30 @@ class OffSwitch:
 def breakpoints_behind_off_switches(ctx: ModuleContext) -> Iterator[OffSwitch]:
     if not BREAKPOINT.search(ctx.source):
         return
+    found: list[OffSwitch] = []
     for branch in ctx.nodes(cst.If):
         switch = _switch(branch.test)
         if switch is None or not BREAKPOINT.search(ctx.code(branch.body)):
             continue
         declared = _declared_off(ctx.filename, switch)
         if declared is not None:
-            yield OffSwitch(branch, switch, declared)
+            found.append(OffSwitch(branch, switch, declared))
+    for off in found:
+        if not _marked_otherwise(ctx, off.node, [other.node for other in found]):
+            yield off
+
+
+def _marked_otherwise(ctx: ModuleContext, branch: cst.If, off: list[cst.If]) -> bool:
+    """The function also sets a breakpoint outside every switch that is off (`if payload.cache_tool_definition:`,
+    on by default, marks the tools): its requests do carry one."""
+    function = ctx.enclosing_function(branch)
+    if function is None:
+        return False
+    for statement in descendants(function.body):
+        if isinstance(statement, cst.SimpleStatementLine) and BREAKPOINT.search(ctx.code(statement)) \
+                and not any(ctx.contains(other, statement) for other in off):
+            return True
+    return False
 
 
 def _switch(test: cst.BaseExpression) -> str | None:
@@ -60,7 +79,10 @@ def _declared_off(filename: str, switch: str) -> str | None:
     from cachelint.check.config import test_path_below
 
     off = re.compile(rf"\b{re.escape(switch)}\s*(?::\s*[\w\[\]. |]+)?\s*=\s*False\b")
-    on = re.compile(rf"""\b{re.escape(switch)}["']?\s*(?::\s*[\w\[\]. |]+\s*=|=|:)\s*(?:True|true|1)\b""")
+    # turned on: `= True`, `"name": True`, or handed on as a keyword with any value but an off one
+    # (`use_cache=message.cache`, `use_cache=use_cache and is_last`)
+    on = re.compile(rf"""\b{re.escape(switch)}["']?\s*(?::\s*[\w\[\]. |]+\s*=|=|:)\s*(?:True|true|1)\b"""
+                    rf"""|\b{re.escape(switch)}\s*=\s*(?!False\b|None\b|0\b)[\w"'(\[{{.]""")
 
     def build(root: str) -> tuple[str | None, list[str]]:
         declared = None
