@@ -499,7 +499,8 @@ def test_words_that_turn_no_anthropic_caching_on_do_not_quiet_the_project(tmp_pa
 def test_an_sdks_current_caching_switches_quiet_the_project(tmp_path):
     for i, other in enumerate(['from strands.models import BedrockModel, CacheConfig\n'
                                'MODEL = BedrockModel(model_id="us.anthropic.claude-sonnet-4-5-20250929-v1:0", cache_config=CacheConfig(strategy="auto"))\n',
-                               'from pydantic_ai import CachePoint\nPARTS = ["Summarize.", CachePoint()]\n']):
+                               'from pydantic_ai import CachePoint\nPARTS = ["Summarize.", CachePoint()]\n',
+                               'SETTINGS = {"anthropic_cache": True, "max_tokens": 4096}\n']):
         files = {"app/bot.py": LANGCHAIN_BOT, "app/other.py": other}
         assert lint_tree(tmp_path / str(i), files, "app/bot.py", {"CL501"}) == []
 

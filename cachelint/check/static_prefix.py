@@ -55,10 +55,10 @@ BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{
                               r"|\bcache_control_injection_points\b"  # litellm adds the breakpoints it is told where
                               # an agent SDK's own switch, turned on: strands `cache_prompt="default"` / `cache_tools="default"` /
                               # `cache_config=CacheConfig(...)`, agno `cache_system_prompt=True`, pydantic-ai's
-                              # `anthropic_cache_instructions=True` settings and its `CachePoint()` (not llama.cpp's
+                              # `anthropic_cache=True` / `anthropic_cache_instructions=True` settings and its `CachePoint()` (not llama.cpp's
                               # `"cache_prompt": True`, a `self.cache_tools = {}` or an `anthropic_cache_dir`)
                               r"""|\b(?:cache_prompt|cache_tools)\s*=\s*["']default["']|\bcache_config\s*=\s*CacheConfig\("""
-                              r"""|\bcache_system_prompt\s*=\s*True|\banthropic_cache_(?:instructions|tool_definitions|messages)\b["']?\s*[=:]\s*(?!False)"""
+                              r"""|\bcache_system_prompt\s*=\s*True|\banthropic_cache(?:_instructions|_tool_definitions|_messages)?\b["']?\s*[=:]\s*(?!False)"""
                               r"""|\bCachePoint\(""")
 
 
