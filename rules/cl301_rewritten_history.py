@@ -67,7 +67,11 @@ function returns, a store of many conversations by key (`_conversation_cache`, `
 messages) evicting its oldest entries, a window made into a library's retrieval query or token count
 (`retriever.get_relevant_documents(str(history[-10:]))`), a window rendered into a prompt text after this turn's
 question (`f"QUESTION: {q} History: {history[-5:]}"`) or after a value drawn anew for each call (a uuid, a nonce;
-CL104 says what that costs), and compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
+CL104 says what that costs), a window whose size is a parameter that defaults to off (`recent: int = 0`, here or in
+the caller that hands it on) and that no file of the tree passes a value (`history = self.history[-recent:] if recent
+> 0 else []`: an option nobody uses), a cut that waits until the history passes one bound and keeps three quarters of
+it or less (`if len(memory) > 100: memory = memory[-50:]`: one cache miss per cut, many turns apart), and compaction
+functions (`compact_*`, `summarize_*`: one large step) are not reported.
 
 A module-level history that a function cuts (`global history` ... `history = history[-20:]`) is the module's
 conversation, kept from one call to the next, whether it is sent as messages or rendered into one prompt text. A

@@ -104,7 +104,10 @@ it says nothing of breakpoints and calls no function of the module that does, be
   and a model that serves many providers, strands `BedrockModel` and `LiteLLMModel`, langchain's `ChatBedrock` and
   `ChatLiteLLM`, where the model it is made with names Claude, or is a setting in a project that names a Claude
   model, an app settings object's `LLMConfig(model_id="us.anthropic.claude-...")` included; strands' `BedrockModel()`
-  with no model runs Claude), reported
+  with no model runs Claude; a pydantic-ai `Agent(model_obj)` or a many-provider model whose model is worked out from
+  a parameter of the function that makes it, where that parameter defaults to a Claude model: `def
+  create_chat_agent(model_name: str = "claude-sonnet-4-5")`; langchain's `AnthropicPromptCachingMiddleware` anywhere
+  in the tree counts as a breakpoint), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
   in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
   name: which provider runs is the user's setting), or a method named for chatting (`chat`, `achat`, `converse`,
@@ -120,7 +123,10 @@ bare `_` that changes nothing the request reads (n samples of one request), is a
   of the class makes of it), grown by the class or a base class and not bound anew in the sending method, in a
   project where no file sets a breakpoint; or a client class whose sending method is handed, through at most one
   more call, the conversation another class of the module keeps and appends to turn by turn
-  (`add_message` -> `self.call_llm(self.messages)` -> `self.llm.acall(messages)`);
+  (`add_message` -> `self.call_llm(self.messages)` -> `self.llm.acall(messages)`); or a sender handed, by a caller in
+  any module of the tree, the turns an object keeps and adds each exchange to, rebuilt from them or handed back by a
+  method of that object (`message, memory = self.prepare_inputs(...)` where `prepare_inputs` returns `self.context`,
+  then `self.actor.predict(message, context=memory)` and `self.context.append(...)`);
 - (`likely`) a loop that appends to the list it hands as `messages=` to a function of the tree that sends it
   (`await generate_text(messages=messages, tools=schemas, model_name=name)` in another module, through its own
   `**kwargs` wrappers), or hands it a prompt built from that list (`user_prompt=TEMPLATE.format(already_written=
@@ -337,7 +343,7 @@ def build_anthropic_payload(messages, model):
 from llama_index.llms.anthropic import Anthropic
 def make_llm(model="claude-sonnet-4-5"):
     return Anthropic(model=model, max_tokens=4096)
-""", line=4, message="Claude model"),
+""", line=4, message="runs `claude-sonnet-4-5` unless its caller names another model"),
     ]
 
     def check(self, analysis):
@@ -1126,8 +1132,11 @@ def _framework_models(analysis):
             given = call.args[0].value  # Claude("claude-sonnet-4-5") / AnthropicModel("claude-...")
         unpacked = given is None and any(a.star == "**" for a in call.args)  # BedrockModel(**settings): a model unknown here
         model = _model_text(ctx, given)
+        default = _claude_default(ctx, call, given) if model is None else None
+        if default is not None:
+            model = default  # `def create_chat_agent(model_name: str = "claude-sonnet-4-5")`: what the agent runs unless told
         if name in AGENT_WITH_MODEL_STRING:
-            if model is None or not PYDANTIC_CLAUDE.match(model):
+            if model is None or not (PYDANTIC_CLAUDE.match(model) or (default is not None and caches_prompts(model))):
                 continue  # pydantic-ai's Agent("openai:gpt-4o"), or a model object made elsewhere
         elif not caches_prompts(model):
             continue  # ChatAnthropic(model="claude-2"): a model before prompt caching
@@ -1143,6 +1152,8 @@ def _framework_models(analysis):
         made = f", made on line {ctx.span(call).row}," if asked is not None else ""
         configured = tree_claude_model(ctx.filename) if model is None and (given is not None or unpacked) and name in ANY_PROVIDER_MODELS else None
         what = f"runs the Claude model this project is set up with (`{configured}`)" if configured else "is a Claude model of this code"
+        if default is not None:
+            what = f"runs `{default}` unless its caller names another model (the default of `{ctx.enclosing_function(call).name.value}`)"
         yield Report(asked or call, f"`{short}(...)` ({name.split('.')[0]}){made} {what}, and no file of this project sets "
                      "a cache_control breakpoint: the framework sends every prompt through it without one, so nothing is read "
                      "from cache and each request prefills its whole prompt again; " + caching_advice(name), confidence="likely")
@@ -1160,6 +1171,30 @@ def _model_text(ctx, given) -> str | None:
 
 
 FRAMEWORK_MODELS = CLAUDE_MODELS | ANY_PROVIDER_MODELS | AGENT_WITH_MODEL_STRING
+
+
+def _claude_default(ctx, call, given) -> str | None:
+    """The Claude model a parameter of the function that makes the framework model defaults to, where the model it is
+    made with is worked out from that parameter (`def create_chat_agent(model_provider="anthropic", model_name=
+    "claude-sonnet-4-5")`, then `model_obj = create_model_with_provider(model_provider, model_name)` and
+    `Agent(model_obj, ...)`): unless a caller says otherwise, the agent runs Claude. None otherwise."""
+    function = ctx.enclosing_function(call)
+    if function is None or not isinstance(given, cst.Name):
+        return None
+    defaults = {p.name.value: string_value(p.default) for p in (*function.params.params, *function.params.kwonly_params)
+                if p.default is not None and string_value(p.default) is not None}
+    claude = {param: text for param, text in defaults.items() if "claude-" in text.lower() and caches_prompts(text)}
+    if not claude:
+        return None
+    names, seen = {given.value}, set()
+    for _ in range(3):
+        if names & claude.keys():
+            return claude[sorted(names & claude.keys())[0]]
+        seen |= names
+        names = {n for node in descendants(function.body) if isinstance(node, cst.Assign)
+                 for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in seen
+                 for n in names_in(node.value)} - seen
+    return None
 
 
 def _claude_through(ctx, name: str, given, model: str | None, unpacked: bool = False) -> bool:

@@ -303,7 +303,7 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a model picked from what the conversation holds (model_routing.py)
     if "CL401" in codes and FORMAT_QUICK.search(source):
         return True  # a side request of the conversation in another output format (history.format_switches)
-    if "CL501" in codes and "Anthropic" in source and FRAMEWORK_CLAUDE_IMPORT.search(source):
+    if "CL501" in codes and ("Anthropic" in source or "claude-" in source) and FRAMEWORK_CLAUDE_IMPORT.search(source):
         return True
     if "CL501" in codes and "tools" in source and SENDER_LOOP.search(source) and re.search(r"\.(?:append|extend)\(", source):
         return True  # a loop that hands its growing messages to the app's own sending function (sender_calls.py)

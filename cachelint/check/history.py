@@ -1306,7 +1306,81 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     # a walk that stops at a count of turns beside the context window's test is a window whatever else the function fits
     counted = isinstance(node, cst.For) and found is not None and found.what == LATEST_TURNS
     return None if found is None or at_the_context_window(ctx, node, whole_function=not counted) or cut_with_headroom(ctx, node) \
-        or cut_after_a_failed_attempt(ctx, node) else found
+        or cut_after_a_failed_attempt(ctx, node) or window_never_opened(ctx, function, node) or cut_in_large_steps(ctx, node) else found
+
+
+def cut_in_large_steps(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`if len(memory) > 100: memory = memory[-50:]`: the cut waits until the history passes one bound and keeps far
+    fewer entries than that (three quarters or less), so many turns pass between cuts: one cache miss per cut, as
+    with compaction, not a window that slides on every turn."""
+    kept = next((n for n in (node, *descendants(node)) if isinstance(n, cst.Subscript) and len(n.slice) == 1
+                 and isinstance(n.slice[0].slice, cst.Slice) and n.slice[0].slice.upper is None
+                 and isinstance(n.slice[0].slice.lower, cst.UnaryOperation) and isinstance(n.slice[0].slice.lower.operator, cst.Minus)), None)
+    if kept is None:
+        return False
+    size = _integer(ctx, kept.slice[0].slice.lower.expression)  # type: ignore[union-attr]
+    guard = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+    if size is None or not isinstance(guard, cst.If) or not isinstance(guard.test, cst.Comparison) or len(guard.test.comparisons) != 1 \
+            or not isinstance(guard.test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    measured = _len_of(guard.test.left)
+    bound = _integer(ctx, guard.test.comparisons[0].comparator)
+    return measured is not None and ctx.code(measured) == ctx.code(kept.value) and bound is not None and size <= bound * 3 // 4
+
+
+def _integer(ctx: ModuleContext, node: cst.BaseExpression) -> int | None:
+    """An integer written here or a name the module binds only to one (`MAX_TURNS = 100`)."""
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.Name):
+        bound = {v.value for _, v in ctx.assigned_values(node) if isinstance(v, cst.Integer)}
+        values = [v for _, v in ctx.assigned_values(node)]
+        return int(bound.pop()) if len(bound) == 1 and len(values) == 1 else None
+    return None
+
+
+OFF_VALUES = ("0", "None", "False")
+
+
+def window_never_opened(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    """`history = self.history[-recent:] if recent > 0 else []` where the window's size is a parameter that turns it
+    off by default (`recent: int = 0`, here or in the caller that hands it on) and no file of the tree passes that
+    parameter a value: the window is an option nobody uses, so every request keeps the whole history it is given."""
+    from cachelint.check import tree
+    from cachelint.check.values import _bind_arguments, callers
+
+    import os
+
+    if not os.path.isfile(ctx.filename):
+        return False  # a source with no tree: nothing says who passes what
+    sizes = {n.expression.value for n in (node, *descendants(node)) if isinstance(n, cst.UnaryOperation)
+             and isinstance(n.operator, cst.Minus) and isinstance(n.expression, cst.Name)
+             and isinstance(ctx.parent(n), cst.Slice) and ctx.parent(n).lower is n}  # type: ignore[union-attr]
+    if len(sizes) != 1:
+        return False
+    name = sizes.pop()
+    params = {p.name.value: p for p in (*function.params.params, *function.params.kwonly_params)}
+    param = params.get(name)
+    if param is None:
+        return False
+    outer = [name]
+    if param.default is None:  # `get_history(similar, recent, prompt)`, handed the caller's `recent: int = 0`
+        calls = callers(ctx, function)
+        handed = [_bind_arguments(ctx, call, function).get(id(param)) for call in calls]
+        if not calls or any(not isinstance(value, cst.Name) for value in handed):
+            return False
+        for call, value in zip(calls, handed):
+            caller = ctx.enclosing_function(call)
+            theirs = {p.name.value: p for p in (*caller.params.params, *caller.params.kwonly_params)} if caller is not None else {}
+            given = theirs.get(value.value)  # type: ignore[union-attr]
+            if given is None or given.default is None or ctx.code(given.default) not in OFF_VALUES:
+                return False
+            outer.append(value.value)  # type: ignore[union-attr]
+    elif ctx.code(param.default) not in OFF_VALUES:
+        return False
+    passed = re.compile(r"[(,]\s*(?:%s)\s*=\s*(?!(?:0|None|False)\s*[,)])" % "|".join(map(re.escape, set(outer))))
+    return tree.first_file(ctx.filename, f"passes {'/'.join(sorted(set(outer)))}", lambda path, text: passed.search(text) is not None) is None \
+        and not passed.search(ctx.source)
 
 
 def cut_after_a_failed_attempt(ctx: ModuleContext, node: cst.CSTNode) -> bool:

@@ -181,6 +181,10 @@ def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
     if not isinstance(target, (cst.Name, cst.Attribute)):
         return False
     leaf = target.value if isinstance(target, cst.Name) else target.attr.value
+    handed = [call for call in descendants(function) if isinstance(call, cst.Call)
+              and any(_names_leaf(a.value, leaf) for a in call.args if a.keyword is not None and a.keyword.value.startswith("system"))]
+    if handed and all(_one_user_text(call) for call in handed):
+        return True  # `call_llm(model, system_prompt=system_prompt, user_prompt=message)`: the new message alone follows it
     for node in descendants(function):
         if isinstance(node, cst.List) and 1 <= len(node.elements) <= 2 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
             first = node.elements[0].value
@@ -190,6 +194,22 @@ def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
             if (isinstance(first, cst.Name) and first.value == leaf) or (isinstance(first, cst.Attribute) and first.attr.value == leaf):
                 return True
     return False
+
+
+# the keywords a sender takes the one new message by, and those that hand it a conversation
+USER_TEXT_KEYWORDS = frozenset({"user_prompt", "user_message", "user_input", "prompt", "message", "query", "question"})
+HISTORY_KEYWORD = re.compile(r"messages|history|conversation|chat|turns|dialog", re.I)
+
+
+def _names_leaf(value: cst.BaseExpression, leaf: str) -> bool:
+    return (isinstance(value, cst.Name) and value.value == leaf) or (isinstance(value, cst.Attribute) and value.attr.value == leaf)
+
+
+def _one_user_text(call: cst.Call) -> bool:
+    """The call takes the system prompt with one new message and no conversation (nor `**kwargs` that may hold one)."""
+    keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+    return any(k in USER_TEXT_KEYWORDS for k in keywords) and not any(HISTORY_KEYWORD.search(k) for k in keywords) \
+        and not any(a.star for a in call.args)
 
 
 def _system_joined(ctx: ModuleContext, node: cst.CSTNode, looked_up: dict[str, str]) -> str | None:

@@ -59,7 +59,8 @@ BREAKPOINT_WORDS = re.compile(r"""["']cache_control["']|\bcache_control\s*=\s*\{
                               # `"cache_prompt": True`, a `self.cache_tools = {}` or an `anthropic_cache_dir`)
                               r"""|\b(?:cache_prompt|cache_tools)\s*=\s*["']default["']|\bcache_config\s*=\s*CacheConfig\("""
                               r"""|\bcache_system_prompt\s*=\s*True|\banthropic_cache(?:_instructions|_tool_definitions|_messages)?\b["']?\s*[=:]\s*(?!False)"""
-                              r"""|\bCachePoint\(""")
+                              r"""|\bCachePoint\("""
+                              r"|\bAnthropicPromptCachingMiddleware\b")  # langchain's agent middleware that sets them on each call
 
 
 def tree_sets_breakpoints(filename: str) -> bool:

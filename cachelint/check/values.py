@@ -43,6 +43,7 @@ VOLATILE_CALLS: dict[str, str] = {
     **{f"pendulum.{n}": "call" for n in ("now", "today", "yesterday", "tomorrow")},
     "pendulum.today": "day",
     **{f"pandas.Timestamp.{n}": "call" for n in ("now", "today", "utcnow")},
+    "django.utils.timezone.now": "call",
     "pandas.Timestamp.today": "call",
     "os.path.getmtime": "file",
     "os.path.getctime": "file",
@@ -53,6 +54,8 @@ VOLATILE_CALLS: dict[str, str] = {
 CONVERSATION_SIZE = re.compile(r"^(?:get_|compute_|calc(?:ulate)?_|estimate_|approximate_)*(?:context|history|conversation|chat|thread|session)_"
                                r"(?:size|length|tokens|token_count)$|^(?:get_)?num_tokens_from_messages$|^count_(?:message_|history_|context_)tokens$")
 LISTING_CALL = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\(")
+# a random draw: handed to the prompt's function by a caller, it is what that request is about
+SAMPLED = ("random.", "numpy.random.")
 VOLATILE_NAMES = frozenset(VOLATILE_CALLS)  # what qualified_name_in looks clocks, randoms and ids up in
 VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
 UNORDERED_CALLS = {
@@ -1470,6 +1473,9 @@ class ValueWalker:
             return
         if self._params_only and kind != "param":
             return
+        if kind == "volatile" and label.startswith(SAMPLED) and any(called is None for _, called, _ in self._frames):
+            return  # `get_interested_topics(mbti, age=get_random_age(), ...)`: drawn by a caller and handed in, the draw is
+            # the case this request is about (a sampled persona), not noise in a prefix the requests would share
         when = self._when(node)
         if granularity == "process":
             when = "per process"
