@@ -22,7 +22,9 @@ Finds `model`, `tool_choice`, `thinking`, beta headers or reasoning effort chose
 conversation loop: assigned inside the loop, or picked with a conditional expression there. Also a model
 router that picks the model of each request from a pool (`random.choice(self.models)`, or in turn with a call
 counter; not the model after one that failed, picked in an `except` block or by a function that only `except`
-blocks call: `(models.index(current) + 1) % len(models)`), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once tools were used
+blocks call: `(models.index(current) + 1) % len(models)`; camel's `ChatAgent(model=models,
+scheduling_strategy="random_model")` or `"round_robin"`, and a `ModelManager` so made, where it is given several backends:
+a list, a pool named for models, or a parameter typed as a list of them), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once tools were used
 (`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, or `tool_choice = "auto"` under
 `if iteration == 0:` in the loop that hands it to the sender, also as a closure's default; confidence `likely`),
 and a hand-off that swaps the object the request's model comes from inside the loop that keeps the

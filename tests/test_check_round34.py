@@ -268,3 +268,34 @@ def test_langchains_caching_middleware_counts_as_a_breakpoint(tmp_path):
     (tmp_path / "app/graph.py").unlink(missing_ok=True)
     found = lint_tree(tmp_path / "other", files, "app/agent.py", {"CL501"})
     assert [f.row for f in found] == [5]
+
+
+# --- CL401: camel's agents scheduled over several model backends ------------------------------------------------------
+
+SCHEDULED_AGENT = '''
+    from typing import List, Optional, Union
+
+    from camel.agents import ChatAgent
+    from camel.models import BaseModelBackend
+
+
+    class SocialAgent(ChatAgent):
+        def __init__(self, system_message, model: Optional[Union[BaseModelBackend, List[BaseModelBackend]]] = None):
+            super().__init__(
+                system_message=system_message,
+                model=model,
+                scheduling_strategy="random_model",
+            )
+'''
+
+
+def test_an_agent_scheduled_over_several_backends_is_reported():
+    found = lint(SCHEDULED_AGENT, {"CL401"})
+    assert [f.row for f in found] == [12]
+    assert "at random (random_model)" in found[0].message
+
+
+def test_an_agent_given_one_backend_is_quiet():
+    one = SCHEDULED_AGENT.replace("Optional[Union[BaseModelBackend, List[BaseModelBackend]]]", "BaseModelBackend")
+    assert lint(one, {"CL401"}) == []
+    assert lint(SCHEDULED_AGENT.replace('"random_model"', '"always_first"'), {"CL401"}) == []

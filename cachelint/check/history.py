@@ -72,7 +72,8 @@ LINE_WORD = re.compile(r"messages|history|conversation|convo|transcript|trajecto
                        r"|interactions|dialog|\bview\b|events|observations|buffer|\bsteps\b|_steps\b", re.I)
 
 
-RANDOM_MODEL = re.compile(r"""choice\(\s*[\[(]\s*["'](?:gpt|o[134]|claude|gemini|llama|mistral|qwen|deepseek)""", re.I)
+RANDOM_MODEL = re.compile(r"""choice\(\s*[\[(]\s*["'](?:gpt|o[134]|claude|gemini|llama|mistral|qwen|deepseek)"""
+                          r"""|scheduling_strategy\s*=\s*["'](?:random_model|round_robin)""", re.I)
 
 
 def mentions_history_rewrite(source: str) -> bool:
@@ -4018,6 +4019,10 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
             pool = _unwrapped_pool(call.args[0].value)
             if (_last_name(pool) is not None and MODELS_NAME.search(_last_name(pool) or "")) or _model_names(pool):
                 yield Switch(call, ctx.code(pool) if len(ctx.code(pool)) <= 60 else "a list of models", "at random")
+    for call in ctx.calls_by_name.get("__init__", []) + ctx.calls_by_name.get("ChatAgent", []) + ctx.calls_by_name.get("ModelManager", []):
+        found = _scheduled_models(ctx, call)
+        if found is not None:
+            yield found
     for op in ctx.nodes(cst.BinaryOperation):
         if isinstance(op.operator, cst.Modulo) and isinstance(op.right, cst.Call) and isinstance(op.right.func, cst.Name) \
                 and op.right.func.value == "len" and op.right.args:
@@ -4025,6 +4030,35 @@ def model_switches(ctx: ModuleContext) -> Iterator[Switch]:
             if MODELS_NAME.search(_last_name(pool) or "") and not isinstance(op.left, (cst.Integer, cst.SimpleString)) \
                     and not _on_failure(ctx, op):
                 yield Switch(op, ctx.code(pool), "in turn, by a call counter")
+
+
+SCHEDULES = {"random_model": "at random", "round_robin": "in turn"}
+
+
+def _scheduled_models(ctx: ModuleContext, call: cst.Call) -> Switch | None:
+    """camel's `ChatAgent(model=models, scheduling_strategy="random_model")` (or `super().__init__(...)` of a subclass,
+    or a `ModelManager`): each step of the agent's conversation goes to another of the backends it is given. Only
+    where it is given several: a list, a pool named for models, or a parameter typed as a list of them."""
+    schedule = next((string_value(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "scheduling_strategy"), None)
+    if schedule not in SCHEDULES:
+        return None
+    given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("model", "models")), None)
+    if given is None and call.args and call.args[0].keyword is None and called_name(call) == "ModelManager":
+        given = call.args[0].value
+    if given is None:
+        return None
+    several = isinstance(given, cst.List) and len(given.elements) > 1
+    if isinstance(given, cst.Name) and not several:
+        several = bool(MODELS_NAME.search(given.value))
+        function = ctx.enclosing_function(call)
+        param = next((p for p in (*function.params.params, *function.params.kwonly_params) if p.name.value == given.value), None) \
+            if function is not None else None
+        if param is not None and param.annotation is not None and re.search(r"\b(?:List|list|Sequence)\[", ctx.code(param.annotation.annotation)):
+            several = True
+    if not several:
+        return None
+    where = next(a for a in call.args if a.keyword is not None and a.keyword.value == "scheduling_strategy")
+    return Switch(where, ctx.code(given) if len(ctx.code(given)) <= 60 else "the model backends it is given", f"{SCHEDULES[schedule]} ({schedule})")
 
 
 def _on_failure(ctx: ModuleContext, node: cst.CSTNode) -> bool:
