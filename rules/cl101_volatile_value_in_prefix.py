@@ -27,9 +27,11 @@ handed and writes into the text (`def get_system_prompt(target, current_step=0):
 `update_system_prompt(current_iteration=...)`, `"Current step: %d" % current_step`; not `max_steps`, a parameter
 annotated as a text, `turn: str`, nor a builder the module calls only at its top level): built again as the run goes
 on, each count changes the prompt ahead of the whole conversation. A random draw that a caller makes and hands in as an
-argument of the function that builds the prompt (`describe(age=get_random_age(), gender=random.choice(GENDERS))`) is
-not reported: the draw is what that request is about (a sampled persona, a sampled case), not noise in a prefix the
-requests would share; one drawn for the prompt itself (a random seed block, a sample of examples) is. Django's
+argument of the function that builds the prompt (`describe(age=get_random_age(), gender=random.choice(GENDERS))`),
+for a request that sends a fresh list of messages with no conversation behind them, is not reported: the draw is what
+that request is about (a sampled persona, a sampled case), not noise in a prefix the requests would share; one drawn
+for the prompt itself (a random seed block, a sample of examples), or handed to a request that sends a conversation
+after it (a nonce per turn), is. Django's
 `timezone.now()` is a clock. A date (day or month resolution) is not reported, wherever
 it is computed: the prefix changes once a day, which costs one cache write a day, not one a turn.
 

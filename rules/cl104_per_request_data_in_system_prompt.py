@@ -25,8 +25,10 @@ system prompt or instructions *ahead of* the static instructions; and text retri
 conversation after it (`messages[0]["content"] += knowledge`, `[system] + history`, `msgs = [system]` then
 `msgs.extend(history)`, the request's history, or the request's own arguments: `kwargs["system"] = existing +
 recalled` where the function reads `kwargs["messages"]`, `instructions` with `input`), found by the names the code
-uses (`likely`; not a system prompt the function hands on with the new message alone and no conversation,
-`call_llm(model, system_prompt=system_prompt, user_prompt=message)`: nothing cached follows it), in a function or a
+uses (`likely`; not a system prompt the function hands on by keyword with the new message alone,
+`call_llm(model, system_prompt=system_prompt, user_prompt=message)`, where no other argument is passed by position or
+unpacked and neither the keywords nor the message's own names speak of a history, memory or context: nothing cached
+follows it), in a function or a
 script's own statements (a Streamlit app), whether or not the request is sent in the same module; framework set-ups
 that do the same on every turn (`likely`): LangChain's conversational RAG prompt (`("system", "...{context}")`
 followed by a `MessagesPlaceholder` for the history, in a module that retrieves) and LlamaIndex's context chat

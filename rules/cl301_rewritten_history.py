@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from cachelint.rules.base import Invalid, Report, Rule
 
-from cachelint.check.history import at_the_context_window, bound_anew_in, cut_with_headroom, declared_outside, up_to_the_newest_turn, window_never_fills
+from cachelint.check.history import at_the_context_window, bound_anew_in, cut_in_large_steps, cut_with_headroom, declared_outside, up_to_the_newest_turn, window_never_fills
 from cachelint.check.module import descendants
 
 
@@ -67,11 +67,10 @@ function returns, a store of many conversations by key (`_conversation_cache`, `
 messages) evicting its oldest entries, a window made into a library's retrieval query or token count
 (`retriever.get_relevant_documents(str(history[-10:]))`), a window rendered into a prompt text after this turn's
 question (`f"QUESTION: {q} History: {history[-5:]}"`) or after a value drawn anew for each call (a uuid, a nonce;
-CL104 says what that costs), a window whose size is a parameter that defaults to off (`recent: int = 0`, here or in
-the caller that hands it on) and that no file of the tree passes a value (`history = self.history[-recent:] if recent
-> 0 else []`: an option nobody uses), a cut that waits until the history passes one bound and keeps three quarters of
-it or less (`if len(memory) > 100: memory = memory[-50:]`: one cache miss per cut, many turns apart), and compaction
-functions (`compact_*`, `summarize_*`: one large step) are not reported.
+CL104 says what that costs), a cut of the stored list itself that waits until it passes one bound and keeps three
+quarters of it or less, ten entries fewer at the least (`if len(memory) > 100: memory = memory[-50:]`: one cache miss
+per cut, many turns apart; not a window taken only to send, nor one cut in the `else:` below the bound), and
+compaction functions (`compact_*`, `summarize_*`: one large step) are not reported.
 
 A module-level history that a function cuts (`global history` ... `history = history[-20:]`) is the module's
 conversation, kept from one call to the next, whether it is sent as messages or rendered into one prompt text. A
@@ -1019,7 +1018,7 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
                         continue  # one report a cut, from the first request that sends the history (many share one loop)
                     cut_reported.add(id(node))
                     if at_the_context_window(ctx, node) or cut_with_headroom(ctx, node) or id(ctx.statement_of(node)) in exempt \
-                            or window_never_fills(ctx, node):
+                            or window_never_fills(ctx, node) or cut_in_large_steps(ctx, node):
                         continue  # compaction where it must happen, or down to well under the bound that set it off
                     sent.add(id(ctx.statement_of(node)))
                     yield Report.at(site, node, f"{what} the history `{target}` sent by {analysis.describe_site(site)} every turn; "

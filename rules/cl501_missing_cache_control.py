@@ -105,8 +105,9 @@ it says nothing of breakpoints and calls no function of the module that does, be
   `ChatLiteLLM`, where the model it is made with names Claude, or is a setting in a project that names a Claude
   model, an app settings object's `LLMConfig(model_id="us.anthropic.claude-...")` included; strands' `BedrockModel()`
   with no model runs Claude; a pydantic-ai `Agent(model_obj)` or a many-provider model whose model is worked out from
-  a parameter of the function that makes it, where that parameter defaults to a Claude model: `def
-  create_chat_agent(model_name: str = "claude-sonnet-4-5")`; langchain's `AnthropicPromptCachingMiddleware` anywhere
+  a parameter of the function that makes it, where that parameter is named for the model and defaults to a Claude
+  model (`def create_chat_agent(model_name: str = "claude-sonnet-4-5")`; not a judge's or a summarizer's model, nor
+  one beside a default that names another provider, `openai_model="gpt-4o"`); langchain's `AnthropicPromptCachingMiddleware` anywhere
   in the tree counts as a breakpoint), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
   in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
@@ -1183,9 +1184,9 @@ def _claude_default(ctx, call, given) -> str | None:
         return None
     defaults = {p.name.value: string_value(p.default) for p in (*function.params.params, *function.params.kwonly_params)
                 if p.default is not None and string_value(p.default) is not None}
-    claude = {param: text for param, text in defaults.items() if "claude-" in text.lower() and caches_prompts(text)}
-    if not claude:
-        return None
+    claude = {param: text for param, text in defaults.items() if MODEL_PARAM.match(param) and "claude-" in text.lower() and caches_prompts(text)}
+    if len(claude) != 1 or any(OTHER_PROVIDER_MODEL.match(text) for text in defaults.values()):
+        return None  # `openai_model="gpt-4o", anthropic_model="claude-..."`: which one runs is a switch's choice
     names, seen = {given.value}, set()
     for _ in range(3):
         if names & claude.keys():
@@ -1193,8 +1194,21 @@ def _claude_default(ctx, call, given) -> str | None:
         seen |= names
         names = {n for node in descendants(function.body) if isinstance(node, cst.Assign)
                  for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in seen
-                 for n in names_in(node.value)} - seen
+                 for n in _value_names(node.value)} - seen
     return None
+
+
+# a parameter that names the model itself (not a judge's, a summarizer's or another role's)
+MODEL_PARAM = re.compile(r"^(?:model|model_name|model_id|llm|llm_model|llm_name|chat_model|default_model)$")
+# a default naming another provider's model or the provider itself
+OTHER_PROVIDER_MODEL = re.compile(r"^(?:openai|azure|gemini|google|mistral|groq|ollama|gpt-|o[134]\b|o[134]-|chatgpt|llama|qwen|deepseek)", re.I)
+
+
+def _value_names(node: cst.CSTNode) -> set[str]:
+    """The names read as values in `node`: not a keyword's name (`summarizer=None`) nor an attribute's (`x.model`)."""
+    skipped = {id(n.keyword) for n in (node, *descendants(node)) if isinstance(n, cst.Arg) and n.keyword is not None} \
+        | {id(n.attr) for n in (node, *descendants(node)) if isinstance(n, cst.Attribute)}
+    return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name) and id(n) not in skipped}
 
 
 def _claude_through(ctx, name: str, given, model: str | None, unpacked: bool = False) -> bool:

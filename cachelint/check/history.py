@@ -190,7 +190,7 @@ def index_windows(ctx: ModuleContext) -> Iterator[Rewrite]:
         size = start.right
         if ctx.code(_len_of(start.left) or start.left) != ctx.code(history) or _len_of(start.left) is None:
             continue
-        if isinstance(size, cst.Integer) and int(size.value) <= 2:
+        if isinstance(size, cst.Integer) and _int(size) <= 2:
             continue  # len(turns) - 1: the newest turn or two, no window
         if any(_len_of(n) is not None for n in descendants(size)):
             continue  # a share of the history's own length: cut in large steps
@@ -697,7 +697,7 @@ def _window_split(sub: cst.Subscript) -> bool:
         return False
     upper = index.upper
     if isinstance(upper, cst.UnaryOperation) and isinstance(upper.operator, cst.Minus):
-        return not isinstance(upper.expression, cst.Integer) or int(upper.expression.value) >= 2
+        return not isinstance(upper.expression, cst.Integer) or _int(upper.expression) >= 2
     return False
 
 
@@ -718,7 +718,7 @@ def _tail_position_test(ctx: ModuleContext, function: cst.FunctionDef, test: cst
     if not (isinstance(left, cst.Name) and left.value == index and isinstance(right, cst.BinaryOperation)
             and isinstance(right.operator, cst.Subtract)):
         return False
-    if isinstance(right.right, cst.Integer) and int(right.right.value) < 2:
+    if isinstance(right.right, cst.Integer) and _int(right.right) < 2:
         return False  # `i >= len(turns) - 1`: the newest turn, no window
     measured = right.left
     if isinstance(measured, cst.Name):
@@ -1307,37 +1307,81 @@ def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> 
     # a walk that stops at a count of turns beside the context window's test is a window whatever else the function fits
     counted = isinstance(node, cst.For) and found is not None and found.what == LATEST_TURNS
     return None if found is None or at_the_context_window(ctx, node, whole_function=not counted) or cut_with_headroom(ctx, node) \
-        or cut_after_a_failed_attempt(ctx, node) or window_never_opened(ctx, function, node) or cut_in_large_steps(ctx, node) else found
+        or cut_after_a_failed_attempt(ctx, node) or cut_in_large_steps(ctx, node) else found
 
 
 def cut_in_large_steps(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """`if len(memory) > 100: memory = memory[-50:]`: the cut waits until the history passes one bound and keeps far
-    fewer entries than that (three quarters or less), so many turns pass between cuts: one cache miss per cut, as
-    with compaction, not a window that slides on every turn."""
+    """`if len(memory) > 100: memory = memory[-50:]`: the stored list itself is cut once it passes one bound, down to
+    far fewer entries (three quarters or less, MIN_STEP fewer at the least), so many turns pass between cuts: one cache
+    miss per cut, as with compaction, not a window that slides on every turn."""
     kept = next((n for n in (node, *descendants(node)) if isinstance(n, cst.Subscript) and len(n.slice) == 1
                  and isinstance(n.slice[0].slice, cst.Slice) and n.slice[0].slice.upper is None
                  and isinstance(n.slice[0].slice.lower, cst.UnaryOperation) and isinstance(n.slice[0].slice.lower.operator, cst.Minus)), None)
     if kept is None:
+        return False
+    stored = ctx.parent(kept)  # `memory = memory[-50:]`: the list itself is cut (not a window taken to send)
+    if not (isinstance(stored, cst.Assign) and len(stored.targets) == 1 and stored.value is kept
+            and ctx.code(stored.targets[0].target) == ctx.code(kept.value)):
         return False
     size = _integer(ctx, kept.slice[0].slice.lower.expression)  # type: ignore[union-attr]
     guard = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.FunctionDef))), None)
     if size is None or not isinstance(guard, cst.If) or not isinstance(guard.test, cst.Comparison) or len(guard.test.comparisons) != 1 \
             or not isinstance(guard.test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)):
         return False
+    if not ctx.contains(guard.body, node):
+        return False  # cut in the `else:` of the bound: on every turn below it
     measured = _len_of(guard.test.left)
     bound = _integer(ctx, guard.test.comparisons[0].comparator)
-    return measured is not None and ctx.code(measured) == ctx.code(kept.value) and bound is not None and size <= bound * 3 // 4
+    return measured is not None and ctx.code(measured) == ctx.code(kept.value) and bound is not None \
+        and size <= bound * 3 // 4 and bound - size >= MIN_STEP
+
+
+MIN_STEP = 10  # entries (five exchanges) between two cuts at the least
 
 
 def _integer(ctx: ModuleContext, node: cst.BaseExpression) -> int | None:
     """An integer written here or a name the module binds only to one (`MAX_TURNS = 100`)."""
-    if isinstance(node, cst.Integer):
-        return int(node.value)
     if isinstance(node, cst.Name):
-        bound = {v.value for _, v in ctx.assigned_values(node) if isinstance(v, cst.Integer)}
         values = [v for _, v in ctx.assigned_values(node)]
-        return int(bound.pop()) if len(bound) == 1 and len(values) == 1 else None
-    return None
+        return _int(values[0]) if len(values) == 1 else None
+    return _int(node)
+
+
+def cut_in_large_steps(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`if len(memory) > 100: memory = memory[-50:]`: the stored list itself is cut once it passes one bound, down to
+    far fewer entries (three quarters or less, MIN_STEP fewer at the least), so many turns pass between cuts: one cache
+    miss per cut, as with compaction, not a window that slides on every turn."""
+    kept = next((n for n in (node, *descendants(node)) if isinstance(n, cst.Subscript) and len(n.slice) == 1
+                 and isinstance(n.slice[0].slice, cst.Slice) and n.slice[0].slice.upper is None
+                 and isinstance(n.slice[0].slice.lower, cst.UnaryOperation) and isinstance(n.slice[0].slice.lower.operator, cst.Minus)), None)
+    if kept is None:
+        return False
+    stored = ctx.parent(kept)  # `memory = memory[-50:]`: the list itself is cut (not a window taken to send)
+    if not (isinstance(stored, cst.Assign) and len(stored.targets) == 1 and stored.value is kept
+            and ctx.code(stored.targets[0].target) == ctx.code(kept.value)):
+        return False
+    size = _integer(ctx, kept.slice[0].slice.lower.expression)  # type: ignore[union-attr]
+    guard = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+    if size is None or not isinstance(guard, cst.If) or not isinstance(guard.test, cst.Comparison) or len(guard.test.comparisons) != 1 \
+            or not isinstance(guard.test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    if not ctx.contains(guard.body, node):
+        return False  # cut in the `else:` of the bound: on every turn below it
+    measured = _len_of(guard.test.left)
+    bound = _integer(ctx, guard.test.comparisons[0].comparator)
+    return measured is not None and ctx.code(measured) == ctx.code(kept.value) and bound is not None \
+        and size <= bound * 3 // 4 and bound - size >= MIN_STEP
+
+
+MIN_STEP = 10  # entries (five exchanges) between two cuts at the least
+
+
+def _integer(ctx: ModuleContext, node: cst.BaseExpression) -> int | None:
+    """An integer written here or a name the module binds only to one (`MAX_TURNS = 100`)."""
+    if isinstance(node, cst.Name):
+        values = [v for _, v in ctx.assigned_values(node)]
+        return _int(values[0]) if len(values) == 1 else None
+    return _int(node)
 
 
 OFF_VALUES = ("0", "None", "False")
@@ -2476,7 +2520,7 @@ def _late_slice(sub: cst.Subscript) -> bool:
     if isinstance(lower, cst.UnaryOperation) and isinstance(lower.operator, cst.Minus):
         if _length_of_other(lower.expression, sub.value):
             return False  # messages[-len(results):]: the items just added for `results`, read back; not a window
-        return not isinstance(lower.expression, cst.Integer) or int(lower.expression.value) > 2
+        return not isinstance(lower.expression, cst.Integer) or _int(lower.expression) > 2
     if _scaled_negative(lower):
         return True  # history[window_size * -2:]: the last window_size turns, two messages each
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "len" for n in descendants(lower))
@@ -2498,7 +2542,7 @@ def _drops_front_until_it_fits(ctx: ModuleContext, function: cst.FunctionDef, su
     prompt and is no cut)."""
     index = sub.slice[0].slice
     if not (isinstance(index, cst.Slice) and index.upper is None and isinstance(index.lower, cst.Integer)
-            and 1 <= int(index.lower.value) <= 2):
+            and 1 <= _int(index.lower) <= 2):
         return False
     assign = ctx.parent(sub)
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and ctx.code(assign.targets[0].target) == ctx.code(sub.value)):
@@ -2719,7 +2763,7 @@ def _length_less(ctx: ModuleContext, value: cst.BaseExpression, target: str) -> 
     if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract)):
         return False
     left, right = value.left, value.right
-    if isinstance(right, cst.Integer) and int(right.value) <= 2:
+    if isinstance(right, cst.Integer) and _int(right) <= 2:
         return False  # `start = len(messages) - 1` before this turn's messages are added: a mark, read back after
     if isinstance(left, cst.Name):  # `n = len(messages)` ... `start = n - max_messages`
         bound = ctx.sole_value(left)

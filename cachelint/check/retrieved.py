@@ -198,7 +198,7 @@ def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
 
 # the keywords a sender takes the one new message by, and those that hand it a conversation
 USER_TEXT_KEYWORDS = frozenset({"user_prompt", "user_message", "user_input", "prompt", "message", "query", "question"})
-HISTORY_KEYWORD = re.compile(r"messages|history|conversation|chat|turns|dialog", re.I)
+HISTORY_KEYWORD = re.compile(r"messages|history|conversation|chat|turns|dialog|memory|msgs|context", re.I)
 
 
 def _names_leaf(value: cst.BaseExpression, leaf: str) -> bool:
@@ -208,8 +208,12 @@ def _names_leaf(value: cst.BaseExpression, leaf: str) -> bool:
 def _one_user_text(call: cst.Call) -> bool:
     """The call takes the system prompt with one new message and no conversation (nor `**kwargs` that may hold one)."""
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
-    return any(k in USER_TEXT_KEYWORDS for k in keywords) and not any(HISTORY_KEYWORD.search(k) for k in keywords) \
-        and not any(a.star for a in call.args)
+    if sum(a.keyword is None for a in call.args) > 1 or any(a.star for a in call.args):
+        return False  # `call_llm(model, self.history, system_prompt=...)`: what the others are is not known
+    texts = [a.value for a in call.args if a.keyword is not None and a.keyword.value in USER_TEXT_KEYWORDS]
+    read = {n.value for text in texts for n in (text, *descendants(text)) if isinstance(n, cst.Name)} \
+        | {n.attr.value for text in texts for n in (text, *descendants(text)) if isinstance(n, cst.Attribute)}
+    return bool(texts) and not any(HISTORY_KEYWORD.search(k) for k in keywords) and not any(HISTORY_KEYWORD.search(n) for n in read)
 
 
 def _system_joined(ctx: ModuleContext, node: cst.CSTNode, looked_up: dict[str, str]) -> str | None:

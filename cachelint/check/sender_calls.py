@@ -366,7 +366,8 @@ def _returned_by_a_method(ctx: ModuleContext, function: cst.FunctionDef, name: s
             continue
         if isinstance(target, cst.Name) and target.value == name:
             position = None
-        elif isinstance(target, cst.Tuple) and any(isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements):
+        elif isinstance(target, cst.Tuple) and any(isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in target.elements):
             position = next(i for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name) and e.value.value == name)
         else:
             continue

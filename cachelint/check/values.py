@@ -55,7 +55,7 @@ CONVERSATION_SIZE = re.compile(r"^(?:get_|compute_|calc(?:ulate)?_|estimate_|app
                                r"(?:size|length|tokens|token_count)$|^(?:get_)?num_tokens_from_messages$|^count_(?:message_|history_|context_)tokens$")
 LISTING_CALL = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\(")
 # a random draw: handed to the prompt's function by a caller, it is what that request is about
-SAMPLED = ("random.", "numpy.random.")
+SAMPLED = ("random.",)
 VOLATILE_NAMES = frozenset(VOLATILE_CALLS)  # what qualified_name_in looks clocks, randoms and ids up in
 VOLATILE_ATTRIBUTES = {"st_mtime": "file", "st_ctime": "file", "st_atime": "call", "st_mtime_ns": "file"}
 UNORDERED_CALLS = {
@@ -1473,9 +1473,10 @@ class ValueWalker:
             return
         if self._params_only and kind != "param":
             return
-        if kind == "volatile" and label.startswith(SAMPLED) and any(called is None for _, called, _ in self._frames):
-            return  # `get_interested_topics(mbti, age=get_random_age(), ...)`: drawn by a caller and handed in, the draw is
-            # the case this request is about (a sampled persona), not noise in a prefix the requests would share
+        if kind == "volatile" and label.startswith(SAMPLED) and any(called is None for _, called, _ in self._frames) and self._one_off():
+            return  # `get_interested_topics(mbti, age=get_random_age(), ...)`: drawn by a caller and handed in to a request
+            # with no conversation behind it, the draw is the case this request is about (a sampled persona), not noise
+            # in a prefix the requests would share
         when = self._when(node)
         if granularity == "process":
             when = "per process"
@@ -1485,6 +1486,17 @@ class ValueWalker:
             label = f"{label}, passed in on line {self.ctx.span(node).row} as `{self._entry.value}`"
             node = self._entry
         self.facts.append(Fact(kind, node, landing, label, granularity, when))
+
+    def _one_off(self) -> bool:
+        """The request sends a fresh list of literal messages (`[{"role": "system", "content": prompt}]`), nothing
+        kept from earlier turns: found at the request, or in the function that builds the prompt when the request
+        is sent elsewhere."""
+        messages = self.site.arg("messages") if isinstance(self.site.node, cst.Call) else None
+        if messages is None and self._site_function is not None:
+            messages = next((a.value for call in descendants(self._site_function) if isinstance(call, cst.Call)
+                             for a in call.args if a.keyword is not None and a.keyword.value == "messages"), None)
+        return isinstance(messages, cst.List) and bool(messages.elements) \
+            and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Dict) for e in messages.elements)
 
     def _when(self, node: cst.CSTNode) -> str:
         function = self.ctx.enclosing_function(node)
