@@ -26,9 +26,9 @@ conversation after it (`messages[0]["content"] += knowledge`, `[system] + histor
 `msgs.extend(history)`, the request's history, or the request's own arguments: `kwargs["system"] = existing +
 recalled` where the function reads `kwargs["messages"]`, `instructions` with `input`), found by the names the code
 uses (`likely`; not a system prompt the function hands on by keyword with the new message alone,
-`call_llm(model, system_prompt=system_prompt, user_prompt=message)`, where no other argument is passed by position or
-unpacked and neither the keywords nor the message's own names speak of a history, memory or context: nothing cached
-follows it), in a function or a
+`call_llm(model, system_prompt=system_prompt, user_prompt=message)`, where nothing is unpacked into the call and
+neither its keywords nor the names the message and the positional arguments read speak of a history, memory or
+context: nothing cached follows it), in a function or a
 script's own statements (a Streamlit app), whether or not the request is sent in the same module; framework set-ups
 that do the same on every turn (`likely`): LangChain's conversational RAG prompt (`("system", "...{context}")`
 followed by a `MessagesPlaceholder` for the history, in a module that retrieves) and LlamaIndex's context chat

@@ -208,11 +208,13 @@ def _names_leaf(value: cst.BaseExpression, leaf: str) -> bool:
 def _one_user_text(call: cst.Call) -> bool:
     """The call takes the system prompt with one new message and no conversation (nor `**kwargs` that may hold one)."""
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
-    if sum(a.keyword is None for a in call.args) > 1 or any(a.star for a in call.args):
-        return False  # `call_llm(model, self.history, system_prompt=...)`: what the others are is not known
+    if any(a.star for a in call.args):
+        return False  # `**kwargs`: what else goes out is not known
     texts = [a.value for a in call.args if a.keyword is not None and a.keyword.value in USER_TEXT_KEYWORDS]
-    read = {n.value for text in texts for n in (text, *descendants(text)) if isinstance(n, cst.Name)} \
-        | {n.attr.value for text in texts for n in (text, *descendants(text)) if isinstance(n, cst.Attribute)}
+    # what the message and the positional arguments read (`call_llm(url, key, model_id, ...)`, not `self.history`)
+    read_by = [*texts, *(a.value for a in call.args if a.keyword is None)]
+    read = {n.value for text in read_by for n in (text, *descendants(text)) if isinstance(n, cst.Name)} \
+        | {n.attr.value for text in read_by for n in (text, *descendants(text)) if isinstance(n, cst.Attribute)}
     return bool(texts) and not any(HISTORY_KEYWORD.search(k) for k in keywords) and not any(HISTORY_KEYWORD.search(n) for n in read)
 
 
