@@ -14,7 +14,8 @@ from cachelint.check.analysis import anthropic_minimum
 from cachelint.check.depends import parameter_sources, parameters_of
 from cachelint.check.gate import opened_alone
 from cachelint.check.framework_models import (
-    AGENT_WITH_MODEL_STRING, ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS, MODEL_KEYWORDS, PYDANTIC_CLAUDE,
+    AGENT_WITH_MODEL_STRING, ANY_PROVIDER_MODELS, CACHE_SWITCH, CLAUDE_BY_DEFAULT, CLAUDE_MODELS, MODEL_KEYWORDS, MODEL_PARAM,
+    OTHER_PROVIDER_MODEL, PYDANTIC_CLAUDE,
     caching_advice,
 )
 from cachelint.check.module import called_name, descendants, names_in
@@ -1196,12 +1197,6 @@ def _claude_default(ctx, call, given) -> str | None:
                  for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in seen
                  for n in _value_names(node.value)} - seen
     return None
-
-
-# a parameter that names the model itself (not a judge's, a summarizer's or another role's)
-MODEL_PARAM = re.compile(r"^(?:model|model_name|model_id|llm|llm_model|llm_name|chat_model|default_model)$")
-# a default naming another provider's model or the provider itself
-OTHER_PROVIDER_MODEL = re.compile(r"^(?:openai|azure|gemini|google|mistral|groq|ollama|gpt-|o[134]\b|o[134]-|chatgpt|llama|qwen|deepseek)", re.I)
 
 
 def _value_names(node: cst.CSTNode) -> set[str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import ModuleContext
+from cachelint.check.module import ModuleContext, literal_int
 
 AGENT_CLASSES = frozenset({
     "agno.agent.Agent", "agno.agent.agent.Agent", "agno.team.Team", "agno.team.team.Team",
@@ -88,7 +88,7 @@ def history_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
         count = size.value.value if isinstance(size.value, cst.Integer) else f"`{ctx.code(size.value)}`"
         if isinstance(size.value, cst.Name) and size.value.value == "None":
             continue  # no cap: the whole session
-        if isinstance(size.value, cst.Integer) and _literal_int(size.value) >= LONG_WINDOW[what]:
+        if isinstance(size.value, cst.Integer) and literal_int(size.value) >= LONG_WINDOW[what]:
             continue  # `num_history_runs=30`: a conversation rarely gets that long, the window practically never slides
         yield AgentSwitch(size, cls, f"`{switch}=True` with `{ctx.code(size.keyword)}={ctx.code(size.value)}` makes `{cls}` replay "
                           f"only the last {count} {what} of the session")
@@ -110,7 +110,7 @@ def placeholder_windows(ctx: ModuleContext) -> Iterator[AgentSwitch]:
         if isinstance(value, cst.Name):  # `n_messages=MAX_HISTORY_MESSAGES`, a constant of the module
             bound = [v for _, v in ctx.assigned_values(value) if v is not None]
             value = bound[0] if len(bound) == 1 else value
-        if isinstance(value, cst.Integer) and _literal_int(value) >= LONG_WINDOW["messages"]:
+        if isinstance(value, cst.Integer) and literal_int(value) >= LONG_WINDOW["messages"]:
             continue
         if _side_prompt(ctx, call):
             continue  # the prompt that makes the question standalone for a retriever: a side request of its own
@@ -136,11 +136,3 @@ def _side_prompt(ctx: ModuleContext, call: cst.Call) -> bool:
         return True
     template = next((a for a in ctx.ancestors(call) if isinstance(a, cst.Call)), None)
     return template is not None and re.search(r"standalone question", ctx.code(template), re.I) is not None
-
-
-def _literal_int(node: cst.Integer) -> int:
-    """`20`, `0x14`, `1_000`."""
-    try:
-        return int(node.value.replace("_", ""), 0)
-    except ValueError:
-        return int(node.value.replace("_", ""))

@@ -53,6 +53,11 @@ CLAUDE_MODULES = frozenset(name.rsplit(".", 1)[0] for name in CLAUDE_MODELS | AN
 # the keywords a framework model is told its model with
 MODEL_KEYWORDS = ("model", "model_name", "model_id", "id")
 
+# a parameter that names the model itself (not a judge's, a summarizer's or another role's)
+MODEL_PARAM = re.compile(r"^(?:model|model_name|model_id|llm|llm_model|llm_name|chat_model|default_model)$")
+# a default naming another provider's model or the provider itself
+OTHER_PROVIDER_MODEL = re.compile(r"^(?:openai|azure|gemini|google|mistral|groq|ollama|gpt-|o[134]\b|o[134]-|chatgpt|llama|qwen|deepseek)", re.I)
+
 # pydantic-ai's Agent made with a model string: "anthropic:claude-sonnet-4-5", "bedrock:us.anthropic.claude-..."
 PYDANTIC_CLAUDE = re.compile(r"^(?:anthropic|bedrock|google-vertex):.*claude-(?!2|instant)", re.I)
 

@@ -30,6 +30,7 @@ from cachelint.check.depends import positional_index
 from cachelint.check.module import (COUNTED_NAME, TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler,
                                     is_template, names_in, short_code)
 from cachelint.check.module import last_name as _last_name
+from cachelint.check.module import literal_int as _int
 from cachelint.check.values import dict_entries, string_value
 
 HISTORY_NAME = re.compile(r"(?:^|_)(?:messages|msgs|history|conversation|convo|chat|trajectory|transcript|turns|memory|dialog|dialogue)(?:$|_)|messages$|history$|(?:^|_)(?:message|msg)_?list$"
@@ -1347,87 +1348,6 @@ def _integer(ctx: ModuleContext, node: cst.BaseExpression) -> int | None:
     return _int(node)
 
 
-def cut_in_large_steps(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """`if len(memory) > 100: memory = memory[-50:]`: the stored list itself is cut once it passes one bound, down to
-    far fewer entries (three quarters or less, MIN_STEP fewer at the least), so many turns pass between cuts: one cache
-    miss per cut, as with compaction, not a window that slides on every turn."""
-    kept = next((n for n in (node, *descendants(node)) if isinstance(n, cst.Subscript) and len(n.slice) == 1
-                 and isinstance(n.slice[0].slice, cst.Slice) and n.slice[0].slice.upper is None
-                 and isinstance(n.slice[0].slice.lower, cst.UnaryOperation) and isinstance(n.slice[0].slice.lower.operator, cst.Minus)), None)
-    if kept is None:
-        return False
-    stored = ctx.parent(kept)  # `memory = memory[-50:]`: the list itself is cut (not a window taken to send)
-    if not (isinstance(stored, cst.Assign) and len(stored.targets) == 1 and stored.value is kept
-            and ctx.code(stored.targets[0].target) == ctx.code(kept.value)):
-        return False
-    size = _integer(ctx, kept.slice[0].slice.lower.expression)  # type: ignore[union-attr]
-    guard = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.If, cst.FunctionDef))), None)
-    if size is None or not isinstance(guard, cst.If) or not isinstance(guard.test, cst.Comparison) or len(guard.test.comparisons) != 1 \
-            or not isinstance(guard.test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)):
-        return False
-    if not ctx.contains(guard.body, node):
-        return False  # cut in the `else:` of the bound: on every turn below it
-    measured = _len_of(guard.test.left)
-    bound = _integer(ctx, guard.test.comparisons[0].comparator)
-    return measured is not None and ctx.code(measured) == ctx.code(kept.value) and bound is not None \
-        and size <= bound * 3 // 4 and bound - size >= MIN_STEP
-
-
-MIN_STEP = 10  # entries (five exchanges) between two cuts at the least
-
-
-def _integer(ctx: ModuleContext, node: cst.BaseExpression) -> int | None:
-    """An integer written here or a name the module binds only to one (`MAX_TURNS = 100`)."""
-    if isinstance(node, cst.Name):
-        values = [v for _, v in ctx.assigned_values(node)]
-        return _int(values[0]) if len(values) == 1 else None
-    return _int(node)
-
-
-OFF_VALUES = ("0", "None", "False")
-
-
-def window_never_opened(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
-    """`history = self.history[-recent:] if recent > 0 else []` where the window's size is a parameter that turns it
-    off by default (`recent: int = 0`, here or in the caller that hands it on) and no file of the tree passes that
-    parameter a value: the window is an option nobody uses, so every request keeps the whole history it is given."""
-    from cachelint.check import tree
-    from cachelint.check.values import _bind_arguments, callers
-
-    import os
-
-    if not os.path.isfile(ctx.filename):
-        return False  # a source with no tree: nothing says who passes what
-    sizes = {n.expression.value for n in (node, *descendants(node)) if isinstance(n, cst.UnaryOperation)
-             and isinstance(n.operator, cst.Minus) and isinstance(n.expression, cst.Name)
-             and isinstance(ctx.parent(n), cst.Slice) and ctx.parent(n).lower is n}  # type: ignore[union-attr]
-    if len(sizes) != 1:
-        return False
-    name = sizes.pop()
-    params = {p.name.value: p for p in (*function.params.params, *function.params.kwonly_params)}
-    param = params.get(name)
-    if param is None:
-        return False
-    outer = [name]
-    if param.default is None:  # `get_history(similar, recent, prompt)`, handed the caller's `recent: int = 0`
-        calls = callers(ctx, function)
-        handed = [_bind_arguments(ctx, call, function).get(id(param)) for call in calls]
-        if not calls or any(not isinstance(value, cst.Name) for value in handed):
-            return False
-        for call, value in zip(calls, handed):
-            caller = ctx.enclosing_function(call)
-            theirs = {p.name.value: p for p in (*caller.params.params, *caller.params.kwonly_params)} if caller is not None else {}
-            given = theirs.get(value.value)  # type: ignore[union-attr]
-            if given is None or given.default is None or ctx.code(given.default) not in OFF_VALUES:
-                return False
-            outer.append(value.value)  # type: ignore[union-attr]
-    elif ctx.code(param.default) not in OFF_VALUES:
-        return False
-    passed = re.compile(r"[(,]\s*(?:%s)\s*=\s*(?!(?:0|None|False)\s*[,)])" % "|".join(map(re.escape, set(outer))))
-    return tree.first_file(ctx.filename, f"passes {'/'.join(sorted(set(outer)))}", lambda path, text: passed.search(text) is not None) is None \
-        and not passed.search(ctx.source)
-
-
 def cut_after_a_failed_attempt(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """`while True: reply = self._try_send(...); if isinstance(reply, Message): return reply; ... history.pop(1)`:
     the loop goes on past the request only when it failed, so the cut is made only once the provider refused the
@@ -2470,16 +2390,6 @@ def _history_of(receiver: cst.BaseExpression) -> cst.BaseExpression:
             return node.value
         node = node.value
     return receiver
-
-
-def _int(expr: cst.BaseExpression | None) -> int | None:
-    """A literal integer's value (`12`, `-12`, `0x20`, `1_000`)."""
-    if isinstance(expr, cst.Integer):
-        return int(expr.value.replace("_", ""), 0) if not re.match(r"0\d", expr.value) else int(expr.value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
-        value = _int(expr.expression)
-        return -value if value is not None else None
-    return None
 
 
 def _front_index(expr: cst.BaseExpression) -> bool:

@@ -445,6 +445,16 @@ def declared_in(ctx: ModuleContext, function: cst.FunctionDef) -> set[str]:
             and ctx.enclosing_function(node) is function for n in node.names}
 
 
+def literal_int(expr: cst.BaseExpression | None) -> int | None:
+    """A literal integer's value (`12`, `-12`, `0x20`, `1_000`)."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.value.replace("_", ""), 0) if not re.match(r"0\d", expr.value) else int(expr.value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        value = literal_int(expr.expression)
+        return -value if value is not None else None
+    return None
+
+
 def descendants(root: cst.CSTNode) -> list[cst.CSTNode]:
     """`root` and every node below it, in source order."""
     for ctx in list(_CONTEXTS):

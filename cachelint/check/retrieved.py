@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from cachelint.check.conversation import CONVERSATION_NAME as CONVERSATION_WORD
 from cachelint.check.module import LITERAL_ARGS, ModuleContext, called_name, descendants, last_name
 from cachelint.check.renderers import SYSTEM_NAME, system_message_text
 from cachelint.check.values import assigned_once, string_value
@@ -198,7 +199,7 @@ def _sent_alone(function: cst.FunctionDef, joined: cst.CSTNode) -> bool:
 
 # the keywords a sender takes the one new message by, and those that hand it a conversation
 USER_TEXT_KEYWORDS = frozenset({"user_prompt", "user_message", "user_input", "prompt", "message", "query", "question"})
-HISTORY_KEYWORD = re.compile(r"messages|history|conversation|chat|turns|dialog|memory|msgs|context", re.I)
+HISTORY_KEYWORD = re.compile(CONVERSATION_WORD.pattern + r"|turns|memory|context", re.I)
 
 
 def _names_leaf(value: cst.BaseExpression, leaf: str) -> bool:
