@@ -18,7 +18,7 @@ from cachelint.check.framework_models import (
     OTHER_PROVIDER_MODEL, PYDANTIC_CLAUDE,
     caching_advice,
 )
-from cachelint.check.module import called_name, descendants, names_in
+from cachelint.check.module import called_name, descendants, names_in, read_names
 from cachelint.check.one_shot import one_shot_callers
 from cachelint.check.sender_calls import bound_afresh
 from cachelint.check.breakpoints import markers, static_text
@@ -1195,15 +1195,14 @@ def _claude_default(ctx, call, given) -> str | None:
         seen |= names
         names = {n for node in descendants(function.body) if isinstance(node, cst.Assign)
                  for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in seen
-                 for n in _value_names(node.value)} - seen
+                 for n in _value_names(ctx, node.value)} - seen
     return None
 
 
-def _value_names(node: cst.CSTNode) -> set[str]:
-    """The names read as values in `node`: not a keyword's name (`summarizer=None`) nor an attribute's (`x.model`)."""
-    skipped = {id(n.keyword) for n in (node, *descendants(node)) if isinstance(n, cst.Arg) and n.keyword is not None} \
-        | {id(n.attr) for n in (node, *descendants(node)) if isinstance(n, cst.Attribute)}
-    return {n.value for n in (node, *descendants(node)) if isinstance(n, cst.Name) and id(n) not in skipped}
+def _value_names(ctx, node: cst.CSTNode) -> set[str]:
+    """The names read as values in `node` (module.read_names, which leaves out an attribute's, `x.model`), and not a
+    keyword's name (`summarizer=None`)."""
+    return {n.value for n in read_names(ctx, node) if not (isinstance(ctx.parent(n), cst.Arg) and ctx.parent(n).keyword is n)}
 
 
 def _claude_through(ctx, name: str, given, model: str | None, unpacked: bool = False) -> bool:

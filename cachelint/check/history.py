@@ -1342,10 +1342,7 @@ MIN_STEP = 10  # entries (five exchanges) between two cuts at the least
 
 def _integer(ctx: ModuleContext, node: cst.BaseExpression) -> int | None:
     """An integer written here or a name the module binds only to one (`MAX_TURNS = 100`)."""
-    if isinstance(node, cst.Name):
-        values = [v for _, v in ctx.assigned_values(node)]
-        return _int(values[0]) if len(values) == 1 else None
-    return _int(node)
+    return _int(ctx.sole_value(node) if isinstance(node, cst.Name) else node)
 
 
 def cut_after_a_failed_attempt(ctx: ModuleContext, node: cst.CSTNode) -> bool:

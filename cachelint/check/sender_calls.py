@@ -322,7 +322,7 @@ def stored_conversation_callers(ctx: ModuleContext, site: CallSite) -> StoredCon
                 continue
             made = _rebuilt_from(caller, value.value) if isinstance(value, cst.Name) else _made_of_stored(value)
             if not made and isinstance(value, cst.Name):
-                made = _returned_by_a_method(other, caller, value.value)
+                made = _returned_by_a_method(other, value)
             stored = next((attr for attr in made if _grown_by_its_class(other, call, attr)), None)
             if stored is not None:
                 where = os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.filename))) if path != ctx.filename else os.path.basename(path)
@@ -352,38 +352,27 @@ def _rebuilt_from(function: cst.FunctionDef, name: str) -> list[str]:
     return found
 
 
-def _returned_by_a_method(ctx: ModuleContext, function: cst.FunctionDef, name: str) -> list[str]:
-    """The attributes of `self` that a method of the same class hands back as `name` (`message, memory =
-    self.prepare_inputs(...)`, where `prepare_inputs` does `memory = self.context` ... `return message, memory`)."""
-    cls = ctx.enclosing(function, (cst.ClassDef,))
-    if not isinstance(cls, cst.ClassDef):
-        return []
-    for node in descendants(function.body):
-        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
-            continue
-        target, call = node.targets[0].target, node.value
-        if not (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"):
-            continue
-        if isinstance(target, cst.Name) and target.value == name:
-            position = None
-        elif isinstance(target, cst.Tuple) and any(isinstance(e.value, cst.Name) and e.value.value == name for e in target.elements) \
-                and not any(isinstance(e, cst.StarredElement) for e in target.elements):
-            position = next(i for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name) and e.value.value == name)
+def _returned_by_a_method(ctx: ModuleContext, name: cst.Name) -> list[str]:
+    """The attributes of `self` that a function of the module hands back as `name` (`message, memory =
+    self.prepare_inputs(...)`, where `prepare_inputs` does `memory = self.context` ... `return message, memory`): the
+    element at the name's position of what it returns (callsites.unpacked_values), or all of a single value."""
+    from cachelint.check.callsites import unpacked_values
+
+    found: list[str] = []
+    for binding, value in ctx.assigned_values(name):
+        if value is None:
+            returned = unpacked_values(ctx, binding)
+        elif isinstance(value, cst.Call):
+            returned = [r for function in ctx.called_functions(value) for r in ctx.returns_of(function)]
         else:
             continue
-        found: list[str] = []
-        for helper in ctx.functions.get(f"{cls.name.value}.{call.func.attr.value}", ()):
-            for returned in ctx.returns_of(helper):
-                if position is not None:
-                    if not (isinstance(returned, cst.Tuple) and len(returned.elements) > position):
-                        continue
-                    returned = returned.elements[position].value
-                if isinstance(returned, cst.Name):
-                    found += _rebuilt_from(helper, returned.value)
-                else:
-                    found += _made_of_stored(returned)
-        return found
-    return []
+        for element in returned:
+            helper = ctx.enclosing_function(element)
+            if isinstance(element, cst.Name) and helper is not None:
+                found += _rebuilt_from(helper, element.value)
+            elif not isinstance(element, cst.Call):
+                found += _made_of_stored(element)
+    return found
 
 
 def _made_of_stored(value: cst.BaseExpression) -> list[str]:
