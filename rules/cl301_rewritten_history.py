@@ -30,7 +30,11 @@ by the data's shape (confidence `likely`): a history class or utility that drops
 (`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
 messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), the
 newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`, over
-a copy of it, `ordered = list(turns)`, or by index, `for i in range(n - 1, -1, -1): message = history[i]`;
+a copy of it, `ordered = list(turns)`, or by index, `for i in range(n - 1, -1, -1): message = history[i]`, or by an index
+counted down by hand, `i = len(h) - 1; while i >= 0: ...`, reported at the test that stops it; a budget in characters
+counts about four to a token; a walk back that stops at a count or a size and cuts at the index after it, `cutoff = i + 1`
+then `messages[cutoff:]`, or `history = history[i + 1:]` inside the walk; the repair after a cut, `while messages and
+messages[0]["role"] != "user": messages.pop(0)`, is not reported itself);
 a literal budget of 32k tokens or more is the context window's and is left alone; seeded with the newest few,
 `kept = history[-k:]`, then grown back from the older ones, it is one window, reported at the loop), the history from the n-th last
 user message on (`start = human_indices[-rounds]; messages[start:]`, the start also worked out by a helper of the
@@ -45,8 +49,11 @@ or sends it (not one named for a screen, a log or an archive), the latest n rows
 (`.order_by("-created")[:n]`, `.order_by(Msg.id.desc()).limit(n)`, or a store's method asked for them,
 `repo.get_by_conversation(session, cid, n=10)`, walked `reversed(...)`; or asked newest first: `oldest_first=False`, a
 method named for the latest rows, `get_recent_messages(limit=10)`, a chat platform channel's
-`[m async for m in channel.history(limit=n)]`, or a store's `read(lines=8)` whose definition in the tree reads newest
-first, `lrange` then `[::-1]`; a count that is a setting counts, a page asked with `offset=` does not) and turned
+`[m async for m in channel.history(limit=n)]` (or an `async for` over it that makes chat messages), Slack's
+`conversations_history(limit=n)` (also with the limit in a `**params` dict, the rows taken from `response["messages"]`),
+Telethon's `iter_messages` and Pyrogram's `get_chat_history`, or a store's `read(lines=8)` whose definition in the tree reads newest
+first, `lrange` then `[::-1]`; a count that is a setting counts, a page asked with `offset=` does not; Slack's
+`conversations_replies` comes oldest first) and turned
 into messages (or appended, prepended or inserted into the list or object that keeps the conversation), earlier messages' content replaced by position (all but the last
 n tool outputs), a conversation object of another module cut by its caller in a loop (`convo.trim(1, 2)`), and
 a package function that trims the history (`messages = tokentrim.trim(messages, ...)`). Framework context and
@@ -54,7 +61,11 @@ memory classes too: messages popped from the middle until a token budget fits
 (`while count(msgs) > limit: msgs.pop(len(msgs) // 2)`), a window of stored runs whose messages become the
 history (`runs = runs[-n:]`, then `for run in runs: messages.extend(run.messages)`), and entries of a kind older
 than the latest few replaced by a stub while the history is walked back
-(`for m in reversed(memory): seen += 1; if seen > keep: m = Stub(...)`). A queue drained with `pop(0)`, system
+(`for m in reversed(memory): seen += 1; if seen > keep: m = Stub(...)`), or cut short once more than a few messages old
+(`age = len(messages) - 1 - i; if age > K: content = content[:N] + "..."`). Also a block made for this request added to
+the newest user message of the copy sent, found by a walk back past the assistant and tool messages after it
+(`for i in range(len(out) - 1, -1, -1): if out[i]["role"] != "user": continue; ... + block; break`): the next user
+turn moves it, and the previous turn's tool loop is prefilled again (reported where the block is made). A queue drained with `pop(0)`, system
 messages moved into the system parameter, a leading orphan tool result dropped after a cut, format conversions
 applied to every message alike (a constant written into, or a key deleted from, every message of the whole
 list: `for m in messages: m["role"] = "user"`), a "history" of the code's own records (`history.append(call_hash)`, or dicts stamped with when they were made and
@@ -917,6 +928,7 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
 
     def check(self, analysis):
         from cachelint.check.history import (
+            context_on_the_last_user_message,
             newest_rendered_apart,
             rerendered_instructions,
             rerendered_past_messages,
@@ -981,6 +993,11 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
                          "the message the previous request ended with changes and is prefilled again, with everything after it; "
                          "render every message the same way whatever its place, and send what only this turn needs as a new "
                          "message", confidence="likely")
+        for found in context_on_the_last_user_message(analysis.ctx):
+            yield Report(found.node, f"{found.what}, past the assistant and tool messages after it: the turn's tool loop is cached "
+                         "after that block, and on the next user turn the block moves to the new message, so the earlier message "
+                         "goes out without it and every tool call and result of the previous turn is prefilled again; send the "
+                         "block as a message of its own, kept in the history, or at the very end of the request", confidence="likely")
         for found in small_budget_summaries(analysis.ctx):
             yield Report(found.node, f"{found.what}: compact rarely, near the context window, and in one large step, so each new "
                          "prefix is read from cache for many turns", confidence="likely")
@@ -1236,7 +1253,7 @@ def _conversation_region(ctx, site, history):
 def _rewrites(ctx, region, target: str, followed: bool = False):
     """(node, description) for statements in `region` that rewrite the list named `target`, and in the helpers of this
     module it is handed to (`truncate_tool_messages(history, size)`, one level deep)."""
-    from cachelint.check.history import under_system_role_test
+    from cachelint.check.history import leading_repair, under_system_role_test
 
     nodes = descendants(region)
     names = {target}
@@ -1253,7 +1270,8 @@ def _rewrites(ctx, region, target: str, followed: bool = False):
             for t in node.targets:
                 tgt = t.target
                 if ctx.code(tgt) == target and _has_late_slice(ctx, node.value, target):
-                    if not under_system_role_test(ctx, node):  # `if messages[0]["role"] == "system": messages = messages[1:]`
+                    # `if messages[0]["role"] == "system": messages = messages[1:]`; `while messages[0]["role"] == "tool": ...`
+                    if not under_system_role_test(ctx, node) and not leading_repair(ctx, node, target):
                         yield node, "truncates"
                 elif isinstance(tgt, cst.Subscript) and _root(ctx, tgt) in names and not _is_marker_or_newest(ctx, tgt, target) \
                         and not _same_for_every_message(ctx, node, tgt, node.value, names):
@@ -1267,7 +1285,8 @@ def _rewrites(ctx, region, target: str, followed: bool = False):
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.code(node.func.value) == target \
                 and not (isinstance(region, (cst.For, cst.While)) and bound_anew_in(ctx, region, target)):
             method = node.func.attr.value
-            if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",) and not under_system_role_test(ctx, node):
+            if method == "pop" and node.args and ctx.code(node.args[0].value) not in ("-1",) and not under_system_role_test(ctx, node) \
+                    and not leading_repair(ctx, node, target):
                 yield node, "removes an earlier message from"
             elif method == "insert" and node.args and ctx.code(node.args[0].value) not in ("len(%s)" % target,) \
                     and not _system_put_first(ctx, node):
@@ -1373,7 +1392,7 @@ def _system_put_first(ctx, insert: cst.Call) -> bool:
     """`history.insert(0, {"role": "system", ...})` (or under `if history[0]["role"] != "system":`): the system
     message put at the head of the list, the layout every request has, not a message slipped between turns."""
     from cachelint.check.callsites import is_system_message
-    from cachelint.check.history import under_system_role_test
+    from cachelint.check.history import leading_repair, under_system_role_test
 
     if len(insert.args) < 2 or ctx.code(insert.args[0].value) != "0":
         return False

@@ -24,7 +24,11 @@ router that picks the model of each request from a pool (`random.choice(self.mod
 counter; not the model after one that failed, picked in an `except` block or by a function that only `except`
 blocks call: `(models.index(current) + 1) % len(models)`; camel's `ChatAgent(model=models,
 scheduling_strategy="random_model")` or `"round_robin"`, and a `ModelManager` so made, where it is given several backends:
-a list, a pool named for models, or a parameter typed as a list of them), wherever the request is sent from (confidence `likely`). Also a forced `tool_choice` reset once tools were used
+a list, a pool named for models, or a parameter typed as a list of them), wherever the request is sent from (confidence `likely`). Also a model
+picked for each turn by a router of what the turn asks (`kwargs["model"] = self._get_routed_model_for_completion(kwargs["messages"],
+...)`, `selected_model = MINI if not prediction["requires_actions"] else FULL` after `prediction =
+predict_actions_required(user_input)`) where the same function sends it with the conversation; a routed one-off request
+is not (confidence `likely`). Also a forced `tool_choice` reset once tools were used
 (`replace(settings, tool_choice=None)` under `if tracker.has_used_tools(agent):`, or `tool_choice = "auto"` under
 `if iteration == 0:` in the loop that hands it to the sender, also as a closure's default; confidence `likely`),
 and a hand-off that swaps the object the request's model comes from inside the loop that keeps the
@@ -194,7 +198,13 @@ class Agent:
                                 f"`{handoff.history}` again: {what} of {analysis.describe_site(handoff.site)} in {handoff.function}() "
                                 "come from it, and they are part of the cache key; keep them for the whole conversation")
 
-        from cachelint.check.model_routing import content_routed_models
+        from cachelint.check.model_routing import content_routed_models, message_routed_models
+
+        for routed in message_routed_models(analysis.ctx):
+            yield Report(routed.node, f"the model of each turn is picked by a router of what the turn asks (`{routed.test}`), and the "
+                         "turn sends the whole conversation: the turns of one conversation land on different models, and a model's "
+                         "cache holds only the prefixes sent to it, so each switch prefills the whole conversation again; keep one "
+                         "model per conversation (route once, when it starts), or route only one-off requests", confidence="likely")
 
         for routed in content_routed_models(analysis.ctx):
             yield Report(routed.node, f"the model is picked from what the conversation holds (`{routed.test}`): while it holds an image, "

@@ -95,7 +95,9 @@ it says nothing of breakpoints and calls no function of the module that does, be
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
-  code named for Anthropic / Claude) built from what callers pass for a sender elsewhere, a client class named
+  code named for Anthropic / Claude, but not by a function or into a name that names another provider:
+  `_openai_body` beside `_anthropic_body`, `openai_request = {...}` in `convert_claude_to_openai`) built from what
+  callers pass for a sender elsewhere, a client class named
   for Anthropic / Claude whose methods send a whole request dict their callers build (`create(**request_data)`,
   once per class), or a framework's Claude model (llama_index `Anthropic`, langchain `ChatAnthropic`; an agent SDK's
   Claude model made without the SDK's own caching switch: strands `AnthropicModel`, agno `Claude` without
@@ -674,6 +676,23 @@ OTHER_PROVIDER = re.compile(r"^(?:OpenA[Ii]|Gpt|GPT|Groq|Ollama|Gemini|Mistral|C
                             r"|(?:^|_)(?:openai|gpt|groq|ollama|gemini|mistral|cohere|deepseek|fireworks|qwen|grok|xai)(?:$|_)")
 
 
+def _for_another_provider(ctx, function, body) -> bool:
+    """The body is built for another provider: the function that builds it, or the name it is bound to, is named for
+    one (`_openai_body`, `openai_request = {...}`), and where that name also names Claude, the other provider is what it
+    converts to (`convert_claude_to_openai`)."""
+    parent = ctx.parent(body)
+    names = [function.name.value]
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        names.append(parent.targets[0].target.value)
+    for name in names:
+        if not OTHER_PROVIDER.search(name):
+            continue
+        to = re.split(r"_to_|2", name, maxsplit=1)
+        if not CLAUDE.search(name) or (len(to) == 2 and OTHER_PROVIDER.search("_" + to[1]) and not CLAUDE.search(to[1])):
+            return True
+    return False
+
+
 def _in_converse_terms(report):
     """Bedrock's Converse API marks a breakpoint with a `{"cachePoint": {"type": "default"}}` block, not `cache_control`."""
     message = report.message.replace("(or a top-level cache_control)", "").replace("a top-level cache_control", "a cache point")
@@ -1088,6 +1107,8 @@ def _unsent_payloads(analysis, reported: set[int]):
         named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value))
         if not named or isinstance(keys["messages"], cst.List) or not from_callers(ctx, keys["messages"], function):
             continue  # a list written here holds new messages (one question, a record): not a conversation passed on
+        if _for_another_provider(ctx, function, node):
+            continue  # `def _openai_body(...)` beside `_anthropic_body`, `convert_claude_to_openai`: the other provider's request
         if _one_question_each(ctx, function, keys["messages"]):
             continue  # every caller in sight asks one question with a list made for it
         reported.add(id(node))

@@ -55,7 +55,11 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|order_by\(.*(?:desc|[\"']-\w)"  # Message.objects.filter(...).order_by("-created")[:10]
                    r"|\b(?:n|limit|last_n|num_messages|max_messages|message_limit|count|k|lines|n_messages|max_history|history_limit)"
                    r"\s*=\s*(?:\d{1,2}|[A-Za-z_][\w.]*(?:\(\))?(?:\s*\+\s*1)?)\s*[,)]"  # repo.get(cid, n=10), store.read(lines=8)
-                   r"|\.history\(\s*\n?\s*limit\s*=")  # channel.history(limit=n): a chat platform's latest messages
+                   r"|\.history\(\s*\n?\s*limit\s*="  # channel.history(limit=n): a chat platform's latest messages
+                   r"|\.(?:conversations_history|iter_messages|get_chat_history)\("  # Slack's, Telethon's, Pyrogram's latest messages
+                   r"|in\s+reversed\(\s*range\(\s*len\("  # for i in reversed(range(len(messages))):
+                   r"|=\s*len\(\s*[\w.]+\s*\)\s*-\s*1\s*-\s*\w+"  # age = len(messages) - 1 - i
+                   r"|\w+\s*=\s*len\(\s*[\w.]+\s*\)\s*-\s*1[ \t]*(?:#[^\n]*)?(?:\n|$)")  # i = len(self.messages) - 1, then `while i >= 0:`
 
 
 @dataclass(slots=True)
@@ -237,7 +241,7 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
         call = _asked_rows(assign.value)
         if call is None or not isinstance(call.func, cst.Attribute):
             continue
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        keywords = _keywords_asked(ctx, call)
         count = next((keywords[k] for k in keywords if k in LATEST_COUNT), None)
         if count is None or _a_large_number(ctx, count):
             continue
@@ -251,8 +255,46 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
             continue  # `@router.get(".../messages")` hands the latest messages to a page: nothing is sent to a model
         if _rows_become_messages(ctx, function, rows, newest_first=True):
             yield Rewrite(count, rows, "keeps only the latest stored messages of")
-        elif _asked_newest_first(ctx, call, keywords) and _rows_become_messages(ctx, function, rows, into_conversation=True):
+        elif _asked_newest_first(ctx, call, keywords) and any(_rows_become_messages(ctx, function, name, into_conversation=True)
+                                                              for name in (rows, *_rows_taken_from(ctx, function, rows))):
             yield Rewrite(count, rows, "keeps only the latest stored messages of")
+    yield from _latest_rows_walked(ctx)
+
+
+def _keywords_asked(ctx: ModuleContext, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """The call's keywords, with those of a dict bound once and passed as `**params` (`params = {"channel": c,
+    "limit": limit + 1}`)."""
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    for arg in call.args:
+        if arg.star == "**" and isinstance(arg.value, cst.Name):
+            values = [v for _, v in ctx.assigned_values(arg.value)]
+            if len(values) == 1 and isinstance(values[0], cst.Dict):
+                keywords.update({k: v for k, v in dict_entries(values[0]) if k is not None and k.isidentifier()})
+    return keywords
+
+
+def _rows_taken_from(ctx: ModuleContext, function: cst.FunctionDef, reply: str) -> list[str]:
+    """The names bound to the rows inside a reply: `messages = response["messages"]` (Slack's Web API)."""
+    return [t.target.value for n in ctx.nodes_in(cst.Assign, function) for t in n.targets if isinstance(t.target, cst.Name)
+            and isinstance(n.value, cst.Subscript) and isinstance(n.value.value, cst.Name) and n.value.value.value == reply
+            and string_value(n.value.slice[0].slice.value if isinstance(n.value.slice[0].slice, cst.Index) else None) == "messages"]
+
+
+def _latest_rows_walked(ctx: ModuleContext) -> Iterator[Rewrite]:
+    """`async for message in channel.history(limit=limit + 1): chat_messages.append(ChatMessage(...))`: the latest n
+    messages of a chat platform's channel, walked straight from the call that asks for them into the messages sent."""
+    for loop in ctx.nodes(cst.For):
+        call = _asked_rows(loop.iter)
+        if call is None or not isinstance(call.func, cst.Attribute) or ctx.enclosing_function(loop) is None:
+            continue
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        count = next((keywords[k] for k in keywords if k in LATEST_COUNT), None)
+        if count is None or _a_large_number(ctx, count) or keywords.keys() & PAGED or not STORED_CONVERSATION.search(ctx.code(call.func)):
+            continue
+        if _shown_by_a_web_route(ctx, ctx.enclosing_function(loop)) or not _asked_newest_first(ctx, call, keywords):
+            continue
+        if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message")) for n in descendants(loop.body)):
+            yield Rewrite(count, ctx.code(call.func.value), "keeps only the latest stored messages of")
 
 
 def _a_large_number(ctx: ModuleContext, count: cst.BaseExpression) -> bool:
@@ -279,6 +321,8 @@ PAGED = frozenset({"offset", "page", "skip", "cursor", "page_token", "start"})
 STORED_CONVERSATION = re.compile(r"messag|histor|conversation|chat|turns", re.I)
 LARGE_WINDOW = 50  # messages: a window this long slides only in chats longer than most ever get
 LATEST_METHOD = re.compile(r"latest|recent|last|newest|tail", re.I)
+# chat platforms' calls that hand back a channel's messages newest first, the first `limit` of them
+NEWEST_FIRST_PLATFORM = frozenset({"conversations_history", "iter_messages", "get_chat_history"})
 
 
 def _asked_rows(value: cst.BaseExpression) -> cst.Call | None:
@@ -310,6 +354,8 @@ def _asked_newest_first(ctx: ModuleContext, call: cst.Call, keywords: dict[str, 
         return True
     if method == "history" and "limit" in keywords:  # discord.py's `channel.history(limit=n)` (a channel, a DM, a context)
         return "after" not in keywords  # newest first, unless `after=` turns it oldest first
+    if method in NEWEST_FIRST_PLATFORM:  # Slack's conversations.history, Telethon's get_messages, Pyrogram's get_chat_history
+        return not keywords.keys() & {"reverse", "oldest_first", "after", "min_id", "offset_date"}
     keyword = next((k for k in keywords if k in LATEST_COUNT), None)
     return reads_newest_first(ctx.filename, method, keyword)
 
@@ -1008,10 +1054,12 @@ def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
 def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionDef]]:
     """(node, the outermost function around it) for the nodes that can be a cut, from the module's index (no
     walk of its own); a nested helper (`def drop_pair(): ...`) counts as part of the function that holds it."""
-    for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign, cst.For):
+    for kind in (cst.Call, cst.Del, cst.Subscript, cst.Assign, cst.For, cst.While):
         for node in ctx.nodes(kind):
             if kind is cst.For and _backward_source(node) is None and _walked_back_by_index(ctx, node) is None \
                     and _newest_by_index(ctx, node) is None:
+                continue
+            if kind is cst.While and _walked_back_by_while(ctx, node) is None:
                 continue
             if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
                 continue
@@ -1490,6 +1538,8 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     elif isinstance(node, cst.Assign):
         found = _copy_edit(ctx, function, node)
         return found
+    elif isinstance(node, cst.While):
+        return _newest_that_fit(ctx, function, node)
     elif isinstance(node, cst.For):
         found = _newest_that_fit(ctx, function, node) or _older_than_window_replaced(ctx, function, node)
         if found is None and (history := _newest_by_index(ctx, node)) is not None and _is_history(ctx, function, history) \
@@ -1640,15 +1690,21 @@ def _grouped_from_history(ctx: ModuleContext, function: cst.FunctionDef, name: c
                for n in descendants(function))
 
 
-def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> Rewrite | None:
+def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For | cst.While) -> Rewrite | None:
     """`for m in reversed(history): if total + count(m) > budget: break; kept.insert(0, m)`: the newest messages
     that fit a budget, collected from the end. Once the history is over the budget, each new turn pushes the oldest
     kept message out: a window that slides on every turn. A budget of 32k tokens or more (a literal) is the
-    context window's, compaction where it must happen, and is left alone."""
-    by_index = _walked_back_by_index(ctx, loop)
-    source = _backward_source(loop) if by_index is None else None
-    if (source is None and by_index is None) or not isinstance(loop.target, cst.Name):
-        return None
+    context window's, compaction where it must happen, and is left alone. The same walk by hand (`i = len(h) - 1;
+    while i >= 0: m = h[i] ... i -= 1`) is reported at the test that stops it, as its header says nothing of a cut."""
+    if isinstance(loop, cst.While):
+        by_index, source = _walked_back_by_while(ctx, loop), None
+        if by_index is None:
+            return None
+    else:
+        by_index = _walked_back_by_index(ctx, loop)
+        source = _backward_source(loop) if by_index is None else None
+        if (source is None and by_index is None) or not isinstance(loop.target, cst.Name):
+            return None
     if by_index is not None:
         history, element = by_index  # for i in range(len(h) - 1, -1, -1): message = h[i]
     else:
@@ -1667,9 +1723,10 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
         if counted and SIDE_TASK.search(function.name.value) is None and _window_replaces(ctx, function, loop, history):
             return Rewrite(loop, ctx.code(history), LATEST_TURNS)
         return None
-    if any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for stop in stops for n in descendants(stop.test)):
+    chars = all(CHAR_BUDGET.search(ctx.code(stop.test)) and not TOKEN_WORD.search(ctx.code(stop.test)) for stop in stops)
+    if any(_window_sized(stop.test, chars) for stop in stops):
         return None
-    if any(_window_sized(v) for v in _budget_values(function, {n.value for stop in stops for n in descendants(stop.test) if isinstance(n, cst.Name)})):
+    if any(_window_sized(v, chars) for v in _budget_values(function, {n.value for stop in stops for n in descendants(stop.test) if isinstance(n, cst.Name)})):
         return None  # `remaining = 128_000`, `def fit(self, max_tokens=128_000)`: the context window's budget
     side_task = SIDE_TASK.search(function.name.value) is not None  # `def search_query(history, max_chars)`: a retrieval query
     kept = any(_element_added(n, element) is not None or (_made_from_element_added(n, element) and not side_task)
@@ -1678,7 +1735,7 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
                for n in descendants(loop.body))
     if not kept or _older_part_returned(ctx, function, history):
         return None
-    return Rewrite(loop, ctx.code(history), f"{BUDGET_WINDOW} of")
+    return Rewrite(stops[0] if isinstance(loop, cst.While) else loop, ctx.code(history), f"{BUDGET_WINDOW} of")
 
 
 def _older_part_returned(ctx: ModuleContext, function: cst.FunctionDef, history: cst.BaseExpression) -> bool:
@@ -1710,8 +1767,34 @@ def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cs
                 bounds.append(comparison.left)
     names = {n.value for b in bounds for n in (b, *descendants(b)) if isinstance(n, cst.Name)}
     values = _budget_values(function, names, steps=1)  # `max_context = context_window - max_tokens`, not what those are made of
+    if any(size is not None and size < 32_000 for v in values for size in _attribute_defaults(ctx, function, v)):
+        return False  # `self.max_input_tokens - used` where `__init__(..., max_input_tokens: int = 10000)`: the app's own budget
     return any(CONTEXT_WINDOW.search(ctx.code(v)) for v in values) \
         and not any(isinstance(n, cst.Integer) for v in values for n in (v, *descendants(v)))
+
+
+def _attribute_defaults(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression) -> Iterator[int | None]:
+    """The literal defaults of the `self.x` a value reads, where a method of the class sets `self.x = x` from a parameter
+    (`def __init__(self, max_input_tokens: int = 10000)`) or the class body declares `x: int = 10000`."""
+    cls = ctx.enclosing(function, (cst.ClassDef,))
+    if not isinstance(cls, cst.ClassDef):
+        return
+    for read in (n for n in (value, *descendants(value)) if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name)
+                 and n.value.value == "self"):
+        name = read.attr.value
+        for statement in cls.body.body:
+            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.AnnAssign) \
+                    and isinstance(statement.body[0].target, cst.Name) and statement.body[0].target.value == name \
+                    and statement.body[0].value is not None:
+                yield _int(statement.body[0].value)
+            if not isinstance(statement, cst.FunctionDef):
+                continue
+            params = {p.name.value: p.default for p in (*statement.params.params, *statement.params.kwonly_params)}
+            for assign in (n for n in descendants(statement.body) if isinstance(n, cst.Assign) and len(n.targets) == 1):
+                target = assign.targets[0].target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
+                        and target.attr.value == name and isinstance(assign.value, cst.Name) and params.get(assign.value.value) is not None:
+                    yield _int(params[assign.value.value])
 
 
 LATEST_TURNS = "keeps only the latest turns of"
@@ -1847,6 +1930,34 @@ def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseEx
     return None
 
 
+def _walked_back_by_while(ctx: ModuleContext, loop: cst.While) -> tuple[cst.BaseExpression, str] | None:
+    """(history, element) for `i = len(h) - 1` then `while i >= 0: message = h[i] ... i -= 1`: the history walked from
+    its newest message by an index the loop counts down by hand, the message bound first thing in the body."""
+    test = loop.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
+            and (isinstance(test.comparisons[0].operator, cst.GreaterThanEqual) and ctx.code(test.comparisons[0].comparator) == "0"
+                 or isinstance(test.comparisons[0].operator, cst.GreaterThan) and ctx.code(test.comparisons[0].comparator) == "-1")):
+        return None
+    index = test.left.value
+    starts = [v for _, v in ctx.assigned_values(test.left) if v is not None and ctx.span(v).row < ctx.span(loop).row]
+    if len(starts) != 1 or not (isinstance(starts[0], cst.BinaryOperation) and isinstance(starts[0].operator, cst.Subtract)
+                                and ctx.code(starts[0].right) == "1"):
+        return None
+    measured = _len_of(_bound_once(ctx, starts[0].left))
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    first = body[0] if body else None
+    if measured is None or not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
+        return None
+    assign = first.body[0]
+    value, target = assign.value, assign.targets[0].target
+    if not (isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and ctx.code(value.value) == ctx.code(measured)
+            and ctx.code(value.slice[0].slice) == index):
+        return None
+    steps_back = any(isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.SubtractAssign) and isinstance(n.target, cst.Name)
+                     and n.target.value == index for n in descendants(loop.body))
+    return (measured, target.value) if steps_back else None
+
+
 def _copied_from(ctx: ModuleContext, function: cst.FunctionDef, name: cst.BaseExpression) -> cst.BaseExpression | None:
     """`turns` where the function's only binding of `name` copies it: `ordered = list(turns)`, `turns.copy()`,
     `turns[:]`."""
@@ -1907,8 +2018,10 @@ def _window_replaces(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
     return TRIM_NAME.search(function.name.value) is not None and any(_uses(r, kept) for r in ctx.returns_of(function))
 
 
-def _window_sized(value: cst.BaseExpression) -> bool:
-    return any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= 32_000 for n in (value, *descendants(value)))
+def _window_sized(value: cst.BaseExpression, chars: bool = False) -> bool:
+    """A literal of 32k tokens or more in the value (128k, about as many tokens, where the budget counts characters)."""
+    least = 128_000 if chars else 32_000
+    return any(isinstance(n, cst.Integer) and int(n.value.replace("_", ""), 0) >= least for n in (value, *descendants(value)))
 
 
 def _budget_values(function: cst.FunctionDef, names: set[str], steps: int = 2) -> list[cst.BaseExpression]:
@@ -1942,11 +2055,12 @@ def _backward_source(loop: cst.For) -> cst.BaseExpression | None:
     return None
 
 
-def _stops_at_budget(branch: cst.If, loop: cst.For) -> bool:
+def _stops_at_budget(branch: cst.If, loop: cst.For | cst.While) -> bool:
     """`if total + n > budget: break`, or the same test going on to the next (`continue`), or turned round
-    (`if n <= remaining: kept.insert(0, m) else: continue`): the walk stops taking messages once the budget is
-    spent. Going on to the next needs a running total in the test (`total`, `remaining` changed in the loop); a
-    test of one message's own size skips that message on every request alike."""
+    (`if n <= remaining: kept.insert(0, m) else: continue`), or the budget left run down (`remaining -= n` ... `if
+    remaining <= 20: break`): the walk stops taking messages once the budget is spent. Going on to the next needs a
+    running total in the test (`total`, `remaining` changed in the loop); a test of one message's own size skips that
+    message on every request alike."""
     running = {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
     if not _uses(branch.test, running):
         return any(isinstance(b, cst.Break) for b in descendants(branch.body)) and _compares(branch.test, (cst.GreaterThan, cst.GreaterThanEqual))
@@ -1954,6 +2068,11 @@ def _stops_at_budget(branch: cst.If, loop: cst.For) -> bool:
     under = _compares(branch.test, (cst.LessThan, cst.LessThanEqual))
     leaves = (cst.Break, cst.Continue)
     if over and any(isinstance(b, leaves) for b in descendants(branch.body)):
+        return True
+    run_down = {n.target.value for n in descendants(loop.body) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+                and isinstance(n.operator, cst.SubtractAssign)}
+    if under and isinstance(branch.test, cst.Comparison) and isinstance(branch.test.left, cst.Name) and branch.test.left.value in run_down \
+            and any(isinstance(b, cst.Break) for b in descendants(branch.body)):
         return True
     return under and branch.orelse is not None and any(isinstance(b, leaves) for b in descendants(branch.orelse))
 
@@ -2000,6 +2119,21 @@ PROGRESS = re.compile(r"(?:^|_)(?:step|steps|round|rounds|turn|turns|iteration|i
 AGED_OUT = "drops or replaces the entries older than a window that moves on every turn in"
 
 
+def _ages(ctx: ModuleContext, loop: cst.For) -> set[str]:
+    """Names the walk binds to an entry's distance from the newest: `age = len(messages) - 1 - i`."""
+    positions = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
+    return {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation)
+            and isinstance(n.value.operator, cst.Subtract) and isinstance(n.value.right, cst.Name) and n.value.right.value in positions
+            and any(isinstance(c, cst.Call) and _last_name(c.func) == "len" for c in descendants(n.value.left))
+            for t in n.targets if isinstance(t.target, cst.Name)}
+
+
+def _older_by_age(comparison: cst.Comparison, ages: set[str]) -> bool:
+    """`age > self.TRUNCATE_AFTER`: the entries further back than a number of the newest."""
+    return isinstance(comparison.left, cst.Name) and comparison.left.value in ages and len(comparison.comparisons) == 1 \
+        and isinstance(comparison.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual))
+
+
 def _aged_out(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> Rewrite | None:
     """A walk over the history that drops or stubs out the entries older than a window that moves with the
     conversation: `trunc_before = self.round - self.len_observations` then `for m in self.all_messages: if m.index <=
@@ -2013,8 +2147,9 @@ def _aged_out(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> R
     if not branches and not ranged:
         return None  # cheap: most loops have neither
     cutoffs = _moving_cutoffs(ctx, function)
+    ages = _ages(ctx, loop)
     tests = [c for b in branches for c in descendants(b.test) if isinstance(c, cst.Comparison)
-             and (_uses(c, cutoffs) or any(_moving(ctx, n) for n in descendants(c) if isinstance(n, cst.BinaryOperation)))]
+             and (_uses(c, cutoffs) or _older_by_age(c, ages) or any(_moving(ctx, n) for n in descendants(c) if isinstance(n, cst.BinaryOperation)))]
     bounded = ranged and len(loop.iter.args) in (1, 2) and (_uses(loop.iter.args[-1].value, cutoffs) or _moving(ctx, loop.iter.args[-1].value))
     if not tests and not bounded:
         return None  # no point that moves with the conversation: judged before the history is looked for
@@ -2035,12 +2170,18 @@ def _aged_out(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For) -> R
             return Rewrite(loop, ctx.code(history), AGED_OUT)
         return None
     for branch in branches:
-        older = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and _uses(c, walked)
-                 and _older_side(ctx, c, walked, cutoffs)]
+        older = [c for c in descendants(branch.test) if isinstance(c, cst.Comparison) and ((_uses(c, walked)
+                 and _older_side(ctx, c, walked, cutoffs)) or _older_by_age(c, ages))]
         if not older:
             continue
         inside = list(descendants(branch.body))
         skipped = any(isinstance(n, cst.Continue) for n in inside)
+        cut_short = any(isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+                        and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)
+                        and isinstance(n.value.left, cst.Subscript) and ctx.code(n.value.left.value) == n.targets[0].target.value
+                        and isinstance(n.value.left.slice[0].slice, cst.Slice) for n in inside)  # content = content[:2000] + "…"
+        if cut_short and ages:
+            return Rewrite(branch, ctx.code(history), AGED_OUT)
         stubbed = any((isinstance(n, cst.AugAssign) and isinstance(n.value, (cst.SimpleString, cst.ConcatenatedString)))  # += "<Done>"
                       or (isinstance(n, cst.Yield) and isinstance(n.value, (cst.Call, cst.Dict)))  # yield replace(m, tool_data=None)
                       or (isinstance(n, cst.Assign) and isinstance(n.value, (cst.Call, cst.Dict))
@@ -2244,11 +2385,34 @@ def _orphan_tool_result(ctx: ModuleContext, pop: cst.Call) -> bool:
     is dropped so the history starts with a valid turn; the cut that left it behind is the change (reported where it
     is made), this repair alone removes nothing a request had sent as its first message."""
     test = getattr(ctx.enclosing(pop, (cst.While, cst.If)), "test", None)
-    return test is not None and bool(TOOL_RESULT.search(ctx.code(test))) and any(
-        isinstance(n, cst.Subscript) and _front_subscript(n) for n in descendants(test))
+    return (test is not None and bool(TOOL_RESULT.search(ctx.code(test))) and any(
+        isinstance(n, cst.Subscript) and _front_subscript(n) for n in descendants(test))) or leading_repair(ctx, pop, ctx.code(pop.func.value))  # type: ignore[attr-defined]
+
+
+def leading_repair(ctx: ModuleContext, node: cst.CSTNode, code: str) -> bool:
+    """`while result and result[0]["role"] != "user": result.pop(0)` (or `result = result[1:]`): messages are dropped
+    from the front only while the first one is of the wrong kind (a role, a type, a class), so the list a cut left
+    starts with a valid turn. On a history that starts right it removes nothing; the cut above it is the change, and
+    is reported where it is made. A loop that measures a length or a size is a cut itself."""
+    loop = ctx.enclosing(node, (cst.While, cst.For, cst.FunctionDef))
+    if not isinstance(loop, cst.While):
+        return False
+    front = [n for n in descendants(loop.test) if isinstance(n, cst.Subscript) and ctx.code(n.value) == code and _front_subscript(n)
+             and isinstance(n.slice[0].slice, cst.Index)]
+    def not_empty(n: cst.CSTNode) -> bool:  # `len(result) > 0`: the list is not empty, no size
+        return isinstance(n, cst.Comparison) and len(n.comparisons) == 1 and ctx.code(n.left).replace(" ", "") == f"len({code})" \
+            and (ctx.code(n.comparisons[0].comparator), type(n.comparisons[0].operator)) in (("0", cst.GreaterThan), ("1", cst.GreaterThanEqual), ("0", cst.NotEqual))
+
+    checks = [n for n in (loop.test, *descendants(loop.test)) if not any(not_empty(a) for a in (n, *ctx.ancestors(n)) if ctx.contains(loop.test, a))]
+    measured = any(isinstance(n, cst.Call) and _last_name(n.func) in ("len", "sum") for n in checks) or any(
+        isinstance(n, cst.Comparison) and any(isinstance(c.operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual))
+                                              for c in n.comparisons) for n in checks)
+    return bool(front) and not measured
 
 
 CAP_WORD = re.compile(r"max|limit|keep|cap\b|_cap|allowed", re.I)
+CHAR_BUDGET = re.compile(r"char", re.I)  # a budget in characters, about four to a token
+TOKEN_WORD = re.compile(r"token", re.I)
 TOKEN_BUDGET = re.compile(r"token|context|window|char|size|budget", re.I)
 
 
@@ -2458,7 +2622,7 @@ def _drops_front_until_it_fits(ctx: ModuleContext, function: cst.FunctionDef, su
         if ancestor is function:
             return False
         if isinstance(ancestor, (cst.While, cst.For)):
-            return True
+            return not leading_repair(ctx, sub, ctx.code(sub.value))
         if isinstance(ancestor, cst.If) and _count_of(ctx, ancestor.test) == ctx.code(sub.value) and _a_history_handed_on(ctx, sub.value):
             return True  # if len(self.history) > self.max_turns: self.history = self.history[1:]: a window over a count cap
     return False
@@ -2574,6 +2738,9 @@ def _computed_tail_start(ctx: ModuleContext, function: cst.FunctionDef, sub: cst
     if isinstance(index, cst.Slice) and index.upper is None and isinstance(index.lower, cst.Subscript) \
             and ctx.enclosing_function(sub) is function:
         return _nth_last_position(ctx, function, index.lower, ctx.code(sub.value))  # messages[human_indices[-rounds]:]
+    if isinstance(index, cst.Slice) and index.upper is None and _index_plus_one(index.lower) is not None \
+            and ctx.enclosing_function(sub) is function:
+        return _index_walked_back(ctx, function, index.lower, ctx.code(sub.value))  # h = h[i + 1:] in the walk back
     if not isinstance(index, cst.Slice) or index.upper is not None or not isinstance(index.lower, cst.Name):
         return False
     target = ctx.code(sub.value)
@@ -2640,7 +2807,9 @@ def _nth_last_position(ctx: ModuleContext, function: cst.FunctionDef, value: cst
 
 def _index_walked_back(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression, target: str) -> bool:
     """`for idx in range(len(messages) - 1, -1, -1): ... if turns >= keep: keep_from = idx; break`: a start found by
-    walking the list's indices from its end (the latest few turns counted back)."""
+    walking the list's indices from its end (the latest few turns counted back), or the one after it (`cutoff = i + 1`
+    once the count or the size is past its bound)."""
+    value = _index_plus_one(value) or value
     if not isinstance(value, cst.Name):
         return False
     for loop in (n for n in descendants(function.body) if isinstance(n, cst.For)):
@@ -2659,6 +2828,14 @@ def _index_walked_back(ctx: ModuleContext, function: cst.FunctionDef, value: cst
                             for n in (start, *descendants(start))):
             return True
     return False
+
+
+def _index_plus_one(value: cst.BaseExpression | None) -> cst.Name | None:
+    """The `i` of `i + 1`."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and isinstance(value.left, cst.Name) \
+            and _int(value.right) == 1:
+        return value.left
+    return None
 
 
 def _length_less(ctx: ModuleContext, value: cst.BaseExpression, target: str) -> bool:
@@ -3601,6 +3778,57 @@ def newest_rendered_apart(ctx: ModuleContext) -> Iterator[Rerender]:
                 yield Rerender(branch, f"the newest message of `{history}` is rendered unlike the earlier ones "
                                f"(`{short_code(ctx, branch.test, 40)}`)")
                 break
+
+
+def context_on_the_last_user_message(ctx: ModuleContext) -> Iterator[Rerender]:
+    """`for i in range(len(out) - 1, -1, -1): if out[i]["role"] != "user": continue; ... out[i] = {**msg, "content": content
+    + block}; break`: a block made for this request (the workspace's state, a mode reminder) added to the newest user
+    message of the copy sent, past the assistant and tool messages that follow it. The turn's tool loop is cached after
+    that block; on the next user turn the block moves to the new message, the earlier one goes out without it, and every
+    tool call and result of the previous turn is prefilled again. (Added to the newest message itself, with nothing after
+    it, only the block is new: `newest_rendered_apart` leaves that alone.)"""
+    for loop in ctx.nodes(cst.For):
+        function = ctx.enclosing_function(loop)
+        found = _walked_back_by_position(ctx, loop)
+        if function is None or found is None:
+            continue
+        history, position = found
+        body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+        skip = body[0] if body else None
+        if not (isinstance(skip, cst.If) and re.search(r"[\"']user[\"']", ctx.code(skip.test))
+                and any(isinstance(n, cst.Continue) for n in descendants(skip.body))):
+            continue
+        written = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and any(
+            isinstance(t.target, cst.Subscript) and ctx.code(t.target.value) == history and ctx.code(t.target.slice[0].slice) == position
+            for t in n.targets)]
+        stops = any(isinstance(n, cst.Break) for n in descendants(loop.body))
+        added = [n for n in descendants(loop.body) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add)
+                 or isinstance(n, cst.List) and any(isinstance(e, cst.StarredElement) for e in n.elements)]
+        if written and stops and added and _hands_on(ctx, function):
+            # reported where the block is made, when it is made before the walk (`block = f"<system-context>{context}..."`)
+            reads = {n.value: n for a in added for n in descendants(a) if isinstance(n, cst.Name)}
+            made = {id(b): b for name in reads.values() for b, v in ctx.assigned_values(name) if v is not None
+                    and isinstance(v, (cst.FormattedString, cst.BinaryOperation, cst.Call)) and ctx.contains(function, b)
+                    and not ctx.contains(loop, b)}
+            at = ctx.statement_of(next(iter(made.values()))) if len(made) == 1 else written[0]
+            yield Rerender(at, f"a block made for this request is added to the newest user message of `{history}`")
+
+
+def _walked_back_by_position(ctx: ModuleContext, loop: cst.For) -> tuple[str, str] | None:
+    """(history, position) of `for i in range(len(h) - 1, -1, -1)` or `for i in reversed(range(len(h)))`."""
+    it = loop.iter
+    if not isinstance(loop.target, cst.Name):
+        return None
+    if isinstance(it, cst.Call) and _last_name(it.func) == "reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call) \
+            and _last_name(it.args[0].value.func) == "range" and len(it.args[0].value.args) == 1:
+        measured = _len_of(it.args[0].value.args[0].value)
+    elif isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 3 \
+            and ctx.code(it.args[1].value).replace(" ", "") == "-1" and ctx.code(it.args[2].value).replace(" ", "") == "-1" \
+            and isinstance(it.args[0].value, cst.BinaryOperation) and ctx.code(it.args[0].value.right) == "1":
+        measured = _len_of(it.args[0].value.left)
+    else:
+        return None
+    return (ctx.code(measured), loop.target.value) if measured is not None else None
 
 
 def _builds(loop: cst.For) -> bool:

@@ -213,8 +213,7 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             continue
         element = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
         body = loop.body if isinstance(loop, cst.For) else ctx.parent(loop)
-        element |= {t.target.value for a in descendants(body) if isinstance(a, cst.Assign) and _mentions(a.value, element)
-                    for t in a.targets if isinstance(t.target, cst.Name)}  # full_path = os.path.join(folder, entry)
+        element = _paths_of(body, element)  # full_path = os.path.join(folder, entry); skill_file = os.path.join(full_path, "SKILL.md")
         reads = [c for c in descendants(body) if isinstance(c, cst.Call) and READS.match(called_name(c)) and _mentions(c, element)]
         if not reads:
             continue
@@ -232,7 +231,8 @@ def _collected_reads(ctx: ModuleContext, function: cst.FunctionDef, call: cst.Ca
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and not isinstance(node.value, (cst.Integer, cst.Float)) \
                     and not COUNTED_NAME.search(last_name(node.target) or ""):
                 return ctx.code(node.target)  # `text += content`; `idx += 1`, `total_tokens += usage[...]` count, they collect nothing
-            if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript):
+            if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Subscript) \
+                    and isinstance(node.targets[0].target.slice[0].slice, cst.Index):  # `dirs[:] = ...` prunes a walk, keys nothing
                 table = ctx.code(node.targets[0].target.value)
                 if _read_in_order(ctx, table) or (table in {ctx.code(r) for r in ctx.returns_of(function)}
                                                   and _read_in_order(ctx, f"{function.name.value}()")):
@@ -256,6 +256,18 @@ def _read_in_order(ctx: ModuleContext, table: str) -> bool:
         if called_name(node) in WHOLE and any(ctx.code(a.value) == table for a in node.args):
             return True
     return any(ctx.code(loop.iter) == table for loop in (*ctx.nodes(cst.For), *ctx.nodes(cst.CompFor)))
+
+
+def _paths_of(body: cst.CSTNode, element: set[str]) -> set[str]:
+    """The loop's element and the names bound from it in the body, step by step (`skill_dir = join(folder, entry)`, then
+    `skill_file = join(skill_dir, "SKILL.md")`)."""
+    assigns = [a for a in descendants(body) if isinstance(a, cst.Assign)]
+    for _ in range(4):
+        more = {t.target.value for a in assigns if _mentions(a.value, element) for t in a.targets if isinstance(t.target, cst.Name)}
+        if more <= element:
+            break
+        element = element | more
+    return element
 
 
 def _contents(ctx: ModuleContext, body: cst.CSTNode, reads: list[cst.Call]) -> tuple[set[str], set[str]]:

@@ -50,6 +50,80 @@ def content_routed_models(ctx: ModuleContext) -> Iterator[RoutedModel]:
             yield RoutedModel(assign, _short(ctx.code(test)))
 
 
+# a function that routes a request to a model by what it asks: a router, a classifier, a predictor of the work needed
+ROUTER = re.compile(r"rout(?:e|ed|er|ing)\b|rout(?:e|ed|er|ing)_|_rout|classif|predict", re.I)
+ROUTER_QUICK = re.compile(r"rout|classif|predict", re.I)
+# this turn's words, as apps name them
+TURN_INPUT = re.compile(r"(?<![A-Za-z])(?:user_input|user_message|prompt|query|question|message|last_message|text)(?![a-z])")
+
+
+def message_routed_models(ctx: ModuleContext) -> Iterator[RoutedModel]:
+    """The model of a request that sends a conversation picked by a router of what the turn asks: `kwargs["model"] =
+    self._get_routed_model_for_completion(kwargs["messages"], router, threshold)` (RouteLLM), or `selected_model = MINI if
+    not prediction["requires_actions"] else FULL` where `prediction = predict_actions_required(user_input)`. Each turn
+    is routed anew, so the turns of one conversation land on different models, and a model's cache holds only the
+    prefixes sent to it: every switch prefills the whole conversation again. A switch in an `except` block is a
+    fallback, and left alone."""
+    if not ROUTER_QUICK.search(ctx.source) or not re.search(r"\bmodel", ctx.source):
+        return
+    from cachelint.check.module import in_except_handler
+
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or not _model_target(assign.targets[0].target) or in_except_handler(ctx, assign):
+            continue
+        function = ctx.enclosing_function(assign)
+        if function is None:
+            continue
+        router = _routed_by(ctx, function, assign.value)
+        if router is None or not _sends_a_conversation_with(ctx, function, assign):
+            continue
+        yield RoutedModel(assign, _short(ctx.code(router)))
+
+
+def _routed_by(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The router call the value is, or the one the test of its conditional reads through a name bound in the function."""
+    if isinstance(value, cst.Await):
+        value = value.expression
+    if isinstance(value, cst.Call) and _router_of_the_turn(ctx, value):
+        return value
+    if not isinstance(value, cst.IfExp):
+        return None
+    for name in (n for n in (value.test, *descendants(value.test)) if isinstance(n, cst.Name)):
+        for binding, bound in ctx.assigned_values(name):
+            if bound is not None and ctx.contains(function, binding) and isinstance(bound, cst.Call) and _router_of_the_turn(ctx, bound):
+                return bound
+    return None
+
+
+def _router_of_the_turn(ctx: ModuleContext, call: cst.Call) -> bool:
+    from cachelint.check.module import last_name
+
+    name = last_name(call.func) or ""
+    if not ROUTER.search(name) or "model" in name.lower() and not ROUTER.search(name.lower().replace("model", "")):
+        return False
+    read = " ".join(ctx.code(a.value) for a in call.args)
+    return bool(CONVERSATION.search(read) or TURN_INPUT.search(read))
+
+
+def _sends_a_conversation_with(ctx: ModuleContext, function: cst.FunctionDef, assign: cst.Assign) -> bool:
+    """A request of the function sends the model picked (`model=selected_model`, or `**kwargs` after `kwargs["model"] =
+    ...`) with a conversation (`messages=conversation_history`, or the `kwargs["messages"]` its caller handed in)."""
+    target = assign.targets[0].target
+    holder = ctx.code(target.value) if isinstance(target, cst.Subscript) else None
+    picked = ctx.code(target)
+    for call in (n for n in descendants(function) if isinstance(n, cst.Call)):
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        spread = [ctx.code(a.value) for a in call.args if a.star == "**"]
+        if holder is not None and holder in spread:
+            return bool(re.search(re.escape(holder) + r"\[[\"']messages[\"']\]", ctx.code(function)))
+        model = keywords.get("model")
+        messages = keywords.get("messages")
+        if model is not None and ctx.code(model) == picked and messages is not None and not isinstance(messages, cst.List) \
+                and CONVERSATION.search(ctx.code(messages)):
+            return True
+    return False
+
+
 def _model_target(target: cst.BaseExpression) -> bool:
     """`model`, `self.model`, `conversation.model`, `params["model"]` (not a candidate kept aside: `image_model`)."""
     from cachelint.check.values import string_value
