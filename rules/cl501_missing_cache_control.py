@@ -95,7 +95,8 @@ it says nothing of breakpoints and calls no function of the module that does, be
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
-  code named for Anthropic / Claude, but not by a function or into a name that names another provider:
+  code named for Anthropic / Claude, also with `max_tokens` set on it afterwards, `request["max_tokens"] = 4000`;
+  not by a function or into a name that names another provider:
   `_openai_body` beside `_anthropic_body`, `openai_request = {...}` in `convert_claude_to_openai`) built from what
   callers pass for a sender elsewhere, a client class named
   for Anthropic / Claude whose methods send a whole request dict their callers build (`create(**request_data)`,
@@ -1096,6 +1097,8 @@ def _unsent_payloads(analysis, reported: set[int]):
     named_file = bool(CLAUDE.search(os.path.basename(ctx.filename)) or ANTHROPIC_API.search(ctx.source))
     for node in ctx.nodes(cst.Dict):
         keys = _string_keys(node)
+        if "messages" in keys and "max_tokens" not in keys:
+            keys = {**_keys_set_later(ctx, node), **keys}  # request = {"messages": ...}; ...; request["max_tokens"] = 4000
         if not {"messages", "max_tokens"} <= set(keys) or id(node) in reported or "cache_control" in ctx.code(node):
             continue
         if any(ctx.contains(node, messages) or ctx.contains(messages, node) for messages in own):
@@ -1278,6 +1281,22 @@ def _payload_of(ctx, site):
             return parent
         parent = ctx.parent(parent) if parent is not None else None
     return site.node
+
+
+def _keys_set_later(ctx, node: cst.Dict) -> dict[str, cst.BaseExpression]:
+    """The keys the function sets on the dict after binding it to a name (`request["system"] = system_prompt`)."""
+    parent = ctx.parent(node)
+    function = ctx.enclosing_function(node)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)) or function is None:
+        return {}
+    name = parent.targets[0].target.value
+    found: dict[str, cst.BaseExpression] = {}
+    for assign in (n for n in descendants(function) if isinstance(n, cst.Assign) and len(n.targets) == 1):
+        target = assign.targets[0].target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name \
+                and isinstance(target.slice[0].slice, cst.Index) and isinstance(target.slice[0].slice.value, cst.SimpleString):
+            found[target.slice[0].slice.value.evaluated_value] = assign.value  # type: ignore[index]
+    return found
 
 
 def _string_keys(node: cst.Dict) -> dict[str, cst.BaseExpression]:

@@ -453,3 +453,34 @@ def test_tool_outputs_cut_short_once_old_enough_are_reported():
 
 def test_every_output_cut_the_same_way_whatever_its_age_is_left_alone():
     assert lint(EVERY_TOOL_OUTPUT_CUT, {"CL301"}) == []
+
+
+# --- CL501: an Anthropic body whose max_tokens is set after the dict is made ------------------------------------------
+
+BODY_FINISHED_LATER = '''
+    from anthropic import AsyncAnthropic
+
+
+    class AnthropicLLMUnit:
+        async def _build_request(self, in_messages, tools, system_prompt):
+            messages = [{"role": m.role, "content": m.content} for m in in_messages]
+            request = {"messages": messages, "model": self.model, "temperature": 0}
+            if system_prompt:
+                request["system"] = system_prompt
+            if tools:
+                request["tools"] = tools
+            request["max_tokens"] = 4000
+            return request
+'''
+
+NOT_FINISHED_AS_A_BODY = BODY_FINISHED_LATER.replace('request["max_tokens"] = 4000', 'request["metadata"] = {}')
+
+
+def test_an_anthropic_body_finished_by_keys_set_later_is_reported():
+    found = lint(BODY_FINISHED_LATER, {"CL501"})
+    assert [f.row for f in found] == [7]
+    assert "`_build_request` builds an Anthropic request" in found[0].message
+
+
+def test_a_dict_never_given_max_tokens_is_not_taken_for_a_body():
+    assert lint(NOT_FINISHED_AS_A_BODY, {"CL501"}) == []
