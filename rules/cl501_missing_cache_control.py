@@ -95,7 +95,9 @@ it says nothing of breakpoints and calls no function of the module that does, be
 - it is an Anthropic integration in a project where no file speaks of breakpoints (`likely`; the tree's
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
-  code named for Anthropic / Claude, also with `max_tokens` set on it afterwards, `request["max_tokens"] = 4000`;
+  code named for Anthropic / Claude, or Bedrock's Claude body with its `"anthropic_version"`, also with `max_tokens` or
+  `messages` set on it afterwards, `request["max_tokens"] = 4000`, reported at the one call of the function that posts
+  it where there is one, `invoke_model(body=json.dumps(body))`;
   not by a function or into a name that names another provider:
   `_openai_body` beside `_anthropic_body`, `openai_request = {...}` in `convert_claude_to_openai`) built from what
   callers pass for a sender elsewhere, a client class named
@@ -1097,7 +1099,7 @@ def _unsent_payloads(analysis, reported: set[int]):
     named_file = bool(CLAUDE.search(os.path.basename(ctx.filename)) or ANTHROPIC_API.search(ctx.source))
     for node in ctx.nodes(cst.Dict):
         keys = _string_keys(node)
-        if "messages" in keys and "max_tokens" not in keys:
+        if ("messages" in keys) != ("max_tokens" in keys):
             keys = {**_keys_set_later(ctx, node), **keys}  # request = {"messages": ...}; ...; request["max_tokens"] = 4000
         if not {"messages", "max_tokens"} <= set(keys) or id(node) in reported or "cache_control" in ctx.code(node):
             continue
@@ -1107,7 +1109,8 @@ def _unsent_payloads(analysis, reported: set[int]):
         if function is None or id(function) in sent:
             continue
         cls = ctx.enclosing(node, (cst.ClassDef,))
-        named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value))
+        named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value)) \
+            or "anthropic_version" in keys  # Bedrock's body for Claude: `"anthropic_version": "bedrock-2023-05-31"`
         if not named or isinstance(keys["messages"], cst.List) or not from_callers(ctx, keys["messages"], function):
             continue  # a list written here holds new messages (one question, a record): not a conversation passed on
         if _for_another_provider(ctx, function, node):
@@ -1115,7 +1118,8 @@ def _unsent_payloads(analysis, reported: set[int]):
         if _one_question_each(ctx, function, keys["messages"]):
             continue  # every caller in sight asks one question with a list made for it
         reported.add(id(node))
-        yield Report(node, f"`{function.name.value}` builds an Anthropic request from what its callers pass with no cache_control, "
+        posted = _posted_by(ctx, function, node)
+        yield Report(posted or node, f"`{function.name.value}` builds an Anthropic request from what its callers pass with no cache_control, "
                      "and no file of this project sets a breakpoint anywhere: every request sent with it prefills its whole "
                      "prompt again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
                      "(or a top-level cache_control)", confidence="likely")
@@ -1281,6 +1285,22 @@ def _payload_of(ctx, site):
             return parent
         parent = ctx.parent(parent) if parent is not None else None
     return site.node
+
+
+POST_KEYWORDS = frozenset({"body", "json", "data", "content"})
+
+
+def _posted_by(ctx, function, node: cst.Dict):
+    """The one call of the function that posts the body (`invoke_model(body=json.dumps(body_kwargs))`,
+    `httpx.post(url, json=payload)`): the request the finding is about, reported there."""
+    parent = ctx.parent(node)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return None
+    name = parent.targets[0].target.value
+    posts = [call for call in descendants(function) if isinstance(call, cst.Call) and any(
+        arg.keyword is not None and arg.keyword.value in POST_KEYWORDS
+        and any(isinstance(n, cst.Name) and n.value == name for n in (arg.value, *descendants(arg.value))) for arg in call.args)]
+    return posts[0] if len(posts) == 1 and ctx.span(posts[0]).row > ctx.span(node).row else None
 
 
 def _keys_set_later(ctx, node: cst.Dict) -> dict[str, cst.BaseExpression]:

@@ -484,3 +484,29 @@ def test_an_anthropic_body_finished_by_keys_set_later_is_reported():
 
 def test_a_dict_never_given_max_tokens_is_not_taken_for_a_body():
     assert lint(NOT_FINISHED_AS_A_BODY, {"CL501"}) == []
+
+
+BEDROCK_BODY_POSTED = '''
+    import json
+
+    import boto3
+
+
+    class Access:
+        def __init__(self):
+            self.bedrock_client = boto3.client("bedrock-runtime")
+
+        def complete_chat_bedrock(self, model_id, messages, max_tokens, stop):
+            body_kwargs = {"max_tokens": max_tokens, "stop_sequences": stop, "anthropic_version": "bedrock-2023-05-31"}
+            if messages[0]["role"] == "system":
+                body_kwargs["system"] = messages.pop(0)["content"]
+            body_kwargs["messages"] = messages
+            response = self.bedrock_client.invoke_model(body=json.dumps(body_kwargs).encode("utf-8"), modelId=model_id)
+            return json.loads(response["body"].read())
+'''
+
+
+def test_a_bedrock_claude_body_finished_later_is_reported_where_it_is_posted():
+    found = lint(BEDROCK_BODY_POSTED, {"CL501"})
+    assert [f.row for f in found] == [15]
+    assert "`complete_chat_bedrock`" in found[0].message
