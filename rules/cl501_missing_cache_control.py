@@ -690,7 +690,7 @@ def _for_another_provider(ctx, function, body) -> bool:
     for name in names:
         if not OTHER_PROVIDER.search(name):
             continue
-        to = re.split(r"_to_|2", name, maxsplit=1)
+        to = re.split(r"_to_|(?<=[a-z])2(?=[a-z])", name, maxsplit=1)
         if not CLAUDE.search(name) or (len(to) == 2 and OTHER_PROVIDER.search("_" + to[1]) and not CLAUDE.search(to[1])):
             return True
     return False
@@ -1099,7 +1099,8 @@ def _unsent_payloads(analysis, reported: set[int]):
     named_file = bool(CLAUDE.search(os.path.basename(ctx.filename)) or ANTHROPIC_API.search(ctx.source))
     for node in ctx.nodes(cst.Dict):
         keys = _string_keys(node)
-        if ("messages" in keys) != ("max_tokens" in keys):
+        finished_later = ("messages" in keys) != ("max_tokens" in keys)
+        if finished_later:
             keys = {**_keys_set_later(ctx, node), **keys}  # request = {"messages": ...}; ...; request["max_tokens"] = 4000
         if not {"messages", "max_tokens"} <= set(keys) or id(node) in reported or "cache_control" in ctx.code(node):
             continue
@@ -1110,7 +1111,8 @@ def _unsent_payloads(analysis, reported: set[int]):
             continue
         cls = ctx.enclosing(node, (cst.ClassDef,))
         named = named_file or CLAUDE.search(function.name.value) or (isinstance(cls, cst.ClassDef) and CLAUDE.search(cls.name.value)) \
-            or "anthropic_version" in keys  # Bedrock's body for Claude: `"anthropic_version": "bedrock-2023-05-31"`
+            or (finished_later and "anthropic_version" in keys)  # Bedrock's body for Claude, its messages set later
+        # (a whole body written at once beside `invoke_model` is judged at that request)
         if not named or isinstance(keys["messages"], cst.List) or not from_callers(ctx, keys["messages"], function):
             continue  # a list written here holds new messages (one question, a record): not a conversation passed on
         if _for_another_provider(ctx, function, node):

@@ -510,3 +510,178 @@ def test_a_bedrock_claude_body_finished_later_is_reported_where_it_is_posted():
     found = lint(BEDROCK_BODY_POSTED, {"CL501"})
     assert [f.row for f in found] == [15]
     assert "`complete_chat_bedrock`" in found[0].message
+
+
+# --- the review's probes (round 35) -------------------------------------------------------------------------------
+
+COUNTED_BY_HAND = '''
+    class Conversation:
+        def __init__(self):
+            self.messages = []
+
+        def recent(self, max_turns: int = 10):
+            result = []
+            turns = 0
+            i = len(self.messages) - 1
+            while i >= 0:
+                msg = self.messages[i]
+                if turns >= max_turns:
+                    break
+                result.insert(0, msg)
+                turns += 1
+                i -= 1
+            return result
+'''
+
+CUT_INSIDE_A_REPAIR = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+
+
+    def too_long(messages):
+        return sum(len(m["content"]) for m in messages) > 8000
+
+
+    def send(history):
+        messages = list(history)
+        while messages and (messages[0]["role"] != "user" or too_long(messages)):
+            messages.pop(0)
+        return client.chat.completions.create(model="gpt-4o", messages=messages)
+'''
+
+TURN_WINDOW_AT_THE_FRONT = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+
+
+    class Chat:
+        def __init__(self):
+            self.history = []
+            self.turn = 0
+
+        def send(self, text):
+            self.turn += 1
+            self.history.append({"role": "user", "content": text, "turn": self.turn})
+            while self.history and self.history[0]["turn"] not in (self.turn, self.turn - 1, self.turn - 2):
+                self.history.pop(0)
+            msgs = [{"role": m["role"], "content": m["content"]} for m in self.history]
+            return client.chat.completions.create(model="gpt-4o", messages=msgs)
+'''
+
+EACH_MESSAGE_ALONE = '''
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+
+    llm = ChatOpenAI(model="gpt-4o-mini")
+
+
+    class Moderator:
+        async def scan_recent(self, channel):
+            flagged = []
+            async for message in channel.history(limit=10):
+                verdict = llm.invoke([SystemMessage(content="Is this spam? yes/no"), HumanMessage(content=message.content)])
+                if verdict.content.strip().lower() == "yes":
+                    flagged.append(message.id)
+            return flagged
+'''
+
+ROUTED_ONCE = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+
+
+    class Conversation:
+        def __init__(self):
+            self.messages = []
+            self.model = None
+
+
+    def turn(conv: Conversation, router, user_input):
+        conv.messages.append({"role": "user", "content": user_input})
+        if conv.model is None:
+            conv.model = router.route(user_input)
+        reply = client.chat.completions.create(model=conv.model, messages=conv.messages)
+        conv.messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply
+'''
+
+BUDGET_READ_THROUGH_A_NAME = '''
+    class Memory:
+        def __init__(self, max_context_tokens: int = 4000):
+            self.messages = []
+            self.max_context_tokens = max_context_tokens
+
+        def window(self):
+            kept = []
+            total = 0
+            limit = self.max_context_tokens
+            for message in reversed(self.messages):
+                tokens = len(message["content"]) // 4
+                if total + tokens > limit:
+                    break
+                kept.insert(0, message)
+                total += tokens
+            return kept
+'''
+
+ROUTED_BY_AN_IF = '''
+    from openai import OpenAI
+
+    client = OpenAI()
+    MINI, FULL = "gpt-4.1-mini", "gpt-4.1"
+
+
+    def predict_actions_required(text):
+        return {"requires_actions": "attack" in text}
+
+
+    def turn(conversation_history, user_input):
+        conversation_history.append({"role": "user", "content": user_input})
+        prediction = predict_actions_required(user_input)
+        if prediction["requires_actions"]:
+            selected_model = FULL
+        else:
+            selected_model = MINI
+        reply = client.chat.completions.create(model=selected_model, messages=conversation_history)
+        conversation_history.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply
+
+
+    def turn2(conversation_history, user_input):
+        conversation_history.append({"role": "user", "content": user_input})
+        selected_model = FULL if predict_actions_required(user_input)["requires_actions"] else MINI
+        reply = client.chat.completions.create(model=selected_model, messages=conversation_history)
+        conversation_history.append({"role": "assistant", "content": reply.choices[0].message.content})
+        return reply
+'''
+
+
+def test_a_walk_counted_down_by_hand_that_stops_at_a_count_does_not_crash():
+    assert [f.code for f in lint(COUNTED_BY_HAND, {"CL301", "CL999"})] == []
+
+
+def test_a_repair_loop_that_also_measures_the_history_is_a_cut():
+    assert [f.row for f in lint(CUT_INSIDE_A_REPAIR, {"CL301"})] == [13]
+
+
+def test_a_front_test_of_something_else_than_the_role_is_a_cut():
+    assert [f.row for f in lint(TURN_WINDOW_AT_THE_FRONT, {"CL301"})] == [15]
+
+
+def test_channel_messages_sent_each_on_its_own_are_no_window():
+    assert lint(EACH_MESSAGE_ALONE, {"CL301"}) == []
+
+
+def test_a_model_routed_once_when_the_conversation_starts_is_quiet():
+    assert lint(ROUTED_ONCE, {"CL401"}) == []
+
+
+def test_a_small_budget_default_read_through_a_local_name_is_a_window():
+    assert [f.row for f in lint(BUDGET_READ_THROUGH_A_NAME, {"CL301"})] == [10]
+
+
+def test_a_model_routed_by_an_if_statement_is_reported_once_per_switch():
+    assert [f.row for f in lint(ROUTED_BY_AN_IF, {"CL401"})] == [15, 25]

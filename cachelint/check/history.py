@@ -58,7 +58,9 @@ QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_funct
                    r"|\.history\(\s*\n?\s*limit\s*="  # channel.history(limit=n): a chat platform's latest messages
                    r"|\.(?:conversations_history|iter_messages|get_chat_history)\("  # Slack's, Telethon's, Pyrogram's latest messages
                    r"|in\s+reversed\(\s*range\(\s*len\("  # for i in reversed(range(len(messages))):
-                   r"|=\s*len\(\s*[\w.]+\s*\)\s*-\s*1\s*-\s*\w+"  # age = len(messages) - 1 - i
+                   r"|=\s*len\(\s*[\w.]+\s*\)\s*-\s*(?:1\s*-\s*\w+|\w+\s*-\s*1)\b"  # age = len(messages) - 1 - i
+                   r"|while\s+(?P<down>\w+)\s*>=\s*0\s*:[ \t]*\n\s*\w+\s*=\s*[\w.]+\[\s*(?P=down)\s*\]"  # while i >= 0: m = h[i]
+                   r"|[\"']content[\"']\s*:\s*[\w.\[\]\"']+\s*\+\s*\w+"  # {**msg, "content": content + block}
                    r"|\w+\s*=\s*len\(\s*[\w.]+\s*\)\s*-\s*1[ \t]*(?:#[^\n]*)?(?:\n|$)")  # i = len(self.messages) - 1, then `while i >= 0:`
 
 
@@ -262,22 +264,21 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
 
 
 def _keywords_asked(ctx: ModuleContext, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """The call's keywords, with those of a dict bound once and passed as `**params` (`params = {"channel": c,
-    "limit": limit + 1}`)."""
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    for arg in call.args:
-        if arg.star == "**" and isinstance(arg.value, cst.Name):
-            values = [v for _, v in ctx.assigned_values(arg.value)]
-            if len(values) == 1 and isinstance(values[0], cst.Dict):
-                keywords.update({k: v for k, v in dict_entries(values[0]) if k is not None and k.isidentifier()})
-    return keywords
+    """The call's keywords, with those of a dict passed as `**params` (`params = {"channel": c, "limit": limit + 1}`)."""
+    from cachelint.check.callsites import call_arguments
+
+    return call_arguments(ctx, call)
 
 
 def _rows_taken_from(ctx: ModuleContext, function: cst.FunctionDef, reply: str) -> list[str]:
     """The names bound to the rows inside a reply: `messages = response["messages"]` (Slack's Web API)."""
-    return [t.target.value for n in ctx.nodes_in(cst.Assign, function) for t in n.targets if isinstance(t.target, cst.Name)
-            and isinstance(n.value, cst.Subscript) and isinstance(n.value.value, cst.Name) and n.value.value.value == reply
-            and string_value(n.value.slice[0].slice.value if isinstance(n.value.slice[0].slice, cst.Index) else None) == "messages"]
+    def taken(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == reply:
+            return string_value(value.slice[0].slice.value if isinstance(value.slice[0].slice, cst.Index) else None) == "messages"
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get" \
+            and ctx.code(value.func.value) == reply and bool(value.args) and string_value(value.args[0].value) == "messages"
+
+    return [t.target.value for n in ctx.nodes_in(cst.Assign, function) for t in n.targets if isinstance(t.target, cst.Name) and taken(n.value)]
 
 
 def _latest_rows_walked(ctx: ModuleContext) -> Iterator[Rewrite]:
@@ -293,8 +294,23 @@ def _latest_rows_walked(ctx: ModuleContext) -> Iterator[Rewrite]:
             continue
         if _shown_by_a_web_route(ctx, ctx.enclosing_function(loop)) or not _asked_newest_first(ctx, call, keywords):
             continue
-        if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message")) for n in descendants(loop.body)):
-            yield Rewrite(count, ctx.code(call.func.value), "keeps only the latest stored messages of")
+        if _messages_collected(ctx, loop):
+            chat = call.args[0].value if call.func.attr.value in NEWEST_FIRST_PLATFORM and call.args and call.args[0].keyword is None \
+                else call.func.value  # Telethon's `client.iter_messages(chat, limit=n)`: the chat, not the client
+            yield Rewrite(count, ctx.code(chat), "keeps only the latest stored messages of")
+
+
+def _messages_collected(ctx: ModuleContext, loop: cst.For) -> bool:
+    """The loop adds a chat message to a list, made in the call (`chat_messages.append(ChatMessage(...))`) or bound in
+    the body first: the rows become one conversation, not each a request of its own."""
+    def a_message(value: cst.BaseExpression) -> bool:
+        return _chat_message(value) or (isinstance(value, cst.Call) and (_last_name(value.func) or "").endswith("Message"))
+
+    made = {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and a_message(n.value)
+            for t in n.targets if isinstance(t.target, cst.Name)}
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "insert", "appendleft")
+               and n.args and (a_message(n.args[-1].value) or (isinstance(n.args[-1].value, cst.Name) and n.args[-1].value.value in made))
+               for n in descendants(loop.body))
 
 
 def _a_large_number(ctx: ModuleContext, count: cst.BaseExpression) -> bool:
@@ -1237,8 +1253,9 @@ def context_budgets(ctx: ModuleContext, function: cst.FunctionDef) -> frozenset[
         while grew:  # `budget = max_tokens`, `available = budget - reserve`: a number computed from a budget is one too
             grew = False
             for assign in assigns:
-                if CONTEXT_WINDOW.search(ctx.code(assign.value)) or any(
-                        isinstance(n, cst.Name) and n.value in names for n in (assign.value, *descendants(assign.value))):
+                window = CONTEXT_WINDOW.search(ctx.code(assign.value)) and not any(
+                    _apps_own_budget(size) for size in _attribute_defaults(ctx, function, assign.value))
+                if window or any(isinstance(n, cst.Name) and n.value in names for n in (assign.value, *descendants(assign.value))):
                     new = {t.target.value for t in assign.targets if isinstance(t.target, cst.Name)} - names
                     if new:
                         names |= new
@@ -1720,7 +1737,7 @@ def _newest_that_fit(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.Fo
         # a cut must happen; a count beside it (`if counter >= max_messages: break`) is still a window
         counted, stops = [n for n in counted if n not in stops], []
     if not stops:
-        if counted and SIDE_TASK.search(function.name.value) is None and _window_replaces(ctx, function, loop, history):
+        if counted and SIDE_TASK.search(function.name.value) is None and _window_replaces(ctx, function, loop, history, element):
             return Rewrite(loop, ctx.code(history), LATEST_TURNS)
         return None
     chars = all(CHAR_BUDGET.search(ctx.code(stop.test)) and not TOKEN_WORD.search(ctx.code(stop.test)) for stop in stops)
@@ -1767,10 +1784,16 @@ def _context_window_stop(ctx: ModuleContext, function: cst.FunctionDef, stop: cs
                 bounds.append(comparison.left)
     names = {n.value for b in bounds for n in (b, *descendants(b)) if isinstance(n, cst.Name)}
     values = _budget_values(function, names, steps=1)  # `max_context = context_window - max_tokens`, not what those are made of
-    if any(size is not None and size < 32_000 for v in values for size in _attribute_defaults(ctx, function, v)):
+    if any(_apps_own_budget(size) for v in values for size in _attribute_defaults(ctx, function, v)):
         return False  # `self.max_input_tokens - used` where `__init__(..., max_input_tokens: int = 10000)`: the app's own budget
     return any(CONTEXT_WINDOW.search(ctx.code(v)) for v in values) \
         and not any(isinstance(n, cst.Integer) for v in values for n in (v, *descendants(v)))
+
+
+def _apps_own_budget(size: int | None) -> bool:
+    """A default below 32k tokens that is no model's context window: windows come in powers of two (4096, 8192,
+    16384); a round number (4000, 10000) is a budget the app picked."""
+    return size is not None and 0 < size < 32_000 and size & (size - 1) != 0
 
 
 def _attribute_defaults(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression) -> Iterator[int | None]:
@@ -1779,6 +1802,7 @@ def _attribute_defaults(ctx: ModuleContext, function: cst.FunctionDef, value: cs
     cls = ctx.enclosing(function, (cst.ClassDef,))
     if not isinstance(cls, cst.ClassDef):
         return
+    assigned = ctx.self_assignments(cls)
     for read in (n for n in (value, *descendants(value)) if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name)
                  and n.value.value == "self"):
         name = read.attr.value
@@ -1787,13 +1811,11 @@ def _attribute_defaults(ctx: ModuleContext, function: cst.FunctionDef, value: cs
                     and isinstance(statement.body[0].target, cst.Name) and statement.body[0].target.value == name \
                     and statement.body[0].value is not None:
                 yield _int(statement.body[0].value)
-            if not isinstance(statement, cst.FunctionDef):
-                continue
-            params = {p.name.value: p.default for p in (*statement.params.params, *statement.params.kwonly_params)}
-            for assign in (n for n in descendants(statement.body) if isinstance(n, cst.Assign) and len(n.targets) == 1):
-                target = assign.targets[0].target
-                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
-                        and target.attr.value == name and isinstance(assign.value, cst.Name) and params.get(assign.value.value) is not None:
+        for assign in assigned.get(name, []):
+            method = ctx.enclosing_function(assign)
+            if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) and method is not None:
+                params = {p.name.value: p.default for p in (*method.params.params, *method.params.kwonly_params)}
+                if params.get(assign.value.value) is not None:
                     yield _int(params[assign.value.value])
 
 
@@ -1903,21 +1925,9 @@ def _newest_by_index(ctx: ModuleContext, loop: cst.For) -> cst.BaseExpression | 
 def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseExpression, str] | None:
     """(history, element) for `for i in range(len(h) - 1, -1, -1): message = h[i]` (or `range(n - 1, -1, -1)` after
     `n = len(h)`): the history walked from its newest message by index, the message bound first thing in the body."""
-    it = loop.iter
-    if isinstance(it, cst.Call) and _last_name(it.func) == "reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call) \
-            and _last_name(it.args[0].value.func) == "range" and len(it.args[0].value.args) == 1:
-        length = it.args[0].value.args[0].value  # for i in reversed(range(len(h))):
-    elif isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 3 \
-            and ctx.code(it.args[1].value).replace(" ", "") == "-1" and ctx.code(it.args[2].value).replace(" ", "") == "-1":
-        start = it.args[0].value
-        if not (isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract) and ctx.code(start.right) == "1"):
-            return None
-        length = start.left
-    else:
+    measured = _index_walked_from_the_end(ctx, loop)
+    if measured is None:
         return None
-    if not isinstance(loop.target, cst.Name):
-        return None
-    measured = _len_of(_bound_once(ctx, length))
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
     first = body[0] if body else None
     if measured is None or not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
@@ -1953,8 +1963,10 @@ def _walked_back_by_while(ctx: ModuleContext, loop: cst.While) -> tuple[cst.Base
     if not (isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and ctx.code(value.value) == ctx.code(measured)
             and ctx.code(value.slice[0].slice) == index):
         return None
-    steps_back = any(isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.SubtractAssign) and isinstance(n.target, cst.Name)
-                     and n.target.value == index for n in descendants(loop.body))
+    steps_back = any((isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.SubtractAssign) and isinstance(n.target, cst.Name)
+                      and n.target.value == index)
+                     or (isinstance(n, cst.Assign) and len(n.targets) == 1 and ctx.code(n.targets[0].target) == index
+                         and ctx.code(n.value).replace(" ", "") == f"{index}-1") for n in descendants(loop.body))
     return (measured, target.value) if steps_back else None
 
 
@@ -1991,12 +2003,12 @@ def _element_added(node: cst.CSTNode, element: str) -> cst.BaseExpression | None
     return None
 
 
-def _window_replaces(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For, history: cst.BaseExpression) -> bool:
+def _window_replaces(ctx: ModuleContext, function: cst.FunctionDef, loop: cst.For | cst.While, history: cst.BaseExpression,
+                     element: str) -> bool:
     """`for m in reversed(conv.messages): if rounds >= max_rounds: break; kept.append(m)` and then `conv.messages =
     kept[::-1]` (or a trim function that returns what it kept): the latest n turns, collected from the end by a count,
     become the history itself. Once the conversation has n turns, every new turn pushes the oldest out: a window that
     slides on every turn. (A count of the latest turns read for a side task, a title or a search, replaces nothing.)"""
-    element = loop.target.value  # type: ignore[union-attr]
     kept = {found.value for n in descendants(loop.body) if isinstance(found := _element_added(n, element), cst.Name)}
     # `converted = message.to_openai(); kept += converted[::-1]`: the element, converted, added to the list kept
     derived = {element} | {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and _uses(n.value, {element})
@@ -2122,10 +2134,20 @@ AGED_OUT = "drops or replaces the entries older than a window that moves on ever
 def _ages(ctx: ModuleContext, loop: cst.For) -> set[str]:
     """Names the walk binds to an entry's distance from the newest: `age = len(messages) - 1 - i`."""
     positions = {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)}
-    return {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and isinstance(n.value, cst.BinaryOperation)
-            and isinstance(n.value.operator, cst.Subtract) and isinstance(n.value.right, cst.Name) and n.value.right.value in positions
-            and any(isinstance(c, cst.Call) and _last_name(c.func) == "len" for c in descendants(n.value.left))
-            for t in n.targets if isinstance(t.target, cst.Name)}
+
+    def subtracted(value: cst.BaseExpression) -> set[str]:  # the names taken away in `len(m) - 1 - i`, `len(m) - i - 1`
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
+            right = {value.right.value} if isinstance(value.right, cst.Name) else set()
+            return right | subtracted(value.left)
+        return set()
+
+    def from_length(value: cst.BaseExpression) -> bool:
+        while isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract):
+            value = value.left
+        return isinstance(value, cst.Call) and _last_name(value.func) == "len"
+
+    return {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and from_length(n.value)
+            and subtracted(n.value) & positions for t in n.targets if isinstance(t.target, cst.Name)}
 
 
 def _older_by_age(comparison: cst.Comparison, ages: set[str]) -> bool:
@@ -2389,6 +2411,24 @@ def _orphan_tool_result(ctx: ModuleContext, pop: cst.Call) -> bool:
         isinstance(n, cst.Subscript) and _front_subscript(n) for n in descendants(test))) or leading_repair(ctx, pop, ctx.code(pop.func.value))  # type: ignore[attr-defined]
 
 
+KIND_FIELDS = frozenset({"role", "type", "kind", "author"})
+
+
+def _kind_of(ctx: ModuleContext, front: cst.Subscript) -> bool:
+    """The test reads the first message's role or kind: `m[0]["role"]`, `m[0].type`, `m[0].get("role")`,
+    `isinstance(m[0], UserMessage)`."""
+    parent = ctx.parent(front)
+    if isinstance(parent, cst.Subscript) and len(parent.slice) == 1 and isinstance(parent.slice[0].slice, cst.Index):
+        return string_value(parent.slice[0].slice.value) in KIND_FIELDS
+    if isinstance(parent, cst.Attribute) and parent.value is front:
+        if parent.attr.value in KIND_FIELDS:
+            return True
+        call = ctx.parent(parent)
+        return parent.attr.value == "get" and isinstance(call, cst.Call) and bool(call.args) and string_value(call.args[0].value) in KIND_FIELDS
+    arg = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    return isinstance(arg, cst.Call) and _last_name(arg.func) == "isinstance"
+
+
 def leading_repair(ctx: ModuleContext, node: cst.CSTNode, code: str) -> bool:
     """`while result and result[0]["role"] != "user": result.pop(0)` (or `result = result[1:]`): messages are dropped
     from the front only while the first one is of the wrong kind (a role, a type, a class), so the list a cut left
@@ -2398,13 +2438,13 @@ def leading_repair(ctx: ModuleContext, node: cst.CSTNode, code: str) -> bool:
     if not isinstance(loop, cst.While):
         return False
     front = [n for n in descendants(loop.test) if isinstance(n, cst.Subscript) and ctx.code(n.value) == code and _front_subscript(n)
-             and isinstance(n.slice[0].slice, cst.Index)]
+             and isinstance(n.slice[0].slice, cst.Index) and _kind_of(ctx, n)]
     def not_empty(n: cst.CSTNode) -> bool:  # `len(result) > 0`: the list is not empty, no size
         return isinstance(n, cst.Comparison) and len(n.comparisons) == 1 and ctx.code(n.left).replace(" ", "") == f"len({code})" \
             and (ctx.code(n.comparisons[0].comparator), type(n.comparisons[0].operator)) in (("0", cst.GreaterThan), ("1", cst.GreaterThanEqual), ("0", cst.NotEqual))
 
     checks = [n for n in (loop.test, *descendants(loop.test)) if not any(not_empty(a) for a in (n, *ctx.ancestors(n)) if ctx.contains(loop.test, a))]
-    measured = any(isinstance(n, cst.Call) and _last_name(n.func) in ("len", "sum") for n in checks) or any(
+    measured = any(isinstance(n, cst.Call) and _last_name(n.func) not in ("isinstance", "get") for n in checks) or any(
         isinstance(n, cst.Comparison) and any(isinstance(c.operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual))
                                               for c in n.comparisons) for n in checks)
     return bool(front) and not measured
@@ -3795,7 +3835,7 @@ def context_on_the_last_user_message(ctx: ModuleContext) -> Iterator[Rerender]:
         history, position = found
         body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
         skip = body[0] if body else None
-        if not (isinstance(skip, cst.If) and re.search(r"[\"']user[\"']", ctx.code(skip.test))
+        if not (isinstance(skip, cst.If) and re.search(r"(?:!=|not\s+in)\s*\(?\s*[\"']user[\"']", ctx.code(skip.test))
                 and any(isinstance(n, cst.Continue) for n in descendants(skip.body))):
             continue
         written = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and any(
@@ -3816,19 +3856,26 @@ def context_on_the_last_user_message(ctx: ModuleContext) -> Iterator[Rerender]:
 
 def _walked_back_by_position(ctx: ModuleContext, loop: cst.For) -> tuple[str, str] | None:
     """(history, position) of `for i in range(len(h) - 1, -1, -1)` or `for i in reversed(range(len(h)))`."""
+    measured = _index_walked_from_the_end(ctx, loop)
+    return (ctx.code(measured), loop.target.value) if measured is not None else None  # type: ignore[union-attr]
+
+
+def _index_walked_from_the_end(ctx: ModuleContext, loop: cst.For) -> cst.BaseExpression | None:
+    """The `h` of `for i in reversed(range(len(h)))` or `for i in range(len(h) - 1, -1, -1)` (`n` bound once to
+    `len(h)` counts too)."""
     it = loop.iter
-    if not isinstance(loop.target, cst.Name):
+    if not isinstance(loop.target, cst.Name) or not isinstance(it, cst.Call):
         return None
-    if isinstance(it, cst.Call) and _last_name(it.func) == "reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call) \
+    if _last_name(it.func) == "reversed" and len(it.args) == 1 and isinstance(it.args[0].value, cst.Call) \
             and _last_name(it.args[0].value.func) == "range" and len(it.args[0].value.args) == 1:
-        measured = _len_of(it.args[0].value.args[0].value)
-    elif isinstance(it, cst.Call) and _last_name(it.func) == "range" and len(it.args) == 3 \
-            and ctx.code(it.args[1].value).replace(" ", "") == "-1" and ctx.code(it.args[2].value).replace(" ", "") == "-1" \
-            and isinstance(it.args[0].value, cst.BinaryOperation) and ctx.code(it.args[0].value.right) == "1":
-        measured = _len_of(it.args[0].value.left)
+        length = it.args[0].value.args[0].value
+    elif _last_name(it.func) == "range" and len(it.args) == 3 and ctx.code(it.args[1].value).replace(" ", "") == "-1" \
+            and ctx.code(it.args[2].value).replace(" ", "") == "-1" and isinstance(it.args[0].value, cst.BinaryOperation) \
+            and isinstance(it.args[0].value.operator, cst.Subtract) and ctx.code(it.args[0].value.right) == "1":
+        length = it.args[0].value.left
     else:
         return None
-    return (ctx.code(measured), loop.target.value) if measured is not None else None
+    return _len_of(_bound_once(ctx, length))
 
 
 def _builds(loop: cst.For) -> bool:

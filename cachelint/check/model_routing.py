@@ -68,28 +68,40 @@ def message_routed_models(ctx: ModuleContext) -> Iterator[RoutedModel]:
         return
     from cachelint.check.module import in_except_handler
 
+    seen: set[int] = set()
     for assign in ctx.nodes(cst.Assign):
         if len(assign.targets) != 1 or not _model_target(assign.targets[0].target) or in_except_handler(ctx, assign):
             continue
         function = ctx.enclosing_function(assign)
-        if function is None:
+        if function is None or _set_once(ctx, assign):
             continue
-        router = _routed_by(ctx, function, assign.value)
-        if router is None or not _sends_a_conversation_with(ctx, function, assign):
+        router = _routed_by(ctx, function, assign)
+        if router is None or not _sends_a_conversation_with(ctx, function, assign) or id(router) in seen:
             continue
+        seen.add(id(router))  # `if prediction[...]: model = FULL else: model = MINI`: one switch, reported at its first branch
         yield RoutedModel(assign, _short(ctx.code(router)))
 
 
-def _routed_by(ctx: ModuleContext, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The router call the value is, or the one the test of its conditional reads through a name bound in the function."""
-    if isinstance(value, cst.Await):
-        value = value.expression
+def _set_once(ctx: ModuleContext, assign: cst.Assign) -> bool:
+    """`if conv.model is None: conv.model = router.route(text)`: routed once, when the conversation starts, and kept."""
+    target = ctx.code(assign.targets[0].target)
+    guard = next((a for a in ctx.ancestors(assign) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+    return isinstance(guard, cst.If) and target in ctx.code(guard.test)
+
+
+def _routed_by(ctx: ModuleContext, function: cst.FunctionDef, assign: cst.Assign) -> cst.BaseExpression | None:
+    """The router call the value is, or the one the test of its conditional (an expression, or the `if` the
+    assignment sits in) calls or reads through a name bound in the function."""
+    value = assign.value.expression if isinstance(assign.value, cst.Await) else assign.value
     if isinstance(value, cst.Call) and _router_of_the_turn(ctx, value):
         return value
-    if not isinstance(value, cst.IfExp):
+    test = _conditional_test(ctx, assign)
+    if test is None:
         return None
-    for name in (n for n in (value.test, *descendants(value.test)) if isinstance(n, cst.Name)):
-        for binding, bound in ctx.assigned_values(name):
+    for node in (test, *descendants(test)):
+        if isinstance(node, cst.Call) and _router_of_the_turn(ctx, node):
+            return node
+        for binding, bound in ctx.assigned_values(node) if isinstance(node, cst.Name) else ():
             if bound is not None and ctx.contains(function, binding) and isinstance(bound, cst.Call) and _router_of_the_turn(ctx, bound):
                 return bound
     return None
@@ -99,8 +111,8 @@ def _router_of_the_turn(ctx: ModuleContext, call: cst.Call) -> bool:
     from cachelint.check.module import last_name
 
     name = last_name(call.func) or ""
-    if not ROUTER.search(name) or "model" in name.lower() and not ROUTER.search(name.lower().replace("model", "")):
-        return False
+    if not ROUTER.search(name) and not (isinstance(call.func, cst.Attribute) and ROUTER.search(last_name(call.func.value) or "")):
+        return False  # `self.router.select_model(text)`: a method of a router
     read = " ".join(ctx.code(a.value) for a in call.args)
     return bool(CONVERSATION.search(read) or TURN_INPUT.search(read))
 
@@ -118,10 +130,19 @@ def _sends_a_conversation_with(ctx: ModuleContext, function: cst.FunctionDef, as
             return bool(re.search(re.escape(holder) + r"\[[\"']messages[\"']\]", ctx.code(function)))
         model = keywords.get("model")
         messages = keywords.get("messages")
-        if model is not None and ctx.code(model) == picked and messages is not None and not isinstance(messages, cst.List) \
+        if model is not None and ctx.code(model) == picked and messages is not None and not _written_here(ctx, function, messages) \
                 and CONVERSATION.search(ctx.code(messages)):
             return True
     return False
+
+
+def _written_here(ctx: ModuleContext, function: cst.FunctionDef, messages: cst.BaseExpression) -> bool:
+    """A list of new messages written in the call or bound once in the function (`messages = [system, {"role": "user",
+    ...}]`): a one-off request, not a conversation."""
+    if isinstance(messages, cst.Name):
+        values = [v for b, v in ctx.assigned_values(messages) if ctx.contains(function, b)]
+        messages = values[0] if len(values) == 1 and values[0] is not None else messages
+    return isinstance(messages, cst.List) and not any(isinstance(e, cst.StarredElement) for e in messages.elements)
 
 
 def _model_target(target: cst.BaseExpression) -> bool:
