@@ -26,6 +26,7 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
+from cachelint.check.callsites import call_arguments
 from cachelint.check.depends import positional_index
 from cachelint.check.module import (COUNTED_NAME, TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler,
                                     is_template, names_in, short_code)
@@ -243,7 +244,7 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
         call = _asked_rows(assign.value)
         if call is None or not isinstance(call.func, cst.Attribute):
             continue
-        keywords = _keywords_asked(ctx, call)
+        keywords = call_arguments(ctx, call)  # `**params` too: `params = {"channel": c, "limit": n}`
         count = next((keywords[k] for k in keywords if k in LATEST_COUNT), None)
         if count is None or _a_large_number(ctx, count):
             continue
@@ -261,13 +262,6 @@ def _latest_rows_asked_for(ctx: ModuleContext) -> Iterator[Rewrite]:
                                                               for name in (rows, *_rows_taken_from(ctx, function, rows))):
             yield Rewrite(count, rows, "keeps only the latest stored messages of")
     yield from _latest_rows_walked(ctx)
-
-
-def _keywords_asked(ctx: ModuleContext, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """The call's keywords, with those of a dict passed as `**params` (`params = {"channel": c, "limit": limit + 1}`)."""
-    from cachelint.check.callsites import call_arguments
-
-    return call_arguments(ctx, call)
 
 
 def _rows_taken_from(ctx: ModuleContext, function: cst.FunctionDef, reply: str) -> list[str]:
@@ -288,7 +282,7 @@ def _latest_rows_walked(ctx: ModuleContext) -> Iterator[Rewrite]:
         call = _asked_rows(loop.iter)
         if call is None or not isinstance(call.func, cst.Attribute) or ctx.enclosing_function(loop) is None:
             continue
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        keywords = call_arguments(ctx, call)
         count = next((keywords[k] for k in keywords if k in LATEST_COUNT), None)
         if count is None or _a_large_number(ctx, count) or keywords.keys() & PAGED or not STORED_CONVERSATION.search(ctx.code(call.func)):
             continue
@@ -1926,17 +1920,21 @@ def _walked_back_by_index(ctx: ModuleContext, loop: cst.For) -> tuple[cst.BaseEx
     """(history, element) for `for i in range(len(h) - 1, -1, -1): message = h[i]` (or `range(n - 1, -1, -1)` after
     `n = len(h)`): the history walked from its newest message by index, the message bound first thing in the body."""
     measured = _index_walked_from_the_end(ctx, loop)
-    if measured is None:
-        return None
+    element = _element_bound_first(ctx, loop, measured, loop.target.value) if measured is not None else None  # type: ignore[union-attr]
+    return (measured, element) if measured is not None and element is not None else None
+
+
+def _element_bound_first(ctx: ModuleContext, loop: cst.For | cst.While, history: cst.BaseExpression, index: str) -> str | None:
+    """The name the loop's first statement binds to `history[index]` (`message = h[i]`)."""
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
     first = body[0] if body else None
-    if measured is None or not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
+    if not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
         return None
     assign = first.body[0]
     value, target = assign.value, assign.targets[0].target
-    if isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and ctx.code(value.value) == ctx.code(measured) \
-            and ctx.code(value.slice[0].slice) == loop.target.value:
-        return measured, target.value
+    if isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and ctx.code(value.value) == ctx.code(history) \
+            and ctx.code(value.slice[0].slice) == index:
+        return target.value
     return None
 
 
@@ -1954,20 +1952,14 @@ def _walked_back_by_while(ctx: ModuleContext, loop: cst.While) -> tuple[cst.Base
                                 and ctx.code(starts[0].right) == "1"):
         return None
     measured = _len_of(_bound_once(ctx, starts[0].left))
-    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
-    first = body[0] if body else None
-    if measured is None or not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
-        return None
-    assign = first.body[0]
-    value, target = assign.value, assign.targets[0].target
-    if not (isinstance(target, cst.Name) and isinstance(value, cst.Subscript) and ctx.code(value.value) == ctx.code(measured)
-            and ctx.code(value.slice[0].slice) == index):
+    element = _element_bound_first(ctx, loop, measured, index) if measured is not None else None
+    if measured is None or element is None:
         return None
     steps_back = any((isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.SubtractAssign) and isinstance(n.target, cst.Name)
                       and n.target.value == index)
                      or (isinstance(n, cst.Assign) and len(n.targets) == 1 and ctx.code(n.targets[0].target) == index
                          and ctx.code(n.value).replace(" ", "") == f"{index}-1") for n in descendants(loop.body))
-    return (measured, target.value) if steps_back else None
+    return (measured, element) if steps_back else None
 
 
 def _copied_from(ctx: ModuleContext, function: cst.FunctionDef, name: cst.BaseExpression) -> cst.BaseExpression | None:
