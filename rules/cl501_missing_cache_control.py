@@ -96,7 +96,8 @@ it says nothing of breakpoints and calls no function of the module that does, be
   files are searched once, and a breakpoint set anywhere quiets these): a request posted to Anthropic's HTTP API
   by hand from what the function's callers pass, an Anthropic request body (`"max_tokens"` and `"messages"`, in
   code named for Anthropic / Claude, or Bedrock's Claude body with its `"anthropic_version"`, also with `max_tokens` or
-  `messages` set on it afterwards, `request["max_tokens"] = 4000`, reported at the one call of the function that posts
+  `messages` set on it afterwards, `request["max_tokens"] = 4000` (unless a request of the module that sends what its
+  callers build is reported already: one place to fix), reported at the one call of the function that posts
   it where there is one, `invoke_model(body=json.dumps(body))`;
   not by a function or into a name that names another provider:
   `_openai_body` beside `_anthropic_body`, `openai_request = {...}` in `convert_claude_to_openai`) built from what
@@ -1100,6 +1101,8 @@ def _unsent_payloads(analysis, reported: set[int]):
     for node in ctx.nodes(cst.Dict):
         keys = _string_keys(node)
         finished_later = ("messages" in keys) != ("max_tokens" in keys)
+        if finished_later and reported:
+            continue  # a request of this module that sends what its callers build is reported already: one place to fix
         if finished_later:
             keys = {**_keys_set_later(ctx, node), **keys}  # request = {"messages": ...}; ...; request["max_tokens"] = 4000
         if not {"messages", "max_tokens"} <= set(keys) or id(node) in reported or "cache_control" in ctx.code(node):

@@ -685,3 +685,25 @@ def test_a_small_budget_default_read_through_a_local_name_is_a_window():
 
 def test_a_model_routed_by_an_if_statement_is_reported_once_per_switch():
     assert [f.row for f in lint(ROUTED_BY_AN_IF, {"CL401"})] == [15, 25]
+
+
+SENT_HERE_AND_BUILT_LATER = '''
+    import anthropic
+
+
+    class AnthropicClient:
+        def request(self, request_data):
+            client = anthropic.Anthropic()
+            return client.beta.messages.create(**request_data)
+
+        def build_request_data(self, messages, llm_config, tools):
+            data = {"model": llm_config.model, "max_tokens": llm_config.max_tokens}
+            data["tools"] = tools
+            data["messages"] = [{"role": m.role, "content": m.text} for m in messages]
+            return data
+'''
+
+
+def test_a_body_built_for_a_request_of_the_module_already_reported_is_not_reported_again():
+    found = lint(SENT_HERE_AND_BUILT_LATER, {"CL501"})
+    assert [f.row for f in found] == [7]
