@@ -1309,19 +1309,14 @@ def _posted_by(ctx, function, node: cst.Dict):
 
 
 def _keys_set_later(ctx, node: cst.Dict) -> dict[str, cst.BaseExpression]:
-    """The keys the function sets on the dict after binding it to a name (`request["system"] = system_prompt`)."""
+    """The keys the dict holds with those set on it after it is bound to a name (`request["system"] = system_prompt`),
+    as `callsites.dict_entries` reads a name."""
+    from cachelint.check.callsites import dict_entries
+
     parent = ctx.parent(node)
-    function = ctx.enclosing_function(node)
-    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)) or function is None:
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
         return {}
-    name = parent.targets[0].target.value
-    found: dict[str, cst.BaseExpression] = {}
-    for assign in (n for n in descendants(function) if isinstance(n, cst.Assign) and len(n.targets) == 1):
-        target = assign.targets[0].target
-        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name \
-                and isinstance(target.slice[0].slice, cst.Index) and isinstance(target.slice[0].slice.value, cst.SimpleString):
-            found[target.slice[0].slice.value.evaluated_value] = assign.value  # type: ignore[index]
-    return found
+    return dict_entries(ctx, parent.targets[0].target, 0)
 
 
 def _string_keys(node: cst.Dict) -> dict[str, cst.BaseExpression]:

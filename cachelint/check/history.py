@@ -297,13 +297,10 @@ def _latest_rows_walked(ctx: ModuleContext) -> Iterator[Rewrite]:
 def _messages_collected(ctx: ModuleContext, loop: cst.For) -> bool:
     """The loop adds a chat message to a list, made in the call (`chat_messages.append(ChatMessage(...))`) or bound in
     the body first: the rows become one conversation, not each a request of its own."""
-    def a_message(value: cst.BaseExpression) -> bool:
-        return _chat_message(value) or (isinstance(value, cst.Call) and (_last_name(value.func) or "").endswith("Message"))
-
-    made = {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and a_message(n.value)
+    made = {t.target.value for n in descendants(loop.body) if isinstance(n, cst.Assign) and _makes_a_message(n.value)
             for t in n.targets if isinstance(t.target, cst.Name)}
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "insert", "appendleft")
-               and n.args and (a_message(n.args[-1].value) or (isinstance(n.args[-1].value, cst.Name) and n.args[-1].value.value in made))
+               and n.args and (_makes_a_message(n.args[-1].value) or (isinstance(n.args[-1].value, cst.Name) and n.args[-1].value.value in made))
                for n in descendants(loop.body))
 
 
@@ -430,10 +427,14 @@ def _rows_become_messages(ctx: ModuleContext, function: cst.FunctionDef, rows: s
             continue
         if isinstance(node, (cst.For, cst.CompFor)) and rows in {n.value for n in descendants(node.iter) if isinstance(n, cst.Name)}:
             body = node.body if isinstance(node, cst.For) else ctx.parent(node)
-            if any(_chat_message(n) or (isinstance(n, cst.Call) and (_last_name(n.func) or "").endswith("Message"))
-                   for n in descendants(body)):
+            if any(_makes_a_message(n) for n in descendants(body)):
                 return True
     return False
+
+
+def _makes_a_message(value: cst.CSTNode) -> bool:
+    """A chat message made here: a dict with a `role`, or a `...Message(...)` of a chat framework."""
+    return _chat_message(value) or (isinstance(value, cst.Call) and (_last_name(value.func) or "").endswith("Message"))
 
 
 def _walked_into_conversation(ctx: ModuleContext, function: cst.FunctionDef, rows: str) -> bool:
@@ -455,16 +456,13 @@ CONVERSATION_HOLDER = re.compile(r"(?:^|[_.])(?:messages|history|conversation|di
 def _holds_a_message(ctx: ModuleContext, function: cst.FunctionDef, target: str) -> bool:
     """Elsewhere in the function the list is given a chat message: `message_run.append(SystemMessage(content=...))`,
     `message_run = [{"role": "system", ...}]`."""
-    def a_message(value: cst.BaseExpression) -> bool:
-        return _chat_message(value) or (isinstance(value, cst.Call) and (_last_name(value.func) or "").endswith("Message"))
-
     for call in ctx.nodes_in(cst.Call, function):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert") and ctx.code(call.func.value) == target:
-            if any(a_message(arg.value) for arg in call.args):
+            if any(_makes_a_message(arg.value) for arg in call.args):
                 return True
     for assign in ctx.nodes_in(cst.Assign, function):
         if isinstance(assign.value, cst.List) and any(ctx.code(t.target) == target for t in assign.targets) \
-                and any(isinstance(e, cst.Element) and a_message(e.value) for e in assign.value.elements):
+                and any(isinstance(e, cst.Element) and _makes_a_message(e.value) for e in assign.value.elements):
             return True
     return False
 
