@@ -33,13 +33,20 @@ def test_walk_finds_py_and_pyi_sorted(tmp_path):
 
 def test_default_skipped_directories(tmp_path):
     skipped = [
-        ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist", "node_modules",
+        ".git", ".hg", ".svn", ".venv", "venv", ".env", "__pycache__", "build", "dist", "node_modules",
         "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cachelint_cache",
         "mypkg.egg-info",
     ]  # fmt: skip
     touch(tmp_path, "keep.py", "src/keep.py", *(f"{d}/x.py" for d in skipped), *(f"src/{d}/x.py" for d in skipped))
     files = discover([tmp_path], Config(root=tmp_path))
     assert rel(files, tmp_path) == ["keep.py", "src/keep.py"]
+
+
+def test_a_package_named_env_is_source_and_a_virtualenv_named_env_is_not(tmp_path):
+    # a game environment's package (`fle/env/`) is the app's own code, as ruff sees it; a virtualenv is told by its pyvenv.cfg
+    touch(tmp_path, "fle/env/agent.py", "fle/env/tools/manual.py", "env/pyvenv.cfg", "env/lib/python3.11/site-packages/m.py")
+    files = discover([tmp_path], Config(root=tmp_path))
+    assert rel(files, tmp_path) == ["fle/env/agent.py", "fle/env/tools/manual.py"]
 
 
 def test_dot_env_file_is_not_a_directory_rule(tmp_path):

@@ -392,7 +392,7 @@ def _validate_globs(values: Iterable[str], where: str) -> list[str]:
     for v in values:
         try:
             _compile_globs([v])
-        except (ValueError, TypeError) as exc:  # pathspec's GitWildMatchPatternError is a ValueError
+        except (ValueError, TypeError, re.error) as exc:  # pathspec's GitWildMatchPatternError is a ValueError; `[C-8]` a re.error
             raise CachelintError(f"invalid glob {v!r} in {where}: {exc}") from None
     return _dedupe(values)
 
@@ -414,7 +414,7 @@ def _validate_per_file_ignores(value: object, where: str) -> dict[str, list[str]
         codes = _string_list(codes, sub)
         try:
             _compile_globs([pattern.removeprefix("!")])
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, re.error) as exc:
             raise CachelintError(f"invalid glob {pattern!r} in {where}: {exc}") from None
         out[pattern] = _normalize_selectors(codes, sub)
     return out

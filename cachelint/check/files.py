@@ -16,6 +16,7 @@ modules (`include-tests` off) remove them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,6 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
         ".svn",
         ".venv",
         "venv",
-        "env",
         ".env",
         "__pycache__",
         "build",
@@ -75,9 +75,17 @@ def _read_ignore_file(path: str, base: str) -> _Ignore | None:
         return None
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    except (ValueError, TypeError):  # a malformed line: git skips the line; we skip the file rather than fail
-        return None
+    except (ValueError, TypeError, re.error):  # a malformed line (`[AVC-8bit]`, a reversed range): git skips that line alone
+        spec = pathspec.GitIgnoreSpec.from_lines([line for line in lines if _compiles(line)])
     return _Ignore(base, spec) if spec.patterns else None
+
+
+def _compiles(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, TypeError, re.error):
+        return False
+    return True
 
 
 def _is_ignored(path: str, is_dir: bool, ignores: Iterable[_Ignore]) -> bool:
