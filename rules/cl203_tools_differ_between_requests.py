@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from cachelint.rules.base import Invalid, Report, Rule
 
 
@@ -16,7 +18,9 @@ history it is handed with no tools (`return self._chat(history, conf)` once a to
 as a request of the calling function. A history rebuilt from itself (`history = self._append(history, results)`)
 is the same conversation, and so is one returned with a flag (`history, done = self._step(history)`). Two calls of
 the app's own LLM wrapper in one function with the same history, one with `tools=` (`self.llm.gen(messages=messages,
-tools=None)` after the tool loop), are requests too (`likely`). A name that is only ever a copy of a `self` attribute
+tools=None)` after the tool loop), are requests too (`likely`), also in a module that imports no SDK where they are
+methods of an object named for a client (`client.chat(...)`, `self.llm.gen(...)`; a bare function, `chat(...)`, is a
+request there only by `call-patterns`). A name that is only ever a copy of a `self` attribute
 (`messages = copy.deepcopy(self.history)`, `list(self.history)`, `self.history + [q]`) sends that attribute's
 conversation. Call sites in exclusive branches of one `if` (a configuration switch) are not paired. A request written
 above the loop's request with the tools, under a test of the loop's step count (`while True: if rounds >= MAX:
@@ -235,6 +239,8 @@ class Runner:
 
     def check(self, analysis):
         from cachelint.check.conversation import delegated_requests, differing_requests, tools_by_last_role, wrapper_requests
+        from cachelint.check.dropped_tools import LLM_CLIENT
+        from cachelint.check.module import last_name
         from cachelint.check.dropped_tools import (
             tools_added_on_the_first_pass, tools_cleared_between_runs, tools_cleared_for_a_last_step, tools_dropped_on_a_last_pass,
             tools_flag_off_in_a_call, tools_flag_off_past_a_limit,
@@ -251,8 +257,13 @@ class Runner:
             yield Report(added.node, f"`{added.what}` adds a tool {added.how}: tools open the cached prefix, so the follow-up requests "
                          "share no prefix with the first and the whole history is prefilled again (send the same tools on every "
                          "request; forbid the tool on later passes with tool_choice, or ignore calls of it)", confidence="likely")
-        if not analysis.sites:
-            return  # the pairs below are of requests in sight (or of the app's own client beside one)
+        wrapped = wrapper_requests(analysis.ctx, analysis.sites)  # `self.llm.gen(messages=..., tools=None)`: the app's own client
+        if not analysis.sites:  # no SDK here: a method of the app's client object (`client.chat(...)`, `self.llm.gen(...)`),
+            # not any function (`chat(...)`) nor any object's method (`report.create_completion(...)`)
+            wrapped = [call for call in wrapped if isinstance(call.node.func, cst.Attribute)
+                       and LLM_CLIENT.search(last_name(call.node.func.value) or "")]
+        if not analysis.sites and not wrapped:
+            return  # the pairs below are of requests in sight, or of the app's own client called twice with one history
         from cachelint.check.settings_writes import TOOL_KEYS, settings_written_between_requests
 
         for write in settings_written_between_requests(analysis.ctx, analysis.sites):
@@ -263,7 +274,6 @@ class Runner:
                              "tool_choice=\"none\")", confidence="likely")
         delegated = delegated_requests(analysis.ctx, analysis.sites)  # `self._chat(history)`: a request sent through a helper
         handed = {id(site) for site in delegated}
-        wrapped = wrapper_requests(analysis.ctx, analysis.sites)  # `self.llm.gen(messages=..., tools=None)`: the app's own client
         for difference in differing_requests(analysis.ctx, [*analysis.sites, *delegated, *wrapped]):
             if difference.param != "tools" or not analysis.cacheable(difference.second) or id(difference.first) in handed:
                 continue

@@ -27,7 +27,9 @@ the system prompt or the earlier messages: overwriting an entry rewrites text in
 
 Where the request is sent from another module or a framework, the shapes a conversation is cut in are found
 by the data's shape (confidence `likely`): a history class or utility that drops its oldest messages itself
-(`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`), a window of the latest
+(`self.messages.pop(0)` in `truncate()`, `while tokens > budget: messages.pop(0)`; a deque's `popleft()` under a test
+of its length against a count: a deque is most often a queue, and a
+queue drained or a rate limiter's times are no history), a window of the latest
 messages kept (`history[:1] + history[-n:]`, or picked by index: `range(max(len(h) - n, 0), len(h))`), the
 newest messages that fit a budget gathered from the end (`for m in reversed(history): if total > budget: break`, over
 a copy of it, `ordered = list(turns)`, or by index, `for i in range(n - 1, -1, -1): message = history[i]`, or by an index
@@ -945,6 +947,13 @@ agent = Agent(instructions=["You plan tasks."], db=InMemoryDb(), add_history_to_
         from cachelint.check.framework_memory import window_memories
         from cachelint.check.text_history import behind_this_turns_value
 
+        from cachelint.check.countdown_windows import countdown_windows
+
+        for window in countdown_windows(analysis.ctx):
+            yield Report(window.node, f"takes `{window.part}` off every entry of `{window.history}` but the newest few, counted in a "
+                         "walk back: once a newer entry arrives, the oldest one that kept it loses it, so the prompt changes there "
+                         "and every request prefills the history from that entry on again; keep each entry as it was first sent "
+                         "(or drop such parts in large steps, rarely)", confidence="likely")
         for window in age_windows(analysis.ctx):
             yield Report(window.node, f"keeps only the messages of `{window.history}` younger than a span of time (in `{window.kept}`): "
                          "as time passes the oldest falls out and the conversation's first message changes, so a request after "

@@ -118,9 +118,11 @@ it says nothing of breakpoints and calls no function of the module that does, be
   in the tree counts as a breakpoint), reported
   once per function that makes it, where the object that keeps it asks it (`self.llm.agenerate(...)`) when that is
   in sight (not one made in a branch of a factory over providers, beside `ChatOpenAI(...)`, with a configured model
-  name: which provider runs is the user's setting), or a method named for chatting (`chat`, `achat`, `converse`,
-`reply`) of a class named for Anthropic / Claude that sends the conversation its callers hand it, converted but whole
-(`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`), with no system prompt of its own,
+  name: which provider runs is the user's setting), or a method named for chatting or generating (`chat`, `achat`,
+`converse`, `reply`, `generate`, a private `_create_achat`) of a class named for Anthropic / Claude that sends the
+conversation its callers hand it, converted but whole (`def chat(self, chat: Sequence[Message])`, `messages =
+self._convert(chat)`; also from a closure it hands its retry helper, `def api_call(): return create(**kwargs)`), with
+no system prompt of its own (one taken off the front of those messages, `system = messages.pop(0)["content"]`, is theirs),
 outside any loop, with no caller's prompt in sight, and called by a module of the tree that is not a test: a
 library's provider adapter (not a method that makes one question of its input, nor one nothing calls). An SDK helper that wraps a prompt string is left alone: it is as often a script with a short prompt.
 An SDK method handed to a helper that calls it is a request too: a retry wrapper whose result is called with the
@@ -840,7 +842,8 @@ def _unmarked_adapter(analysis, site, tree_marks, callers=()):
     function = ctx.enclosing_function(site.node)
     if function is None:
         return None
-    whole = _request_passed_whole(ctx, site, function) or (not callers and _claude_class_forwards(ctx, site, function))
+    forwarding = _claude_class_forwards(ctx, site, function) if not callers else None
+    whole = _request_passed_whole(ctx, site, function) or forwarding is not None
     if not site.http and not whole:
         return None  # an SDK helper wrapping a prompt string is as often a one-off script with a short prompt
     sent = [site.arg(name) for name in ("messages", "system", "input") if site.arg(name) is not None]
@@ -850,7 +853,8 @@ def _unmarked_adapter(analysis, site, tree_marks, callers=()):
         return None
     if _one_question_each(ctx, function, site.arg("messages")):
         return None  # every caller in sight asks one question with a list made for it
-    return Report(_payload_of(ctx, site), f"`{function.name.value}` sends what its callers pass to Anthropic with no cache_control, "
+    name = (forwarding or function).name.value  # `generate`, whose closure `api_call` makes the request for it
+    return Report(_payload_of(ctx, site), f"`{name}` sends what its callers pass to Anthropic with no cache_control, "
                   "and no file of this project sets a breakpoint anywhere: every request through it prefills its whole prompt "
                   "again and nothing is read from cache; put a breakpoint on the system prompt or the last message "
                   "(or a top-level cache_control)", confidence="likely")
@@ -873,22 +877,60 @@ def _request_passed_whole(ctx, site, function) -> bool:
     return passed and isinstance(cls, cst.ClassDef) and bool(CLAUDE.search(cls.name.value))
 
 
-def _claude_class_forwards(ctx, site, function) -> bool:
-    """A method named for chatting (`chat`, `achat`, `converse`, `reply`) of a class named for Anthropic / Claude
-    (`class AnthropicLMM`) that sends the conversation its callers hand it, converted but whole (`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`): a
-    library's provider adapter, which every conversation of the library goes through, its instructions inside the
-    messages. Not a request with a system prompt of its own (what that prompt is decides), not a method that makes one
-    question of a prompt (`messages=[{"role": "user", "content": prompt}]`), nor one that loops over conversations.
-    Asked only where no caller's prompt is in sight (those decide: `_prompt_from_callers`)."""
+def _claude_class_forwards(ctx, site, function) -> cst.FunctionDef | None:
+    """A method named for chatting or generating (`chat`, `achat`, `converse`, `reply`, `generate`, `_create_achat`) of
+    a class named for Anthropic / Claude (`class AnthropicLMM`, `class ClaudeWrapper`) that sends the conversation its
+    callers hand it, converted but whole (`def chat(self, chat: Sequence[Message])`, `messages = self._convert(chat)`,
+    also from a closure the method hands to its retry helper): a library's provider adapter, which every conversation
+    of the library goes through, its instructions inside the messages (a system prompt taken off their front,
+    `system = messages.pop(0)["content"]`, is theirs too). Not a request with a system prompt of its own (what that
+    prompt is decides), not a method that makes one question of a prompt (`messages=[{"role": "user", "content":
+    prompt}]`), nor one that loops over conversations. Asked only where no caller's prompt is in sight (those decide:
+    `_prompt_from_callers`). The method that sends, or None."""
     cls = ctx.enclosing(site.node, (cst.ClassDef,))
     messages = site.arg("messages")
+    outer = ctx.enclosing_function(function)
+    handed = None  # the method's parameter a closure reads as it is
+    if outer is not None and isinstance(messages, cst.Name) and cls is ctx.enclosing(outer, (cst.ClassDef,)):
+        # `def generate(self, messages): converted = self._convert(messages)`, then `def api_call(): return
+        # create(messages=converted)` handed to a retry helper: the method sends what it was handed
+        bound = [a.value for a in descendants(outer.body) if ctx.enclosing_function(a) is outer and (
+            isinstance(a, cst.Assign) and len(a.targets) == 1 and ctx.code(a.targets[0].target) == messages.value
+            or isinstance(a, cst.AnnAssign) and a.value is not None and ctx.code(a.target) == messages.value)]
+        if messages.value in parameters_of(outer) and not bound:
+            function, handed = outer, messages.value  # the closure reads the method's own parameter
+        elif len(bound) == 1:
+            function, messages = outer, bound[0]
+        else:
+            return None
     if site.api != "anthropic" or not isinstance(cls, cst.ClassDef) or not CLAUDE.search(cls.name.value) \
-            or function.name.value.startswith("_") or messages is None or not isinstance(messages, cst.Name) \
-            or site.arg("system") is not None or ctx.loops_around(site.node) or not CHAT_METHOD.match(function.name.value):
-        return False
-    given = [p for p in function.params.params if p.name.value in parameter_sources(ctx, messages, parameters_of(function), within=function)]
-    return len(given) == 1 and _a_conversation(ctx, given[0]) and _whole(ctx, function, messages, given[0].name.value) \
+            or messages is None or not isinstance(messages, (cst.Name, cst.Call)) or ctx.loops_around(site.node) \
+            or not CHAT_METHOD.match(function.name.value):
+        return None
+    params = parameters_of(function)
+    sources = {handed} if handed else set(parameter_sources(ctx, messages, params, within=function))
+    given = [p for p in function.params.params if p.name.value in sources]
+    if len(given) != 1:
+        return None
+    system = site.arg("system")
+    if system is not None and (set(parameter_sources(ctx, system, params, within=function)) != {given[0].name.value}
+                               or _adds_text(ctx, system)):
+        return None  # a system prompt of its own (or with text of its own), or the caller's other argument: it decides
+    forwards = _a_conversation(ctx, given[0]) and _whole(ctx, function, messages, given[0].name.value) \
         and not _one_question_each(ctx, function, messages) and _called_in_tree(ctx, function.name.value)
+    return function if forwards else None
+
+
+def _adds_text(ctx, system: cst.BaseExpression) -> bool:
+    """`f"Today is {now}. " + messages.pop(0)["content"]`: text written here around what the callers' messages hold
+    (seen through one name bound once); `messages.pop(0)["content"]` alone adds none."""
+    if isinstance(system, cst.Name):
+        values = [v for _, v in ctx.assigned_values(system)]
+        system = values[0] if len(values) == 1 and values[0] is not None else system
+    return any(isinstance(n, (cst.FormattedString, cst.BinaryOperation, cst.ConcatenatedString))
+               or (isinstance(n, cst.SimpleString) and not isinstance(ctx.parent(ctx.parent(n)), cst.SubscriptElement)
+                   and not isinstance(ctx.parent(n), cst.Arg))
+               for n in (system, *descendants(system)))
 
 
 def _called_in_tree(ctx, name: str) -> bool:
@@ -904,13 +946,16 @@ def _called_in_tree(ctx, name: str) -> bool:
     return any(not test_path_below(path, root) for path in files_calling(root, name))
 
 
-def _whole(ctx, function, messages: cst.Name, param: str) -> bool:
+def _whole(ctx, function, messages: cst.BaseExpression, param: str) -> bool:
     """The messages sent are the conversation handed in, or that conversation converted: the parameter itself, a call
     given it (`self._convert(chat)`, `list(history)`), or a comprehension over it; not a list written here around
     a text made of it (`[{"role": "user", "content": f"...{listing}"}]`: one question)."""
-    if messages.value == param:
+    if not isinstance(messages, cst.Name):
+        values = [messages]
+    elif messages.value == param:
         return True
-    values = [v for b, v in ctx.assigned_values(messages) if ctx.enclosing_function(b) is function]
+    else:
+        values = [v for b, v in ctx.assigned_values(messages) if ctx.enclosing_function(b) is function]
     if not values:
         return False
     for value in values:
@@ -922,9 +967,9 @@ def _whole(ctx, function, messages: cst.Name, param: str) -> bool:
     return True
 
 
-# a method named for carrying on a conversation (not `generate_message(messages)`, a completion an eval harness asks
-# once per datapoint)
-CHAT_METHOD = re.compile(r"^a?(?:chat|converse|continue_conversation|respond|reply)(?:_\w+)?$")
+# a method named for carrying on a conversation or generating its next turn (`generate(messages)`; not
+# `generate_message(messages)`, a completion an eval harness asks once per datapoint)
+CHAT_METHOD = re.compile(r"^_*a?(?:chat|converse|continue_conversation|respond|reply)(?:_\w+)?$|^_*a?generate$|^_*create_a?chat$")
 CONVERSATION_PARAM = re.compile(r"^(?:chat|messages|msgs|history|chat_history|conversation_history)$")
 
 

@@ -45,6 +45,7 @@ def test_default_skipped_directories(tmp_path):
 def test_a_package_named_env_is_source_and_a_virtualenv_named_env_is_not(tmp_path):
     # a game environment's package (`fle/env/`) is the app's own code, as ruff sees it; a virtualenv is told by its pyvenv.cfg
     touch(tmp_path, "fle/env/agent.py", "fle/env/tools/manual.py", "env/pyvenv.cfg", "env/lib/python3.11/site-packages/m.py")
+    touch(tmp_path, "conda/env/conda-meta/history", "conda/env/lib/os.py", "old/env/bin/activate", "old/env/lib/os.py")
     files = discover([tmp_path], Config(root=tmp_path))
     assert rel(files, tmp_path) == ["fle/env/agent.py", "fle/env/tools/manual.py"]
 

@@ -52,11 +52,16 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 
 
 def is_default_excluded_dir(path: Path | str, name: str | None = None) -> bool:
-    """Whether a directory walk skips this directory by default (the name, `*.egg-info`, or a virtualenv)."""
+    """Whether a directory walk skips this directory by default (the name, `*.egg-info`, or an environment: a
+    virtualenv by its `pyvenv.cfg`, a conda environment by its `conda-meta`, an older virtualenv by its activate
+    script), whatever it is called (`env/` may be a virtualenv or the app's own package)."""
     name = os.path.basename(path) if name is None else name
     if name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info"):
         return True
-    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+    return any(os.path.exists(os.path.join(path, marker)) for marker in ENVIRONMENT_MARKERS)
+
+
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta", os.path.join("bin", "activate"), os.path.join("Scripts", "activate"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cachelint.check.countdown_windows import QUICK as COUNTDOWN_QUICK
 from cachelint.check.framework_agents import QUICK as AGENT_SWITCH
 from cachelint.check.module import TEMPLATE_NAME
 from cachelint.check.grown_system import QUICK as GROWN_SYSTEM
@@ -79,6 +80,9 @@ SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|develop
 
 # a module-level function named for prompts or templates, or taking one: a renderer other modules may share
 SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+\w*(?:prompt|template|instruction)\w*[ \t]*\(", re.M | re.I)
+
+# a literal text appended to a name: `prompt += "### Output format ###\n"` (a prompt written append by append)
+APPENDED_TEXT = re.compile(r"""^[ \t]+[\w.]+[ \t]*\+=[ \t]*\(?\s*(?:[rRfFbBuU]{1,2})?["']""", re.M)
 
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
@@ -192,7 +196,7 @@ TEXT_HISTORY = Needs(re.compile(rf"\{{[^{{}}\n]*(?:{HISTORY_WORDS})[^{{}}\n]*\}}
 
 # files listed from a directory (CL103: listings.py), in a module that speaks of prompt material
 LISTING = Needs(re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|iterdir)\(|os\.walk\("), ("glob(", "listdir(", "scandir(", "iterdir(", "os.walk("))
-PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline|skill|haystack", re.I)
+PROMPT_MATERIAL_WORD = re.compile(r"prompt|example|instruction|template|few_?shot|knowledge|persona|guideline|skill|haystack|_manuals?\b|\bmanuals?\b", re.I)
 
 # a tool list extended on each step (CL202: conversation.step_state_tools), sent as `tools=tools`
 STEP_TOOLS = re.compile(r"\btools\.(?:append|extend)\(")
@@ -323,6 +327,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True
     if "CL103" in codes and "set" in source and SCHEMA_CHOICES.search(source):
         return True  # a schema's choices made from a set (schema_sets.py)
+    if "CL301" in codes and COUNTDOWN_QUICK.search(source) and "-= 1" in source:
+        return True  # a part kept on the newest entries only, counted down in a walk back (countdown_windows.py)
     if "CL301" in codes and (AGE_WINDOW.search(source) or CHAIN_CAP.search(source) or CONTEXT_EDIT.search(source)
                              or MOVING_CUTOFF.search(source)):
         return True
@@ -338,6 +344,8 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a history rendered into a prompt text behind this turn's values, or a clock (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
+    if "CL104" in codes and SHARED_RENDERER_DEF.search(source) and len(APPENDED_TEXT.findall(source)) >= 12:
+        return True  # a prompt builder that writes its text append by append (static_tail._appends)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
     if "CL203" in codes and SPREAD_TOOLS.search(source):

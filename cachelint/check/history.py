@@ -28,7 +28,7 @@ import libcst as cst
 
 from cachelint.check.callsites import call_arguments
 from cachelint.check.depends import positional_index
-from cachelint.check.module import (COUNTED_NAME, TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler,
+from cachelint.check.module import (COUNTED_NAME, TOOL_WORD, ModuleContext, argument_for, bound_name, called_name, declared_outside, descendants, in_except_handler, is_model_tool,
                                     is_template, names_in, short_code)
 from cachelint.check.module import last_name as _last_name
 from cachelint.check.module import literal_int as _int
@@ -44,7 +44,7 @@ SUMMARY_NAME = re.compile(r"compact|summar", re.I)  # one large step, whatever s
 TRIM_NAME = re.compile(r"^_?(?:trim|truncate|prune|shrink|clip|cut|drop_old|fit|limit)\w*$|_(?:trim|truncate|prune)\w*$|^\w*_(?:trim|truncate)$", re.I)
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # a cheap look at the text first: only modules with one of these shapes are parsed for them
-QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|=\s*[\w.]+\[\s*[12]\s*:\s*\]|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*[\w.]+(?:\s*\*\s*\d+)?\s*:\s*\]|\[\s*:\s*:\s*-\s*1\s*\]|\b\w+\.(?:content|text|blocks|parts|tool_calls)\s*=(?!=)|len\(\s*[\w.]+\s*\)\s*-\s*1\s*:|\bis\s+[\w.]+\[\s*-1\s*\]|\bif\s+(?:is_)?(?:last|latest|newest)\b|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
+QUICK = re.compile(r"\.glob\(|listdir\(|iterdir\(|list_tools|get_tools|get_function_tools|random\.choice\(\s*[\w.]*models|%\s*len\(\s*[\w.]*models|\.\w+\(\s*\d+\s*,\s*\d+\s*\)|\.pop\(\s*[012]\s*\)|\.popleft\(\)|=\s*[\w.]+\[\s*[12]\s*:\s*\]|\.pop\(\s*\w+\s*\)|\.pop\(\s*len\(|\bdel\s+[\w.]+\[|\.remove\(|\[\s*-\s*[\w.]+(?:\s*\*\s*\d+)?\s*:\s*\]|\[\s*:\s*:\s*-\s*1\s*\]|\b\w+\.(?:content|text|blocks|parts|tool_calls)\s*=(?!=)|len\(\s*[\w.]+\s*\)\s*-\s*1\s*:|\bis\s+[\w.]+\[\s*-1\s*\]|\bif\s+(?:is_)?(?:last|latest|newest)\b|\[\s*:\s*-\s*\w+\s*\]|>=\s*[\w.]+\s*-\s*\d+\s*:|role\s*(?:!=|==)\s*[\"']system[\"']\s*else"
                    r"|-\s*[\w.]+\s*\)?\s*:\s*\]|(?:trim|truncat|prune)\w*\(\s*[\w.]*(?:messages|history|msgs|conversation|convo)|\[[\"']content[\"']\]\s*="
                    r"|(?:messages|history)\s*=\s*self\.\w*summar"  # self.done_messages = self.summarizer.summarize(...)
                    r"|in\s+reversed\(\s*[\w.]*(?:memory|messages|history|view|events|observations)\b"  # for msg in reversed(memory):
@@ -1069,7 +1069,7 @@ def _candidates(ctx: ModuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionD
                 continue
             if kind is cst.While and _walked_back_by_while(ctx, node) is None:
                 continue
-            if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "remove")):
+            if kind is cst.Call and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("pop", "popleft", "remove")):
                 continue
             if kind is cst.Subscript and not isinstance(node.slice[0].slice, cst.Slice):
                 continue
@@ -1361,6 +1361,9 @@ def _bound_anew_in(ctx: ModuleContext, loop: cst.CSTNode, target: str) -> bool:
 def _judge(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Rewrite | None:
     """The cut `node` makes in `function`, if it is one and it is made before the prompt reaches the model's
     context window: whatever its form (pop, del, slice, edit), a cut made only there is what must happen."""
+    inner = ctx.enclosing_function(node)
+    if inner is not None and is_model_tool(inner) and _local_root(node):
+        return None  # `@tool def transcript(lines): return "\n".join(all_lines[-lines:])`: a tool result, kept as it was sent
     found = _cut(ctx, function, node)
     # a walk that stops at a count of turns beside the context window's test is a window whatever else the function fits
     counted = isinstance(node, cst.For) and found is not None and found.what == LATEST_TURNS
@@ -1493,8 +1496,10 @@ def _cut(ctx: ModuleContext, function: cst.FunctionDef, node: cst.CSTNode) -> Re
     params = _params(function)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         receiver, method = node.func.value, node.func.attr.value
-        if method == "pop" and node.args and _front_index(node.args[0].value) and _is_history(ctx, function, _history_of(receiver)):
-            if not _uses(node.args[0].value, params) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
+        front = (method == "pop" and node.args and _front_index(node.args[0].value)) or (
+            method == "popleft" and not node.args and _popped_past_a_cap(ctx, node, receiver))
+        if front and _is_history(ctx, function, _history_of(receiver)):  # a deque's `popleft()` is its `pop(0)`
+            if not (node.args and _uses(node.args[0].value, params)) and not _drains_a_queue(ctx, node, receiver) and not _moved(ctx, node) \
                     and not _orphan_tool_result(ctx, node) and not _rebuilt_each_pass(ctx, node, receiver) \
                     and not _dropped_by_a_setting(ctx, function, node, receiver):
                 return Rewrite(node, ctx.code(_history_of(receiver)), "removes the oldest messages from")
@@ -2525,6 +2530,32 @@ def _pops_until_it_fits(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExp
                        for n in descendants(v.left)) for v in values)
 
 
+# a deque of what is not a turn: tool names counted for loop detection, request times of a rate limiter, pending input
+BOOKKEEPING_QUEUE = re.compile(r"(?:^|_)(?:tool|name|request|call|action|error|time|timestamp|pending|inbound|outbound|queue)s?(?:_history|_messages)?$", re.I)
+
+
+def _popped_past_a_cap(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
+    """`if len(self.short_term_memory) > self.capacity: self.short_term_memory.popleft()`: a deque is most often a
+    queue (work taken in order, a rate limiter's window of times); its `popleft()` cuts a history only under a test of
+    that deque's length against a count."""
+    name = _last_name(receiver) or ""
+    if BOOKKEEPING_QUEUE.search(name.lstrip("_")) or _drains_a_queue(ctx, pop, receiver):
+        return False
+    test = getattr(ctx.enclosing(pop, (cst.If, cst.While)), "test", None)
+    return test is not None and any(_length_past(ctx, n, receiver) for n in (test, *descendants(test)))
+
+
+def _length_past(ctx: ModuleContext, test: cst.CSTNode, receiver: cst.BaseExpression) -> bool:
+    """`len(q) > cap`, `len(q) >= cap`, `len(q) == cap`, or the same written the other way round (`cap <= len(q)`)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    def is_len(side) -> bool:
+        return _len_of(side) is not None and ctx.code(_len_of(side)) == ctx.code(receiver)
+    return (is_len(test.left) and isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal))) or (
+        is_len(right) and isinstance(operator, (cst.LessThan, cst.LessThanEqual, cst.Equal)))
+
+
 def _drains_a_queue(ctx: ModuleContext, pop: cst.Call, receiver: cst.BaseExpression) -> bool:
     """`while queue: item = queue.pop(0)`: work items taken one by one until none is left, not a history cut. Also
     two queues merged until both are empty (`while len(messages) > 0 or len(extra) > 0:` ... `extra.pop(0)`)."""
@@ -2571,6 +2602,15 @@ def up_to_the_newest_turn(ctx: ModuleContext, function: cst.FunctionDef | None, 
                                                  for a in descendants(loop.body)) and any(isinstance(b, cst.Break) for b in descendants(loop.body)):
             return True  # for i in reversed(range(len(messages))): if messages[i]["role"] == "user": last = i; break
     return False
+
+
+def _local_root(node: cst.CSTNode) -> bool:
+    """The list a cut works on is a local name (`lines[-n:]`, `lines.pop(0)`), not an object's (`self.history`)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value not in ("self", "cls")
 
 
 def _history_of(receiver: cst.BaseExpression) -> cst.BaseExpression:
@@ -3794,7 +3834,7 @@ def newest_rendered_apart(ctx: ModuleContext) -> Iterator[Rerender]:
         if isinstance(iterated, cst.Call) and _last_name(iterated.func) in ("enumerate", "reversed") and iterated.args:
             iterated = iterated.args[0].value
         name = _last_name(iterated) or ""
-        steps = EVENT_LIST.match(name) is not None or name.endswith("_steps")  # an agent's scratchpad (`intermediate_steps`)
+        steps = EVENT_LIST.match(name.lstrip("_")) is not None or name.endswith("_steps")  # an agent's scratchpad (`intermediate_steps`)
         if not (steps or (HISTORY_NAME.search(name) and _is_history(ctx, function, iterated))) or not _builds(loop):
             continue
         if not _builds_messages(loop) or not _hands_on(ctx, function):
@@ -3868,6 +3908,18 @@ def _index_walked_from_the_end(ctx: ModuleContext, loop: cst.For) -> cst.BaseExp
     return _len_of(_bound_once(ctx, length))
 
 
+def messages_made_of(ctx: ModuleContext, function: cst.FunctionDef, history: str, besides: cst.CSTNode | None = None) -> bool:
+    """A loop of `function` (not `besides`) over `history` (the list's code; also through `enumerate(...)`) makes
+    messages of it, and the function hands what it built on: the list is rendered into a prompt there."""
+    if not _hands_on(ctx, function):
+        return False
+    for loop in ctx.nodes_in(cst.For, function):
+        source = loop.iter.args[0].value if isinstance(loop.iter, cst.Call) and loop.iter.args else loop.iter
+        if loop is not besides and ctx.code(source) == history and _builds(loop) and _builds_messages(loop):
+            return True
+    return False
+
+
 def _builds(loop: cst.For) -> bool:
     """The loop adds to a list (`out.append(...)`, `parts.extend(...)`, `msgs += [...]`) or yields: a conversion."""
     return any((isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend", "insert"))
@@ -3935,6 +3987,8 @@ def _rendered(block: cst.CSTNode) -> cst.BaseExpression | None:
 
 def _renders_apart(ctx: ModuleContext, one: cst.BaseExpression | None, other: cst.BaseExpression | None) -> bool:
     one, other = _made_from(ctx, one), _made_from(ctx, other)
+    if isinstance(one, cst.SimpleString) and isinstance(other, cst.SimpleString):
+        return one.evaluated_value != other.evaluated_value  # `parts.append("Current Observation:")` / `"Observation:"`
     if one is None or other is None or not (_text_made(one) or _text_made(other)):
         return False
     a, b = _content_of(one), _content_of(other)

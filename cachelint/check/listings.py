@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cachelint.check.module import COUNTED_NAME, ModuleContext, called_name, descendants, last_name, sorted_in
+from cachelint.check.module import COUNTED_NAME, ModuleContext, called_name, descendants, is_model_tool, last_name, sorted_in
 from cachelint.check.values import returns_text
 
 LISTING_FUNCTIONS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "os.walk"})
@@ -28,6 +28,8 @@ READS = re.compile(r"^(?:open|read_text|read_bytes|read|readline|readlines|load|
 # what the collected text is for
 PROMPT_MATERIAL = re.compile(r"prompt|example|instruction|docs?\b|docs_|_docs|template|system|few_?shot|knowledge|persona"
                              r"|guideline|\brules?\b|_rules?\b|rules?_|skill|haystack", re.I)
+# a manual the agent is given (`manual`, `generate_manual`, `tool_manuals`): a noun, not `load_manual_overrides`
+MANUAL = re.compile(r"(?:^|_)manuals?$", re.I)
 COLLECTS = frozenset({"append", "extend", "join", "update"})
 
 
@@ -71,27 +73,19 @@ def _listed_prompt_material(ctx: ModuleContext) -> Iterator[ListedMaterial]:
     for call, function, holders in unsorted_listings(ctx):
         if ".py" in ctx.code(call):
             continue  # `glob("skills/*.py")`: code to import or run, not text for a prompt
-        if _is_tool(function):
+        if is_model_tool(function):
             continue  # what a tool returns is a tool result: the conversation keeps it as it was sent
         found, read = _collected_reads(ctx, function, call, holders), True
         if found is None and SKILL_FILE.search(ctx.code(function)):  # (the loop itself names the file: _collected_entries)
             found, read = _collected_entries(ctx, function, call, holders), False
         if found is not None and (PROMPT_MATERIAL.search(function.name.value) or PROMPT_MATERIAL.search(found)
-                                  or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))) \
+                                  or any(PROMPT_MATERIAL.search(h) for h in holders) or PROMPT_MATERIAL.search(ctx.code(call))
+                                  or any(MANUAL.search(name) for name in (function.name.value, found, *holders))) \
                 and not _only_drawn_from(ctx, found):
             yield ListedMaterial(call, " ".join(ctx.code(call).split()), found, read, returns_text(ctx, function))
 
 
 SKILL_FILE = re.compile(r"SKILL\.md", re.I)  # a skills folder: what is listed is the set of skills a prompt names
-
-
-def _is_tool(function: cst.FunctionDef) -> bool:
-    """`@tool`, `@server.tool()`, `@function_tool`: a function the model calls."""
-    for decorator in function.decorators:
-        node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        if "tool" in (last_name(node) or "").lower():
-            return True
-    return False
 
 
 # a function that does something to the skills it lists (installs, checks, packages them), not one that finds them

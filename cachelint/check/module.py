@@ -480,6 +480,16 @@ LITERAL_ARGS = (cst.SimpleString, cst.Integer, cst.Float)
 TOOL_WORD = re.compile(r"tool", re.I)
 
 
+def is_model_tool(function: cst.FunctionDef) -> bool:
+    """`@tool`, `@server.tool()`, `@function_tool`: a function the model calls; what it returns is a tool result,
+    which the conversation keeps as it was sent."""
+    for decorator in function.decorators:
+        node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if "tool" in (last_name(node) or "").lower():
+            return True
+    return False
+
+
 def last_name(expr: cst.BaseExpression) -> str | None:
     """The last name of `a.b.tools` or `tools`; None for anything else."""
     if isinstance(expr, cst.Name):

@@ -117,6 +117,8 @@ def _fresh(ctx: ModuleContext, call: cst.Call, param: str, position: int, hand_o
     caller = ctx.enclosing_function(call)
     if isinstance(value, cst.List):
         return _no_history_in(value)
+    if isinstance(value, cst.Call):  # `get_response(messages=get_messages(commandline))`: a builder's fresh list, sent once
+        return _made_by_builder(ctx, value)
     if not isinstance(value, cst.Name) or caller is None:
         return False
     if value.value in parameters_of(caller):  # the caller's own caller passes it: a conversation may be behind it

@@ -579,14 +579,34 @@ def _only_inside_other_text(ctx: ModuleContext, assign: cst.Assign, target: cst.
 
 def _provably_short(text: cst.BaseExpression) -> bool:
     """A literal, or one f-string with at most one value in it, shorter than any provider's minimum cacheable
-    length: alone in a system prompt it is never cached (a date in a two-line prompt breaks nothing)."""
+    length: alone in a system prompt it is never cached (a date in a two-line prompt breaks nothing). Also the
+    lines of a prompt written out as a list of such texts (`system_prompt = ["You are ...", f"... {name}.", "",
+    f"Now is {datetime.now().isoformat()}."]`, joined where it is sent), with no more than one value in them besides
+    the clock or id that would be judged."""
     if isinstance(text, cst.SimpleString):
         return True
     if isinstance(text, cst.FormattedString):
         values = [p for p in text.parts if isinstance(p, cst.FormattedStringExpression)]
         literal = sum(len(p.value) for p in text.parts if isinstance(p, cst.FormattedStringText))
         return len(values) <= 1 and 0 < literal < SHORT_TEXT  # f"{build_prompt()}" alone is as long as what it holds
+    if isinstance(text, (cst.List, cst.Tuple)) and text.elements:
+        lines = [piece for e in text.elements for piece in _literal_pieces(e.value)]
+        if not all(isinstance(line, (cst.SimpleString, cst.FormattedString)) for line in lines):
+            return False  # `[intro, *sections]`, `[HANDBOOK, ...]`: a part as long as what it holds
+        values = [p for line in lines if isinstance(line, cst.FormattedString) for p in line.parts
+                  if isinstance(p, cst.FormattedStringExpression)]
+        literal = sum(len(line.value) for line in lines if isinstance(line, cst.SimpleString)) + sum(
+            len(p.value) for line in lines if isinstance(line, cst.FormattedString) for p in line.parts
+            if isinstance(p, cst.FormattedStringText))
+        return len(values) <= 2 and literal < SHORT_TEXT
     return False
+
+
+def _literal_pieces(text: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The strings an implicit concatenation is made of (`"... between " f"patient ({name})"`), or the text itself."""
+    if isinstance(text, cst.ConcatenatedString):
+        return [*_literal_pieces(text.left), *_literal_pieces(text.right)]
+    return [text]
 
 
 def is_system_built(site: CallSite) -> bool:
