@@ -38,10 +38,7 @@ the system prompt of a request whose history is another attribute of the same ob
 template whose per-call data comes before at least about 1,024 tokens of static instructions (an f-string or a
 constant `.format` template in a message: `f"<INPUT>{doc}</INPUT>\n{4,000 characters of rules}"`; a section the
 function binds to a long default literal, replaced only by a setting, counts as that literal; in a function named
-for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data, and
-so is an item of a parameter's list; a prompt written append by append, `prompt = "### Background ###"` then
-`prompt += ...` (an append under an `if` or a loop may come first, but its text is not counted), is read as one
-text; or a
+for the prompt it builds, a section it makes from its parameters, `{perspective_section}`, is per-call data; or a
 template kept as a module constant, `EDIT_PROMPT = "...{original_query}...<rules>..."` (a long triple-quoted string; in
 lower case, `summarizer_instructions = r'''...'''`, where the filling module imports it by that name), that another module of the
 tree fills with `.format(...)`, reported in the prompts module at its first per-call placeholder (once: not again

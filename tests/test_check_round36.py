@@ -49,49 +49,6 @@ def test_one_call_of_the_apps_own_client_is_no_pair():
     assert lint(ONE_CALL_OF_OWN_CLIENT, {"CL203"}) == []
 
 
-# --- CL104: a step prompt written append by append, the step's data ahead of the long static rules ------------------
-
-RULES = "\n".join(f'    prompt += "Rule {i}: when the screen shows a dialog you must close it before any other action, and '
-                  f'never tap outside the visible area of the window.\\n"' for i in range(40))
-
-APPENDED_STEP_PROMPT = f'''
-from openai import OpenAI
-
-client = OpenAI()
-
-
-def get_action_prompt(instruction, clickable_infos, width, height, memory):
-    prompt = "### Background ###\\n"
-    if clickable_infos:
-        prompt += "### Screenshot information ###\\n"
-        for info in clickable_infos:
-            prompt += f"{{info['coordinates']}}; {{info['text']}}\\n"
-    if memory:
-        prompt += "### Memory ###\\n" + memory + "\\n"
-    prompt += "### Task requirements ###\\n"
-{RULES}
-    return prompt
-
-
-def step(instruction, infos, width, height, memory):
-    prompt = get_action_prompt(instruction, infos, width, height, memory)
-    return client.chat.completions.create(model="gpt-4o", messages=[{{"role": "user", "content": prompt}}])
-'''
-
-RULES_FIRST = APPENDED_STEP_PROMPT.replace('    prompt = "### Background ###\\n"\n', '    prompt = "### Background ###\\n"\n' + RULES + "\n") \
-    .replace(RULES + "\n    return prompt", "    return prompt")
-
-
-def test_an_appended_prompt_is_reported_at_its_first_per_call_value():
-    found = lint(APPENDED_STEP_PROMPT, {"CL104"})
-    assert [f.row for f in found] == [11]  # {info['coordinates']}: an item of the parameter `clickable_infos`
-    assert "characters of static prompt come after the per-call value `info['coordinates']`" in found[0].message
-
-
-def test_the_rules_appended_first_are_a_prefix():
-    assert lint(RULES_FIRST, {"CL104"}) == []
-
-
 # --- CL501: a Claude adapter that sends what it is handed, from a closure or a private method -----------------------
 
 CLAUDE_WRAPPER_CLOSURE = '''
@@ -419,11 +376,6 @@ def test_an_adapter_a_chat_loop_also_calls_is_reported(tmp_path):
 
 
 # --- the review's probes ---------------------------------------------------------------------------------------
-
-def test_a_step_item_unpacked_from_enumerate_is_the_steps_value():
-    source = APPENDED_STEP_PROMPT.replace("for info in clickable_infos:", "for i, info in enumerate(clickable_infos):")
-    assert [f.row for f in lint(source, {"CL104"})] == [11]
-
 
 def test_a_manual_is_a_noun_and_markdown_alone_makes_no_prompt():
     source = '''

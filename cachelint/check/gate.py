@@ -81,9 +81,6 @@ SYSTEM_PROMPT_BUILT = Needs(re.compile(r"""\brole\s*=\s*(?:["'](?:system|develop
 # a module-level function named for prompts or templates, or taking one: a renderer other modules may share
 SHARED_RENDERER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+\w*(?:prompt|template|instruction)\w*[ \t]*\(", re.M | re.I)
 
-# a literal text appended to a name: `prompt += "### Output format ###\n"` (a prompt written append by append)
-APPENDED_TEXT = re.compile(r"""^[ \t]+[\w.]+[ \t]*\+=[ \t]*\(?\s*(?:[rRfFbBuU]{1,2})?["']""", re.M)
-
 # requests of one conversation that differ (CL401 / CL402): an LLM handed out per call by a factory
 # (`self.get_llm(NAME)`), or a forced tool_choice reset once tools were used
 CONVERSATION_SWITCH = Needs(re.compile(r"""\b_?(?:(?:get|make|create|build|new|load|select|pick|choose|resolve)_(?:llm|lm|chat_model|llm_client|agent_llm)|(?:get|select|pick|choose|resolve)_model)\(|(?:\.tool_choice|\[["']tool_choice["']\]|replace\([^()]*\btool_choice)\s*=\s*(?:None|["'](?:auto|none)["'])|^[ \t]*\w*tool_choice[ \t]+=[ \t]+(?:None|["'](?:auto|none)["'])""", re.M),
@@ -344,8 +341,6 @@ def holds_prompt_shapes(source: str, codes: frozenset[str]) -> bool:
         return True  # a history rendered into a prompt text behind this turn's values, or a clock (text_history.py)
     if "CL104" in codes and long_template(source) and (RENDERED_MESSAGE.search(source) is not None or BUILDER_ADD.search(source)):
         return True  # a prompt template long enough to be cached, in a message or a prompt builder's section (static_tail.py)
-    if "CL104" in codes and SHARED_RENDERER_DEF.search(source) and len(APPENDED_TEXT.findall(source)) >= 12:
-        return True  # a prompt builder that writes its text append by append (static_tail._appends)
     if "CL203" in codes and LAST_PASS_TOOLS.search(source):
         return True  # tools emptied or narrowed once the steps reach their limit (dropped_tools.tools_dropped_on_a_last_pass)
     if "CL203" in codes and SPREAD_TOOLS.search(source):

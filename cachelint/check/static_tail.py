@@ -107,7 +107,7 @@ def _resolved(ctx: ModuleContext, text: cst.BaseExpression) -> cst.BaseExpressio
         values = [v for b, v in ctx.assigned_values(text) if v is not None and not _an_append(ctx, b, v)]
         if len(values) != 1:
             return text
-        if _appended_after(ctx, text) and isinstance(values[0], BUILT_TEXT):
+        if _appended_after(ctx, text) and isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString)):
             return text  # `prompt = f"Task: {task}"; prompt += RULES`: its pieces are the value's, then the appended ones
         if text.value in ctx.template_names:  # the scopes only where a value can have a tail
             return values[0]
@@ -166,15 +166,11 @@ def text_pieces(ctx: ModuleContext, text: cst.BaseExpression, depth: int = 0) ->
         return [piece for part in joined for piece in text_pieces(ctx, part, depth)]
     if isinstance(text, cst.Name) and depth < 2 and ctx.enclosing_function(text) is not None:
         values = [v for b, v in ctx.assigned_values(text) if v is not None and not _an_append(ctx, b, v)]
-        if len(values) == 1 and (isinstance(values[0], BUILT_TEXT) or _joined_parts(values[0]) is not None) \
+        if len(values) == 1 and (isinstance(values[0], (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString))
+                                 or _joined_parts(values[0]) is not None) \
                 and ctx.enclosing_function(values[0]) is ctx.enclosing_function(text) and _constant(ctx, text) is None:
-            pieces = text_pieces(ctx, values[0], depth + 1)
-            for appended, maybe in _appends(ctx, text):
-                more = text_pieces(ctx, appended, depth + 1)
-                # an append under an `if` or a loop may not be made: its values may come first, its text is not counted
-                pieces += [p for p in more if not isinstance(p, cst.FormattedStringText) and not (
-                    _constant(ctx, p.expression if isinstance(p, cst.FormattedStringExpression) else p))] if maybe else more
-            return pieces
+            return [*text_pieces(ctx, values[0], depth + 1),
+                    *(piece for appended in _appended_after(ctx, text) for piece in text_pieces(ctx, appended, depth + 1))]
     return [text]
 
 
@@ -199,37 +195,20 @@ def _joined_parts(text: cst.BaseExpression) -> list[cst.BaseExpression] | None:
 def _appended_after(ctx: ModuleContext, name: cst.Name) -> list[cst.BaseExpression]:
     """`prompt = f"Playground: {name}"` then `prompt += RULES` (a long literal), statements of the same block: the texts
     appended, in order (an append under an `if` may not be made, and is left out)."""
-    return [value for value, maybe in _appends(ctx, name) if not maybe]
-
-
-def _appends(ctx: ModuleContext, name: cst.Name) -> list[tuple[cst.BaseExpression, bool]]:
-    """The texts appended to the name after its first value, in order, each with whether it may not be made: an append
-    in a statement of the same block is always made; one under an `if`, a loop or a `try` of that block may not be
-    (`if memory: prompt += "### Memory ###\n" + memory`)."""
     bindings = list(ctx.assigned_values(name))
     first = [b for b, v in bindings if v is not None and not _an_append(ctx, b, v)]
     if len(first) != 1 or ctx.enclosing_function(first[0]) is None:
         return []
     block, start = _statement_in_block(ctx, first[0])
-    if block is None:
-        return []
     appended = []
     for binding, value in bindings:
         if value is not None and _an_append(ctx, binding, value) and (
                 not isinstance(ctx.parent(binding), cst.AugAssign) or isinstance(ctx.parent(binding).operator, cst.AddAssign)):
             where, index = _statement_in_block(ctx, binding)
-            maybe = where is not block
-            if maybe:  # the statement of the first value's block that holds the append
-                holder = next((i for i, statement in enumerate(block.body) if ctx.contains(statement, binding)), -1)
-                where, index = (block, holder) if holder >= 0 and isinstance(block.body[holder], COMPOUND) else (None, -1)
-            if where is block and index > start:
-                text = value.right if isinstance(value, cst.BinaryOperation) and not isinstance(ctx.parent(binding), cst.AugAssign) else value
-                appended.append((index, ctx.span(binding).row, text, maybe))
-    return [(text, maybe) for _, _, text, maybe in sorted(appended, key=lambda item: item[:2])]
-
-
-BUILT_TEXT = (cst.BinaryOperation, cst.ConcatenatedString, cst.FormattedString, cst.SimpleString)
-COMPOUND = (cst.If, cst.For, cst.While, cst.Try, cst.With)
+            if where is block and block is not None and index > start:
+                appended.append((index, value.right if isinstance(value, cst.BinaryOperation) and not isinstance(
+                    ctx.parent(binding), cst.AugAssign) else value))
+    return [value for _, value in sorted(appended, key=lambda pair: pair[0])]
 
 
 def _an_append(ctx: ModuleContext, binding: cst.CSTNode, value: cst.BaseExpression) -> bool:
@@ -255,27 +234,12 @@ def _reads_parameter(ctx: ModuleContext, node: cst.CSTNode, function: cst.Functi
     params = parameters_of(function)
     expression = node.expression if isinstance(node, cst.FormattedStringExpression) else node
     defaults = set() if with_defaults else {p.name.value for p in function.params.params if p.default is not None}
-    names = {n.value for n in [expression, *descendants(expression)] if isinstance(n, cst.Name)}
-    read = names & (params - defaults)
-    if not read:  # `for info in clickable_infos: prompt += f"{info['text']}"` (or `for i, info in enumerate(...)`): an
-        # item of a parameter's list, found among the loops around the value (not by walking the whole function again)
-        read = {p for loop in _loops_up_to(ctx, node, function)
-                if names & {n.value for n in (loop.target, *descendants(loop.target)) if isinstance(n, cst.Name)}
-                for p in (n.value for n in (loop.iter, *descendants(loop.iter)) if isinstance(n, cst.Name)) if p in params - defaults}
+    read = {n.value for n in [expression, *descendants(expression)] if isinstance(n, cst.Name) and n.value in params - defaults}
     if not read and isinstance(expression, cst.Name):  # `{perspective_section}`, a section the builder made from its parameters
         if _chosen_among_constants(ctx, expression):
             return False  # `style = CONCISE if concise else DETAILED`, `STYLES[tone]`: a few prompts, each cached on its own
         read = set(parameter_sources(ctx, expression, params - defaults, within=function))
     return bool(read - _mode_parameters(ctx, function, read))
-
-
-def _loops_up_to(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef) -> Iterator[cst.For]:
-    """The `for` statements around `node`, innermost first, inside `function`."""
-    for ancestor in ctx.ancestors(node):
-        if ancestor is function:
-            return
-        if isinstance(ancestor, cst.For):
-            yield ancestor
 
 
 def _chosen_among_constants(ctx: ModuleContext, name: cst.Name) -> bool:
