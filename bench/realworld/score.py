@@ -121,7 +121,7 @@ def load_repos(path: Path) -> list[dict]:
     return tomllib.loads(path.read_text())["repo"]
 
 
-HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 42))
+HOLDOUTS = tuple(f"holdout{n}" for n in range(1, 43))
 SETS = ("dev", *HOLDOUTS, "all")
 
 
