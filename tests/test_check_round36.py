@@ -264,6 +264,10 @@ def test_markdown_documents_read_in_listing_order_into_a_returned_text_are_promp
     assert "collected into `manual`" in found[0].message
 
 
+def test_a_manual_grown_with_plus_equals_and_returned_is_prompt_text_not_a_tool_list():
+    assert lint(MANUAL, {"CL201"}) == []  # `manual = ""`, `manual += f.read()`, `return manual`: CL103's, once
+
+
 def test_a_sorted_listing_of_the_manual_is_quiet():
     assert lint(MANUAL.replace("in os.listdir(folder_path)", "in sorted(os.listdir(folder_path))"), {"CL103"}) == []
 

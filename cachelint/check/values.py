@@ -154,12 +154,15 @@ def builds_prompt_text(ctx: ModuleContext, function: cst.CSTNode | None) -> bool
 
 def returns_text(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     """`function` returns text it makes: an f-string, a literal, a concatenation, a `.format(...)` / `.join(...)` /
-    `.render(...)` (directly, through `.strip()`, or through a name bound to one)."""
+    `.render(...)` (directly, through `.strip()`, or through a name bound to one; `manual = ""` grown with `manual +=
+    f.read()` is text too)."""
     for value in ctx.returns_of(function):
         for _ in range(3):
             if isinstance(value, cst.Name):
-                values = [v for _, v in ctx.assigned_values(value) if v is not None]
-                value = values[-1] if values else None
+                bindings = [(b, v) for b, v in ctx.assigned_values(value) if v is not None]
+                grown = bool(bindings) and all(isinstance(ctx.parent(b), cst.AugAssign) for b, _ in bindings[1:])
+                value = bindings[0][1] if grown and isinstance(bindings[0][1], (cst.SimpleString, cst.FormattedString)) \
+                    else bindings[-1][1] if bindings else None
             elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("strip", "rstrip", "lstrip"):
                 value = value.func.value
             else:
