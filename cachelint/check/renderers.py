@@ -27,7 +27,7 @@ from cachelint.check.kept_prompts import kept_by_every_caller
 from cachelint.check.depends import parameters_of, positional_index
 from cachelint.check.module import LIST_GROWERS, ModuleContext, argument_for, called_name, descendants as descendants_of, names_in
 from cachelint.check.shared_prompts import SHARED_KINDS, shared_renderer
-from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, message_fields, string_value
+from cachelint.check.values import COARSE_GRANULARITY, Fact, Landing, ValueWalker, concatenated_parts, message_fields, string_value
 
 MAX_RENDERED = 48  # messages judged per module: a renderer has a few; a fixture file may have hundreds
 RENDERER_KINDS = frozenset({"unsorted_json", "dict_repr", "unordered", "volatile"})
@@ -590,7 +590,8 @@ def _provably_short(text: cst.BaseExpression) -> bool:
         literal = sum(len(p.value) for p in text.parts if isinstance(p, cst.FormattedStringText))
         return len(values) <= 1 and 0 < literal < SHORT_TEXT  # f"{build_prompt()}" alone is as long as what it holds
     if isinstance(text, (cst.List, cst.Tuple)) and text.elements:
-        lines = [piece for e in text.elements for piece in _literal_pieces(e.value)]
+        lines = [piece for e in text.elements
+                 for piece in (concatenated_parts(e.value) if isinstance(e.value, cst.ConcatenatedString) else [e.value])]
         if not all(isinstance(line, (cst.SimpleString, cst.FormattedString)) for line in lines):
             return False  # `[intro, *sections]`, `[HANDBOOK, ...]`: a part as long as what it holds
         values = [p for line in lines if isinstance(line, cst.FormattedString) for p in line.parts
@@ -600,13 +601,6 @@ def _provably_short(text: cst.BaseExpression) -> bool:
             if isinstance(p, cst.FormattedStringText))
         return len(values) <= 2 and literal < SHORT_TEXT
     return False
-
-
-def _literal_pieces(text: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The strings an implicit concatenation is made of (`"... between " f"patient ({name})"`), or the text itself."""
-    if isinstance(text, cst.ConcatenatedString):
-        return [*_literal_pieces(text.left), *_literal_pieces(text.right)]
-    return [text]
 
 
 def is_system_built(site: CallSite) -> bool:

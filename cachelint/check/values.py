@@ -379,7 +379,7 @@ class ValueWalker:
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
             return
         if isinstance(expr, cst.ConcatenatedString):
-            for part in _concatenated(expr):  # "a" "b" f"{c}": one level, however long
+            for part in concatenated_parts(expr):  # "a" "b" f"{c}": one level, however long
                 self.walk(part, landing, depth)
         elif isinstance(expr, cst.FormattedString):
             for part in expr.parts:
@@ -1664,7 +1664,8 @@ def _always_raises(block: cst.CSTNode | None) -> bool:
     return False
 
 
-def _concatenated(node: cst.ConcatenatedString) -> list[cst.BaseExpression]:
+def concatenated_parts(node: cst.ConcatenatedString) -> list[cst.BaseExpression]:
+    """`"a" "b" f"{c}"` as its strings in order, however deeply the implicit concatenation nests."""
     parts: list[cst.BaseExpression] = []
     stack: list[cst.BaseExpression] = [node]
     while stack:
